@@ -1,0 +1,41 @@
+// The one domain error of rdma-mcastd. Every transport maps these codes once (socket protocol
+// names, D-Bus error names); the message always carries the real cause.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcastd {
+
+enum class Errc : std::uint8_t {
+    invalid_argument,    // a field is malformed or out of range
+    no_such_device,      // no CA of that name
+    no_such_port,        // the CA has no such port
+    port_not_active,     // the port is not ACTIVE or has no SM
+    conflict,            // the request contradicts the group's record (names the group's value)
+    sa_error,            // the SA answered with a non-zero status (sa_status is set)
+    sa_timeout,          // the SA did not answer within the retry budget
+    denied,              // policy refused the caller or the MGID
+    too_large,           // a message exceeded the size limit
+    unsupported_version, // protocol version not served
+    not_found,           // no membership with that id for this client
+    cancelled,           // the request was withdrawn before it completed
+    limit,               // a per-client or per-daemon limit was reached
+    internal,            // a bug or an unexpected system error (errno in the message)
+};
+
+// Stable kebab-case name: "invalid-argument", "sa-error", ...
+std::string_view errc_name(Errc c);
+std::optional<Errc> errc_from_name(std::string_view name);
+
+struct Error {
+    Errc code;
+    std::string message;
+    std::optional<std::uint16_t> sa_status; // only for Errc::sa_error
+
+    static Error sa(std::uint16_t status, std::string context);
+};
+
+} // namespace mcastd

@@ -1,0 +1,35 @@
+// 128-bit InfiniBand GIDs (MGIDs and PortGIDs), held in network byte order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcastd {
+
+using Gid = std::array<std::uint8_t, 16>;
+
+inline constexpr Gid kZeroGid{};
+
+inline bool is_zero(const Gid &g) { return g == kZeroGid; }
+
+// IPv6 text form, compressed as inet_ntop does: "ff12:1234::1".
+std::string format_gid(const Gid &g);
+
+// Accepts the IPv6 text form (with "::" compression). Returns nullopt on anything else.
+std::optional<Gid> parse_gid(std::string_view text);
+
+// Builds a GID from a 64-bit subnet prefix and a 64-bit GUID, both in host order.
+Gid make_gid(std::uint64_t prefix, std::uint64_t guid);
+
+// The 16-bit signature in MGID bytes 2-3 (0x401b for IPoIB, 0x4001 for rdma_cm, ...).
+inline std::uint16_t mgid_signature(const Gid &mgid) {
+    return static_cast<std::uint16_t>(mgid[2] << 8 | mgid[3]);
+}
+
+// The scope nibble of an MGID (byte 1, low nibble).
+inline std::uint8_t mgid_scope(const Gid &mgid) { return mgid[1] & 0x0f; }
+
+} // namespace mcastd

@@ -1,0 +1,54 @@
+// What the core asks of the subnet administrator, and how it is told the answer.
+//
+// daemon/sa implements this over libibumad (TIDs, retransmits, windows); the unit tests
+// implement it with a scripted fake SA. The core never sees a MAD.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "core/record.hpp"
+
+namespace mcastd {
+
+// Ports are numbered by the daemon when it discovers them; the core and the SA client use
+// the same index.
+using PortIndex = std::uint32_t;
+
+enum class SaMethod : std::uint8_t { get, set, del };
+
+struct SaRequest {
+    PortIndex port = 0;
+    SaMethod method = SaMethod::get;
+    McRecord record;
+    std::uint64_t comp_mask = 0; // field:: bits
+};
+
+struct SaResult {
+    enum class Kind : std::uint8_t {
+        response, // the SA answered; `status` and `record` are valid (errors echo the request)
+        timeout,  // every try went unanswered or bounced
+    };
+    Kind kind = Kind::timeout;
+    std::uint16_t status = 0;
+    McRecord record;
+    unsigned tries = 0;   // tries sent, including the one answered
+    bool bounced = false; // for a timeout: the last try came back undelivered (no route to the SA)
+
+    bool ok() const { return kind == Kind::response && status == 0; }
+};
+
+class SaService {
+public:
+    using TxnId = std::uint64_t;
+    using Callback = std::function<void(const SaResult &)>;
+
+    virtual ~SaService() = default;
+    // Queues one transaction. `done` runs exactly once, later, from the event loop, unless
+    // the transaction is cancelled first. Never called from inside submit().
+    virtual TxnId submit(const SaRequest &req, Callback done) = 0;
+    // Forgets a transaction; its callback will not run. A no-op for finished ids.
+    virtual void cancel(TxnId id) = 0;
+};
+
+} // namespace mcastd

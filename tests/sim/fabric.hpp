@@ -1,0 +1,152 @@
+// A simulated InfiniBand fabric for the sim tier: ibsim + a real OpenSM, driven from a
+// GoogleTest process that is itself NOT attached to the fabric (no LD_PRELOAD here).
+//
+// Every Fabric has its own scratch directory and its own IBSIM_SOCKNAME, so tests run in
+// parallel. Processes it starts are stopped in the order testbed.md requires: clients first,
+// then OpenSM, then ibsim, then the console FIFO writer. Nothing is ever killed by name.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gid.hpp"
+
+namespace mcastd::sim {
+
+using namespace std::chrono_literals;
+
+// Result of a command run to completion.
+struct RunResult {
+    int exit_code = -1; // -1: killed on timeout or by a signal
+    std::string out;
+    std::string err;
+};
+
+// A child process with pipes on stdin/stdout/stderr. Destruction stops it (TERM, then KILL
+// after 5 s) and reaps it.
+class Process {
+public:
+    struct Options {
+        std::vector<std::string> argv;
+        std::map<std::string, std::string> env; // added to (and overriding) the test's env
+        std::filesystem::path cwd;
+        bool stdin_pipe = false;
+    };
+    explicit Process(Options opts);
+    ~Process();
+    Process(Process &&) noexcept;
+    Process &operator=(Process &&) noexcept;
+    Process(const Process &) = delete;
+    Process &operator=(const Process &) = delete;
+
+    pid_t pid() const;
+    bool running();
+    // Writes to the child's stdin (needs stdin_pipe); returns false if the pipe is closed.
+    bool write_stdin(const std::string &data);
+    void close_stdin();
+    // Next line of stdout without the newline; nullopt on EOF or timeout.
+    std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+    // Reads stdout lines until one contains `needle`; returns it, or nullopt on EOF/timeout.
+    std::optional<std::string> wait_for_line(const std::string &needle,
+                                             std::chrono::milliseconds timeout);
+    // Everything read from stderr so far (drained without blocking).
+    std::string stderr_text();
+    void signal(int sig);
+    // Waits for exit; returns the exit code, 128+signal for a signal death, nullopt on timeout.
+    std::optional<int> wait(std::chrono::milliseconds timeout);
+    // SIGTERM, wait up to `grace`, then SIGKILL; reaps. Idempotent.
+    void stop(std::chrono::milliseconds grace = 5s);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+class Fabric {
+public:
+    struct Options {
+        int hcas = 4;                         // H1..Hn on one switch S1 (testbed.md §3)
+        std::string sm_node = "H1";           // where OpenSM runs
+        std::vector<std::string> opensm_args; // e.g. {"-s", "1"}
+        bool sa_db_dump = false;              // write opensm-sa.dump (adds an -F config)
+        std::chrono::seconds sa_ready_timeout{30};
+    };
+
+    // Starts ibsim, then OpenSM, and waits until the SA answers from a non-SM node.
+    // Throws std::runtime_error with ibsim/OpenSM output on failure.
+    explicit Fabric(Options opts);
+    Fabric();
+    ~Fabric();
+    Fabric(const Fabric &) = delete;
+    Fabric &operator=(const Fabric &) = delete;
+
+    const std::filesystem::path &scratch() const;
+    const std::string &sockname() const;
+
+    // Environment that attaches a process to node `node` (LD_PRELOAD, SIM_HOST, IBSIM_SOCKNAME).
+    std::map<std::string, std::string> node_env(const std::string &node) const;
+
+    // Starts a client attached to `node`, with cwd `<scratch>/cli-<node>` (umad2sim writes
+    // ./sys-<pid> there). The Fabric stops it before OpenSM and ibsim if the test did not.
+    Process &spawn_on(const std::string &node, std::vector<std::string> argv,
+                      std::map<std::string, std::string> extra_env = {}, bool stdin_pipe = false);
+
+    // Runs a command attached to `node` to completion (e.g. saquery, smpquery).
+    RunResult run_on(const std::string &node, std::vector<std::string> argv,
+                     std::chrono::milliseconds timeout = 20s);
+
+    // Sends one line to the ibsim console ("Unlink \"H2\"", "Error \"H3\"[1] 50", ...).
+    void console(const std::string &command);
+
+    void stop_opensm();
+    // Starts OpenSM on `node` (default: the options' sm_node) and waits for the SA.
+    void start_opensm(const std::string &node = {}, std::vector<std::string> extra_args = {});
+    bool wait_sa(const std::string &from_node, std::chrono::milliseconds timeout);
+
+    // Port identity read through the simulated port (not hard-coded).
+    std::uint64_t port_guid(const std::string &node);
+    Gid port_gid(const std::string &node);
+    std::uint16_t lid(const std::string &node);
+
+    // ---- The SA's own view (testbed.md §9); queries run from `via` (default H<last>). ----
+
+    // JoinState the SA holds for (mgid, port_gid), or nullopt when the port is not a member.
+    // Uses `saquery --smkey 1 MCMR --mgid M --gid G`.
+    std::optional<std::uint8_t> sa_join_state(const Gid &mgid, const Gid &port_gid,
+                                              const std::string &via = {});
+    // The group record as the SA reports it (MLID, Q_Key, P_Key, MTU, rate, SL...), or nullopt
+    // when the group does not exist. Fields that saquery prints are filled in.
+    struct SaGroup {
+        Gid mgid{};
+        std::uint16_t mlid = 0;
+        std::uint32_t qkey = 0;
+        std::uint16_t pkey = 0;
+        std::uint8_t mtu = 0;  // raw byte, selector included (0x84)
+        std::uint8_t rate = 0; // raw byte (0x83)
+        std::uint8_t sl = 0;
+        std::uint8_t tclass = 0;
+        std::uint32_t flow_label = 0;
+        std::uint8_t hop_limit = 0;
+        std::uint8_t scope = 0;
+    };
+    std::optional<SaGroup> sa_group(const Gid &mgid, const std::string &via = {});
+
+    // Polls until sa_join_state(mgid, port_gid) == want (nullopt = not a member) or timeout.
+    bool wait_sa_join_state(const Gid &mgid, const Gid &port_gid, std::optional<std::uint8_t> want,
+                            std::chrono::milliseconds timeout);
+
+    // Path of opensm-sa.dump (needs Options::sa_db_dump).
+    std::filesystem::path sa_dump_path() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace mcastd::sim
