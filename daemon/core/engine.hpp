@@ -1,0 +1,217 @@
+// The membership engine: ports -> groups -> members, per-JoinState-bit counts, one SA
+// transaction in flight per group, coalescing, local answers. (DESIGN.md §5)
+//
+// Pure logic: it asks the SA for work through SaService, keeps time through Timers, and tells
+// clients about their memberships through callbacks and an EventSink. It knows nothing of
+// transports, MADs or libibumad. Single-threaded: call it only from the event loop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/record.hpp"
+#include "core/sa_service.hpp"
+#include "core/timers.hpp"
+
+namespace mcastd {
+
+using ClientId = std::uint64_t;
+using MembershipId = std::uint64_t;
+
+// Who a client is, as its transport learned it (SO_PEERCRED, D-Bus credentials).
+struct ClientInfo {
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string comm;
+};
+
+struct Selected {
+    Selector selector = Selector::exactly;
+    std::uint8_t value = 0;
+    bool operator==(const Selected &) const = default;
+};
+
+// Fields a member asserts about the group. Unset fields are not asserted: a join of an existing
+// group then takes the group's value, and a create takes the configured default.
+struct GroupParams {
+    std::optional<std::uint32_t> qkey;
+    std::optional<std::uint16_t> pkey;
+    std::optional<std::uint8_t> sl;
+    std::optional<std::uint8_t> tclass;
+    std::optional<std::uint32_t> flow_label;
+    std::optional<std::uint8_t> hop_limit;
+    std::optional<Selected> mtu;
+    std::optional<Selected> rate;
+    bool operator==(const GroupParams &) const = default;
+};
+
+struct JoinRequest {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{}; // all zero: create a new group with an SA-assigned MGID
+    std::uint8_t join_state = join::full;
+    GroupParams params;
+    std::optional<std::uint8_t> scope; // MGID 0 only: scope of the MGID the SA assigns
+};
+
+struct JoinResult {
+    MembershipId id = 0;
+    std::optional<Error> error; // set on failure; then `record` is meaningless
+    McRecord record;            // the group record; join_state = this member's bits
+};
+using JoinCallback = std::function<void(const JoinResult &)>;
+
+struct MembershipEvent {
+    enum class Kind : std::uint8_t {
+        restored, // the membership holds again; `changed` lists the fields that differ
+        lost,     // the SA no longer holds it; `reason` says why
+    };
+    Kind kind = Kind::lost;
+    McRecord record;             // restored: the new record; lost: the last known one
+    std::uint64_t changed = 0;   // field:: bits
+    std::optional<Error> reason; // lost only
+};
+
+class EventSink {
+public:
+    virtual ~EventSink() = default;
+    virtual void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) = 0;
+};
+
+// What the engine did, for the log and the journal: one note per membership change or SA
+// problem, with the identifiers an operator filters on.
+struct EngineNote {
+    enum class Kind : std::uint8_t {
+        joined,      // a member joined (record valid)
+        left,        // a member left or its client went away
+        join_failed, // a join was answered with an error
+        sa_left,     // an SA Delete removed bits (join_state = the bits deleted)
+        lost,        // a member's membership was lost
+        restored,    // a member's membership holds again
+        warning,     // something an operator should know; see message
+    };
+    Kind kind = Kind::warning;
+    PortIndex port = 0;
+    Gid mgid{};
+    std::uint16_t mlid = 0;
+    std::uint8_t join_state = 0;
+    ClientId client = 0;                    // 0 when not about one client
+    std::optional<std::uint16_t> sa_status; // when an SA status is involved
+    std::string message;
+};
+using EngineObserver = std::function<void(const EngineNote &)>;
+
+struct EngineConfig {
+    // The kernel shares IPoIB (401b/601b) and rdma_cm (4001/6001) groups per port; a Delete
+    // from the daemon would cut its members off, so those signatures are refused by default.
+    bool allow_ipoib_mgids = false;
+    bool allow_rdma_cm_mgids = false;
+
+    // Values used when a join creates a group and the member did not assert them.
+    struct CreateDefaults {
+        std::uint32_t qkey = 0x01234567; // RDMA_UDP_QKEY, what rdma_cm UD users expect
+        std::uint16_t pkey = 0xffff;
+        std::uint8_t sl = 0;
+        std::uint8_t tclass = 0;
+        std::uint32_t flow_label = 0;
+        // Site-local, not the SA's link-local default: OpenSM refuses to re-create an
+        // SA-assigned link-local MGID explicitly, so only these survive an SM restart.
+        std::uint8_t scope = 0x5;
+    } create;
+
+    // Background SA work that failed (a Delete, a re-sync probe) is retried with capped
+    // exponential backoff.
+    Duration retry_min = std::chrono::seconds(1);
+    Duration retry_max = std::chrono::seconds(16);
+};
+
+struct EngineStats {
+    std::uint64_t joins = 0;         // join requests
+    std::uint64_t joins_local = 0;   // answered from the cached record, no MAD
+    std::uint64_t joins_failed = 0;  // answered with an error
+    std::uint64_t leaves = 0;        // memberships released (leave or client gone)
+    std::uint64_t sa_sets = 0;
+    std::uint64_t sa_deletes = 0;
+    std::uint64_t sa_gets = 0;
+};
+
+// A read-only snapshot for listings (`rdma-mcastctl list`).
+struct MemberView {
+    MembershipId id = 0;
+    ClientId client = 0;
+    std::uint8_t join_state = 0;
+    enum class State : std::uint8_t { pending, active, lost } state = State::pending;
+};
+struct GroupView {
+    PortIndex port = 0;
+    Gid mgid{};
+    bool have_record = false;
+    McRecord record;
+    std::uint8_t held = 0;    // bits the daemon set and the SA holds
+    std::uint8_t foreign = 0; // bits another agent on this port held before the daemon
+    std::array<std::uint32_t, 4> counts{}; // active members per JoinState bit
+    bool busy = false;        // an SA transaction is in flight
+    std::vector<MemberView> members;
+};
+struct PortView {
+    PortIndex index = 0;
+    std::string device;
+    std::uint8_t port = 0;
+    Gid port_gid{};
+    bool active = false;
+};
+
+class Engine {
+public:
+    Engine(EngineConfig cfg, SaService &sa, Timers &timers);
+    ~Engine();
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+
+    void set_event_sink(EventSink *sink);
+    void set_observer(EngineObserver observer);
+
+    // ---- ports (fed by daemon/port) ----
+    PortIndex add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active);
+    void set_port_active(PortIndex port, bool active);
+
+    // ---- clients (fed by the transports) ----
+    ClientId add_client(ClientInfo info);
+    // Releases every membership of the client as if it had left; its pending joins are dropped
+    // without their callbacks running (nobody is left to tell).
+    void remove_client(ClientId client);
+    const ClientInfo *client_info(ClientId client) const;
+
+    // Starts a join. `done` runs exactly once (possibly before join() returns, after the
+    // engine's state is consistent) unless the client is removed first. The returned id
+    // names the membership for leave(), also while the join is still pending.
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done);
+
+    // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
+    // The SA Delete, if one is due, happens in the background.
+    std::optional<Error> leave(ClientId client, MembershipId id);
+
+    // ---- introspection ----
+    std::vector<PortView> ports() const;
+    std::vector<GroupView> groups() const;
+    const EngineStats &stats() const;
+    // True when no SA transaction is in flight and no retry is scheduled.
+    bool idle() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace mcastd
