@@ -1,1 +1,430 @@
-// placeholder: being written
+#include "sa/transactions.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "sa/mad_codec.hpp"
+
+namespace mcastd::sa {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// The address of a directed-route SMP to the local port (sa-multicast.md section 17).
+constexpr MadAddress kLocalSmpAddress{
+    .dlid = 0xffff, .dqp = 0, .sl = 0, .qkey = 0, .pkey_index = 0};
+
+// Does `resp` answer a request sent with method `req`? The generic MAD rule: the response
+// method is the request's with the R bit set, except that Set is answered by GetResp. OpenSM
+// also answers a failed Set with GetResp; some SAs use Set|0x80, which the first rule covers.
+bool answers(std::uint8_t req, std::uint8_t resp) {
+    return resp == (req | mad::response_bit) ||
+           (req == mad::method_set && resp == mad::method_get_resp);
+}
+
+std::string hex_tid(std::uint64_t tid) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(tid));
+    return buf;
+}
+
+std::string port_name(PortIndex port) { return "port " + std::to_string(port); }
+
+void check(bool ok, const char *what) {
+    if (!ok)
+        throw std::invalid_argument(std::string("MAD transaction config: ") + what);
+}
+
+} // namespace
+
+std::chrono::milliseconds try_timeout(const TransactionConfig &cfg, unsigned index) {
+    milliseconds t = cfg.first_timeout;
+    // Doubling stops at the cap, so neither the loop nor the value can overflow.
+    for (unsigned k = 0; k < index && t < cfg.max_timeout; ++k)
+        t *= 2;
+    return std::min(t, cfg.max_timeout);
+}
+
+std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg) {
+    milliseconds sum{0};
+    for (unsigned k = 0; k < cfg.max_tries; ++k)
+        sum += try_timeout(cfg, k);
+    return sum;
+}
+
+std::string_view try_failure_name(TryFailure f) {
+    switch (f) {
+    case TryFailure::none:
+        return "none";
+    case TryFailure::no_answer:
+        return "no-answer";
+    case TryFailure::bounced:
+        return "bounced";
+    case TryFailure::send_failed:
+        return "send-failed";
+    case TryFailure::no_address:
+        return "no-address";
+    case TryFailure::rejected:
+        return "rejected";
+    }
+    return "unknown";
+}
+
+TxnStats &TxnStats::operator+=(const TxnStats &o) {
+    sent += o.sent;
+    retransmits += o.retransmits;
+    send_errors += o.send_errors;
+    timeouts += o.timeouts;
+    bounces += o.bounces;
+    responses += o.responses;
+    late += o.late;
+    rejected += o.rejected;
+    unsolicited += o.unsolicited;
+    return *this;
+}
+
+MadTransactions::MadTransactions(MadTransport &transport, Timers &timers, TransactionConfig cfg)
+    : transport_(transport), timers_(timers), cfg_(cfg) {
+    check(cfg_.first_timeout.count() > 0, "first_timeout must be positive");
+    check(cfg_.max_timeout >= cfg_.first_timeout, "max_timeout must be >= first_timeout");
+    check(cfg_.max_tries >= 1, "max_tries must be at least 1");
+    check(cfg_.window >= 1, "window must be at least 1");
+    check(cfg_.pacing_burst >= 1, "pacing_burst must be at least 1");
+    if (cfg_.pacing_rate > 0) {
+        pace_interval_ = Clock::duration(std::chrono::seconds(1)) / cfg_.pacing_rate;
+        check(pace_interval_.count() > 0, "pacing_rate is too high");
+        pace_tolerance_ = pace_interval_ * (cfg_.pacing_burst - 1);
+    }
+    if (cfg_.first_tid) {
+        next_tid_ = *cfg_.first_tid;
+    } else {
+        std::random_device rd;
+        next_tid_ = static_cast<std::uint32_t>(rd());
+    }
+    transport_.set_receiver([this](PortIndex port, std::span<const std::uint8_t> mad, int status) {
+        on_receive(port, mad, status);
+    });
+}
+
+MadTransactions::~MadTransactions() {
+    transport_.set_receiver({});
+    for (auto &[id, t] : txns_)
+        timers_.cancel(t.timer);
+    for (auto &[index, p] : ports_)
+        timers_.cancel(p.pace_timer);
+}
+
+void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
+    ports_[port].sa = addr;
+}
+
+void MadTransactions::clear_sa_address(PortIndex port) { ports_[port].sa.reset(); }
+
+std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it == ports_.end() ? std::nullopt : it->second.sa;
+}
+
+MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
+                                            Callback done, Validator validate) {
+    const Id id = next_id_++;
+    Txn &t = txns_[id];
+    t.port = port;
+    t.mad = request;
+    t.route = route;
+    t.done = std::move(done);
+    t.validate = std::move(validate);
+
+    Port &p = ports_[port];
+    if (route == Route::local_smp) {
+        request_send(id, t);
+    } else if (p.active < cfg_.window && p.waiting.empty()) {
+        ++p.active;
+        request_send(id, t);
+    } else {
+        t.stage = Stage::waiting_window;
+        p.waiting.push_back(id);
+    }
+    return id;
+}
+
+void MadTransactions::cancel(Id id) {
+    if (txns_.contains(id))
+        finish(id, nullptr);
+}
+
+void MadTransactions::admit_waiting(Port &p) {
+    while (p.active < cfg_.window && !p.waiting.empty()) {
+        const Id id = p.waiting.front();
+        p.waiting.pop_front();
+        ++p.active;
+        request_send(id, txns_.at(id));
+    }
+}
+
+// --- pacing ---------------------------------------------------------------------------------
+//
+// The token bucket in its GCRA form: one "theoretical arrival time" per port instead of a
+// token count, so everything stays in integer clock ticks. A try may go at time t when
+// t >= tat - tolerance; sending moves tat to max(tat, t) + interval. This allows a burst of
+// pacing_burst tries and then one per interval, exactly as a bucket of that size would.
+
+bool MadTransactions::token_available(const Port &p) const {
+    return timers_.now() >= p.tat - pace_tolerance_;
+}
+
+void MadTransactions::take_token(Port &p) { p.tat = std::max(p.tat, timers_.now()) + pace_interval_; }
+
+void MadTransactions::arm_pacer(PortIndex port, Port &p) {
+    if (p.pace_timer != 0 || p.ready.empty())
+        return;
+    const auto wait = (p.tat - pace_tolerance_) - timers_.now();
+    const Duration delay = std::max(Duration::zero(), std::chrono::ceil<Duration>(wait));
+    p.pace_timer = timers_.start(delay, [this, port] { on_pacer(port); });
+}
+
+void MadTransactions::on_pacer(PortIndex port) {
+    Port &p = ports_[port];
+    p.pace_timer = 0;
+    while (!p.ready.empty() && token_available(p)) {
+        const Id id = p.ready.front();
+        p.ready.pop_front();
+        take_token(p);
+        send_try(id, txns_.at(id));
+    }
+    arm_pacer(port, p);
+}
+
+// --- tries ----------------------------------------------------------------------------------
+
+void MadTransactions::request_send(Id id, Txn &t) {
+    if (!paced(t)) {
+        send_try(id, t);
+        return;
+    }
+    Port &p = ports_[t.port];
+    // FIFO: a try never overtakes one already waiting for a token.
+    if (p.ready.empty() && token_available(p)) {
+        take_token(p);
+        send_try(id, t);
+        return;
+    }
+    t.stage = Stage::waiting_token;
+    p.ready.push_back(id);
+    arm_pacer(t.port, p);
+}
+
+std::uint32_t MadTransactions::allocate_tid() {
+    // Skipping TIDs still mapped only matters after 2^32 tries, but then it keeps a late
+    // answer from completing the wrong transaction.
+    while (tids_.contains(next_tid_))
+        ++next_tid_;
+    return next_tid_++;
+}
+
+void MadTransactions::send_try(Id id, Txn &t) {
+    Port &p = ports_[t.port];
+    t.stage = Stage::in_flight;
+    ++t.tries;
+    if (t.tries > 1)
+        ++p.stats.retransmits;
+
+    const std::uint32_t tid = allocate_tid();
+    t.tids.push_back(tid);
+    tids_[tid] = id;
+    set_mad_tid(t.mad, tid);
+    t.failure = TryFailure::none;
+    t.failure_errno = 0;
+    t.failure_detail.clear();
+
+    const milliseconds timeout = try_timeout(cfg_, t.tries - 1);
+    std::optional<MadAddress> addr;
+    if (t.route == Route::local_smp)
+        addr = kLocalSmpAddress;
+    else if (p.sa && p.sa->dlid != 0)
+        addr = p.sa;
+
+    if (!addr) {
+        ++p.stats.send_errors;
+        t.failure = TryFailure::no_address;
+        t.failure_detail = port_name(t.port) + " has no SA address (no SM known)";
+    } else {
+        const int rc = transport_.send(t.port, t.mad, *addr, static_cast<unsigned>(timeout.count()));
+        if (rc < 0) {
+            ++p.stats.send_errors;
+            t.failure = TryFailure::send_failed;
+            t.failure_errno = -rc;
+            t.failure_detail = "sending the MAD failed: " + std::string(std::strerror(-rc));
+        } else {
+            ++p.stats.sent;
+        }
+    }
+    t.timer = timers_.start(timeout, [this, id] { on_try_deadline(id); });
+}
+
+void MadTransactions::on_try_deadline(Id id) {
+    auto it = txns_.find(id);
+    if (it == txns_.end())
+        return;
+    Txn &t = it->second;
+    t.timer = 0;
+    if (t.failure == TryFailure::none) {
+        t.failure = TryFailure::no_answer;
+        t.failure_detail = "no answer within " +
+                           std::to_string(try_timeout(cfg_, t.tries - 1).count()) + " ms";
+    }
+    if (t.tries < cfg_.max_tries) {
+        request_send(id, t);
+        return;
+    }
+    ++ports_[t.port].stats.timeouts;
+    TxnOutcome out;
+    out.kind = TxnOutcome::Kind::timeout;
+    out.tries = t.tries;
+    out.last_failure = t.failure;
+    out.last_errno = t.failure_errno;
+    out.detail = "no answer after " + std::to_string(t.tries) + " tries; last try: " +
+                 t.failure_detail;
+    finish(id, &out);
+}
+
+void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
+    auto it = txns_.find(id);
+    Txn t = std::move(it->second);
+    txns_.erase(it);
+
+    timers_.cancel(t.timer);
+    for (std::uint32_t tid : t.tids)
+        tids_.erase(tid);
+
+    Port &p = ports_[t.port];
+    auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
+    if (t.stage == Stage::waiting_window) {
+        unqueue(p.waiting);
+    } else {
+        if (t.stage == Stage::waiting_token)
+            unqueue(p.ready);
+        if (t.route == Route::sa)
+            --p.active;
+        admit_waiting(p);
+    }
+    // Last, with our state consistent: the callback may submit or cancel.
+    if (outcome && t.done)
+        t.done(*outcome);
+}
+
+// --- reception ------------------------------------------------------------------------------
+
+void MadTransactions::drop(PortIndex port, const std::string &why) {
+    if (drop_log_)
+        drop_log_(port, why);
+}
+
+void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> bytes, int status) {
+    Port &p = ports_[port];
+    const auto hdr = decode_mad_header(bytes);
+    if (!hdr) {
+        ++p.stats.rejected;
+        drop(port, "dropped a malformed MAD: " + hdr.error().message());
+        return;
+    }
+    const auto low = static_cast<std::uint32_t>(hdr->tid);
+    const auto m = tids_.find(low);
+    Txn *t = m == tids_.end() ? nullptr : &txns_.at(m->second);
+    if (t && t->port != port) {
+        ++p.stats.rejected;
+        drop(port, "dropped a MAD with TID " + hex_tid(hdr->tid) + " that belongs to " +
+                       port_name(t->port));
+        return;
+    }
+
+    if (status != 0) {
+        // One of our sends came back undelivered. The try fails, but its retransmit waits for
+        // the try's deadline so that an unreachable SA costs the same time as a silent one.
+        if (!t) {
+            ++p.stats.late;
+            drop(port, "ignored a bounce of TID " + hex_tid(hdr->tid) + " with no live transaction");
+            return;
+        }
+        ++p.stats.bounces;
+        if (t->stage == Stage::in_flight && t->tids.back() == low) {
+            t->failure = TryFailure::bounced;
+            t->failure_detail = "the MAD came back undelivered (status " + std::to_string(status) + ")";
+        }
+        return;
+    }
+
+    if (!(hdr->method & mad::response_bit)) {
+        ++p.stats.unsolicited;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "ignored a request (class 0x%02x, method 0x%02x, attribute 0x%04x)",
+                      hdr->mgmt_class, hdr->method, hdr->attr_id);
+        drop(port, buf);
+        return;
+    }
+    if (!t) {
+        ++p.stats.late;
+        drop(port, "ignored a late or duplicate response, TID " + hex_tid(hdr->tid));
+        return;
+    }
+
+    const Id id = m->second;
+    const std::uint8_t req_class = t->mad[1];
+    const std::uint8_t req_method = t->mad[3];
+    std::optional<std::string> why;
+    if (hdr->mgmt_class != req_class || !answers(req_method, hdr->method)) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf,
+                      "class 0x%02x method 0x%02x does not answer class 0x%02x method 0x%02x",
+                      hdr->mgmt_class, hdr->method, req_class, req_method);
+        why = buf;
+    } else if (t->validate) {
+        why = t->validate(bytes);
+    }
+    if (why) {
+        ++p.stats.rejected;
+        if (t->stage == Stage::in_flight && t->tids.back() == low) {
+            t->failure = TryFailure::rejected;
+            t->failure_detail = "the answer was refused: " + *why;
+        }
+        drop(port, "refused the response with TID " + hex_tid(hdr->tid) + ": " + *why);
+        return;
+    }
+
+    ++p.stats.responses;
+    TxnOutcome out;
+    out.kind = TxnOutcome::Kind::response;
+    out.response = bytes;
+    out.tries = t->tries;
+    finish(id, &out);
+}
+
+// --- introspection --------------------------------------------------------------------------
+
+TxnStats MadTransactions::stats(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it == ports_.end() ? TxnStats{} : it->second.stats;
+}
+
+TxnStats MadTransactions::total_stats() const {
+    TxnStats sum;
+    for (const auto &[index, p] : ports_)
+        sum += p.stats;
+    return sum;
+}
+
+std::size_t MadTransactions::in_flight(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it == ports_.end() ? 0 : it->second.active;
+}
+
+std::size_t MadTransactions::queued(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it == ports_.end() ? 0 : it->second.waiting.size();
+}
+
+} // namespace mcastd::sa

@@ -1,0 +1,212 @@
+// MAD transactions: TIDs, per-try timeouts, retransmits, per-port windows and pacing, over a
+// MadTransport and a Timers. Single-threaded and loop-driven: it does no I/O of its own and
+// reads no clock but Timers::now().
+//
+// Retry policy. Try k (k = 0, 1, ...) waits min(first_timeout * 2^k, max_timeout) for an
+// answer; after max_tries tries the transaction times out. The defaults (300 ms, 2000 ms,
+// 6 tries) give 300 + 600 + 1200 + 2000 + 2000 + 2000 ms, so a transaction to a silent or
+// unreachable SA ends after
+//
+//     bound = sum_{k=0}^{max_tries-1} min(first_timeout * 2^k, max_timeout) = 8.1 s
+//
+// (plus any time spent waiting for a window slot or a pacing token; timeout_bound() computes
+// it). The bound is the same whether the SA is silent or bounces every try: a MAD that comes
+// back undelivered, a send() that fails, and a port with no SA address are all failed tries
+// whose retransmit still waits for that try's deadline, so an unreachable SA is not hammered.
+//
+// TIDs. The low 32 bits come from a per-instance counter that starts at a random value; the
+// upper 32 bits are sent as 0 and are rewritten by ib_umad (and by umad2sim), so answers are
+// matched on the low 32 bits only. Every try gets a fresh TID: ib_umad refuses a TID that is
+// still in flight (EINVAL) and delivers only answers to a send it still tracks. All of a
+// transaction's TIDs stay mapped to it, so a late answer to an earlier try completes it; once
+// it completes (or is cancelled) they are forgotten and later answers are counted as late.
+//
+// Window and pacing (Route::sa only). At most `window` transactions per port are in flight;
+// later ones wait FIFO per port. With pacing_rate > 0 every try (first or retransmit) also
+// takes a token from a per-port bucket of pacing_rate tokens per second holding at most
+// pacing_burst. Both exist to keep a mass rejoin from flooding the SA. Route::local_smp MADs
+// skip both: they never reach the SA, and the PortInfo probe that tells the daemon the SM has
+// moved must not queue behind transactions stuck on the old one.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/sa_service.hpp"
+#include "core/timers.hpp"
+#include "sa/mad_transport.hpp"
+
+namespace mcastd::sa {
+
+struct TransactionConfig {
+    std::chrono::milliseconds first_timeout{300}; // timeout of the first try
+    std::chrono::milliseconds max_timeout{2000};  // cap of the doubling
+    unsigned max_tries = 6;                       // >= 1
+    unsigned window = 16;                         // in-flight SA transactions per port, >= 1
+    unsigned pacing_rate = 0;                     // SA MADs per second per port; 0 = unlimited
+    unsigned pacing_burst = 1; // bucket size, >= 1; 1 = evenly spaced, never two at once
+    // Start of the TID counter; unset = random (std::random_device). Set only for reproducible
+    // traces: two daemons with the same start would share TIDs.
+    std::optional<std::uint32_t> first_tid;
+};
+
+// The timeout of try `index` (0-based) and the sum over all tries (see the header comment).
+std::chrono::milliseconds try_timeout(const TransactionConfig &cfg, unsigned index);
+std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg);
+
+// Where a MAD goes.
+enum class Route : std::uint8_t {
+    sa,        // the port's SA address (set_sa_address), looked up again at every try
+    local_smp, // a directed-route SMP to the local port: permissive DLID 0xFFFF, QP0, Q_Key 0
+};
+
+// Why a try failed.
+enum class TryFailure : std::uint8_t {
+    none,
+    no_answer,   // its deadline passed with no answer
+    bounced,     // the MAD came back undelivered (receive status != 0, e.g. 110)
+    send_failed, // MadTransport::send returned a negative errno
+    no_address,  // Route::sa and the port has no SA address (no SM known)
+    rejected,    // an answer came but the submitter's validator refused it
+};
+std::string_view try_failure_name(TryFailure f);
+
+struct TxnOutcome {
+    enum class Kind : std::uint8_t { response, timeout };
+    Kind kind = Kind::timeout;
+    // For a response: the accepted MAD, valid only during the callback.
+    std::span<const std::uint8_t> response;
+    unsigned tries = 0; // tries made, including the one answered
+    // For a timeout: why the last try failed, its errno (send_failed) and a one-line cause.
+    TryFailure last_failure = TryFailure::none;
+    int last_errno = 0;
+    std::string detail;
+};
+
+// Counters; per port and summed over ports.
+struct TxnStats {
+    std::uint64_t sent = 0;        // tries the transport accepted
+    std::uint64_t retransmits = 0; // tries after the first (whether or not accepted)
+    std::uint64_t send_errors = 0; // tries that failed to go out (send error or no address)
+    std::uint64_t timeouts = 0;    // transactions that used up every try
+    std::uint64_t bounces = 0;     // our MADs that came back undelivered
+    std::uint64_t responses = 0;   // answers that completed a transaction
+    std::uint64_t late = 0;        // MADs with no live transaction (late, duplicate, unknown)
+    std::uint64_t rejected = 0;    // answers refused: malformed, wrong class/method/port, or
+                                   // by the validator
+    std::uint64_t unsolicited = 0; // requests from the fabric (not responses), ignored
+
+    TxnStats &operator+=(const TxnStats &o);
+    bool operator==(const TxnStats &) const = default;
+};
+
+class MadTransactions {
+public:
+    using Id = std::uint64_t; // 0 is never an id
+    using Callback = std::function<void(const TxnOutcome &)>;
+    // Looks at an answer that matched a transaction by TID, class and method; returns the
+    // reason to refuse it, or nullopt to accept. A refused answer does not complete the
+    // transaction: the try keeps waiting for its deadline as if nothing had come.
+    using Validator = std::function<std::optional<std::string>(std::span<const std::uint8_t>)>;
+    // Gets one line for every received MAD that is dropped (for debug logging).
+    using DropLog = std::function<void(PortIndex port, const std::string &why)>;
+
+    // Registers itself as the transport's receiver (and clears it again on destruction): it is
+    // the transport's only consumer, for SA MADs and local SMPs alike.
+    // Throws std::invalid_argument naming the bad field of an invalid config.
+    MadTransactions(MadTransport &transport, Timers &timers, TransactionConfig cfg = {});
+    ~MadTransactions();
+    MadTransactions(const MadTransactions &) = delete;
+    MadTransactions &operator=(const MadTransactions &) = delete;
+
+    // The SM's address for Route::sa on `port` (dlid = SM LID, QP1, QP1 Q_Key, the P_Key index
+    // of 0xFFFF). Tries sent after the change use it; a dlid of 0 counts as no address.
+    void set_sa_address(PortIndex port, const MadAddress &addr);
+    void clear_sa_address(PortIndex port);
+    std::optional<MadAddress> sa_address(PortIndex port) const;
+
+    // Starts a transaction for `request` (its TID bytes are overwritten at every try). The
+    // first try goes out at once when the window and pacing allow. `done` runs exactly once,
+    // from a timer or the receiver, never from inside submit(), unless cancelled first.
+    Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
+              Validator validate = {});
+    // Forgets a transaction: no callback, its window slot is freed, later answers are late.
+    // A no-op for finished or unknown ids; safe from inside any callback.
+    void cancel(Id id);
+
+    // The transport's receiver; public so that a test or a demultiplexer can feed it.
+    void on_receive(PortIndex port, std::span<const std::uint8_t> mad, int status);
+
+    void set_drop_log(DropLog log) { drop_log_ = std::move(log); }
+
+    TxnStats stats(PortIndex port) const;
+    TxnStats total_stats() const;
+    std::size_t in_flight(PortIndex port) const; // holding a window slot
+    std::size_t queued(PortIndex port) const;    // waiting for a window slot
+    const TransactionConfig &config() const { return cfg_; }
+
+private:
+    enum class Stage : std::uint8_t { waiting_window, waiting_token, in_flight };
+
+    struct Txn {
+        PortIndex port = 0;
+        MadBuf mad{};
+        Route route = Route::sa;
+        Callback done;
+        Validator validate;
+        Stage stage = Stage::waiting_window;
+        unsigned tries = 0;
+        std::vector<std::uint32_t> tids; // every try's low 32 TID bits
+        Timers::Id timer = 0;            // the current try's deadline
+        // The current try's failure, if any; after the last try, the timeout's cause.
+        TryFailure failure = TryFailure::none;
+        int failure_errno = 0;
+        std::string failure_detail;
+    };
+
+    struct Port {
+        std::optional<MadAddress> sa;
+        unsigned active = 0;      // Route::sa transactions holding a window slot
+        std::deque<Id> waiting;   // for a window slot
+        std::deque<Id> ready;     // for a pacing token
+        TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
+        Timers::Id pace_timer = 0;
+        TxnStats stats;
+    };
+
+    bool paced(const Txn &t) const { return t.route == Route::sa && cfg_.pacing_rate > 0; }
+    bool token_available(const Port &p) const;
+    void take_token(Port &p);
+    void arm_pacer(PortIndex port, Port &p);
+    void on_pacer(PortIndex port);
+
+    void admit_waiting(Port &p);
+    void request_send(Id id, Txn &t);
+    void send_try(Id id, Txn &t);
+    void on_try_deadline(Id id);
+    std::uint32_t allocate_tid();
+    void finish(Id id, const TxnOutcome *outcome); // nullptr: cancelled, no callback
+    void drop(PortIndex port, const std::string &why);
+
+    MadTransport &transport_;
+    Timers &timers_;
+    TransactionConfig cfg_;
+    Clock::duration pace_interval_{}; // 1 s / pacing_rate
+    Clock::duration pace_tolerance_{}; // (pacing_burst - 1) * interval
+    std::uint32_t next_tid_ = 0;
+    Id next_id_ = 1;
+    std::unordered_map<Id, Txn> txns_;
+    std::unordered_map<std::uint32_t, Id> tids_;
+    std::unordered_map<PortIndex, Port> ports_;
+    DropLog drop_log_;
+};
+
+} // namespace mcastd::sa

@@ -1,0 +1,781 @@
+// MadTransactions on a fake transport and a fake clock: TID matching, retries, backoff,
+// bounces, windows, pacing, cancel and stats.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sa/mad_codec.hpp"
+#include "sa/transactions.hpp"
+#include "unit/fakes/fake_mad_transport.hpp"
+#include "unit/fakes/fake_timers.hpp"
+
+namespace mcastd::sa {
+namespace {
+
+using namespace std::chrono_literals;
+using test::FakeMadTransport;
+using test::FakeTimers;
+using Sent = FakeMadTransport::Sent;
+using Id = MadTransactions::Id;
+
+constexpr MadAddress kSa{.dlid = 1, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0};
+
+// What a callback saw, copied out (the response span dies with the callback).
+struct Done {
+    Id id = 0;
+    TxnOutcome::Kind kind = TxnOutcome::Kind::timeout;
+    std::vector<std::uint8_t> response;
+    unsigned tries = 0;
+    TryFailure failure = TryFailure::none;
+    int err = 0;
+    std::string detail;
+    TimePoint at;
+};
+
+std::uint32_t low32(std::uint64_t tid) { return static_cast<std::uint32_t>(tid); }
+
+class Transactions : public ::testing::Test {
+protected:
+    void make(TransactionConfig cfg = {}) {
+        tx.reset(); // before the new one registers its receiver: the old one clears it
+        ids.clear();
+        if (!cfg.first_tid)
+            cfg.first_tid = 0x10000000;
+        tx = std::make_unique<MadTransactions>(net, timers, cfg);
+        tx->set_sa_address(0, kSa);
+        t0 = timers.now();
+    }
+
+    // An SA request (a Set, unless told otherwise) with a TID the transactions will replace.
+    static MadBuf request(std::uint8_t method = mad::method_set) {
+        McRecord r;
+        r.join_state = join::full;
+        MadBuf m = encode_mcmember_request(SaMethod::set, r, field::join_mask, 0xffffffffffffffffULL);
+        m[3] = method;
+        return m;
+    }
+
+    Id submit(PortIndex port = 0, Route route = Route::sa, MadBuf mad = request(),
+              MadTransactions::Validator v = {}) {
+        const std::size_t index = ids.size(); // the callback runs later: find the id by index
+        const Id id = tx->submit(
+            port, mad, route,
+            [this, index](const TxnOutcome &o) {
+                Done d;
+                d.id = ids.at(index);
+                d.kind = o.kind;
+                d.response.assign(o.response.begin(), o.response.end());
+                d.tries = o.tries;
+                d.failure = o.last_failure;
+                d.err = o.last_errno;
+                d.detail = o.detail;
+                d.at = timers.now();
+                done.push_back(d);
+            },
+            std::move(v));
+        ids.push_back(id);
+        return id;
+    }
+
+    // The answer an SA would send to `s`: same bytes, response method, given status.
+    static MadBuf response_to(const Sent &s, std::uint8_t method = mad::method_get_resp,
+                              std::uint16_t status = 0) {
+        MadBuf m = s.mad;
+        m[3] = method;
+        m[4] = static_cast<std::uint8_t>(status >> 8);
+        m[5] = static_cast<std::uint8_t>(status);
+        return m;
+    }
+    void answer(const Sent &s) { net.deliver(s.port, response_to(s)); }
+
+    Duration since_start(TimePoint t) const {
+        return std::chrono::duration_cast<Duration>(t - t0);
+    }
+
+    FakeTimers timers;
+    FakeMadTransport net;
+    std::unique_ptr<MadTransactions> tx;
+    std::vector<Done> done;
+    std::vector<Id> ids;
+    TimePoint t0;
+};
+
+TEST_F(Transactions, DefaultsAndTheirBound) {
+    const TransactionConfig cfg;
+    EXPECT_EQ(cfg.first_timeout, 300ms);
+    EXPECT_EQ(cfg.max_timeout, 2000ms);
+    EXPECT_EQ(cfg.max_tries, 6u);
+    EXPECT_EQ(cfg.window, 16u);
+    EXPECT_EQ(cfg.pacing_rate, 0u);
+    EXPECT_EQ(timeout_bound(cfg), 8100ms);
+}
+
+TEST_F(Transactions, RegistersAndClearsTheReceiver) {
+    make();
+    EXPECT_TRUE(net.has_receiver());
+    submit();
+    tx.reset();
+    EXPECT_FALSE(net.has_receiver());
+    EXPECT_EQ(timers.pending(), 0u) << "destruction must cancel every timer it started";
+}
+
+TEST_F(Transactions, FirstTryGoesOutAtOnceToTheSaAddress) {
+    make();
+    const MadBuf req = request();
+    submit(0, Route::sa, req);
+    ASSERT_EQ(net.sent().size(), 1u);
+    const Sent &s = net.last();
+    EXPECT_EQ(s.port, 0u);
+    EXPECT_EQ(s.addr, kSa);
+    EXPECT_EQ(s.timeout_ms, 300u);
+    EXPECT_EQ(s.tid(), 0x10000000u) << "upper 32 bits 0, low 32 from the counter";
+    // Everything but the TID is the caller's MAD.
+    MadBuf expect = req;
+    set_mad_tid(expect, s.tid());
+    EXPECT_EQ(s.mad, expect);
+    EXPECT_TRUE(done.empty());
+}
+
+TEST_F(Transactions, ResponseIsMatchedOnTheLow32TidBits) {
+    make();
+    submit();
+    net.tid_high_pattern = 0xdeadbeef;
+    const MadBuf resp = response_to(net.last());
+    net.deliver(0, resp);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::response);
+    EXPECT_EQ(done[0].tries, 1u);
+    ASSERT_EQ(done[0].response.size(), kMadSize);
+    EXPECT_EQ(done[0].response[8], 0xde) << "the callback sees the MAD as received";
+    EXPECT_EQ(std::memcmp(done[0].response.data() + 12, resp.data() + 12, 4), 0);
+    EXPECT_EQ(timers.pending(), 0u) << "the try's timer is cancelled";
+    EXPECT_EQ(tx->stats(0).responses, 1u);
+}
+
+TEST_F(Transactions, TidsFromOneCounterAcrossTransactionsAndPorts) {
+    TransactionConfig cfg;
+    cfg.first_tid = 0xfffffffe;
+    make(cfg);
+    tx->set_sa_address(1, kSa);
+    submit(0);
+    submit(1);
+    submit(0);
+    ASSERT_EQ(net.sent().size(), 3u);
+    EXPECT_EQ(net.sent()[0].tid(), 0xfffffffeu);
+    EXPECT_EQ(net.sent()[1].tid(), 0xffffffffu);
+    EXPECT_EQ(net.sent()[2].tid(), 0x00000000u) << "the counter wraps in 32 bits";
+}
+
+TEST_F(Transactions, EveryTryHasAFreshTid) {
+    make();
+    submit();
+    timers.run_until_idle();
+    ASSERT_EQ(net.sent().size(), 6u);
+    for (std::size_t i = 0; i < net.sent().size(); ++i)
+        for (std::size_t j = i + 1; j < net.sent().size(); ++j)
+            EXPECT_NE(low32(net.sent()[i].tid()), low32(net.sent()[j].tid()));
+}
+
+TEST_F(Transactions, LateAnswerToAnEarlierTryCompletes) {
+    make();
+    submit();
+    const Sent first = net.last();
+    timers.advance(300ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    answer(first);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::response);
+    EXPECT_EQ(done[0].tries, 2u);
+    timers.run_until_idle();
+    EXPECT_EQ(net.sent().size(), 2u) << "no retransmit after completion";
+    EXPECT_EQ(done.size(), 1u);
+}
+
+TEST_F(Transactions, LateAndDuplicateAnswersAfterCompletionAreIgnored) {
+    make();
+    submit();
+    const Sent first = net.last();
+    timers.advance(300ms);
+    const Sent second = net.last();
+    answer(second);
+    answer(second); // duplicate
+    answer(first);  // late answer to the earlier try
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(tx->stats(0).responses, 1u);
+    EXPECT_EQ(tx->stats(0).late, 2u);
+}
+
+TEST_F(Transactions, BackoffDoublesUpToTheCapAndTimesOutAtTheBound) {
+    make();
+    submit();
+    timers.run_until_idle();
+    const std::vector<unsigned> want_timeouts{300, 600, 1200, 2000, 2000, 2000};
+    const std::vector<Duration> want_at{0ms, 300ms, 900ms, 2100ms, 4100ms, 6100ms};
+    ASSERT_EQ(net.sent().size(), want_timeouts.size());
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::timeout);
+    EXPECT_EQ(done[0].tries, 6u);
+    EXPECT_EQ(done[0].failure, TryFailure::no_answer);
+    EXPECT_EQ(since_start(done[0].at), 8100ms);
+    for (std::size_t i = 0; i < want_timeouts.size(); ++i)
+        EXPECT_EQ(net.sent()[i].timeout_ms, want_timeouts[i]) << "try " << i;
+
+    // And the send times, observed step by step.
+    make();
+    net.clear_sent();
+    done.clear();
+    submit();
+    for (std::size_t i = 1; i < want_at.size(); ++i) {
+        timers.advance_to(t0 + want_at[i] - 1us);
+        EXPECT_EQ(net.sent().size(), i) << "try " << i << " went out early";
+        timers.advance(1us);
+        EXPECT_EQ(net.sent().size(), i + 1) << "try " << i << " did not go out on time";
+    }
+    timers.advance_to(t0 + 8100ms - 1us);
+    EXPECT_TRUE(done.empty());
+    timers.advance(1us);
+    EXPECT_EQ(done.size(), 1u);
+    EXPECT_EQ(tx->stats(0).timeouts, 1u);
+    EXPECT_EQ(tx->stats(0).retransmits, 5u);
+}
+
+TEST_F(Transactions, CustomBackoff) {
+    TransactionConfig cfg;
+    cfg.first_timeout = 100ms;
+    cfg.max_timeout = 1000ms;
+    cfg.max_tries = 8;
+    make(cfg);
+    submit();
+    timers.run_until_idle();
+    std::vector<unsigned> got;
+    for (const Sent &s : net.sent())
+        got.push_back(s.timeout_ms);
+    EXPECT_EQ(got, (std::vector<unsigned>{100, 200, 400, 800, 1000, 1000, 1000, 1000}));
+    EXPECT_EQ(timeout_bound(cfg), 5500ms);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(since_start(done[0].at), 5500ms);
+
+    EXPECT_EQ(try_timeout(cfg, 1000), 1000ms) << "large indices stay at the cap";
+}
+
+TEST_F(Transactions, SingleTry) {
+    TransactionConfig cfg;
+    cfg.max_tries = 1;
+    make(cfg);
+    submit();
+    timers.run_until_idle();
+    EXPECT_EQ(net.sent().size(), 1u);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(since_start(done[0].at), 300ms);
+}
+
+TEST_F(Transactions, BounceIsAFailedTryRetransmittedAtItsDeadline) {
+    make();
+    submit();
+    net.bounce(net.last());
+    EXPECT_EQ(net.sent().size(), 1u) << "no retransmit at once";
+    EXPECT_TRUE(done.empty());
+    timers.advance(299ms);
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(1ms);
+    EXPECT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(tx->stats(0).bounces, 1u);
+}
+
+TEST_F(Transactions, UnreachableSaTimesOutAtTheSameBoundAsASilentOne) {
+    make();
+    submit();
+    std::size_t bounced = 0;
+    while (done.empty()) {
+        while (bounced < net.sent().size())
+            net.bounce(net.sent()[bounced++]);
+        ASSERT_TRUE(timers.step());
+    }
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::timeout);
+    EXPECT_EQ(done[0].tries, 6u);
+    EXPECT_EQ(done[0].failure, TryFailure::bounced);
+    EXPECT_NE(done[0].detail.find("undelivered (status 110)"), std::string::npos) << done[0].detail;
+    EXPECT_EQ(since_start(done[0].at), 8100ms);
+    EXPECT_EQ(tx->stats(0).bounces, 6u);
+}
+
+TEST_F(Transactions, OnlyTheLastTryDecidesTheFailure) {
+    make();
+    submit();
+    timers.run_until_idle(); // silent: 6 sends
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].failure, TryFailure::no_answer);
+
+    make();
+    done.clear();
+    net.clear_sent();
+    submit();
+    net.bounce(net.last()); // the first try bounced, the rest were silent
+    timers.run_until_idle();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].failure, TryFailure::no_answer);
+}
+
+TEST_F(Transactions, BounceOfAnEarlierTryDoesNotFailTheCurrentOne) {
+    make();
+    submit();
+    const Sent first = net.last();
+    timers.advance(300ms);
+    net.bounce(first);
+    answer(net.last());
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::response);
+}
+
+TEST_F(Transactions, BounceAfterCompletionIsLate) {
+    make();
+    submit();
+    const Sent s = net.last();
+    answer(s);
+    net.bounce(s);
+    EXPECT_EQ(tx->stats(0).late, 1u);
+    EXPECT_EQ(tx->stats(0).bounces, 0u);
+}
+
+TEST_F(Transactions, SendErrorIsAFailedTry) {
+    make();
+    net.fail_next_sends({-ENOTCONN, -ENOTCONN, -ENOTCONN, -ENOTCONN, -ENOTCONN, -ENOTCONN});
+    submit();
+    EXPECT_TRUE(done.empty()) << "never completes inside submit()";
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(299ms);
+    EXPECT_EQ(net.sent().size(), 1u) << "no immediate retry";
+    timers.run_until_idle();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].failure, TryFailure::send_failed);
+    EXPECT_EQ(done[0].err, ENOTCONN);
+    EXPECT_NE(done[0].detail.find(std::strerror(ENOTCONN)), std::string::npos) << done[0].detail;
+    EXPECT_EQ(since_start(done[0].at), 8100ms);
+    EXPECT_EQ(tx->stats(0).send_errors, 6u);
+    EXPECT_EQ(tx->stats(0).sent, 0u);
+}
+
+TEST_F(Transactions, SendErrorThenSuccess) {
+    make();
+    net.fail_next_sends({-EINVAL});
+    submit();
+    timers.advance(300ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.sent()[1].result, 0);
+    answer(net.last());
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].tries, 2u);
+    EXPECT_EQ(tx->stats(0).sent, 1u);
+    EXPECT_EQ(tx->stats(0).send_errors, 1u);
+}
+
+TEST_F(Transactions, NoSaAddressIsAFailedTry) {
+    make();
+    tx->clear_sa_address(0);
+    submit();
+    timers.advance(300ms);
+    EXPECT_TRUE(net.sent().empty());
+    tx->set_sa_address(0, kSa); // the SM appears: the next try goes out
+    timers.advance(600ms);
+    ASSERT_EQ(net.sent().size(), 1u);
+    answer(net.last());
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].tries, 3u);
+}
+
+TEST_F(Transactions, LidZeroIsNoAddressAndUnknownPortsHaveNone) {
+    make();
+    MadAddress no_sm = kSa;
+    no_sm.dlid = 0;
+    tx->set_sa_address(0, no_sm);
+    submit(0);
+    submit(7); // never configured
+    timers.run_until_idle();
+    EXPECT_TRUE(net.sent().empty());
+    ASSERT_EQ(done.size(), 2u);
+    for (const Done &d : done) {
+        EXPECT_EQ(d.failure, TryFailure::no_address);
+        EXPECT_EQ(since_start(d.at), 8100ms);
+    }
+    EXPECT_EQ(tx->sa_address(7), std::nullopt);
+}
+
+TEST_F(Transactions, SaAddressChangeIsFollowedAtTheNextTry) {
+    make();
+    submit();
+    EXPECT_EQ(net.last().addr.dlid, 1);
+    MadAddress moved = kSa;
+    moved.dlid = 5;
+    moved.sl = 3;
+    tx->set_sa_address(0, moved);
+    EXPECT_EQ(tx->sa_address(0), moved);
+    timers.advance(300ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().addr, moved);
+}
+
+TEST_F(Transactions, LocalSmpRoute) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    cfg.pacing_rate = 1;
+    make(cfg);
+    submit(); // takes the only SA slot and the pacing token
+    MadBuf smp{};
+    smp[0] = 1;
+    smp[1] = mad::class_smp_directed;
+    smp[2] = 1;
+    smp[3] = mad::method_get;
+    tx->clear_sa_address(0); // not needed for a local SMP
+    submit(0, Route::local_smp, smp);
+    ASSERT_EQ(net.sent().size(), 2u) << "local SMPs bypass the SA window and pacing";
+    const Sent s = net.last();
+    EXPECT_EQ(s.addr, (MadAddress{.dlid = 0xffff, .dqp = 0, .sl = 0, .qkey = 0, .pkey_index = 0}));
+    EXPECT_EQ(tx->in_flight(0), 1u);
+
+    MadBuf resp = s.mad;
+    resp[3] = mad::method_get_resp;
+    resp[4] = 0x80; // the D bit of a returning directed-route SMP
+    net.deliver(0, resp);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].id, ids[1]);
+}
+
+TEST_F(Transactions, WindowLimitsInFlightAndQueuesFifo) {
+    TransactionConfig cfg;
+    cfg.window = 2;
+    make(cfg);
+    tx->set_sa_address(1, kSa);
+    for (int i = 0; i < 5; ++i)
+        submit(0);
+    submit(1); // another port has its own window
+    ASSERT_EQ(net.sent().size(), 3u);
+    EXPECT_EQ(net.sent()[2].port, 1u);
+    EXPECT_EQ(tx->in_flight(0), 2u);
+    EXPECT_EQ(tx->queued(0), 3u);
+    EXPECT_EQ(tx->in_flight(1), 1u);
+
+    const Sent a = net.sent()[0], b = net.sent()[1];
+    answer(b); // the second finishes first: the third goes out
+    ASSERT_EQ(net.sent().size(), 4u);
+    tx->cancel(ids[3]); // the fourth, still queued, is withdrawn
+    EXPECT_EQ(tx->queued(0), 1u);
+    answer(a);
+    ASSERT_EQ(net.sent().size(), 5u);
+    EXPECT_EQ(tx->in_flight(0), 2u);
+    EXPECT_EQ(tx->queued(0), 0u);
+
+    // Completions follow the answers; the queued ones went out in submission order.
+    std::vector<Id> order;
+    for (const Done &d : done)
+        order.push_back(d.id);
+    EXPECT_EQ(order, (std::vector<Id>{ids[1], ids[0]}));
+    answer(net.sent()[3]);
+    answer(net.sent()[4]);
+    ASSERT_EQ(done.size(), 4u);
+    EXPECT_EQ(done[2].id, ids[2]);
+    EXPECT_EQ(done[3].id, ids[4]);
+}
+
+TEST_F(Transactions, QueuedTransactionStartsItsTriesWhenAdmitted) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    submit();
+    submit();
+    timers.advance(1000ms); // the first is on its third try, the second still waits
+    EXPECT_EQ(net.sent().size(), 3u);
+    answer(net.last());
+    ASSERT_EQ(net.sent().size(), 4u);
+    EXPECT_EQ(net.last().timeout_ms, 300u) << "a queued transaction's first try is a first try";
+    timers.run_until_idle();
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(since_start(done[1].at), 1000ms + 8100ms);
+}
+
+TEST_F(Transactions, CancelInFlightFreesTheSlotAndRunsNoCallback) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    submit();
+    submit();
+    const Sent a = net.last();
+    tx->cancel(ids[0]);
+    ASSERT_EQ(net.sent().size(), 2u) << "the slot went to the queued transaction";
+    answer(a);
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(tx->stats(0).late, 1u);
+    answer(net.last());
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].id, ids[1]);
+
+    tx->cancel(ids[0]); // finished ids and unknown ids are no-ops
+    tx->cancel(12345);
+    timers.run_until_idle();
+    EXPECT_EQ(done.size(), 1u);
+}
+
+TEST_F(Transactions, CancelStopsRetransmits) {
+    make();
+    submit();
+    timers.advance(300ms);
+    tx->cancel(ids[0]);
+    EXPECT_EQ(timers.pending(), 0u);
+    timers.run_until_idle();
+    EXPECT_EQ(net.sent().size(), 2u);
+    EXPECT_TRUE(done.empty());
+}
+
+TEST_F(Transactions, CallbackMaySubmitAndCancel) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    Id second = 0;
+    Id third = 0;
+    tx->submit(0, request(), Route::sa, [&](const TxnOutcome &) {
+        // The finished transaction's slot is already free.
+        second = tx->submit(0, request(), Route::sa, [&](const TxnOutcome &) {});
+        third = tx->submit(0, request(), Route::sa, [&](const TxnOutcome &) { ADD_FAILURE(); });
+        tx->cancel(third);
+    });
+    answer(net.last());
+    EXPECT_NE(second, 0u);
+    EXPECT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(tx->in_flight(0), 1u);
+    EXPECT_EQ(tx->queued(0), 0u);
+}
+
+TEST_F(Transactions, PacingSpacesFirstTries) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 10; // one per 100 ms
+    make(cfg);
+    for (int i = 0; i < 3; ++i)
+        submit();
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(100ms - 1us);
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(1us);
+    EXPECT_EQ(net.sent().size(), 2u);
+    timers.advance(100ms);
+    EXPECT_EQ(net.sent().size(), 3u);
+    // A paced try still gets its full timeout from when it was sent.
+    EXPECT_EQ(net.last().timeout_ms, 300u);
+}
+
+TEST_F(Transactions, PacingBurst) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 10;
+    cfg.pacing_burst = 3;
+    make(cfg);
+    for (int i = 0; i < 5; ++i)
+        submit();
+    EXPECT_EQ(net.sent().size(), 3u);
+    timers.advance(100ms);
+    EXPECT_EQ(net.sent().size(), 4u);
+    timers.advance(100ms);
+    EXPECT_EQ(net.sent().size(), 5u);
+}
+
+TEST_F(Transactions, PacingAppliesToRetransmits) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 2; // one per 500 ms
+    make(cfg);
+    submit();
+    timers.advance(300ms); // the first try's deadline; no token until 500 ms
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(200ms - 1us);
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(1us);
+    EXPECT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().timeout_ms, 600u);
+}
+
+TEST_F(Transactions, LateAnswerWhileWaitingForAPacingToken) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 2;
+    make(cfg);
+    submit();
+    const Sent first = net.last();
+    timers.advance(300ms); // retransmit waits for a token
+    answer(first);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].tries, 1u);
+    timers.run_until_idle();
+    EXPECT_EQ(net.sent().size(), 1u) << "the waiting retransmit was dropped";
+}
+
+TEST_F(Transactions, PacingIsPerPortAndRoundsUpToTheMicrosecond) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 3; // 333333333 ns: waits are rounded up to 333334 us
+    cfg.first_timeout = 1000ms; // no retransmit competes for the tokens
+    make(cfg);
+    tx->set_sa_address(1, kSa);
+    submit(0);
+    submit(0);
+    submit(1);
+    EXPECT_EQ(net.sent().size(), 2u) << "port 1 has its own bucket";
+    timers.advance(333333us);
+    EXPECT_EQ(net.sent().size(), 2u);
+    timers.advance(1us);
+    EXPECT_EQ(net.sent().size(), 3u);
+}
+
+TEST_F(Transactions, OnlyResponsesAreAccepted) {
+    make();
+    submit();
+    const Sent s = net.last();
+    net.deliver(0, s.mad); // our own request method, status 0: a request, not a response
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(tx->stats(0).unsolicited, 1u);
+
+    MadBuf wrong_class = response_to(s);
+    wrong_class[1] = mad::class_smp_directed;
+    net.deliver(0, wrong_class);
+    MadBuf table = response_to(s, 0x92); // GetTableResp does not answer a Set
+    net.deliver(0, table);
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(tx->stats(0).rejected, 2u);
+
+    net.deliver(0, response_to(s, 0x82, 0x0200)); // a failed Set as Set|0x80
+    ASSERT_EQ(done.size(), 1u);
+}
+
+TEST_F(Transactions, GetIsAnsweredByGetRespAndDeleteByDeleteResp) {
+    make();
+    submit(0, Route::sa, request(mad::method_get));
+    net.deliver(0, response_to(net.last(), mad::method_delete_resp));
+    EXPECT_TRUE(done.empty());
+    net.deliver(0, response_to(net.last(), mad::method_get_resp));
+    EXPECT_EQ(done.size(), 1u);
+
+    submit(0, Route::sa, request(mad::method_delete));
+    net.deliver(0, response_to(net.last(), mad::method_get_resp));
+    EXPECT_EQ(done.size(), 1u);
+    net.deliver(0, response_to(net.last(), mad::method_delete_resp));
+    EXPECT_EQ(done.size(), 2u);
+}
+
+TEST_F(Transactions, ValidatorRefusalIsNotAnAnswer) {
+    make();
+    int calls = 0;
+    submit(0, Route::sa, request(), [&](std::span<const std::uint8_t> m) -> std::optional<std::string> {
+        ++calls;
+        if (m[5] == 0x42)
+            return std::string("garbage");
+        return std::nullopt;
+    });
+    net.deliver(0, response_to(net.last(), mad::method_get_resp, 0x0042));
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(tx->stats(0).rejected, 1u);
+    EXPECT_EQ(net.sent().size(), 1u) << "no immediate retransmit";
+    // A good answer to the same try still completes it.
+    net.deliver(0, response_to(net.last()));
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::response);
+}
+
+TEST_F(Transactions, OnlyGarbageAnswersEndInATimeout) {
+    make();
+    submit(0, Route::sa, request(), [](std::span<const std::uint8_t>) {
+        return std::optional<std::string>("attribute 0x0011, expected 0x0038");
+    });
+    std::size_t answered = 0;
+    while (done.empty()) {
+        while (answered < net.sent().size())
+            answer(net.sent()[answered++]);
+        ASSERT_TRUE(timers.step());
+    }
+    EXPECT_EQ(tx->stats(0).rejected, 6u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::timeout);
+    EXPECT_EQ(done[0].failure, TryFailure::rejected);
+    EXPECT_NE(done[0].detail.find("attribute 0x0011"), std::string::npos) << done[0].detail;
+    EXPECT_EQ(since_start(done[0].at), 8100ms);
+}
+
+TEST_F(Transactions, AnswerOnTheWrongPortIsRejected) {
+    make();
+    tx->set_sa_address(1, kSa);
+    submit(0);
+    net.deliver(1, response_to(net.last()));
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(tx->stats(1).rejected, 1u);
+}
+
+TEST_F(Transactions, MalformedAndForeignMadsAreCounted) {
+    make();
+    std::vector<std::string> log;
+    tx->set_drop_log([&](PortIndex, const std::string &why) { log.push_back(why); });
+    const std::uint8_t tiny[10] = {1, 3, 2, 0x81};
+    net.deliver(0, tiny);
+    MadBuf foreign = request(mad::method_get_resp);
+    set_mad_tid(foreign, 0x99999999);
+    net.deliver(0, foreign);
+    EXPECT_EQ(tx->stats(0).rejected, 1u);
+    EXPECT_EQ(tx->stats(0).late, 1u);
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_NE(log[0].find("MAD of 10 bytes"), std::string::npos) << log[0];
+    EXPECT_NE(log[1].find("late or duplicate"), std::string::npos) << log[1];
+}
+
+TEST_F(Transactions, StatsPerPortAndTotal) {
+    make();
+    tx->set_sa_address(1, kSa);
+    submit(0);
+    submit(1);
+    answer(net.sent()[0]);
+    timers.advance(300ms); // port 1 retransmits
+    net.bounce(net.last());
+    timers.run_until_idle();
+
+    const TxnStats p0 = tx->stats(0), p1 = tx->stats(1);
+    EXPECT_EQ(p0, (TxnStats{.sent = 1, .responses = 1}));
+    EXPECT_EQ(p1, (TxnStats{.sent = 6, .retransmits = 5, .timeouts = 1, .bounces = 1}));
+    TxnStats sum = p0;
+    sum += p1;
+    EXPECT_EQ(tx->total_stats(), sum);
+    EXPECT_EQ(tx->stats(42), TxnStats{});
+}
+
+TEST_F(Transactions, InvalidConfigIsRefusedWithTheField) {
+    auto refused = [&](TransactionConfig cfg, const char *field) {
+        try {
+            MadTransactions t(net, timers, cfg);
+            ADD_FAILURE() << "accepted a config with a bad " << field;
+        } catch (const std::invalid_argument &e) {
+            EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+        }
+    };
+    TransactionConfig c;
+    c.max_tries = 0;
+    refused(c, "max_tries");
+    c = {};
+    c.window = 0;
+    refused(c, "window");
+    c = {};
+    c.first_timeout = 0ms;
+    refused(c, "first_timeout");
+    c = {};
+    c.max_timeout = 100ms;
+    refused(c, "max_timeout");
+    c = {};
+    c.pacing_burst = 0;
+    refused(c, "pacing_burst");
+}
+
+TEST_F(Transactions, TryFailureNames) {
+    EXPECT_EQ(try_failure_name(TryFailure::bounced), "bounced");
+    EXPECT_EQ(try_failure_name(TryFailure::no_answer), "no-answer");
+    EXPECT_EQ(try_failure_name(TryFailure::send_failed), "send-failed");
+    EXPECT_EQ(try_failure_name(TryFailure::no_address), "no-address");
+    EXPECT_EQ(try_failure_name(TryFailure::rejected), "rejected");
+}
+
+} // namespace
+} // namespace mcastd::sa
