@@ -1,1 +1,316 @@
-// placeholder: being written
+#include "sa/umad_transport.hpp"
+
+#include <infiniband/umad.h>
+#include <infiniband/umad_sa.h>
+#include <infiniband/umad_types.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "runtime/signals.hpp"
+
+namespace mcastd::sa {
+
+namespace {
+
+constexpr int kSmiDrClassVersion = 1; // directed-route SMPs (sa-multicast.md §17)
+
+// Never let an RMPP-sized answer grow the receive buffer without bound.
+constexpr std::size_t kMaxRecvMad = 64 * 1024;
+
+std::int64_t clock_ticks() { return Clock::now().time_since_epoch().count(); }
+
+[[noreturn]] void throw_port_error(int err, const std::string &port, const std::string &what) {
+    throw std::system_error(err, std::generic_category(), "umad port " + port + ": " + what);
+}
+
+} // namespace
+
+// The loop-side target of posted MADs. Posted closures share it, so a MAD still queued in the
+// loop when the transport is destroyed finds an empty receiver instead of a dangling `this`.
+struct UmadTransport::Delivery {
+    Receiver receiver; // loop thread only
+};
+
+struct UmadTransport::Port {
+    PortIndex index = 0;
+    std::string name; // "ibsim0:1 (index 0)", for messages
+    int fd = -1;
+    int sa_agent = -1;
+    int smi_agent = -1;
+    std::vector<std::uint8_t> send_buf; // umad header + one MAD; loop thread only
+
+    // false once the port is closed; read and written on the loop thread only. Posted
+    // closures check it, so a closed (or closed and reopened) port delivers nothing stale.
+    std::shared_ptr<bool> open = std::make_shared<bool>(true);
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> heartbeat{0}; // Clock ticks of the last return from umad_recv
+    std::atomic<std::uint64_t> received{0};
+    std::atomic<std::uint64_t> bounced{0};
+    std::atomic<std::uint64_t> recv_errors{0};
+    std::thread thread;
+};
+
+// One receive thread per port. Blocks in umad_recv (never poll/epoll: the umad fd is fake
+// under umad2sim) and posts every MAD to the loop.
+class UmadTransport::RecvThread {
+public:
+    RecvThread(Port &p, runtime::EventLoop &loop, std::shared_ptr<Delivery> d, int timeout_ms)
+        : p_(p), loop_(loop), delivery_(std::move(d)), timeout_ms_(timeout_ms) {}
+
+    void operator()() noexcept {
+        try {
+            run();
+        } catch (const std::exception &e) {
+            // Typically std::bad_alloc. The heartbeat stops, so stalled_ports() reports it.
+            std::fprintf(stderr, "rdma-mcastd: umad receive thread for %s stopped: %s\n", p_.name.c_str(),
+                         e.what());
+        }
+    }
+
+private:
+    void run() {
+        const std::size_t hdr = umad_size();
+        std::vector<std::uint8_t> buf(hdr + kMadSize);
+        int last_error = 0;
+        while (!p_.stop.load(std::memory_order_relaxed)) {
+            int len = static_cast<int>(buf.size() - hdr);
+            const int r = umad_recv(p_.fd, buf.data(), &len, timeout_ms_);
+            p_.heartbeat.store(clock_ticks(), std::memory_order_relaxed);
+            if (r >= 0) {
+                if (last_error != 0) {
+                    std::fprintf(stderr, "rdma-mcastd: umad_recv on %s works again\n", p_.name.c_str());
+                    last_error = 0;
+                }
+                deliver(buf, hdr, len);
+                continue;
+            }
+            // -ETIMEDOUT: nothing within timeout_ms. -EAGAIN/-EWOULDBLOCK: woken with an empty
+            // queue (umad2sim returns it from read() itself). -EINTR: cannot happen with every
+            // signal blocked, harmless anyway.
+            if (r == -ETIMEDOUT || r == -EAGAIN || r == -EINTR)
+                continue;
+            if (r == -ENOSPC && len > 0 && static_cast<std::size_t>(len) > buf.size() - hdr &&
+                static_cast<std::size_t>(len) <= kMaxRecvMad) {
+                // A multi-MAD (RMPP) answer: the kernel keeps it queued and tells us its size.
+                // Not expected with rmpp_version 0 agents; make room and read it next time.
+                buf.resize(hdr + static_cast<std::size_t>(len));
+                continue;
+            }
+            p_.recv_errors.fetch_add(1, std::memory_order_relaxed);
+            if (-r != last_error) { // log each new error once, not every turn
+                last_error = -r;
+                std::fprintf(stderr, "rdma-mcastd: umad_recv on %s failed: %s; retrying\n", p_.name.c_str(),
+                             std::strerror(-r));
+            }
+            // A persistent error must not spin; the stop flag is still seen promptly.
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms_, 100)));
+        }
+    }
+
+    void deliver(const std::vector<std::uint8_t> &buf, std::size_t hdr, int len) {
+        const int status = umad_status(const_cast<std::uint8_t *>(buf.data()));
+        const auto *mad = static_cast<const std::uint8_t *>(umad_get_mad(const_cast<std::uint8_t *>(buf.data())));
+        const std::size_t n = std::min(static_cast<std::size_t>(std::max(len, 0)), buf.size() - hdr);
+        p_.received.fetch_add(1, std::memory_order_relaxed);
+        if (status != 0)
+            p_.bounced.fetch_add(1, std::memory_order_relaxed);
+        // Every MAD is 256 bytes on the wire, and that is what the layers above get. The
+        // simulator delivers answers cut after their last record (a GetResp of one
+        // MCMemberRecord is 112 bytes): the rest is zero, as it would be on a real fabric.
+        std::vector<std::uint8_t> bytes(kMadSize, 0);
+        std::copy_n(mad, std::min(n, kMadSize), bytes.begin());
+        loop_.post([delivery = delivery_, open = p_.open, index = p_.index, bytes = std::move(bytes), status] {
+            if (*open && delivery->receiver)
+                delivery->receiver(index, bytes, status);
+        });
+    }
+
+    Port &p_;
+    runtime::EventLoop &loop_;
+    std::shared_ptr<Delivery> delivery_;
+    int timeout_ms_;
+};
+
+UmadTransport::UmadTransport(runtime::EventLoop &loop) : UmadTransport(loop, Options{}) {}
+
+UmadTransport::UmadTransport(runtime::EventLoop &loop, Options opts)
+    : loop_(loop), opts_(opts), delivery_(std::make_shared<Delivery>()) {
+    if (opts_.recv_timeout <= std::chrono::milliseconds::zero())
+        throw std::invalid_argument("UmadTransport: recv_timeout must be positive (0 would make umad_recv non-blocking)");
+    // Under umad2sim the first sysfs access starts the shim's own receiver thread; make sure
+    // it is born with every signal blocked, like our threads (signals.hpp).
+    runtime::BlockAllSignals quiet;
+    errno = 0;
+    if (umad_init() < 0)
+        throw std::system_error(errno ? errno : ENODEV, std::generic_category(),
+                                "umad_init: cannot read the ib_umad ABI version (is the ib_umad module loaded?)");
+}
+
+UmadTransport::~UmadTransport() {
+    close_all();
+    delivery_->receiver = nullptr;
+}
+
+void UmadTransport::open_port(PortIndex index, const std::string &device, int port) {
+    const std::string name = device + ":" + std::to_string(port) + " (index " + std::to_string(index) + ")";
+    if (ports_.count(index) != 0)
+        throw_port_error(EEXIST, name, "this index is already open");
+
+    runtime::BlockAllSignals quiet; // for umad2sim's thread (see the constructor) and ours
+
+    // umad_open_port reports a missing device or port only as EINVAL; look first, so the
+    // error says which of the two is wrong.
+    umad_ca_t ca{};
+    if (int r = umad_get_ca(device.c_str(), &ca); r < 0)
+        throw_port_error(ENODEV, name, std::string("no such device (umad_get_ca: ") + std::strerror(-r) + ")");
+    const int numports = ca.numports;
+    const bool has_port = port >= 0 && port < UMAD_CA_MAX_PORTS && port <= numports && ca.ports[port] != nullptr;
+    umad_release_ca(&ca);
+    if (!has_port)
+        throw_port_error(ENODEV, name, "no such port (the device has ports 1.." + std::to_string(numports) + ")");
+
+    auto p = std::make_unique<Port>();
+    p->index = index;
+    p->name = name;
+    p->fd = umad_open_port(device.c_str(), port);
+    if (p->fd < 0)
+        throw_port_error(-p->fd, name, "umad_open_port");
+
+    // umad_register returns a bare -EPERM for every failure; the cause is in errno.
+    auto register_agent = [&](int mgmt_class, int version, const char *what) {
+        errno = 0;
+        const int agent = umad_register(p->fd, mgmt_class, version, 0, nullptr);
+        if (agent < 0) {
+            const int err = errno ? errno : -agent;
+            release(*p);
+            throw_port_error(err, name, what);
+        }
+        return agent;
+    };
+    p->sa_agent = register_agent(UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION, "umad_register(SubnAdm 0x03 v2)");
+    p->smi_agent = register_agent(UMAD_CLASS_SUBN_DIRECTED_ROUTE, kSmiDrClassVersion,
+                                  "umad_register(directed-route SMI 0x81 v1)");
+
+    p->send_buf.resize(umad_size() + kMadSize);
+    p->heartbeat.store(clock_ticks());
+    const int timeout_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(opts_.recv_timeout.count(), INT_MAX));
+    try {
+        p->thread = std::thread(RecvThread(*p, loop_, delivery_, timeout_ms));
+    } catch (const std::system_error &e) {
+        release(*p);
+        throw_port_error(e.code().value(), name, "starting the receive thread");
+    }
+    ports_.emplace(index, std::move(p));
+}
+
+void UmadTransport::close_port(PortIndex index) {
+    const auto it = ports_.find(index);
+    if (it == ports_.end())
+        return;
+    stop_threads({it->second.get()});
+    release(*it->second);
+    ports_.erase(it);
+}
+
+void UmadTransport::close_all() {
+    std::vector<Port *> all;
+    for (auto &[index, p] : ports_)
+        all.push_back(p.get());
+    stop_threads(all);
+    for (Port *p : all)
+        release(*p);
+    ports_.clear();
+}
+
+void UmadTransport::stop_threads(const std::vector<Port *> &ports) {
+    // Flag all first, then join: the threads notice within one recv_timeout, together.
+    for (Port *p : ports) {
+        *p->open = false;
+        p->stop.store(true);
+    }
+    for (Port *p : ports)
+        if (p->thread.joinable())
+            p->thread.join();
+}
+
+void UmadTransport::release(Port &p) {
+    // Unregister both agents before closing: umad2sim's close() forgets only one class per
+    // fd, and a MAD for a class whose agent points at a closed fd crashes the shim.
+    if (p.smi_agent >= 0 && umad_unregister(p.fd, p.smi_agent) < 0)
+        std::fprintf(stderr, "rdma-mcastd: umad_unregister(SMI) on %s: %s\n", p.name.c_str(), std::strerror(errno));
+    if (p.sa_agent >= 0 && umad_unregister(p.fd, p.sa_agent) < 0)
+        std::fprintf(stderr, "rdma-mcastd: umad_unregister(SA) on %s: %s\n", p.name.c_str(), std::strerror(errno));
+    p.smi_agent = p.sa_agent = -1;
+    if (p.fd >= 0)
+        umad_close_port(p.fd);
+    p.fd = -1;
+}
+
+int UmadTransport::send(PortIndex port, std::span<const std::uint8_t> mad, const MadAddress &addr,
+                        unsigned timeout_ms) {
+    const auto it = ports_.find(port);
+    if (it == ports_.end())
+        return -ENODEV;
+    if (mad.size() != kMadSize)
+        return -EINVAL;
+    Port &p = *it->second;
+    const int agent = mad[1] == UMAD_CLASS_SUBN_ADM              ? p.sa_agent
+                      : mad[1] == UMAD_CLASS_SUBN_DIRECTED_ROUTE ? p.smi_agent
+                                                                 : -1;
+    if (agent < 0)
+        return -EPROTONOSUPPORT;
+
+    void *u = p.send_buf.data();
+    std::fill(p.send_buf.begin(), p.send_buf.end(), std::uint8_t{0});
+    std::memcpy(umad_get_mad(u), mad.data(), kMadSize);
+    // libibumad takes host-order ints and converts them; the Q_Key's top bit set is fine.
+    umad_set_addr(u, addr.dlid, static_cast<int>(addr.dqp), addr.sl, static_cast<int>(addr.qkey));
+    umad_set_pkey(u, addr.pkey_index);
+    // retries 0: retransmits are the transaction layer's, with its own timers (umad2sim
+    // ignores both values anyway).
+    errno = 0;
+    const int r = umad_send(p.fd, agent, u, static_cast<int>(kMadSize),
+                            static_cast<int>(std::min<unsigned>(timeout_ms, INT_MAX)), 0);
+    if (r == 0)
+        return 0;
+    // umad_send returns -EIO for any short write and leaves the real cause (ENOTCONN when
+    // ibsim is gone, ENOSPC, EINVAL for a duplicate in-flight TID, ...) in errno.
+    return errno != 0 ? -errno : (r < 0 ? r : -EIO);
+}
+
+void UmadTransport::set_receiver(Receiver r) { delivery_->receiver = std::move(r); }
+
+std::optional<TimePoint> UmadTransport::last_heartbeat(PortIndex index) const {
+    const auto it = ports_.find(index);
+    if (it == ports_.end())
+        return std::nullopt;
+    return TimePoint(Clock::duration(it->second->heartbeat.load(std::memory_order_relaxed)));
+}
+
+std::vector<PortIndex> UmadTransport::stalled_ports(Duration limit) const {
+    std::vector<PortIndex> out;
+    const TimePoint now = Clock::now();
+    for (const auto &[index, p] : ports_)
+        if (now - TimePoint(Clock::duration(p->heartbeat.load(std::memory_order_relaxed))) > limit)
+            out.push_back(index);
+    return out;
+}
+
+std::optional<UmadTransport::Stats> UmadTransport::stats(PortIndex index) const {
+    const auto it = ports_.find(index);
+    if (it == ports_.end())
+        return std::nullopt;
+    const Port &p = *it->second;
+    return Stats{p.received.load(), p.bounced.load(), p.recv_errors.load()};
+}
+
+} // namespace mcastd::sa
