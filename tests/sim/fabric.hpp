@@ -30,13 +30,27 @@ struct RunResult {
 
 // A child process with pipes on stdin/stdout/stderr. Destruction stops it (TERM, then KILL
 // after 5 s) and reaps it.
+//
+// A background thread drains stdout and stderr into memory as they arrive, so a chatty child
+// never blocks on a full pipe while the test is busy elsewhere. Output written after the child
+// has been reaped (by a grandchild that inherited the pipes) is not collected.
+//
+// The child gets PR_SET_PDEATHSIG(SIGKILL): if the test process dies, nothing it started
+// outlives it. The signal follows the *thread* that forked, so create Processes (and Fabrics)
+// on a thread that outlives them (GoogleTest's main thread does).
 class Process {
 public:
     struct Options {
-        std::vector<std::string> argv;
-        std::map<std::string, std::string> env; // added to (and overriding) the test's env
-        std::filesystem::path cwd;
+        // The {} initializers let designated initializers skip members without
+        // -Wmissing-field-initializers: Process({.argv = {"cat"}, .stdin_pipe = true}).
+        std::vector<std::string> argv{};
+        std::map<std::string, std::string> env{}; // added to (and overriding) the test's env
+        std::filesystem::path cwd{};
         bool stdin_pipe = false;
+        // Additions:
+        std::filesystem::path stdin_path{}; // stdin opened read-only from this file or FIFO
+        bool merge_stderr = false;          // stderr goes into the stdout pipe (2>&1)
+        std::filesystem::path log_file{};   // everything read is also appended here
     };
     explicit Process(Options opts);
     ~Process();
@@ -57,6 +71,9 @@ public:
                                              std::chrono::milliseconds timeout);
     // Everything read from stderr so far (drained without blocking).
     std::string stderr_text();
+    // The rest of stdout (what read_line has not consumed) once the pipe reaches EOF or the
+    // child has been reaped; on timeout, whatever has arrived so far.
+    std::string read_all(std::chrono::milliseconds timeout);
     void signal(int sig);
     // Waits for exit; returns the exit code, 128+signal for a signal death, nullopt on timeout.
     std::optional<int> wait(std::chrono::milliseconds timeout);
@@ -68,13 +85,16 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+// The whole content of a text file (opensm-sa.dump, logs); "" when it cannot be read.
+std::string read_text_file(const std::filesystem::path &path);
+
 class Fabric {
 public:
     struct Options {
-        int hcas = 4;                         // H1..Hn on one switch S1 (testbed.md §3)
-        std::string sm_node = "H1";           // where OpenSM runs
-        std::vector<std::string> opensm_args; // e.g. {"-s", "1"}
-        bool sa_db_dump = false;              // write opensm-sa.dump (adds an -F config)
+        int hcas = 4;                           // H1..Hn on one switch S1 (testbed.md §3)
+        std::string sm_node = "H1";             // where OpenSM runs
+        std::vector<std::string> opensm_args{}; // e.g. {"-s", "1"}
+        bool sa_db_dump = false;                // write opensm-sa.dump (adds an -F config)
         std::chrono::seconds sa_ready_timeout{30};
     };
 
@@ -90,6 +110,8 @@ public:
     const std::string &sockname() const;
 
     // Environment that attaches a process to node `node` (LD_PRELOAD, SIM_HOST, IBSIM_SOCKNAME).
+    // It also adds verify_asan_link_order=0 to ASAN_OPTIONS so sanitized clients accept the
+    // preload. Throws std::invalid_argument for a node that is not in the topology.
     std::map<std::string, std::string> node_env(const std::string &node) const;
 
     // Starts a client attached to `node`, with cwd `<scratch>/cli-<node>` (umad2sim writes
@@ -104,10 +126,13 @@ public:
     // Sends one line to the ibsim console ("Unlink \"H2\"", "Error \"H3\"[1] 50", ...).
     void console(const std::string &command);
 
+    // Stops the running OpenSM (TERM, then KILL after 5 s). A no-op when none runs.
     void stop_opensm();
     // Starts OpenSM on `node` (default: the options' sm_node) and waits for the SA.
     void start_opensm(const std::string &node = {}, std::vector<std::string> extra_args = {});
     bool wait_sa(const std::string &from_node, std::chrono::milliseconds timeout);
+    // One `saquery -s` from `from_node`: does the SA answer right now? (Addition.)
+    bool sa_answers(const std::string &from_node);
 
     // Port identity read through the simulated port (not hard-coded).
     std::uint64_t port_guid(const std::string &node);
@@ -134,6 +159,7 @@ public:
         std::uint32_t flow_label = 0;
         std::uint8_t hop_limit = 0;
         std::uint8_t scope = 0;
+        std::uint8_t pkt_life = 0; // raw byte, selector included (0x92)
     };
     std::optional<SaGroup> sa_group(const Gid &mgid, const std::string &via = {});
 
@@ -143,6 +169,17 @@ public:
 
     // Path of opensm-sa.dump (needs Options::sa_db_dump).
     std::filesystem::path sa_dump_path() const;
+
+    // ---- Additions ----
+
+    // Node names of the topology: "S1", then "H1".."Hn".
+    std::vector<std::string> nodes() const;
+    // The node SA queries run from by default: the last HCA, "H<n>".
+    std::string default_via() const;
+    // OpenSM's -f log of the current (or last) OpenSM: ERR codes explain SA rejections.
+    std::filesystem::path opensm_log_path() const;
+    // Everything ibsim printed so far (console replies, warnings).
+    std::string ibsim_output() const;
 
 private:
     struct Impl;

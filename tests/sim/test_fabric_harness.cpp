@@ -1,0 +1,246 @@
+// The sim harness's pieces that need no fabric: Process, and the parser of saquery/smpquery
+// output (fed with text captured from the real tools on an ibsim fabric).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/fabric.hpp"
+#include "sim/tool_output.hpp"
+
+namespace mcastd::sim {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// ---- Process ----
+
+TEST(FabricProcess, ReadLineReturnsLinesThenEof) {
+    Process p({.argv = {"printf", "one\ntwo\nlast-without-newline"}});
+    EXPECT_EQ(p.read_line(5s), "one");
+    EXPECT_EQ(p.read_line(5s), "two");
+    EXPECT_EQ(p.read_line(5s), "last-without-newline");
+    EXPECT_EQ(p.read_line(5s), std::nullopt);
+    EXPECT_EQ(p.wait(5s), 0);
+}
+
+TEST(FabricProcess, WaitForLineSkipsToTheMatch) {
+    Process p({.argv = {"printf", "a\nb ready now\nc\n"}});
+    EXPECT_EQ(p.wait_for_line("ready", 5s), "b ready now");
+    EXPECT_EQ(p.read_line(5s), "c");
+    EXPECT_EQ(p.wait_for_line("never", 5s), std::nullopt); // EOF, not the timeout
+}
+
+TEST(FabricProcess, ReadLineTimesOutWhileTheChildIsQuiet) {
+    Process p({.argv = {"sleep", "30"}});
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(p.read_line(200ms), std::nullopt);
+    auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(took, 200ms);
+    EXPECT_LT(took, 5s);
+    EXPECT_TRUE(p.running());
+}
+
+TEST(FabricProcess, StdinPipeRoundTripAndEof) {
+    Process p({.argv = {"cat"}, .stdin_pipe = true});
+    ASSERT_TRUE(p.write_stdin("hello\n"));
+    EXPECT_EQ(p.read_line(5s), "hello");
+    p.close_stdin();
+    EXPECT_EQ(p.wait(5s), 0); // cat saw EOF
+    EXPECT_FALSE(p.write_stdin("late\n"));
+}
+
+TEST(FabricProcess, WriteToAChildThatClosedStdinFailsWithoutSigpipe) {
+    Process p({.argv = {"true"}, .stdin_pipe = true});
+    ASSERT_EQ(p.wait(5s), 0);
+    // The reader is gone: EPIPE, and the test process must survive the SIGPIPE.
+    std::string big(1 << 20, 'x');
+    EXPECT_FALSE(p.write_stdin(big));
+}
+
+TEST(FabricProcess, StopTerminatesAndReportsTheSignal) {
+    Process p({.argv = {"sleep", "30"}});
+    EXPECT_TRUE(p.running());
+    auto start = std::chrono::steady_clock::now();
+    p.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 4s); // TERM was enough, no KILL grace
+    EXPECT_FALSE(p.running());
+    EXPECT_EQ(p.wait(0ms), 128 + SIGTERM);
+    p.stop(); // idempotent
+}
+
+TEST(FabricProcess, StopEscalatesToKillAfterTheGrace) {
+    // A child that ignores SIGTERM (ignored dispositions survive exec).
+    Process p({.argv = {"sh", "-c", "trap '' TERM; echo armed; exec sleep 30"}});
+    ASSERT_EQ(p.read_line(5s), "armed");
+    auto start = std::chrono::steady_clock::now();
+    p.stop(300ms);
+    auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(took, 300ms);
+    EXPECT_EQ(p.wait(0ms), 128 + SIGKILL);
+}
+
+TEST(FabricProcess, ExitCodeStderrAndEnvironment) {
+    Process p({.argv = {"sh", "-c", "echo \"$MCASTD_TEST_VAR\"; echo oops >&2; exit 3"},
+               .env = {{"MCASTD_TEST_VAR", "from-options"}}});
+    EXPECT_EQ(p.wait(5s), 3);
+    EXPECT_EQ(p.read_all(5s), "from-options\n");
+    EXPECT_EQ(p.stderr_text(), "oops\n");
+}
+
+TEST(FabricProcess, MergedStderrCwdAndLogFile) {
+    fs::path dir = fs::temp_directory_path() / ("mcastd-proc-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    {
+        Process p({.argv = {"sh", "-c", "pwd; echo err >&2"},
+                   .cwd = dir,
+                   .merge_stderr = true,
+                   .log_file = dir / "log"});
+        EXPECT_EQ(p.wait(5s), 0);
+        EXPECT_EQ(p.read_all(5s), dir.string() + "\nerr\n");
+        EXPECT_EQ(p.stderr_text(), "");
+    }
+    EXPECT_EQ(read_text_file(dir / "log"), dir.string() + "\nerr\n");
+    fs::remove_all(dir);
+}
+
+TEST(FabricProcess, StdinFromAFile) {
+    fs::path file = fs::temp_directory_path() / ("mcastd-stdin-" + std::to_string(::getpid()));
+    std::ofstream(file) << "line from file\n";
+    Process p({.argv = {"cat"}, .stdin_path = file});
+    EXPECT_EQ(p.read_line(5s), "line from file");
+    EXPECT_EQ(p.wait(5s), 0);
+    fs::remove(file);
+}
+
+TEST(FabricProcess, StartFailuresThrowWithTheCause) {
+    try {
+        Process p({.argv = {"mcastd-no-such-binary"}});
+        FAIL() << "expected a throw";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("not found in PATH"), std::string::npos) << e.what();
+    }
+    try {
+        Process p({.argv = {"true"}, .cwd = "/nonexistent/mcastd"});
+        FAIL() << "expected a throw";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("chdir"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Process({.argv = {}}), std::invalid_argument);
+}
+
+TEST(FabricProcess, OutputIsDrainedWhileNobodyReads) {
+    // 4 MB is far more than a pipe holds: without the drain thread the child would block.
+    Process p({.argv = {"head", "-c", "4194304", "/dev/zero"}});
+    EXPECT_EQ(p.wait(10s), 0);
+    EXPECT_EQ(p.read_all(5s).size(), 4194304u);
+}
+
+TEST(FabricProcess, MoveKeepsTheChild) {
+    Process a({.argv = {"sleep", "30"}});
+    pid_t pid = a.pid();
+    Process b(std::move(a));
+    EXPECT_EQ(b.pid(), pid);
+    EXPECT_TRUE(b.running());
+    b.stop();
+    EXPECT_EQ(::kill(pid, 0), -1); // reaped: the pid is no longer ours
+}
+
+// ---- saquery / smpquery output ----
+
+// `saquery --smkey 1 MCMR --mgid ff12:1234::1 --gid fe80::10:3` after a join with flow label
+// 0x12345, SL 3, hop limit 7, captured on a 4-HCA ibsim fabric.
+constexpr const char *kMcmrTrusted = "MCMember Record dump:\n"
+                                     "\t\tMGID....................ff12:1234::1\n"
+                                     "\t\tPortGid.................fe80::10:3\n"
+                                     "\t\tqkey....................0x1234\n"
+                                     "\t\tmlid....................0xc001\n"
+                                     "\t\tmtu.....................0x84\n"
+                                     "\t\tTClass..................0x0\n"
+                                     "\t\tpkey....................0xffff\n"
+                                     "\t\trate....................0x83\n"
+                                     "\t\tpkt_life................0x80\n"
+                                     "\t\tSL......................0x3\n"
+                                     "\t\tFlowLabel...............0x12345\n"
+                                     "\t\tHopLimit................0x7\n"
+                                     "\t\tScope...................0x0\n"
+                                     "\t\tJoinState...............0x1\n"
+                                     "\t\tProxyJoin...............0x0\n";
+
+TEST(FabricToolOutput, ParsesAnMcMemberRecord) {
+    auto recs = parse_records(kMcmrTrusted, "MCMember Record dump:");
+    ASSERT_EQ(recs.size(), 1u);
+    const auto &r = recs[0];
+    EXPECT_EQ(field_gid(r, "mgid"), parse_gid("ff12:1234::1"));
+    EXPECT_EQ(field_gid(r, "portgid"), parse_gid("fe80::10:3"));
+    EXPECT_EQ(field_number(r, "qkey"), 0x1234u);
+    EXPECT_EQ(field_number(r, "mlid"), 0xc001u);
+    EXPECT_EQ(field_number(r, "mtu"), 0x84u);
+    EXPECT_EQ(field_number(r, "flowlabel"), 0x12345u);
+    EXPECT_EQ(field_number(r, "joinstate", 0xf), 1u);
+    EXPECT_EQ(field_number(r, "sl"), 3u);
+}
+
+TEST(FabricToolOutput, SplitsSeveralRecordsAndIgnoresTheRest) {
+    std::string text = std::string("ibwarn: noise before\n") + kMcmrTrusted + kMcmrTrusted;
+    EXPECT_EQ(parse_records(text, "MCMember Record dump:").size(), 2u);
+    EXPECT_TRUE(parse_records("", "MCMember Record dump:").empty());
+    // `saquery -g` labels differ in case; keys are lower-cased.
+    auto g = parse_records("MCMemberRecord group dump:\n"
+                           "\t\tMGID....................ff12:401b:ffff::ffff:ffff\n"
+                           "\t\tMlid....................0xC000\n",
+                           "MCMemberRecord group dump:");
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_EQ(field_number(g[0], "mlid"), 0xc000u);
+}
+
+TEST(FabricToolOutput, ParsesSmpqueryLines) {
+    // Lines of `smpquery -D portinfo 0 1`, including the one-dot leader and a value with dots.
+    auto r = parse_fields("# Port info: DR path slid 65535; dlid 65535; 0 port 1\n"
+                          "Mkey:............................<not displayed>\n"
+                          "GidPrefix:.......................0xfe80000000000000\n"
+                          "Lid:.............................3\n"
+                          "CapMask:.........................0x50c048\n"
+                          "\t\t\t\tIsTrapSupported\n"
+                          "LinkSpeedActive:.................2.5 Gbps\n"
+                          "McastPkeyTrapSuppressionEnabled:.0\n");
+    EXPECT_EQ(field_number(r, "gidprefix"), 0xfe80000000000000u);
+    EXPECT_EQ(field_number(r, "lid"), 3u);
+    EXPECT_EQ(field_number(r, "capmask"), 0x50c048u);
+    EXPECT_EQ(r.at("linkspeedactive"), "2.5 Gbps");
+    EXPECT_EQ(field_number(r, "mcastpkeytrapsuppressionenabled"), 0u);
+    EXPECT_EQ(r.count("istrapsupported"), 0u);
+    EXPECT_EQ(r.count("# port info"), 0u);
+}
+
+TEST(FabricToolOutput, NonFieldLines) {
+    EXPECT_EQ(parse_field_line("MCMember Record dump:"), std::nullopt);
+    EXPECT_EQ(parse_field_line("Query SA failed: Connection timed out"), std::nullopt);
+    EXPECT_EQ(parse_field_line("sim> ibwarn: [4778] process_packet: no one"), std::nullopt);
+    EXPECT_EQ(parse_field_line("SMP status: 0x8000"), std::nullopt);
+    EXPECT_EQ(parse_field_line("a.b"), std::nullopt); // one dot without a colon is no leader
+    EXPECT_EQ(parse_field_line("....x"), std::nullopt); // no label
+}
+
+TEST(FabricToolOutput, NumbersAreStrict) {
+    EXPECT_EQ(parse_number("0x1F"), 0x1fu);
+    EXPECT_EQ(parse_number("0XC000"), 0xc000u);
+    EXPECT_EQ(parse_number(" 42 "), 42u);
+    EXPECT_EQ(parse_number("0x"), std::nullopt);
+    EXPECT_EQ(parse_number("12abc"), std::nullopt);
+    EXPECT_EQ(parse_number("-1"), std::nullopt);
+    EXPECT_EQ(parse_number("0x10000", 0xffff), std::nullopt);
+    EXPECT_EQ(parse_number("99999999999999999999"), std::nullopt);
+    ToolRecord r{{"lid", "abc"}};
+    EXPECT_THROW(field_number(r, "lid"), std::runtime_error);
+    EXPECT_THROW(field_number(r, "missing"), std::runtime_error);
+    EXPECT_THROW(field_gid(r, "lid"), std::runtime_error);
+}
+
+} // namespace
+} // namespace mcastd::sim
