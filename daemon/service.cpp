@@ -1,0 +1,97 @@
+#include "service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/sa_status.hpp"
+#include "port/port_discovery.hpp"
+
+namespace mcastd {
+
+sa::MadAddress sa_address_of(const port::PortAttributes &p) {
+    sa::MadAddress a;
+    a.dlid = p.sm_lid;
+    a.dqp = 1;
+    a.sl = p.sm_sl;
+    a.qkey = 0x80010000; // the well-known QP1 Q_Key
+    // The kernel's SA client uses the index holding 0xFFFF (index 0 when absent).
+    a.pkey_index = port::pkey_index_or_default(p.pkeys);
+    return a;
+}
+
+namespace {
+
+bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p) {
+    if (names.empty())
+        return p.is_infiniband();
+    const std::string full = p.device + "/" + std::to_string(p.port_num);
+    return std::find(names.begin(), names.end(), p.device) != names.end() ||
+           std::find(names.begin(), names.end(), full) != names.end();
+}
+
+} // namespace
+
+Service::Service(runtime::EventLoop &loop, ServiceConfig cfg)
+    : loop_(loop), transport_(loop), txns_(transport_, loop.timers(), cfg.sa), sa_client_(txns_),
+      engine_(cfg.engine, sa_client_, loop.timers()) {
+    open_ports(cfg.ports); // MadTransactions already receives what the transport reads
+}
+
+Service::~Service() { transport_.close_all(); }
+
+void Service::open_ports(const std::vector<std::string> &names) {
+    port::Discovery found = port::discover_ports();
+    for (const Error &e : found.errors)
+        spdlog::warn("port discovery: {}", e.message);
+    for (const std::string &name : names) {
+        const bool exists = std::any_of(found.ports.begin(), found.ports.end(), [&](const auto &p) {
+            return p.device == name || p.device + "/" + std::to_string(p.port_num) == name;
+        });
+        if (!exists)
+            throw std::runtime_error("configured port '" + name + "' does not exist");
+    }
+    for (const port::PortAttributes &p : found.ports) {
+        if (!wanted(names, p)) {
+            spdlog::info("{}/{}: skipped ({} link layer or not configured)", p.device, p.port_num,
+                         p.link_layer);
+            continue;
+        }
+        const auto index = static_cast<PortIndex>(ports_.size());
+        transport_.open_port(index, p.device, p.port_num);
+        const bool usable = p.is_active() && p.sm_lid != 0;
+        const PortIndex in_engine = engine_.add_port(p.device, p.port_num, p.port_gid(), usable);
+        if (in_engine != index)
+            throw std::logic_error("port index mismatch between engine and transport");
+        if (p.sm_lid)
+            txns_.set_sa_address(index, sa_address_of(p));
+        spdlog::info("{}/{}: {} LID {} SM LID {} PortGID {}", p.device, p.port_num,
+                     port::port_state_name(p.state), p.lid, p.sm_lid, format_gid(p.port_gid()));
+        ports_.push_back(p);
+    }
+    if (ports_.empty())
+        throw std::runtime_error("no usable InfiniBand port found");
+}
+
+EngineObserver log_observer(const Service &service) {
+    return [&service](const EngineNote &n) {
+        const auto &ports = service.ports();
+        const std::string where =
+            n.port < ports.size() ? ports[n.port].device + "/" + std::to_string(ports[n.port].port_num) : "?";
+        switch (n.kind) {
+        case EngineNote::Kind::warning:
+        case EngineNote::Kind::lost:
+            spdlog::warn("{}: {}", where, n.message);
+            break;
+        case EngineNote::Kind::join_failed:
+            spdlog::info("{}: join failed: {}", where, n.message);
+            break;
+        default:
+            spdlog::info("{}: {}", where, n.message);
+            break;
+        }
+    };
+}
+
+} // namespace mcastd
