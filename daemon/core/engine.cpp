@@ -258,6 +258,7 @@ struct Engine::Impl {
     // Callbacks and events run only once the engine's state is consistent, at the end of the
     // outermost entry point, so they may call back into the engine.
     std::vector<std::function<void()>> deferred;
+    std::vector<std::function<void()>> idle_waiters;
     int depth = 0;
 
     struct Entry {
@@ -286,6 +287,19 @@ struct Engine::Impl {
         }
         deferred.clear();
         --depth;
+        if (!idle_waiters.empty() && is_idle()) {
+            auto waiters = std::move(idle_waiters);
+            idle_waiters.clear();
+            for (auto &fn : waiters)
+                fn();
+        }
+    }
+
+    bool is_idle() const {
+        for (const auto &[id, g] : groups)
+            if (g.op || g.retry_timer)
+                return false;
+        return true;
     }
 
     void note(EngineNote n) {
@@ -567,7 +581,7 @@ struct Engine::Impl {
             if (it == groups.end())
                 return;
             it->second.retry_timer = 0;
-            pump(it->second);
+            advance(gid);
         });
     }
 
@@ -655,7 +669,16 @@ struct Engine::Impl {
             return;
         }
         g.backoff = Duration{0};
-        maybe_destroy(g);
+    }
+
+    // Moves a group on after anything happened to it, and forgets it once nothing is left.
+    // The one place a group is destroyed: callers must not touch it afterwards.
+    void advance(GroupId id) {
+        auto it = groups.find(id);
+        if (it == groups.end())
+            return;
+        pump(it->second);
+        maybe_destroy(it->second);
     }
 
     void maybe_destroy(Group &g) {
@@ -789,8 +812,7 @@ struct Engine::Impl {
             on_delete(*g, op, r);
             break;
         }
-        pump(*g);
-        maybe_destroy(*g);
+        advance(g->id);
     }
 
     void probe_failed(Group &g, const Op &op, const SaResult &r) {
@@ -1008,9 +1030,9 @@ struct Engine::Impl {
         } else {
             note_group(EngineNote::Kind::left, g, m.bits, m.client, "left " + where(g));
         }
+        const GroupId gid = g.id;
         erase_member(id);
-        pump(g);
-        maybe_destroy(g);
+        advance(gid);
     }
 };
 
@@ -1117,11 +1139,11 @@ std::vector<GroupView> Engine::groups() const {
 
 const EngineStats &Engine::stats() const { return impl_->st; }
 
-bool Engine::idle() const {
-    for (const auto &[id, g] : impl_->groups)
-        if (g.op || g.retry_timer)
-            return false;
-    return true;
+bool Engine::idle() const { return impl_->is_idle(); }
+
+void Engine::when_idle(std::function<void()> fn) {
+    Impl::Entry e(*impl_);
+    impl_->idle_waiters.push_back(std::move(fn));
 }
 
 } // namespace mcastd

@@ -20,50 +20,11 @@
 
 #include "core/error.hpp"
 #include "core/record.hpp"
+#include "core/request.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
 
 namespace mcastd {
-
-using ClientId = std::uint64_t;
-using MembershipId = std::uint64_t;
-
-// Who a client is, as its transport learned it (SO_PEERCRED, D-Bus credentials).
-struct ClientInfo {
-    pid_t pid = 0;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::string comm;
-};
-
-struct Selected {
-    Selector selector = Selector::exactly;
-    std::uint8_t value = 0;
-    bool operator==(const Selected &) const = default;
-};
-
-// Fields a member asserts about the group. Unset fields are not asserted: a join of an existing
-// group then takes the group's value, and a create takes the configured default.
-struct GroupParams {
-    std::optional<std::uint32_t> qkey;
-    std::optional<std::uint16_t> pkey;
-    std::optional<std::uint8_t> sl;
-    std::optional<std::uint8_t> tclass;
-    std::optional<std::uint32_t> flow_label;
-    std::optional<std::uint8_t> hop_limit;
-    std::optional<Selected> mtu;
-    std::optional<Selected> rate;
-    bool operator==(const GroupParams &) const = default;
-};
-
-struct JoinRequest {
-    std::string device;
-    std::uint8_t port = 0;
-    Gid mgid{}; // all zero: create a new group with an SA-assigned MGID
-    std::uint8_t join_state = join::full;
-    GroupParams params;
-    std::optional<std::uint8_t> scope; // MGID 0 only: scope of the MGID the SA assigns
-};
 
 struct JoinResult {
     MembershipId id = 0;
@@ -208,6 +169,9 @@ public:
     const EngineStats &stats() const;
     // True when no SA transaction is in flight and no retry is scheduled.
     bool idle() const;
+    // Runs `fn` once, as soon as the engine is idle (at once if it is). For a graceful stop:
+    // every Delete answered before the daemon lets go of the SA.
+    void when_idle(std::function<void()> fn);
 
 private:
     struct Impl;

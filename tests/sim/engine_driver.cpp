@@ -78,7 +78,7 @@ json error_json(const Error &e) {
 
 class Driver {
 public:
-    Driver(runtime::EventLoop &loop, Service &svc) : loop_(loop), svc_(svc) {}
+    explicit Driver(Service &svc) : svc_(svc) {}
 
     void line(const std::string &text) {
         std::istringstream in(text);
@@ -109,7 +109,7 @@ private:
         const std::string n = kv.count("client") ? kv.at("client") : "0";
         auto [it, fresh] = clients_.try_emplace(n, 0);
         if (fresh)
-            it->second = svc_.engine().add_client(ClientInfo{getpid(), getuid(), getgid(), "driver-" + n});
+            it->second = svc_.add_client(ClientInfo{getpid(), getuid(), getgid(), "driver-" + n}, nullptr);
         return it->second;
     }
 
@@ -169,7 +169,7 @@ private:
     void drop(const std::string &tag, const std::map<std::string, std::string> &kv) {
         const std::string n = kv.count("client") ? kv.at("client") : "0";
         if (auto it = clients_.find(n); it != clients_.end()) {
-            svc_.engine().remove_client(it->second);
+            svc_.remove_client(it->second);
             clients_.erase(it);
         }
         emit({{"tag", tag}, {"ok", true}});
@@ -213,12 +213,7 @@ private:
     }
 
     void when_idle(const std::string &tag) {
-        if (svc_.engine().idle()) {
-            emit({{"tag", tag}, {"ok", true}});
-            return;
-        }
-        // The engine has no idle notification; a short poll keeps this test tool simple.
-        loop_.timers().start(std::chrono::milliseconds(5), [this, tag] { when_idle(tag); });
+        svc_.engine().when_idle([tag] { emit({{"tag", tag}, {"ok", true}}); });
     }
 
     void stats(const std::string &tag) {
@@ -240,7 +235,6 @@ private:
         std::chrono::steady_clock::time_point t0;
     };
 
-    runtime::EventLoop &loop_;
     Service &svc_;
     std::map<std::string, ClientId> clients_;
     std::vector<std::pair<ClientId, MembershipId>> bulk_ids_;
@@ -285,8 +279,8 @@ int main(int argc, char **argv) {
     try {
         runtime::EventLoop loop;
         Service svc(loop, cfg);
-        svc.engine().set_observer(log_observer(svc));
-        Driver driver(loop, svc);
+        svc.add_observer(log_observer(svc));
+        Driver driver(svc);
         std::string buffer;
         auto in = loop.watch_io(STDIN_FILENO, EPOLLIN, [&](std::uint32_t) {
             char chunk[4096];

@@ -486,6 +486,21 @@ TEST_F(EngineTest, LeaveOfSomeoneElsesMembershipIsNotFound) {
     EXPECT_EQ(sa_bits(kGroup), join::full);
 }
 
+TEST_F(EngineTest, WhenIdleRunsOnceTheLastAnswerIsIn) {
+    MembershipId id;
+    join(client, request(kGroup, join::full), &id);
+    settle();
+    int called = 0;
+    engine.when_idle([&] { ++called; });
+    EXPECT_EQ(called, 1) << "already idle: at once";
+    engine.leave(client, id); // a Delete is now in flight
+    engine.when_idle([&] { ++called; });
+    EXPECT_EQ(called, 1);
+    sa.run();
+    EXPECT_EQ(called, 2);
+    EXPECT_EQ(sa_bits(kGroup), std::nullopt);
+}
+
 TEST_F(EngineTest, GroupsAreKeyedPerPort) {
     const PortIndex p2 = add_port("mlx5_0", 2, 0x100004);
     join(client, request(kGroup, join::full));
