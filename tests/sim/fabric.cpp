@@ -279,7 +279,7 @@ std::map<std::string, std::string> Fabric::node_env(const std::string &node) con
     // before the ASan runtime; the shim must come first, so tell ASan not to check.
     const char *asan = std::getenv("ASAN_OPTIONS");
     env["ASAN_OPTIONS"] = std::string(asan && *asan ? asan : "") + (asan && *asan ? ":" : "") +
-                          "verify_asan_link_order=0";
+                          "verify_asan_link_order=0:suppressions=" MCASTD_ASAN_SUPPRESSIONS;
     return env;
 }
 
