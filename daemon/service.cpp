@@ -37,6 +37,69 @@ Service::Service(runtime::EventLoop &loop, ServiceConfig cfg)
     : loop_(loop), transport_(loop), txns_(transport_, loop.timers(), cfg.sa), sa_client_(txns_),
       engine_(cfg.engine, sa_client_, loop.timers()) {
     open_ports(cfg.ports); // MadTransactions already receives what the transport reads
+    for (PortIndex i = 0; i < ports_.size(); ++i)
+        refresh_port(i);
+    engine_.set_event_sink(this);
+    engine_.set_observer([this](const EngineNote &n) {
+        for (const auto &o : observers_)
+            o(n);
+    });
+}
+
+void Service::refresh_port(PortIndex port, std::function<void()> done) {
+    const port::SmpBuf req = port::encode_portinfo_get(0, ports_.at(port).port_num);
+    txns_.submit(port, req, sa::Route::local_smp, [this, port, done = std::move(done)](const sa::TxnOutcome &out) {
+        const std::string where = port_name(*this, port);
+        if (out.kind != sa::TxnOutcome::Kind::response) {
+            spdlog::warn("{}: PortInfo query: {}", where, out.detail);
+        } else {
+            auto reply = port::decode_portinfo_reply(out.response);
+            if (auto *err = std::get_if<port::SmpError>(&reply))
+                spdlog::warn("{}: PortInfo query: {}", where, err->message);
+            else
+                apply_portinfo(port, std::get<port::PortInfoReply>(reply).info);
+        }
+        if (done)
+            done();
+    });
+}
+
+void Service::apply_portinfo(PortIndex port, const port::PortInfo &info) {
+    port::PortAttributes &p = ports_.at(port);
+    const bool sa_moved = info.master_sm_lid != p.sm_lid || info.master_sm_sl != p.sm_sl;
+    p.lid = info.lid;
+    p.sm_lid = info.master_sm_lid;
+    p.sm_sl = info.master_sm_sl;
+    p.state = info.port_state;
+    p.mtu = info.neighbor_mtu;
+    if (sa_moved && p.sm_lid) {
+        spdlog::info("{}: the SA is at LID {} SL {}", port_name(*this, port), p.sm_lid, p.sm_sl);
+        txns_.set_sa_address(port, sa_address_of(p));
+    }
+    engine_.set_port_active(port, p.is_active() && p.sm_lid != 0);
+}
+
+ClientId Service::add_client(ClientInfo info, EventSink *sink) {
+    const ClientId id = engine_.add_client(std::move(info));
+    sinks_[id] = sink;
+    return id;
+}
+
+void Service::remove_client(ClientId client) {
+    engine_.remove_client(client);
+    sinks_.erase(client);
+}
+
+void Service::add_observer(EngineObserver observer) { observers_.push_back(std::move(observer)); }
+
+void Service::membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) {
+    if (auto it = sinks_.find(client); it != sinks_.end() && it->second)
+        it->second->membership_event(client, id, ev);
+}
+
+std::string port_name(const Service &service, PortIndex port) {
+    const auto &ports = service.ports();
+    return port < ports.size() ? ports[port].device + "/" + std::to_string(ports[port].port_num) : "?";
 }
 
 Service::~Service() { transport_.close_all(); }
@@ -76,9 +139,7 @@ void Service::open_ports(const std::vector<std::string> &names) {
 
 EngineObserver log_observer(const Service &service) {
     return [&service](const EngineNote &n) {
-        const auto &ports = service.ports();
-        const std::string where =
-            n.port < ports.size() ? ports[n.port].device + "/" + std::to_string(ports[n.port].port_num) : "?";
+        const std::string where = port_name(service, n.port);
         switch (n.kind) {
         case EngineNote::Kind::warning:
         case EngineNote::Kind::lost:

@@ -77,6 +77,9 @@ struct PortAttributes {
     std::uint32_t capability_mask = 0; // host order
     std::string link_layer;            // "InfiniBand", "Ethernet" ("IB" when sysfs has none)
     std::vector<std::uint16_t> pkeys;  // the P_Key table by index, host order
+    // Active MTU (IBA enum 1 = 256 .. 5 = 4096): not in sysfs, so 0 until a PortInfo SMP
+    // answered (Service::refresh_port).
+    std::uint8_t mtu = 0;
 
     Gid port_gid() const { return make_gid(gid_prefix, port_guid); }
     bool is_infiniband() const { return link_layer == "InfiniBand" || link_layer == "IB"; }

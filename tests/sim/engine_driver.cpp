@@ -98,6 +98,7 @@ public:
             if (cmd == "drop") return drop(tag, kv);
             if (cmd == "idle") return when_idle(tag);
             if (cmd == "stats") return stats(tag);
+            if (cmd == "ports") return ports(tag);
             emit({{"tag", tag}, {"ok", false}, {"error", "unknown command " + cmd}});
         } catch (const std::exception &e) {
             emit({{"tag", tag}, {"ok", false}, {"error", e.what()}});
@@ -226,6 +227,26 @@ private:
                           {"sa_gets", s.sa_gets}}},
               {"sa", {{"sent", t.sent}, {"retransmits", t.retransmits}, {"timeouts", t.timeouts},
                       {"bounces", t.bounces}, {"responses", t.responses}, {"late", t.late}}}});
+    }
+
+    // Refreshes every port from its PortInfo first, so the answer is the live state.
+    void ports(const std::string &tag) {
+        auto left = std::make_shared<std::size_t>(svc_.ports().size());
+        for (PortIndex i = 0; i < svc_.ports().size(); ++i)
+            svc_.refresh_port(i, [this, tag, left] {
+                if (--*left == 0)
+                    print_ports(tag);
+            });
+    }
+
+    void print_ports(const std::string &tag) {
+        json out = json::array();
+        for (const auto &p : svc_.ports())
+            out.push_back({{"device", p.device}, {"port", p.port_num}, {"lid", p.lid}, {"sm_lid", p.sm_lid},
+                           {"sm_sl", p.sm_sl}, {"state", p.state}, {"mtu", mtu_bytes(p.mtu)},
+                           {"rate_gbps", p.rate_gbps}, {"link_layer", p.link_layer},
+                           {"port_gid", format_gid(p.port_gid())}, {"pkeys", p.pkeys.size()}});
+        emit({{"tag", tag}, {"ok", true}, {"ports", out}});
     }
 
     struct BulkState {

@@ -88,6 +88,19 @@ TEST_F(EngineSim, CreatesByExplicitMgidAndByMgid0AndASecondHostJoins) {
     EXPECT_NE(z2["record"]["mgid"], z["record"]["mgid"]) << "every MGID-0 join creates a group";
 }
 
+TEST_F(EngineSim, DiscoversThePortWithItsLiveMtu) {
+    Driver h2(fabric, "H2");
+    json p = h2.call("ports")["ports"][0];
+    EXPECT_EQ(p["device"], "ibsim0");
+    EXPECT_EQ(p["port"], 1);
+    EXPECT_EQ(p["lid"], fabric.lid("H2"));
+    EXPECT_EQ(p["state"], 4) << "ACTIVE";
+    EXPECT_EQ(p["port_gid"], format_gid(fabric.port_gid("H2")));
+    // ibsim ports run at MTU 2048 (sa-multicast.md 10), read here through the SMP.
+    EXPECT_EQ(p["mtu"], 2048);
+    EXPECT_EQ(p["sm_lid"], fabric.lid("H1")) << "OpenSM runs on H1";
+}
+
 TEST_F(EngineSim, TwoMembersOnOnePortShareOneSaMembership) {
     Driver h2(fabric, "H2");
     const Gid m = G("ff15:1234::2");
