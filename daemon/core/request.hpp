@@ -1,0 +1,55 @@
+// What a client asks of the engine: pure data, shared with the protocol codec and the client
+// library, which do not link the engine.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/record.hpp"
+
+namespace mcastd {
+
+using ClientId = std::uint64_t;
+using MembershipId = std::uint64_t;
+
+// Who a client is, as its transport learned it (SO_PEERCRED, D-Bus credentials).
+struct ClientInfo {
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string comm;
+};
+
+struct Selected {
+    Selector selector = Selector::exactly;
+    std::uint8_t value = 0;
+    bool operator==(const Selected &) const = default;
+};
+
+// Fields a member asserts about the group. Unset fields are not asserted: a join of an existing
+// group then takes the group's value, and a create takes the configured default.
+struct GroupParams {
+    std::optional<std::uint32_t> qkey;
+    std::optional<std::uint16_t> pkey;
+    std::optional<std::uint8_t> sl;
+    std::optional<std::uint8_t> tclass;
+    std::optional<std::uint32_t> flow_label;
+    std::optional<std::uint8_t> hop_limit;
+    std::optional<Selected> mtu;
+    std::optional<Selected> rate;
+    bool operator==(const GroupParams &) const = default;
+};
+
+struct JoinRequest {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{}; // all zero: create a new group with an SA-assigned MGID
+    std::uint8_t join_state = join::full;
+    GroupParams params;
+    std::optional<std::uint8_t> scope; // MGID 0 only: scope of the MGID the SA assigns
+};
+
+} // namespace mcastd
