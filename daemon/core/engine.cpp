@@ -690,12 +690,25 @@ struct Engine::Impl {
         groups.erase(g.id);
     }
 
+    // The port holds nothing in this group any more, so what the engine knew about it (its
+    // record, whether it exists) may be stale: a join queued behind the last Delete must see
+    // the SA afresh, and create the group with its own parameters if it is gone.
+    void forget_group_state(Group &g) {
+        if (!g.settled.empty())
+            return; // lost members keep the last record they were told
+        g.have_rec = false;
+        g.absent = false;
+        g.probed = false;
+    }
+
     // A Set answered: take the record, and tell members if the group changed under them.
     void adopt_record(Group &g, const McRecord &resp, std::uint8_t set_bits) {
         const bool had = g.have_rec;
         const McRecord old = g.rec;
         g.rec = resp;
         g.rec.port_gid = ports[g.port].gid;
+        // OpenSM stores whatever scope the Set carried; the MGID's own nibble is the truth.
+        g.rec.scope = mgid_scope(g.rec.mgid);
         g.have_rec = true;
         g.absent = false;
         // The response's JoinState is exactly what the port now holds, so it settles every
@@ -915,6 +928,8 @@ struct Engine::Impl {
                 g.uncertain = static_cast<std::uint8_t>(g.uncertain | g.held);
                 g.held = 0;
             }
+            if (!g.held && !g.foreign && !g.uncertain)
+                forget_group_state(g);
             g.backoff = Duration{0};
             return;
         }

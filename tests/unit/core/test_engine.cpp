@@ -501,6 +501,28 @@ TEST_F(EngineTest, WhenIdleRunsOnceTheLastAnswerIsIn) {
     EXPECT_EQ(sa_bits(kGroup), std::nullopt);
 }
 
+TEST_F(EngineTest, AJoinQueuedBehindTheLastDeleteCreatesTheGroupAfresh) {
+    MembershipId id;
+    join(client, request(kGroup, join::full), &id); // created with the default Q_Key
+    settle();
+    engine.leave(client, id); // the Delete that ends the group is in flight
+    auto r = request(kGroup, join::full);
+    r.params.qkey = 0x5;
+    auto j = join(other, r);
+    settle();
+    ASSERT_TRUE(j->ok()) << j->message();
+    EXPECT_EQ(j->result.record.qkey, 0x5u) << "not checked against the old group's record";
+    EXPECT_EQ(sa.state.groups.at(kGroup).rec.qkey, 0x5u);
+}
+
+TEST_F(EngineTest, TheRecordCarriesTheMgidsScope) {
+    auto a = join(client, request(gid("ff15:1234::7"), join::full));
+    auto b = join(client, request(gid("ff12:1234::7"), join::full));
+    settle();
+    EXPECT_EQ(a->result.record.scope, 0x5);
+    EXPECT_EQ(b->result.record.scope, 0x2);
+}
+
 TEST_F(EngineTest, GroupsAreKeyedPerPort) {
     const PortIndex p2 = add_port("mlx5_0", 2, 0x100004);
     join(client, request(kGroup, join::full));
