@@ -1,0 +1,252 @@
+// What a client reads: replies and events from the daemon. Tolerant of keys it does not know
+// (a newer daemon may add some), strict about the types and ranges of those it does, and
+// never throwing: a malformed message is an Error the client can log and drop.
+#include "json_writer.hpp"
+#include "protocol.hpp"
+#include "wire_values.hpp"
+
+namespace mcastd::proto {
+
+using json_check::FieldError;
+using json_check::json;
+using json_check::ObjectReader;
+using json_check::pointer_to;
+
+namespace {
+
+Error malformed(const FieldError &e) {
+    return Error{Errc::invalid_argument, "malformed message from rdma-mcastd: " + e.describe(),
+                 std::nullopt};
+}
+
+// Parses a message or result text into a JSON object, or throws FieldError.
+json parse_object(std::string_view text) {
+    auto parsed = json_check::parse(text);
+    if (parsed.syntax_error)
+        throw FieldError({}, "not valid JSON: " + *parsed.syntax_error);
+    if (parsed.duplicate)
+        throw *parsed.duplicate;
+    if (!parsed.value.is_object())
+        throw FieldError({}, "expected a JSON object, got " +
+                                 json_check::describe_value(parsed.value));
+    return std::move(parsed.value);
+}
+
+// Runs a decoder on the object in `text`, turning its FieldError into an Error.
+template <class T, class Decode>
+std::variant<T, Error> decode_object(std::string_view text, Decode decode) {
+    try {
+        const json doc = parse_object(text);
+        return decode(ObjectReader(doc, ""));
+    } catch (const FieldError &e) {
+        return malformed(e);
+    } catch (const std::bad_alloc &) {
+        return Error{Errc::internal, "out of memory decoding a message from rdma-mcastd",
+                     std::nullopt};
+    }
+}
+
+// For each element of the array at `key` (required), with its pointer.
+template <class F> void for_each_element(const ObjectReader &in, std::string_view key, F f) {
+    const json &arr = json_check::check_array(in.required(key), in.pointer(key));
+    const std::string base = in.pointer(key);
+    std::size_t i = 0;
+    for (const auto &v : arr)
+        f(v, pointer_to(base, i++));
+}
+
+std::string owned(std::string_view s) { return std::string(s); }
+
+std::uint8_t bits_from_names(const ObjectReader &in, std::string_view key) {
+    std::uint8_t bits = 0;
+    for_each_element(in, key, [&](const json &v, const std::string &ptr) {
+        const auto name = json_check::check_string(v, ptr);
+        const auto bit = join_state_from_name(name);
+        if (!bit)
+            throw FieldError(ptr, json_check::describe_value(v) + " is not a join state");
+        bits |= *bit;
+    });
+    return bits;
+}
+
+// ---- results ----
+
+GroupInfo read_group(const ObjectReader &in) {
+    GroupInfo g;
+    g.mgid = wire::read_gid(in, "mgid");
+    g.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
+    g.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
+    if (auto busy = in.boolean("busy"))
+        g.busy = *busy;
+    else
+        in.fail("busy", "required key is missing");
+    g.held = bits_from_names(in, "held");
+    g.foreign = bits_from_names(in, "foreign");
+    const ObjectReader counts(in.required("counts"), in.pointer("counts"));
+    for (std::size_t i = 0; i < g.counts.size(); ++i)
+        g.counts[i] = static_cast<std::uint32_t>(
+            counts.required_uint(wire::kJoinStateNames[i], 0, 0xffffffff));
+    for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
+        const ObjectReader m(v, ptr);
+        MemberInfo info;
+        info.membership = m.required_uint("membership", 0, UINT64_MAX);
+        info.join_state = wire::read_join_state(m, "join_state");
+        info.state = m.required_string("state");
+        info.pid = static_cast<pid_t>(m.required_uint("pid", 0, INT32_MAX));
+        info.uid = static_cast<uid_t>(m.required_uint("uid", 0, UINT32_MAX));
+        info.comm = m.required_string("comm");
+        g.members.push_back(std::move(info));
+    });
+    return g;
+}
+
+ListResult read_list(const ObjectReader &in) {
+    ListResult r;
+    for_each_element(in, "ports", [&](const json &v, const std::string &ptr) {
+        const ObjectReader p(v, ptr);
+        PortGroups pg;
+        pg.device = p.required_string("device");
+        pg.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
+        pg.port_gid = wire::read_gid(p, "port_gid");
+        for_each_element(p, "groups", [&](const json &gv, const std::string &gptr) {
+            pg.groups.push_back(read_group(ObjectReader(gv, gptr)));
+        });
+        r.ports.push_back(std::move(pg));
+    });
+    return r;
+}
+
+double required_number(const ObjectReader &in, std::string_view key) {
+    if (auto v = in.number(key))
+        return *v;
+    in.fail(key, "required key is missing");
+}
+
+StatusResult read_status(const ObjectReader &in) {
+    StatusResult r;
+    r.daemon = in.required_string("daemon");
+    r.protocol = static_cast<unsigned>(in.required_uint("protocol", 0, UINT32_MAX));
+    r.uptime_s = required_number(in, "uptime_s");
+    r.clients = in.required_uint("clients", 0, UINT64_MAX);
+    for_each_element(in, "ports", [&](const json &v, const std::string &ptr) {
+        const ObjectReader p(v, ptr);
+        PortStatus s;
+        s.device = p.required_string("device");
+        s.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
+        s.state = p.required_string("state");
+        s.lid = static_cast<std::uint16_t>(p.required_uint("lid", 0, 0xffff));
+        s.sm_lid = static_cast<std::uint16_t>(p.required_uint("sm_lid", 0, 0xffff));
+        s.sm_sl = static_cast<std::uint8_t>(p.required_uint("sm_sl", 0, 15));
+        s.port_gid = wire::read_gid(p, "port_gid");
+        s.link_layer = p.required_string("link_layer");
+        s.rate_gbps = required_number(p, "rate_gbps");
+        s.groups = p.required_uint("groups", 0, UINT64_MAX);
+        r.ports.push_back(std::move(s));
+    });
+    const ObjectReader c(in.required("counters"), in.pointer("counters"));
+    Counters &n = r.counters;
+    n.sa_mads_sent = c.required_uint("sa_mads_sent", 0, UINT64_MAX);
+    n.sa_retransmits = c.required_uint("sa_retransmits", 0, UINT64_MAX);
+    n.sa_timeouts = c.required_uint("sa_timeouts", 0, UINT64_MAX);
+    n.sa_bounces = c.required_uint("sa_bounces", 0, UINT64_MAX);
+    n.joins = c.required_uint("joins", 0, UINT64_MAX);
+    n.joins_local = c.required_uint("joins_local", 0, UINT64_MAX);
+    n.joins_failed = c.required_uint("joins_failed", 0, UINT64_MAX);
+    n.leaves = c.required_uint("leaves", 0, UINT64_MAX);
+    return r;
+}
+
+// ---- events ----
+
+Event read_event(const ObjectReader &in, std::string_view name) {
+    if (name == "restored") {
+        RestoredEvent e;
+        e.membership = in.required_uint("membership", 0, UINT64_MAX);
+        e.record = wire::read_record(ObjectReader(in.required("record"), in.pointer("record")));
+        std::vector<std::string> names;
+        for_each_element(in, "changed", [&](const json &v, const std::string &ptr) {
+            names.push_back(owned(json_check::check_string(v, ptr)));
+        });
+        e.changed = changed_fields_from_names(names);
+        return e;
+    }
+    if (name == "lost") {
+        LostEvent e;
+        e.membership = in.required_uint("membership", 0, UINT64_MAX);
+        e.why = wire::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
+        return e;
+    }
+    if (name == "monitor") {
+        MonitorEvent e;
+        e.kind = in.required_string("kind");
+        e.device = in.required_string("device");
+        e.port = static_cast<std::uint8_t>(in.required_uint("port", 0, 255));
+        e.mgid = wire::read_gid(in, "mgid");
+        e.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
+        e.join_state = wire::read_join_state(in, "join_state");
+        e.pid = static_cast<pid_t>(in.required_uint("pid", 0, INT32_MAX));
+        e.uid = static_cast<uid_t>(in.required_uint("uid", 0, UINT32_MAX));
+        e.comm = in.required_string("comm");
+        e.message = in.required_string("message");
+        e.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
+        return e;
+    }
+    in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
+}
+
+Incoming read_incoming(const ObjectReader &in) {
+    if (auto name = in.string("event"))
+        return read_event(in, *name);
+    Reply r;
+    const json &id = in.required("id");
+    if (!id.is_null())
+        r.id = json_check::check_uint(id, in.pointer("id"), 0, kMaxId);
+    const auto ok = in.boolean("ok");
+    if (!ok)
+        in.fail("ok", "required key is missing");
+    if (*ok) {
+        const json &result = in.required("result");
+        if (!result.is_object())
+            throw FieldError(in.pointer("result"),
+                             "expected an object, got " + json_check::describe_value(result));
+        // Values the parser accepted are valid UTF-8, so dump() cannot throw here.
+        r.body = result.dump();
+    } else {
+        r.body = wire::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
+    }
+    return r;
+}
+
+} // namespace
+
+std::variant<Incoming, Error> decode_incoming(std::string_view message) {
+    return decode_object<Incoming>(message, read_incoming);
+}
+
+std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json) {
+    return decode_object<HelloResult>(result_json, [](const ObjectReader &in) {
+        HelloResult r;
+        r.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
+        r.daemon = in.required_string("daemon");
+        return r;
+    });
+}
+
+std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
+    return decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
+        JoinResult r;
+        r.membership = in.required_uint("membership", 0, UINT64_MAX);
+        r.record = wire::read_record(ObjectReader(in.required("record"), in.pointer("record")));
+        return r;
+    });
+}
+
+std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
+    return decode_object<ListResult>(result_json, read_list);
+}
+
+std::variant<StatusResult, Error> decode_status_result(std::string_view result_json) {
+    return decode_object<StatusResult>(result_json, read_status);
+}
+
+} // namespace mcastd::proto

@@ -1,0 +1,108 @@
+#include "join_decoder.hpp"
+
+#include "protocol.hpp"
+
+namespace mcastd::proto {
+
+using json_check::describe_value;
+using json_check::json;
+using json_check::ObjectReader;
+
+namespace {
+
+std::string quoted(std::string_view s) { return describe_value(json(s)); }
+
+// `<kind>` and `<kind>_selector`: the value comes through `value`, the selector only with it.
+std::optional<Selected> selected(const ObjectReader &in, std::string_view key,
+                                 std::string_view selector_key,
+                                 std::optional<std::uint8_t> value) {
+    std::optional<Selector> sel;
+    if (auto name = in.string(selector_key)) {
+        sel = selector_from_name(*name);
+        if (!sel)
+            in.fail(selector_key,
+                    quoted(*name) + " is not a selector (exactly, greater, less or best)");
+        if (!value)
+            in.fail(selector_key, "needs " + std::string(key) + ": a selector compares a value");
+    }
+    if (!value)
+        return std::nullopt;
+    return Selected{sel.value_or(Selector::exactly), *value};
+}
+
+} // namespace
+
+JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
+    in.require_only({"device", "port", "mgid", "create", "scope", "join_state", "qkey", "pkey",
+                     "sl", "traffic_class", "flow_label", "hop_limit", "mtu", "mtu_selector",
+                     "rate", "rate_selector"},
+                    also_allowed);
+    JoinRequest r;
+
+    const auto device = in.required_string("device");
+    if (device.empty())
+        in.fail("device", "must not be empty");
+    if (device.size() > kMaxDeviceName)
+        in.fail("device", "longer than " + std::to_string(kMaxDeviceName) + " bytes");
+    r.device = device;
+    r.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
+
+    // Exactly one of mgid and create.
+    const auto mgid_text = in.string("mgid");
+    const auto create = in.boolean("create");
+    if (create && !*create)
+        in.fail("create", "must be true when given (join an existing group by its mgid)");
+    if (mgid_text && create)
+        in.fail("create", "mgid and create exclude each other");
+    if (!mgid_text && !create)
+        in.fail("mgid", "required key is missing (or create: true for a new group)");
+    if (mgid_text) {
+        auto g = parse_gid(*mgid_text);
+        if (!g)
+            in.fail("mgid", quoted(*mgid_text) + " is not a GID in IPv6 text form");
+        if ((*g)[0] != 0xff)
+            in.fail("mgid", quoted(*mgid_text) + " is not a multicast GID (those begin with ff)");
+        r.mgid = *g;
+    }
+    if (auto scope = in.uint_as<std::uint8_t>("scope", 1, 15)) {
+        if (!create)
+            in.fail("scope", "needs create: an existing group's scope is part of its mgid");
+        r.scope = scope;
+    }
+
+    if (auto name = in.string("join_state")) {
+        auto bit = join_state_from_name(*name);
+        if (!bit)
+            in.fail("join_state", quoted(*name) + " is not a join state (full, nonmember, "
+                                                  "sendonly-nonmember or sendonly-full)");
+        r.join_state = *bit;
+    }
+
+    GroupParams &p = r.params;
+    p.qkey = in.uint_as<std::uint32_t>("qkey", 0, 0xffffffff);
+    p.pkey = in.uint_as<std::uint16_t>("pkey", 0, 0xffff);
+    p.sl = in.uint_as<std::uint8_t>("sl", 0, 15);
+    p.tclass = in.uint_as<std::uint8_t>("traffic_class", 0, 255);
+    p.flow_label = in.uint_as<std::uint32_t>("flow_label", 0, 0xfffff);
+    p.hop_limit = in.uint_as<std::uint8_t>("hop_limit", 0, 255);
+
+    std::optional<std::uint8_t> mtu;
+    if (auto bytes = in.uint("mtu", 256, 4096)) {
+        mtu = mtu_enum_from_bytes(static_cast<unsigned>(*bytes));
+        if (!mtu)
+            in.fail("mtu", std::to_string(*bytes) +
+                               " is not an MTU (256, 512, 1024, 2048 or 4096)");
+    }
+    p.mtu = selected(in, "mtu", "mtu_selector", mtu);
+
+    std::optional<std::uint8_t> rate;
+    if (auto e = in.uint_as<std::uint8_t>("rate", 2, 22)) {
+        if (rate_mbps(*e) == 0) // 2..22 are all defined today; the table is the authority
+            in.fail("rate", std::to_string(*e) + " is not an IBA rate");
+        rate = e;
+    }
+    p.rate = selected(in, "rate", "rate_selector", rate);
+    return r;
+}
+
+} // namespace mcastd::proto

@@ -1,0 +1,19 @@
+// The keys of a join and their validators, in one place: the protocol's `join` request and the
+// daemon config's `static_groups` entries are the same object (minus `id` and `op`), so an
+// operator can paste one into the other and gets the same error for the same mistake.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "core/request.hpp"
+#include "json_check.hpp"
+
+namespace mcastd::proto {
+
+// Decodes and validates the join keys of `in` (PROTOCOL.md, `join`). Any key that is neither a
+// join key nor in `also_allowed` is an error. Throws json_check::FieldError naming the key.
+JoinRequest decode_join(const json_check::ObjectReader &in,
+                        std::span<const std::string_view> also_allowed = {});
+
+} // namespace mcastd::proto

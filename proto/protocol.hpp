@@ -1,0 +1,218 @@
+// Message types and JSON codec of the client protocol (PROTOCOL.md), shared by the daemon
+// (decodes requests, encodes replies and events) and librdmamcast (the reverse).
+//
+// Decoding is strict where the daemon reads untrusted input: every unknown key, wrong type or
+// out-of-range value is an Error naming the field by JSON pointer. Decoders never throw.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/record.hpp"
+#include "core/request.hpp"
+
+namespace mcastd::proto {
+
+inline constexpr unsigned kVersion = 1;
+inline constexpr std::array<unsigned, 1> kVersions{1};
+inline constexpr std::size_t kMaxMessageBytes = 65536;
+inline constexpr std::size_t kMaxClientName = 64; // characters (UTF-8 code points)
+// A request `id` (and a leave's `join`) is below 2^53 so that every JSON implementation,
+// JavaScript's included, reads it exactly.
+inline constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 53) - 1;
+// Longest CA name a request may carry; the kernel's IB_DEVICE_NAME_MAX is 64 with the NUL.
+inline constexpr std::size_t kMaxDeviceName = 64;
+
+// An error as it travels: the domain error plus the protocol's extras.
+struct Failure {
+    Error error;
+    std::string field;              // JSON pointer ("/qkey"), empty when no field is at fault
+    std::vector<unsigned> versions; // unsupported-version only
+};
+
+// ---- requests ----
+
+struct Hello {
+    std::vector<unsigned> versions;
+    std::string client;
+};
+struct Join {
+    JoinRequest request; // mgid all zero = "create": true
+};
+struct Leave {
+    // Exactly one is set.
+    std::optional<std::uint64_t> membership;
+    std::optional<std::uint64_t> join; // id of a pending join request
+};
+struct List {};
+struct Status {};
+struct Monitor {
+    bool enable = true;
+};
+using Request = std::variant<Hello, Join, Leave, List, Status, Monitor>;
+
+struct RequestEnvelope {
+    std::uint64_t id = 0;
+    Request request;
+};
+
+// A request that could not be decoded: `id` is set when it could be read.
+struct BadRequest {
+    std::optional<std::uint64_t> id;
+    Failure failure;
+};
+
+std::variant<RequestEnvelope, BadRequest> decode_request(std::string_view message);
+std::string encode_request(std::uint64_t id, const Request &request);
+
+// "hello", "join", "leave", "list", "status", "monitor".
+std::string_view op_name(const Request &request);
+
+// ---- results ----
+
+struct HelloResult {
+    unsigned version = kVersion;
+    std::string daemon; // "rdma-mcastd 0.1.0"
+};
+struct JoinResult {
+    std::uint64_t membership = 0;
+    McRecord record; // record.join_state = this membership's bits
+};
+struct MemberInfo {
+    std::uint64_t membership = 0;
+    std::uint8_t join_state = 0;
+    std::string state; // "pending", "active", "lost"
+    pid_t pid = 0;
+    uid_t uid = 0;
+    std::string comm;
+};
+struct GroupInfo {
+    Gid mgid{};
+    std::uint16_t mlid = 0;
+    std::uint32_t qkey = 0;
+    bool busy = false;
+    std::uint8_t held = 0;
+    std::uint8_t foreign = 0;
+    std::array<std::uint32_t, 4> counts{}; // by JoinState bit: full, nonmember, ...
+    std::vector<MemberInfo> members;
+};
+struct PortGroups {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid port_gid{};
+    std::vector<GroupInfo> groups;
+};
+struct ListResult {
+    std::vector<PortGroups> ports;
+};
+struct PortStatus {
+    std::string device;
+    std::uint8_t port = 0;
+    std::string state; // "ACTIVE", "DOWN", ...
+    std::uint16_t lid = 0;
+    std::uint16_t sm_lid = 0;
+    std::uint8_t sm_sl = 0;
+    Gid port_gid{};
+    std::string link_layer;
+    double rate_gbps = 0;
+    std::uint64_t groups = 0;
+};
+struct Counters {
+    std::uint64_t sa_mads_sent = 0, sa_retransmits = 0, sa_timeouts = 0, sa_bounces = 0;
+    std::uint64_t joins = 0, joins_local = 0, joins_failed = 0, leaves = 0;
+};
+struct StatusResult {
+    std::string daemon;
+    unsigned protocol = kVersion;
+    double uptime_s = 0;
+    std::uint64_t clients = 0;
+    std::vector<PortStatus> ports;
+    Counters counters;
+};
+struct Empty {}; // leave, monitor
+
+using Result = std::variant<Empty, HelloResult, JoinResult, ListResult, StatusResult>;
+
+std::string encode_reply(std::uint64_t id, const Result &result);
+std::string encode_error(std::optional<std::uint64_t> id, const Failure &failure);
+
+// The answer to a message longer than the transport accepts, which is never parsed, so its id
+// is unknown: {"id": null, "ok": false, "error": {"code": "too-large", ...}}. `size` is what
+// the transport saw (for SOCK_SEQPACKET, the MSG_TRUNC length), `limit` its maximum.
+Failure too_large(std::size_t size, std::size_t limit);
+std::string encode_too_large(std::size_t size, std::size_t limit);
+
+// ---- events ----
+
+struct RestoredEvent {
+    std::uint64_t membership = 0;
+    McRecord record;
+    std::uint64_t changed = 0; // field:: bits; encoded as record key names, "mlid" first
+};
+struct LostEvent {
+    std::uint64_t membership = 0;
+    Failure why;
+};
+struct MonitorEvent {
+    std::string kind; // joined, left, join-failed, deleted, lost, restored, warning
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{};
+    std::uint16_t mlid = 0;
+    std::uint8_t join_state = 0;
+    pid_t pid = 0;
+    uid_t uid = 0;
+    std::string comm;
+    std::string message;
+    std::optional<std::uint16_t> sa_status;
+};
+using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent>;
+
+std::string encode_event(const Event &event);
+
+// ---- what a client reads ----
+
+// A reply before its result is interpreted: which result type it carries depends on the
+// request, which only the client knows.
+struct Reply {
+    std::optional<std::uint64_t> id;
+    std::variant<Failure, std::string> body; // Failure, or the raw "result" object as JSON text
+};
+using Incoming = std::variant<Reply, Event>;
+
+// Client-side decoders: tolerant of keys they do not know (a newer daemon may add some),
+// strict about the types and ranges of those they do.
+std::variant<Incoming, Error> decode_incoming(std::string_view message);
+std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json);
+std::variant<JoinResult, Error> decode_join_result(std::string_view result_json);
+std::variant<ListResult, Error> decode_list_result(std::string_view result_json);
+std::variant<StatusResult, Error> decode_status_result(std::string_view result_json);
+
+// ---- shared vocabulary ----
+
+// "full", "nonmember", "sendonly-nonmember", "sendonly-full" <-> one JoinState bit.
+std::optional<std::uint8_t> join_state_from_name(std::string_view name);
+// "exactly", "greater", "less", "best".
+std::optional<Selector> selector_from_name(std::string_view name);
+std::string_view selector_name(Selector s);
+// 256..4096 <-> IBA MTU enum 1..5.
+std::optional<std::uint8_t> mtu_enum_from_bytes(unsigned bytes);
+// Record key names of field:: bits, in the order events list them ("mlid" first). The MTU and
+// rate bits (value or selector) name "mtu" and "rate" (then "rate_gbps", which changes with
+// it); bits no record key shows (packet lifetime, proxy join) are left out.
+std::vector<std::string> changed_field_names(std::uint64_t fields);
+// The inverse, for clients: unknown names are ignored (a newer daemon may add record keys).
+std::uint64_t changed_fields_from_names(const std::vector<std::string> &names);
+// Join state as records and events carry it: one name, several joined by '+'
+// ("full+sendonly-full"), or "none" (mcastd::join_state_name() writes these).
+std::optional<std::uint8_t> join_state_bits_from_name(std::string_view name);
+
+} // namespace mcastd::proto

@@ -1,0 +1,228 @@
+// What the daemon sends: replies and events, key for key as PROTOCOL.md shows them. This is the
+// daemon's hot path (every join answers with a RECORD), so it writes text directly
+// (json_writer.hpp) into one string reserved for a typical message.
+#include "json_writer.hpp"
+#include "protocol.hpp"
+#include "wire_values.hpp"
+
+namespace mcastd::proto {
+
+namespace {
+
+constexpr std::string_view kCountNames[4] = {"full", "nonmember", "sendonly-nonmember",
+                                             "sendonly-full"};
+
+void write_bits_as_names(JsonWriter &w, std::uint8_t bits) {
+    w.begin_array();
+    for (std::size_t i = 0; i < wire::kJoinStateNames.size(); ++i)
+        if (bits & (1u << i))
+            w.value(wire::kJoinStateNames[i]);
+    w.end_array();
+}
+
+void write_group(JsonWriter &w, const GroupInfo &g) {
+    w.begin_object();
+    w.key("mgid");
+    wire::write_gid(w, g.mgid);
+    w.member("mlid", g.mlid);
+    w.member("qkey", g.qkey);
+    w.member("busy", g.busy);
+    w.key("held");
+    write_bits_as_names(w, g.held);
+    w.key("foreign");
+    write_bits_as_names(w, g.foreign);
+    w.key("counts");
+    w.begin_object();
+    for (std::size_t i = 0; i < g.counts.size(); ++i)
+        w.member(kCountNames[i], g.counts[i]);
+    w.end_object();
+    w.key("members");
+    w.begin_array();
+    for (const MemberInfo &m : g.members) {
+        w.begin_object();
+        w.member("membership", m.membership);
+        w.key("join_state");
+        wire::write_join_state(w, m.join_state);
+        w.member("state", std::string_view(m.state));
+        w.member("pid", std::int64_t{m.pid});
+        w.member("uid", std::uint64_t{m.uid});
+        w.member("comm", std::string_view(m.comm));
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+}
+
+void write_port_status(JsonWriter &w, const PortStatus &p) {
+    w.begin_object();
+    w.member("device", std::string_view(p.device));
+    w.member("port", p.port);
+    w.member("state", std::string_view(p.state));
+    w.member("lid", p.lid);
+    w.member("sm_lid", p.sm_lid);
+    w.member("sm_sl", p.sm_sl);
+    w.key("port_gid");
+    wire::write_gid(w, p.port_gid);
+    w.member("link_layer", std::string_view(p.link_layer));
+    w.member("rate_gbps", p.rate_gbps);
+    w.member("groups", p.groups);
+    w.end_object();
+}
+
+struct ResultWriter {
+    JsonWriter &w;
+
+    void operator()(const Empty &) const {}
+    void operator()(const HelloResult &r) const {
+        w.member("version", r.version);
+        w.member("daemon", std::string_view(r.daemon));
+    }
+    void operator()(const JoinResult &r) const {
+        w.member("membership", r.membership);
+        w.key("record");
+        wire::write_record(w, r.record);
+    }
+    void operator()(const ListResult &r) const {
+        w.key("ports");
+        w.begin_array();
+        for (const PortGroups &p : r.ports) {
+            w.begin_object();
+            w.member("device", std::string_view(p.device));
+            w.member("port", p.port);
+            w.key("port_gid");
+            wire::write_gid(w, p.port_gid);
+            w.key("groups");
+            w.begin_array();
+            for (const GroupInfo &g : p.groups)
+                write_group(w, g);
+            w.end_array();
+            w.end_object();
+        }
+        w.end_array();
+    }
+    void operator()(const StatusResult &r) const {
+        w.member("daemon", std::string_view(r.daemon));
+        w.member("protocol", r.protocol);
+        w.member("uptime_s", r.uptime_s);
+        w.member("clients", r.clients);
+        w.key("ports");
+        w.begin_array();
+        for (const PortStatus &p : r.ports)
+            write_port_status(w, p);
+        w.end_array();
+        const Counters &c = r.counters;
+        w.key("counters");
+        w.begin_object();
+        w.member("sa_mads_sent", c.sa_mads_sent);
+        w.member("sa_retransmits", c.sa_retransmits);
+        w.member("sa_timeouts", c.sa_timeouts);
+        w.member("sa_bounces", c.sa_bounces);
+        w.member("joins", c.joins);
+        w.member("joins_local", c.joins_local);
+        w.member("joins_failed", c.joins_failed);
+        w.member("leaves", c.leaves);
+        w.end_object();
+    }
+};
+
+struct EventWriter {
+    JsonWriter &w;
+
+    void operator()(const RestoredEvent &e) const {
+        w.member("event", "restored");
+        w.member("membership", e.membership);
+        w.key("record");
+        wire::write_record(w, e.record);
+        w.key("changed");
+        w.begin_array();
+        for (const auto &f : wire::kChangedNames)
+            if (e.changed & f.bits)
+                w.value(f.name);
+        w.end_array();
+    }
+    void operator()(const LostEvent &e) const {
+        w.member("event", "lost");
+        w.member("membership", e.membership);
+        w.key("error");
+        wire::write_failure(w, e.why);
+    }
+    void operator()(const MonitorEvent &e) const {
+        w.member("event", "monitor");
+        w.member("kind", std::string_view(e.kind));
+        w.member("device", std::string_view(e.device));
+        w.member("port", e.port);
+        w.key("mgid");
+        wire::write_gid(w, e.mgid);
+        w.member("mlid", e.mlid);
+        w.key("join_state");
+        wire::write_join_state(w, e.join_state);
+        w.member("pid", std::int64_t{e.pid});
+        w.member("uid", std::uint64_t{e.uid});
+        w.member("comm", std::string_view(e.comm));
+        w.member("message", std::string_view(e.message));
+        if (e.sa_status)
+            w.member("sa_status", *e.sa_status);
+    }
+};
+
+// Room for a join reply (~330 bytes) without growing; list and status grow as they must.
+constexpr std::size_t kTypicalMessage = 512;
+
+} // namespace
+
+std::string encode_reply(std::uint64_t id, const Result &result) {
+    std::string out;
+    out.reserve(kTypicalMessage);
+    JsonWriter w(out);
+    w.begin_object();
+    w.member("id", id);
+    w.member("ok", true);
+    w.key("result");
+    w.begin_object();
+    std::visit(ResultWriter{w}, result);
+    w.end_object();
+    w.end_object();
+    return out;
+}
+
+std::string encode_error(std::optional<std::uint64_t> id, const Failure &failure) {
+    std::string out;
+    out.reserve(kTypicalMessage);
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("id");
+    if (id)
+        w.value(*id);
+    else
+        w.null();
+    w.member("ok", false);
+    w.key("error");
+    wire::write_failure(w, failure);
+    w.end_object();
+    return out;
+}
+
+Failure too_large(std::size_t size, std::size_t limit) {
+    return Failure{Error{Errc::too_large,
+                         "the message of " + std::to_string(size) + " bytes exceeds the limit of " +
+                             std::to_string(limit) + " bytes",
+                         std::nullopt},
+                   {},
+                   {}};
+}
+
+std::string encode_too_large(std::size_t size, std::size_t limit) {
+    return encode_error(std::nullopt, too_large(size, limit));
+}
+
+std::string encode_event(const Event &event) {
+    std::string out;
+    out.reserve(kTypicalMessage);
+    JsonWriter w(out);
+    w.begin_object();
+    std::visit(EventWriter{w}, event);
+    w.end_object();
+    return out;
+}
+
+} // namespace mcastd::proto

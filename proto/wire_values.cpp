@@ -1,0 +1,137 @@
+#include "wire_values.hpp"
+
+#include <arpa/inet.h>
+
+#include "core/gid.hpp"
+#include "core/sa_status.hpp"
+
+namespace mcastd::proto::wire {
+
+using json_check::ObjectReader;
+
+void write_gid(JsonWriter &w, const Gid &g) {
+    // format_gid()'s text, without its std::string: records are on the hot path.
+    char buf[INET6_ADDRSTRLEN];
+    w.value(inet_ntop(AF_INET6, g.data(), buf, sizeof buf) ? std::string_view(buf)
+                                                           : std::string_view());
+}
+
+void write_join_state(JsonWriter &w, std::uint8_t bits) {
+    // One bit is the common case: its name without building a string.
+    for (std::size_t i = 0; i < kJoinStateNames.size(); ++i)
+        if (bits == (1u << i)) {
+            w.value(kJoinStateNames[i]);
+            return;
+        }
+    w.value(std::string_view(join_state_name(bits)));
+}
+
+void write_record(JsonWriter &w, const McRecord &r) {
+    w.begin_object();
+    w.key("mgid");
+    write_gid(w, r.mgid);
+    w.key("port_gid");
+    write_gid(w, r.port_gid);
+    w.member("mlid", r.mlid);
+    w.member("qkey", r.qkey);
+    w.member("pkey", r.pkey);
+    w.member("sl", r.sl);
+    w.member("mtu", mtu_bytes(r.mtu));
+    w.member("rate", r.rate);
+    w.member("rate_gbps", rate_mbps(r.rate) / 1000.0);
+    w.member("flow_label", r.flow_label);
+    w.member("traffic_class", r.tclass);
+    w.member("hop_limit", r.hop_limit);
+    w.member("scope", r.scope);
+    w.key("join_state");
+    write_join_state(w, r.join_state);
+    w.end_object();
+}
+
+void write_failure(JsonWriter &w, const Failure &f) {
+    w.begin_object();
+    w.member("code", errc_name(f.error.code));
+    w.member("message", std::string_view(f.error.message));
+    if (!f.field.empty())
+        w.member("field", std::string_view(f.field));
+    if (f.error.sa_status) {
+        w.member("sa_status", *f.error.sa_status);
+        w.member("sa_status_name", std::string_view(sa_status_name(*f.error.sa_status)));
+    }
+    if (!f.versions.empty() || f.error.code == Errc::unsupported_version) {
+        w.key("versions");
+        w.begin_array();
+        for (unsigned v : f.versions)
+            w.value(v);
+        w.end_array();
+    }
+    w.end_object();
+}
+
+Gid read_gid(const ObjectReader &in, std::string_view key) {
+    const auto text = in.required_string(key);
+    auto g = parse_gid(text);
+    if (!g)
+        in.fail(key, json_check::describe_value(json_check::json(text)) + " is not a GID");
+    return *g;
+}
+
+std::uint8_t read_join_state(const ObjectReader &in, std::string_view key) {
+    const auto name = in.required_string(key);
+    auto bits = join_state_bits_from_name(name);
+    if (!bits)
+        in.fail(key, json_check::describe_value(json_check::json(name)) +
+                         " is not a join state");
+    return *bits;
+}
+
+McRecord read_record(const ObjectReader &in) {
+    McRecord r;
+    r.mgid = read_gid(in, "mgid");
+    r.port_gid = read_gid(in, "port_gid");
+    r.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
+    r.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
+    r.pkey = static_cast<std::uint16_t>(in.required_uint("pkey", 0, 0xffff));
+    r.sl = static_cast<std::uint8_t>(in.required_uint("sl", 0, 15));
+    // 0 is what the daemon writes for an MTU enum it does not know.
+    const auto mtu = static_cast<unsigned>(in.required_uint("mtu", 0, 4096));
+    if (mtu != 0) {
+        auto e = mtu_enum_from_bytes(mtu);
+        if (!e)
+            in.fail("mtu", std::to_string(mtu) + " is not an MTU (256, 512, 1024, 2048 or 4096)");
+        r.mtu = *e;
+    }
+    r.rate = static_cast<std::uint8_t>(in.required_uint("rate", 0, 63)); // a 6-bit field
+    (void)in.number("rate_gbps"); // derived from rate: type-checked, not kept
+    r.flow_label = static_cast<std::uint32_t>(in.required_uint("flow_label", 0, 0xfffff));
+    r.tclass = static_cast<std::uint8_t>(in.required_uint("traffic_class", 0, 255));
+    r.hop_limit = static_cast<std::uint8_t>(in.required_uint("hop_limit", 0, 255));
+    r.scope = static_cast<std::uint8_t>(in.required_uint("scope", 0, 15));
+    r.join_state = read_join_state(in, "join_state");
+    return r;
+}
+
+Failure read_failure(const ObjectReader &in) {
+    Failure f{Error{Errc::internal, {}, std::nullopt}, {}, {}};
+    const auto code = in.required_string("code");
+    f.error.message = in.required_string("message");
+    if (auto c = errc_from_name(code)) {
+        f.error.code = *c;
+    } else {
+        // A code this library does not know yet: keep the daemon's words, and its code name.
+        f.error.message = "(" + std::string(code) + ") " + f.error.message;
+    }
+    if (auto field = in.string("field"))
+        f.field = *field;
+    f.error.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
+    (void)in.string("sa_status_name"); // derived from sa_status
+    if (const auto *versions = in.array("versions")) {
+        std::size_t i = 0;
+        for (const auto &v : *versions)
+            f.versions.push_back(static_cast<unsigned>(json_check::check_uint(
+                v, json_check::pointer_to(in.pointer("versions"), i++), 0, 0xffffffff)));
+    }
+    return f;
+}
+
+} // namespace mcastd::proto::wire

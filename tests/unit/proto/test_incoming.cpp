@@ -1,0 +1,201 @@
+// The client's decoders: tolerant of keys they do not know, strict about the ones they do,
+// and never throwing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "proto_testing.hpp"
+
+namespace mcastd::proto {
+namespace {
+
+using nlohmann::json;
+using testing_support::sample_record;
+
+std::string error_of(const std::variant<Incoming, Error> &v) {
+    if (auto *e = std::get_if<Error>(&v)) {
+        EXPECT_EQ(e->code, Errc::invalid_argument);
+        return e->message;
+    }
+    ADD_FAILURE() << "accepted";
+    return {};
+}
+
+TEST(ProtoIncoming, IgnoresKeysItDoesNotKnow) {
+    json reply = json::parse(encode_reply(2, JoinResult{7, sample_record()}));
+    reply["trace"] = "abc";
+    reply["result"]["since"] = 12;
+    reply["result"]["record"]["packet_life"] = 18;
+    auto in = decode_incoming(reply.dump());
+    ASSERT_TRUE(std::holds_alternative<Incoming>(in)) << error_of(in);
+    const auto &r = std::get<Reply>(std::get<Incoming>(in));
+    auto result = decode_join_result(std::get<std::string>(r.body));
+    ASSERT_TRUE(std::holds_alternative<JoinResult>(result));
+    EXPECT_EQ(std::get<JoinResult>(result).record, sample_record());
+
+    json event = json::parse(encode_event(LostEvent{1, Failure{Error{Errc::sa_timeout, "t",
+                                                                     std::nullopt},
+                                                               "", {}}}));
+    event["error"]["retry_in_s"] = 5;
+    event["seq"] = 1;
+    EXPECT_TRUE(std::holds_alternative<Incoming>(decode_incoming(event.dump())));
+}
+
+TEST(ProtoIncoming, AnErrorCodeItDoesNotKnowKeepsTheDaemonsWords) {
+    auto in = decode_incoming(
+        R"({"id":1,"ok":false,"error":{"code":"quota-exceeded","message":"too many"}})");
+    const auto &f = std::get<Failure>(std::get<Reply>(std::get<Incoming>(in)).body);
+    EXPECT_EQ(f.error.code, Errc::internal);
+    EXPECT_EQ(f.error.message, "(quota-exceeded) too many");
+}
+
+TEST(ProtoIncoming, ResultTextIsTheResultObject) {
+    auto in = decode_incoming(R"({"id":4,"ok":true,"result":{"x":[1,2]}})");
+    const auto &r = std::get<Reply>(std::get<Incoming>(in));
+    EXPECT_EQ(r.id, 4u);
+    EXPECT_EQ(json::parse(std::get<std::string>(r.body)), json::parse(R"({"x":[1,2]})"));
+}
+
+struct Malformed {
+    const char *rule;
+    std::string message;
+    std::string says; // in the error's message: the pointer and the cause
+};
+std::ostream &operator<<(std::ostream &os, const Malformed &m) { return os << m.rule; }
+
+class ProtoIncomingRejects : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(ProtoIncomingRejects, NamesTheField) {
+    const auto msg = error_of(decode_incoming(GetParam().message));
+    EXPECT_NE(msg.find(GetParam().says), std::string::npos) << msg;
+}
+
+std::string join_reply_with(const std::string &key, const json &value) {
+    json j = json::parse(encode_reply(2, JoinResult{7, sample_record()}));
+    j["result"]["record"][key] = value;
+    return j.dump();
+}
+
+const Malformed kMalformed[] = {
+    {"not JSON", "{", "not valid JSON"},
+    {"not an object", "[]", "expected a JSON object"},
+    {"duplicate key", R"({"id":1,"id":1,"ok":true,"result":{}})", "/id: duplicate key"},
+    {"no ok", R"({"id":1,"result":{}})", "/ok: required"},
+    {"ok not a bool", R"({"id":1,"ok":1,"result":{}})", "/ok: expected true or false"},
+    {"no id", R"({"ok":true,"result":{}})", "/id: required"},
+    {"id string", R"({"id":"1","ok":true,"result":{}})", "/id: expected an integer"},
+    {"id too large", R"({"id":9007199254740992,"ok":true,"result":{}})", "/id: "},
+    {"result missing", R"({"id":1,"ok":true})", "/result: required"},
+    {"result not an object", R"({"id":1,"ok":true,"result":[]})", "/result: expected an object"},
+    {"error missing", R"({"id":1,"ok":false})", "/error: required"},
+    {"error without message", R"({"id":1,"ok":false,"error":{"code":"limit"}})",
+     "/error/message: required"},
+    {"sa_status out of range",
+     R"({"id":1,"ok":false,"error":{"code":"sa-error","message":"m","sa_status":65536}})",
+     "/error/sa_status: 65536 out of range"},
+    {"versions element", R"({"id":1,"ok":false,"error":{"code":"limit","message":"m",
+                             "versions":[1,true]}})",
+     "/error/versions/1: expected an integer"},
+    {"unknown event", R"({"event":"exploded"})", "/event: \"exploded\" is not an event"},
+    {"event not a string", R"({"event":1,"id":1,"ok":true,"result":{}})", "/event"},
+    {"restored without record", R"({"event":"restored","membership":1,"changed":[]})",
+     "/record: required"},
+    {"changed not strings",
+     R"({"event":"restored","membership":1,"changed":[1],"record":)" +
+         json::parse(encode_reply(1, JoinResult{1, sample_record()}))["result"]["record"].dump() +
+         "}",
+     "/changed/0: expected a string"},
+    {"monitor pid negative",
+     R"({"event":"monitor","kind":"joined","device":"d","port":1,"mgid":"ff15::1","mlid":1,
+         "join_state":"full","pid":-1,"uid":0,"comm":"","message":""})",
+     "/pid: -1 out of range"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, ProtoIncomingRejects, ::testing::ValuesIn(kMalformed),
+                         [](const auto &param_info) {
+                             std::string name;
+                             for (const char *p = param_info.param.rule; *p; ++p)
+                                 name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+                             return name;
+                         });
+
+TEST(ProtoIncoming, RecordFieldsAreCheckedWithTheirPointers) {
+    struct Case {
+        const char *key;
+        json value;
+        const char *says;
+    } cases[] = {
+        {"mlid", "1", "/record/mlid: expected an integer"},
+        {"mlid", 65536, "/record/mlid: 65536 out of range"},
+        {"qkey", -1, "/record/qkey: -1 out of range"},
+        {"sl", 16, "/record/sl: 16 out of range"},
+        {"mtu", 300, "/record/mtu: 300 is not an MTU"},
+        {"rate", 64, "/record/rate: 64 out of range"},
+        {"rate_gbps", "fast", "/record/rate_gbps: expected a number"},
+        {"flow_label", 1.5, "/record/flow_label: expected an integer"},
+        {"scope", 16, "/record/scope: 16 out of range"},
+        {"mgid", "nope", "/record/mgid: \"nope\" is not a GID"},
+        {"port_gid", 1, "/record/port_gid: expected a string"},
+        {"join_state", "all", "/record/join_state: \"all\" is not a join state"},
+        {"join_state", "full+full", "/record/join_state"},
+    };
+    for (const auto &c : cases) {
+        auto r = decode_join_result(
+            json::parse(join_reply_with(c.key, c.value)).at("result").dump());
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
+        EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+}
+
+TEST(ProtoIncoming, ResultDecodersRejectWhatIsNotTheirs) {
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result("{}")));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_join_result(R"({"membership":1})")));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_list_result(R"({"ports":{}})")));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result("[]")));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result("")));
+    auto ok = decode_list_result(R"({"ports":[]})");
+    ASSERT_TRUE(std::holds_alternative<ListResult>(ok));
+    EXPECT_TRUE(std::get<ListResult>(ok).ports.empty());
+}
+
+TEST(ProtoIncoming, ListMembersAreChecked) {
+    json j = json::parse(R"({"ports":[{"device":"d","port":1,"port_gid":"fe80::1","groups":[
+        {"mgid":"ff15::1","mlid":1,"qkey":1,"busy":false,"held":["full","bogus"],"foreign":[],
+         "counts":{"full":1,"nonmember":0,"sendonly-nonmember":0,"sendonly-full":0},
+         "members":[]}]}]})");
+    auto r = decode_list_result(j.dump());
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_NE(std::get<Error>(r).message.find("/ports/0/groups/0/held/1"), std::string::npos)
+        << std::get<Error>(r).message;
+    j["ports"][0]["groups"][0]["held"] = json::array({"full"});
+    j["ports"][0]["groups"][0]["counts"].erase("sendonly-full");
+    r = decode_list_result(j.dump());
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_NE(std::get<Error>(r).message.find("/ports/0/groups/0/counts/sendonly-full: required"),
+              std::string::npos)
+        << std::get<Error>(r).message;
+}
+
+TEST(ProtoVocabulary, NamesAndEnums) {
+    EXPECT_EQ(join_state_from_name("sendonly-nonmember"), join::send_only_non_member);
+    EXPECT_FALSE(join_state_from_name("none"));
+    EXPECT_EQ(join_state_bits_from_name("none"), 0);
+    EXPECT_EQ(join_state_bits_from_name("full+sendonly-full"), join::full | join::send_only_full);
+    EXPECT_FALSE(join_state_bits_from_name("full+"));
+    EXPECT_FALSE(join_state_bits_from_name(""));
+    for (std::uint8_t bits = 0; bits <= join::all; ++bits)
+        EXPECT_EQ(join_state_bits_from_name(join_state_name(bits)), bits);
+    for (auto s : {Selector::greater, Selector::less, Selector::exactly, Selector::best})
+        EXPECT_EQ(selector_from_name(selector_name(s)), s);
+    EXPECT_FALSE(selector_from_name("Exactly"));
+    EXPECT_EQ(mtu_enum_from_bytes(256), 1);
+    EXPECT_EQ(mtu_enum_from_bytes(4096), 5);
+    EXPECT_FALSE(mtu_enum_from_bytes(0));
+    EXPECT_FALSE(mtu_enum_from_bytes(8192));
+    EXPECT_EQ(op_name(Request{Monitor{}}), "monitor");
+    EXPECT_EQ(op_name(Request{Hello{}}), "hello");
+}
+
+} // namespace
+} // namespace mcastd::proto

@@ -1,0 +1,352 @@
+// The daemon's request decoder: what it accepts and how it maps to the core's JoinRequest, and
+// a table of every rule PROTOCOL.md states, each rejection checked for its field pointer, its
+// id, and a message that names the cause.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "proto_testing.hpp"
+
+namespace mcastd::proto {
+namespace {
+
+using testing_support::gid;
+
+RequestEnvelope accept(const std::string &text) {
+    auto r = decode_request(text);
+    if (auto *bad = std::get_if<BadRequest>(&r))
+        ADD_FAILURE() << text << "\n  rejected: " << bad->failure.error.message;
+    return std::holds_alternative<RequestEnvelope>(r) ? std::get<RequestEnvelope>(r)
+                                                      : RequestEnvelope{};
+}
+
+TEST(ProtoRequest, DecodesAJoinByMgidWithEveryAssertedField) {
+    auto env = accept(R"({"id": 2, "op": "join", "device": "mlx5_0", "port": 1,
+        "mgid": "ff15::1:2", "join_state": "sendonly-full", "qkey": 305419896, "pkey": 32769,
+        "sl": 15, "traffic_class": 255, "flow_label": 1048575, "hop_limit": 64, "mtu": 2048,
+        "mtu_selector": "greater", "rate": 16, "rate_selector": "best"})");
+    EXPECT_EQ(env.id, 2u);
+    const auto &r = std::get<Join>(env.request).request;
+    EXPECT_EQ(r.device, "mlx5_0");
+    EXPECT_EQ(r.port, 1);
+    EXPECT_EQ(r.mgid, gid("ff15::1:2"));
+    EXPECT_EQ(r.join_state, join::send_only_full);
+    EXPECT_FALSE(r.scope);
+    EXPECT_EQ(r.params.qkey, 305419896u);
+    EXPECT_EQ(r.params.pkey, 32769);
+    EXPECT_EQ(r.params.sl, 15);
+    EXPECT_EQ(r.params.tclass, 255); // traffic_class -> tclass
+    EXPECT_EQ(r.params.flow_label, 1048575u);
+    EXPECT_EQ(r.params.hop_limit, 64);
+    // MTU in bytes on the wire, the IBA enum in the core.
+    EXPECT_EQ(r.params.mtu, (Selected{Selector::greater, 4}));
+    EXPECT_EQ(r.params.rate, (Selected{Selector::best, 16}));
+}
+
+TEST(ProtoRequest, JoinDefaultsToFullMemberAndAssertsNothing) {
+    auto env = accept(R"({"id":0,"op":"join","device":"d","port":254,"mgid":"ff12::9"})");
+    const auto &r = std::get<Join>(env.request).request;
+    EXPECT_EQ(r.join_state, join::full);
+    EXPECT_EQ(r.params, GroupParams{});
+    EXPECT_EQ(r.port, 254);
+}
+
+TEST(ProtoRequest, CreateMeansAZeroMgidWithOptionalScope) {
+    auto env = accept(R"({"id":3,"op":"join","device":"d","port":1,"create":true,"scope":2})");
+    const auto &r = std::get<Join>(env.request).request;
+    EXPECT_TRUE(is_zero(r.mgid));
+    EXPECT_EQ(r.scope, 2);
+    auto plain = accept(R"({"id":3,"op":"join","device":"d","port":1,"create":true})");
+    EXPECT_FALSE(std::get<Join>(plain.request).request.scope);
+}
+
+TEST(ProtoRequest, SelectorsDefaultToExactly) {
+    auto env = accept(R"({"id":1,"op":"join","device":"d","port":1,"mgid":"ff12::1",
+                          "mtu":256,"rate":2})");
+    const auto &p = std::get<Join>(env.request).request.params;
+    EXPECT_EQ(p.mtu, (Selected{Selector::exactly, 1}));
+    EXPECT_EQ(p.rate, (Selected{Selector::exactly, 2}));
+}
+
+TEST(ProtoRequest, EveryMtuAndRateEnumIsAccepted) {
+    for (unsigned bytes : {256u, 512u, 1024u, 2048u, 4096u}) {
+        auto env = accept(R"({"id":1,"op":"join","device":"d","port":1,"mgid":"ff12::1","mtu":)" +
+                          std::to_string(bytes) + "}");
+        EXPECT_EQ(mtu_bytes(std::get<Join>(env.request).request.params.mtu->value), bytes);
+    }
+    for (unsigned rate = 2; rate <= 22; ++rate) {
+        auto env = accept(R"({"id":1,"op":"join","device":"d","port":1,"mgid":"ff12::1","rate":)" +
+                          std::to_string(rate) + "}");
+        EXPECT_EQ(std::get<Join>(env.request).request.params.rate->value, rate);
+    }
+}
+
+TEST(ProtoRequest, DecodesHelloLeaveListStatusMonitor) {
+    auto hello = accept(R"({"id":1,"op":"hello","versions":[1,2],"client":"my-app"})");
+    EXPECT_EQ(std::get<Hello>(hello.request).versions, (std::vector<unsigned>{1, 2}));
+    EXPECT_EQ(std::get<Hello>(hello.request).client, "my-app");
+    auto bare = accept(R"({"id":1,"op":"hello","versions":[1]})");
+    EXPECT_EQ(std::get<Hello>(bare.request).client, "");
+
+    auto by_membership = accept(R"({"id":3,"op":"leave","membership":7})");
+    EXPECT_EQ(std::get<Leave>(by_membership.request).membership, 7u);
+    EXPECT_FALSE(std::get<Leave>(by_membership.request).join);
+    auto by_join = accept(R"({"id":4,"op":"leave","join":2})");
+    EXPECT_EQ(std::get<Leave>(by_join.request).join, 2u);
+    EXPECT_FALSE(std::get<Leave>(by_join.request).membership);
+
+    EXPECT_TRUE(std::holds_alternative<List>(accept(R"({"id":5,"op":"list"})").request));
+    EXPECT_TRUE(std::holds_alternative<Status>(accept(R"({"op":"status","id":6})").request));
+    EXPECT_TRUE(std::get<Monitor>(accept(R"({"id":7,"op":"monitor"})").request).enable);
+    EXPECT_FALSE(
+        std::get<Monitor>(accept(R"({"id":7,"op":"monitor","enable":false})").request).enable);
+}
+
+TEST(ProtoRequest, IdSpansZeroTo2Pow53Minus1) {
+    EXPECT_EQ(accept(R"({"id":0,"op":"list"})").id, 0u);
+    EXPECT_EQ(accept(R"({"id":9007199254740991,"op":"list"})").id, kMaxId);
+}
+
+TEST(ProtoRequest, ClientNameLimitCountsCharactersNotBytes) {
+    std::string name;
+    for (int i = 0; i < 64; ++i)
+        name += "\xc3\xa9"; // é: 64 characters, 128 bytes
+    auto env = accept(R"({"id":1,"op":"hello","versions":[1],"client":")" + name + "\"}");
+    EXPECT_EQ(std::get<Hello>(env.request).client, name);
+}
+
+TEST(ProtoRequest, WhitespaceAroundTheObjectIsFine) {
+    accept(" \n\t{\"id\":1,\"op\":\"list\"}\n ");
+}
+
+// ---- the rejection table ----
+
+struct Rejection {
+    const char *rule;
+    std::string message;
+    std::optional<std::uint64_t> id; // the id the error reply must carry
+    std::string field;               // the JSON pointer; "" = no field at fault
+    std::string says;                // a phrase the message must contain
+};
+
+std::ostream &operator<<(std::ostream &os, const Rejection &r) { return os << r.rule; }
+
+std::string join_with(const std::string &extra) {
+    return R"({"id":9,"op":"join","device":"mlx5_0","port":1,)" + extra + "}";
+}
+std::string join_by_mgid(const std::string &extra) {
+    return join_with(R"("mgid":"ff15::1",)" + extra);
+}
+
+class ProtoRejection : public ::testing::TestWithParam<Rejection> {};
+
+TEST_P(ProtoRejection, NamesTheField) {
+    const Rejection &want = GetParam();
+    auto r = decode_request(want.message);
+    ASSERT_TRUE(std::holds_alternative<BadRequest>(r)) << want.message << " was accepted";
+    const auto &bad = std::get<BadRequest>(r);
+    EXPECT_EQ(bad.failure.error.code, Errc::invalid_argument);
+    EXPECT_EQ(bad.id, want.id);
+    EXPECT_EQ(bad.failure.field, want.field) << bad.failure.error.message;
+    EXPECT_FALSE(bad.failure.error.sa_status);
+    const std::string &msg = bad.failure.error.message;
+    if (!want.field.empty()) {
+        EXPECT_TRUE(msg.starts_with(want.field + ": ")) << msg;
+    }
+    EXPECT_NE(msg.find(want.says), std::string::npos) << msg;
+}
+
+const Rejection kRejections[] = {
+    // Not a request at all: no id to answer to.
+    {"empty message", "", std::nullopt, "", "not valid JSON"},
+    {"truncated JSON", R"({"id":1,"op":"list")", std::nullopt, "", "not valid JSON"},
+    {"syntax error has a position", R"({"id":1,})", std::nullopt, "", "line 1, column 9"},
+    {"trailing garbage", R"({"id":1,"op":"list"} x)", std::nullopt, "", "not valid JSON"},
+    {"two objects", R"({"id":1,"op":"list"}{"id":2,"op":"list"})", std::nullopt, "",
+     "not valid JSON"},
+    {"comments are not JSON", R"({"id":1,"op":"list"/* no */})", std::nullopt, "",
+     "not valid JSON"},
+    {"invalid UTF-8", "{\"id\":1,\"op\":\"li\xffst\"}", std::nullopt, "", "not valid JSON"},
+    {"array", R"([{"id":1,"op":"list"}])", std::nullopt, "", "a request is a JSON object"},
+    {"number", "42", std::nullopt, "", "not 42"},
+    {"string", R"("list")", std::nullopt, "", "JSON object"},
+    {"null", "null", std::nullopt, "", "JSON object"},
+    {"too deep", std::string(100, '[') + std::string(100, ']'), std::nullopt, "",
+     "nested deeper"},
+
+    // The id.
+    {"missing id", R"({"op":"list"})", std::nullopt, "/id", "required key is missing"},
+    {"null id", R"({"id":null,"op":"list"})", std::nullopt, "/id", "got null"},
+    {"string id", R"({"id":"1","op":"list"})", std::nullopt, "/id", "expected an integer"},
+    {"float id", R"({"id":1.0,"op":"list"})", std::nullopt, "/id", "got 1.0"},
+    {"bool id", R"({"id":true,"op":"list"})", std::nullopt, "/id", "got true"},
+    {"negative id", R"({"id":-1,"op":"list"})", std::nullopt, "/id", "-1 out of range"},
+    {"id 2^53", R"({"id":9007199254740992,"op":"list"})", std::nullopt, "/id",
+     "out of range [0, 9007199254740991]"},
+    {"id beyond uint64", R"({"id":18446744073709551616,"op":"list"})", std::nullopt, "/id",
+     "expected an integer"},
+    {"duplicate id", R"({"id":1,"id":2,"op":"list"})", std::nullopt, "/id", "duplicate key"},
+
+    // The op. From here on the id was readable and is echoed.
+    {"duplicate op", R"({"id":1,"op":"list","op":"status"})", 1, "/op", "duplicate key"},
+    {"duplicate after the id", R"({"id":5,"op":"leave","join":1,"join":2})", 5, "/join",
+     "duplicate key"},
+    {"missing op", R"({"id":1})", 1, "/op", "required key is missing"},
+    {"op not a string", R"({"id":1,"op":7})", 1, "/op", "expected a string"},
+    {"unknown op", R"({"id":1,"op":"frobnicate"})", 1, "/op", "\"frobnicate\" is not an op"},
+    {"op is case sensitive", R"({"id":1,"op":"LIST"})", 1, "/op", "is not an op"},
+
+    // Unknown keys, per op.
+    {"unknown key in list", R"({"id":1,"op":"list","verbose":true})", 1, "/verbose",
+     "unknown key"},
+    {"unknown key in status", R"({"id":1,"op":"status","x":1})", 1, "/x", "unknown key"},
+    {"unknown key in hello", R"({"id":1,"op":"hello","versions":[1],"name":"x"})", 1, "/name",
+     "unknown key"},
+    {"unknown key in join", join_by_mgid(R"("qkeys":1)"), 9, "/qkeys", "unknown key"},
+    {"unknown key in leave", R"({"id":1,"op":"leave","membership":1,"force":true})", 1, "/force",
+     "unknown key"},
+    {"unknown key in monitor", R"({"id":1,"op":"monitor","level":"debug"})", 1, "/level",
+     "unknown key"},
+    {"key with a slash is escaped", R"({"id":1,"op":"list","a/b~c":1})", 1, "/a~1b~0c",
+     "unknown key"},
+    {"a join key in another op", R"({"id":1,"op":"list","device":"mlx5_0"})", 1, "/device",
+     "unknown key"},
+
+    // hello.
+    {"versions missing", R"({"id":1,"op":"hello"})", 1, "/versions", "required key is missing"},
+    {"versions not an array", R"({"id":1,"op":"hello","versions":1})", 1, "/versions",
+     "expected an array"},
+    {"versions empty", R"({"id":1,"op":"hello","versions":[]})", 1, "/versions",
+     "at least one version"},
+    {"version not an integer", R"({"id":1,"op":"hello","versions":[1,"2"]})", 1, "/versions/1",
+     "expected an integer"},
+    {"version negative", R"({"id":1,"op":"hello","versions":[-1]})", 1, "/versions/0",
+     "out of range"},
+    {"version float", R"({"id":1,"op":"hello","versions":[1.5]})", 1, "/versions/0",
+     "expected an integer"},
+    {"version too large", R"({"id":1,"op":"hello","versions":[4294967296]})", 1, "/versions/0",
+     "out of range"},
+    {"client not a string", R"({"id":1,"op":"hello","versions":[1],"client":5})", 1, "/client",
+     "expected a string"},
+    {"client too long", R"({"id":1,"op":"hello","versions":[1],"client":")" +
+                            std::string(65, 'a') + "\"}",
+     1, "/client", "longer than 64 characters"},
+
+    // join: device and port.
+    {"device missing", R"({"id":9,"op":"join","port":1,"mgid":"ff15::1"})", 9, "/device",
+     "required key is missing"},
+    {"device not a string", R"({"id":9,"op":"join","device":0,"port":1,"mgid":"ff15::1"})", 9,
+     "/device", "expected a string"},
+    {"device empty", R"({"id":9,"op":"join","device":"","port":1,"mgid":"ff15::1"})", 9,
+     "/device", "must not be empty"},
+    {"device too long", R"({"id":9,"op":"join","device":")" + std::string(65, 'm') +
+                            R"(","port":1,"mgid":"ff15::1"})",
+     9, "/device", "longer than 64 bytes"},
+    {"port missing", R"({"id":9,"op":"join","device":"d","mgid":"ff15::1"})", 9, "/port",
+     "required key is missing"},
+    {"port 0", R"({"id":9,"op":"join","device":"d","port":0,"mgid":"ff15::1"})", 9, "/port",
+     "0 out of range [1, 254]"},
+    {"port 255", R"({"id":9,"op":"join","device":"d","port":255,"mgid":"ff15::1"})", 9, "/port",
+     "255 out of range [1, 254]"},
+    {"port as string", R"({"id":9,"op":"join","device":"d","port":"1","mgid":"ff15::1"})", 9,
+     "/port", "expected an integer in [1, 254], got \"1\""},
+    {"port as float", R"({"id":9,"op":"join","device":"d","port":1.0,"mgid":"ff15::1"})", 9,
+     "/port", "got 1.0"},
+    {"port as bool", R"({"id":9,"op":"join","device":"d","port":true,"mgid":"ff15::1"})", 9,
+     "/port", "got true"},
+
+    // join: mgid and create.
+    {"neither mgid nor create", join_with(R"("qkey":1)"), 9, "/mgid", "create: true"},
+    {"both mgid and create", join_with(R"("mgid":"ff15::1","create":true)"), 9, "/create",
+     "exclude each other"},
+    {"create false", join_with(R"("create":false)"), 9, "/create", "must be true"},
+    {"create as string", join_with(R"("create":"true")"), 9, "/create", "expected true or false"},
+    {"create as number", join_with(R"("create":1)"), 9, "/create", "got 1"},
+    {"mgid not a string", join_with(R"("mgid":65297)"), 9, "/mgid", "expected a string"},
+    {"mgid not a GID", join_with(R"("mgid":"ff15::1::2")"), 9, "/mgid",
+     "\"ff15::1::2\" is not a GID"},
+    {"mgid IPv4", join_with(R"("mgid":"224.0.0.1")"), 9, "/mgid", "is not a GID"},
+    {"mgid empty", join_with(R"("mgid":"")"), 9, "/mgid", "is not a GID"},
+    {"mgid with spaces", join_with(R"("mgid":" ff15::1")"), 9, "/mgid", "is not a GID"},
+    {"mgid unicast", join_with(R"("mgid":"fe80::1")"), 9, "/mgid", "not a multicast GID"},
+    {"mgid zero", join_with(R"("mgid":"::")"), 9, "/mgid", "not a multicast GID"},
+    {"scope without create", join_by_mgid(R"("scope":5)"), 9, "/scope", "needs create"},
+    {"scope 0", join_with(R"("create":true,"scope":0)"), 9, "/scope", "0 out of range [1, 15]"},
+    {"scope 16", join_with(R"("create":true,"scope":16)"), 9, "/scope", "16 out of range"},
+    {"scope as string", join_with(R"("create":true,"scope":"5")"), 9, "/scope",
+     "expected an integer"},
+
+    // join: join_state.
+    {"unknown join_state", join_by_mgid(R"("join_state":"member")"), 9, "/join_state",
+     "\"member\" is not a join state"},
+    {"join_state is one name", join_by_mgid(R"("join_state":"full+nonmember")"), 9,
+     "/join_state", "is not a join state"},
+    {"join_state as bits", join_by_mgid(R"("join_state":1)"), 9, "/join_state",
+     "expected a string"},
+
+    // join: asserted fields, their types and ranges.
+    {"qkey 2^32", join_by_mgid(R"("qkey":4294967296)"), 9, "/qkey",
+     "4294967296 out of range [0, 4294967295]"},
+    {"qkey negative", join_by_mgid(R"("qkey":-1)"), 9, "/qkey", "-1 out of range"},
+    {"qkey float", join_by_mgid(R"("qkey":1.5)"), 9, "/qkey", "got 1.5"},
+    {"qkey exponent", join_by_mgid(R"("qkey":1e3)"), 9, "/qkey", "expected an integer"},
+    {"qkey bool", join_by_mgid(R"("qkey":true)"), 9, "/qkey", "got true"},
+    {"qkey hex string", join_by_mgid(R"("qkey":"0x1")"), 9, "/qkey", "got \"0x1\""},
+    {"qkey null", join_by_mgid(R"("qkey":null)"), 9, "/qkey", "got null"},
+    {"pkey 65536", join_by_mgid(R"("pkey":65536)"), 9, "/pkey", "out of range [0, 65535]"},
+    {"sl 16", join_by_mgid(R"("sl":16)"), 9, "/sl", "16 out of range [0, 15]"},
+    {"traffic_class 256", join_by_mgid(R"("traffic_class":256)"), 9, "/traffic_class",
+     "out of range [0, 255]"},
+    {"flow_label 2^20", join_by_mgid(R"("flow_label":1048576)"), 9, "/flow_label",
+     "out of range [0, 1048575]"},
+    {"hop_limit 256", join_by_mgid(R"("hop_limit":256)"), 9, "/hop_limit",
+     "out of range [0, 255]"},
+    {"tclass is not the key", join_by_mgid(R"("tclass":1)"), 9, "/tclass", "unknown key"},
+    {"mtu not a power of two", join_by_mgid(R"("mtu":300)"), 9, "/mtu", "300 is not an MTU"},
+    {"mtu below 256", join_by_mgid(R"("mtu":128)"), 9, "/mtu", "out of range [256, 4096]"},
+    {"mtu enum instead of bytes", join_by_mgid(R"("mtu":4)"), 9, "/mtu", "out of range"},
+    {"mtu 8192", join_by_mgid(R"("mtu":8192)"), 9, "/mtu", "out of range"},
+    {"mtu as string", join_by_mgid(R"("mtu":"2048")"), 9, "/mtu", "expected an integer"},
+    {"mtu_selector without mtu", join_by_mgid(R"("mtu_selector":"greater")"), 9,
+     "/mtu_selector", "needs mtu"},
+    {"unknown mtu_selector", join_by_mgid(R"("mtu":2048,"mtu_selector":"more")"), 9,
+     "/mtu_selector", "\"more\" is not a selector"},
+    {"mtu_selector as number", join_by_mgid(R"("mtu":2048,"mtu_selector":0)"), 9,
+     "/mtu_selector", "expected a string"},
+    {"rate 1", join_by_mgid(R"("rate":1)"), 9, "/rate", "1 out of range [2, 22]"},
+    {"rate 23", join_by_mgid(R"("rate":23)"), 9, "/rate", "23 out of range [2, 22]"},
+    {"rate in Gb/s", join_by_mgid(R"("rate":100)"), 9, "/rate", "out of range"},
+    {"rate float", join_by_mgid(R"("rate":2.5)"), 9, "/rate", "expected an integer"},
+    {"rate_selector without rate", join_by_mgid(R"("rate_selector":"less")"), 9,
+     "/rate_selector", "needs rate"},
+    {"unknown rate_selector", join_by_mgid(R"("rate":3,"rate_selector":"LESS")"), 9,
+     "/rate_selector", "is not a selector"},
+
+    // leave.
+    {"leave with neither", R"({"id":3,"op":"leave"})", 3, "/membership",
+     "required key is missing"},
+    {"leave with both", R"({"id":3,"op":"leave","membership":7,"join":2})", 3, "/join",
+     "exclude each other"},
+    {"membership negative", R"({"id":3,"op":"leave","membership":-7})", 3, "/membership",
+     "out of range"},
+    {"membership as string", R"({"id":3,"op":"leave","membership":"7"})", 3, "/membership",
+     "expected an integer"},
+    {"join id 2^53", R"({"id":3,"op":"leave","join":9007199254740992})", 3, "/join",
+     "out of range"},
+
+    // monitor.
+    {"enable as string", R"({"id":4,"op":"monitor","enable":"yes"})", 4, "/enable",
+     "expected true or false"},
+    {"enable as number", R"({"id":4,"op":"monitor","enable":1})", 4, "/enable", "got 1"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, ProtoRejection, ::testing::ValuesIn(kRejections),
+                         [](const auto &param_info) {
+                             std::string name;
+                             for (const char *p = param_info.param.rule; *p; ++p)
+                                 name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+                             return name;
+                         });
+
+} // namespace
+} // namespace mcastd::proto

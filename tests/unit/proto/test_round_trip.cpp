@@ -1,0 +1,432 @@
+// Every request, reply and event through its encoder and back through the other side's
+// decoder; and the exact wire form of the messages PROTOCOL.md shows.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "proto_testing.hpp"
+
+namespace mcastd::proto {
+namespace {
+
+using nlohmann::json;
+using testing_support::gid;
+using testing_support::same_failure;
+using testing_support::same_request;
+using testing_support::sample_record;
+
+// ---- requests: client encoder -> daemon decoder ----
+
+void expect_request_round_trip(std::uint64_t id, const Request &req) {
+    const std::string text = encode_request(id, req);
+    auto decoded = decode_request(text);
+    ASSERT_TRUE(std::holds_alternative<RequestEnvelope>(decoded))
+        << text << "\n  " << std::get<BadRequest>(decoded).failure.error.message;
+    const auto &env = std::get<RequestEnvelope>(decoded);
+    EXPECT_EQ(env.id, id);
+    EXPECT_TRUE(same_request(env.request, req)) << text;
+}
+
+TEST(ProtoRoundTrip, Hello) {
+    expect_request_round_trip(1, Hello{{1}, "my-app"});
+    expect_request_round_trip(2, Hello{{3, 1, 2}, ""});
+}
+
+TEST(ProtoRoundTrip, JoinByMgidWithEverything) {
+    JoinRequest r;
+    r.device = "mlx5_0";
+    r.port = 2;
+    r.mgid = gid("ff12:601b:ffff::1");
+    r.join_state = join::non_member;
+    r.params.qkey = 0xffffffff;
+    r.params.pkey = 0x7fff;
+    r.params.sl = 0;
+    r.params.tclass = 0;
+    r.params.flow_label = 0xfffff;
+    r.params.hop_limit = 255;
+    r.params.mtu = Selected{Selector::less, 5};
+    r.params.rate = Selected{Selector::exactly, 22};
+    expect_request_round_trip(kMaxId, Join{r});
+}
+
+TEST(ProtoRoundTrip, JoinCreateWithScopeAndEveryJoinState) {
+    for (std::uint8_t js : {join::full, join::non_member, join::send_only_non_member,
+                            join::send_only_full}) {
+        JoinRequest r;
+        r.device = "ib0dev";
+        r.port = 254;
+        r.join_state = js;
+        r.scope = 14;
+        r.params.mtu = Selected{Selector::best, 1};
+        r.params.rate = Selected{Selector::greater, 2};
+        expect_request_round_trip(0, Join{r});
+    }
+}
+
+TEST(ProtoRoundTrip, LeaveListStatusMonitor) {
+    expect_request_round_trip(3, Leave{7, std::nullopt});
+    expect_request_round_trip(4, Leave{std::nullopt, 2});
+    expect_request_round_trip(5, Leave{UINT64_MAX, std::nullopt});
+    expect_request_round_trip(6, List{});
+    expect_request_round_trip(7, Status{});
+    expect_request_round_trip(8, Monitor{true});
+    expect_request_round_trip(9, Monitor{false});
+}
+
+TEST(ProtoRoundTrip, RequestWireFormIsWhatTheProtocolShows) {
+    JoinRequest r;
+    r.device = "mlx5_0";
+    r.port = 1;
+    r.mgid = gid("ff15::1:2");
+    r.params.qkey = 305419896;
+    EXPECT_EQ(encode_request(2, Join{r}),
+              R"({"id":2,"op":"join","device":"mlx5_0","port":1,"mgid":"ff15::1:2",)"
+              R"("join_state":"full","qkey":305419896})");
+    EXPECT_EQ(encode_request(1, Hello{{1}, "my-app"}),
+              R"({"id":1,"op":"hello","versions":[1],"client":"my-app"})");
+    EXPECT_EQ(encode_request(4, Leave{std::nullopt, 2}), R"({"id":4,"op":"leave","join":2})");
+}
+
+// ---- replies: daemon encoder -> client decoders ----
+
+Reply decode_reply(const std::string &text) {
+    auto in = decode_incoming(text);
+    if (auto *err = std::get_if<Error>(&in)) {
+        ADD_FAILURE() << text << "\n  " << err->message;
+        return {};
+    }
+    const auto &incoming = std::get<Incoming>(in);
+    if (!std::holds_alternative<Reply>(incoming)) {
+        ADD_FAILURE() << text << " decoded as an event";
+        return {};
+    }
+    return std::get<Reply>(incoming);
+}
+
+template <class T> T value_of(const std::variant<T, Error> &v) {
+    if (auto *err = std::get_if<Error>(&v)) {
+        ADD_FAILURE() << err->message;
+        return T{};
+    }
+    return std::get<T>(v);
+}
+
+const std::string &result_text(const Reply &r) {
+    static const std::string none;
+    auto *s = std::get_if<std::string>(&r.body);
+    if (!s)
+        ADD_FAILURE() << "reply is an error: " << std::get<Failure>(r.body).error.message;
+    return s ? *s : none;
+}
+
+TEST(ProtoRoundTrip, JoinResult) {
+    JoinResult in{7, sample_record()};
+    const auto reply = decode_reply(encode_reply(2, in));
+    EXPECT_EQ(reply.id, 2u);
+    const auto out = value_of(decode_join_result(result_text(reply)));
+    EXPECT_EQ(out.membership, 7u);
+    EXPECT_EQ(out.record, in.record);
+}
+
+TEST(ProtoRoundTrip, RecordWithEveryJoinStateAndRate) {
+    for (std::uint8_t rate = 2; rate <= 22; ++rate)
+        for (std::uint8_t js : {join::full, join::non_member, join::send_only_non_member,
+                                join::send_only_full}) {
+            JoinResult in{rate, sample_record()};
+            in.record.rate = rate;
+            in.record.join_state = js;
+            in.record.mtu = static_cast<std::uint8_t>(1 + rate % 5);
+            const auto out =
+                value_of(decode_join_result(result_text(decode_reply(encode_reply(1, in)))));
+            EXPECT_EQ(out.record, in.record) << int(rate) << " " << int(js);
+        }
+}
+
+TEST(ProtoRoundTrip, HelloAndEmptyResults) {
+    const auto hello = value_of(decode_hello_result(
+        result_text(decode_reply(encode_reply(1, HelloResult{1, "rdma-mcastd 0.1.0"})))));
+    EXPECT_EQ(hello.version, 1u);
+    EXPECT_EQ(hello.daemon, "rdma-mcastd 0.1.0");
+    const auto empty = decode_reply(encode_reply(3, Empty{}));
+    EXPECT_EQ(empty.id, 3u);
+    EXPECT_EQ(result_text(empty), "{}");
+}
+
+ListResult sample_list() {
+    GroupInfo g;
+    g.mgid = gid("ff15::1:2");
+    g.mlid = 49153;
+    g.qkey = 305419896;
+    g.busy = true;
+    g.held = join::full | join::send_only_non_member;
+    g.foreign = join::non_member;
+    g.counts = {2, 0, 1, 4000000000u};
+    g.members.push_back(MemberInfo{7, join::full, "active", 4242, 1000, "my-app"});
+    g.members.push_back(MemberInfo{8, join::send_only_non_member, "pending", 1, 0, "x\ny\"z"});
+    GroupInfo pending; // a create still waiting for its MGID
+    pending.members.push_back(MemberInfo{9, join::full, "lost", 2, 3, ""});
+    ListResult l;
+    l.ports.push_back(PortGroups{"mlx5_0", 1, gid("fe80::10:3"), {g, pending}});
+    l.ports.push_back(PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
+    return l;
+}
+
+void expect_same_list(const ListResult &a, const ListResult &b) {
+    ASSERT_EQ(a.ports.size(), b.ports.size());
+    for (std::size_t p = 0; p < a.ports.size(); ++p) {
+        const auto &pa = a.ports[p], &pb = b.ports[p];
+        EXPECT_EQ(pa.device, pb.device);
+        EXPECT_EQ(pa.port, pb.port);
+        EXPECT_EQ(pa.port_gid, pb.port_gid);
+        ASSERT_EQ(pa.groups.size(), pb.groups.size());
+        for (std::size_t g = 0; g < pa.groups.size(); ++g) {
+            const auto &ga = pa.groups[g], &gb = pb.groups[g];
+            EXPECT_EQ(ga.mgid, gb.mgid);
+            EXPECT_EQ(ga.mlid, gb.mlid);
+            EXPECT_EQ(ga.qkey, gb.qkey);
+            EXPECT_EQ(ga.busy, gb.busy);
+            EXPECT_EQ(ga.held, gb.held);
+            EXPECT_EQ(ga.foreign, gb.foreign);
+            EXPECT_EQ(ga.counts, gb.counts);
+            ASSERT_EQ(ga.members.size(), gb.members.size());
+            for (std::size_t m = 0; m < ga.members.size(); ++m) {
+                const auto &ma = ga.members[m], &mb = gb.members[m];
+                EXPECT_EQ(ma.membership, mb.membership);
+                EXPECT_EQ(ma.join_state, mb.join_state);
+                EXPECT_EQ(ma.state, mb.state);
+                EXPECT_EQ(ma.pid, mb.pid);
+                EXPECT_EQ(ma.uid, mb.uid);
+                EXPECT_EQ(ma.comm, mb.comm);
+            }
+        }
+    }
+}
+
+TEST(ProtoRoundTrip, ListResult) {
+    const auto in = sample_list();
+    const auto out =
+        value_of(decode_list_result(result_text(decode_reply(encode_reply(5, in)))));
+    expect_same_list(out, in);
+}
+
+StatusResult sample_status() {
+    StatusResult s;
+    s.daemon = "rdma-mcastd 0.1.0";
+    s.protocol = 1;
+    s.uptime_s = 12.5;
+    s.clients = 3;
+    s.ports.push_back(PortStatus{"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"),
+                                 "InfiniBand", 100, 4});
+    s.ports.push_back(PortStatus{"mlx5_0", 2, "DOWN", 0, 0, 15, gid("fe80::10:4"),
+                                 "InfiniBand", 2.5, 0});
+    s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX};
+    return s;
+}
+
+TEST(ProtoRoundTrip, StatusResult) {
+    const auto in = sample_status();
+    const auto out =
+        value_of(decode_status_result(result_text(decode_reply(encode_reply(6, in)))));
+    EXPECT_EQ(out.daemon, in.daemon);
+    EXPECT_EQ(out.protocol, in.protocol);
+    EXPECT_EQ(out.uptime_s, in.uptime_s);
+    EXPECT_EQ(out.clients, in.clients);
+    ASSERT_EQ(out.ports.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(out.ports[i].device, in.ports[i].device);
+        EXPECT_EQ(out.ports[i].port, in.ports[i].port);
+        EXPECT_EQ(out.ports[i].state, in.ports[i].state);
+        EXPECT_EQ(out.ports[i].lid, in.ports[i].lid);
+        EXPECT_EQ(out.ports[i].sm_lid, in.ports[i].sm_lid);
+        EXPECT_EQ(out.ports[i].sm_sl, in.ports[i].sm_sl);
+        EXPECT_EQ(out.ports[i].port_gid, in.ports[i].port_gid);
+        EXPECT_EQ(out.ports[i].link_layer, in.ports[i].link_layer);
+        EXPECT_EQ(out.ports[i].rate_gbps, in.ports[i].rate_gbps);
+        EXPECT_EQ(out.ports[i].groups, in.ports[i].groups);
+    }
+    const Counters &a = out.counters, &b = in.counters;
+    EXPECT_EQ(a.sa_mads_sent, b.sa_mads_sent);
+    EXPECT_EQ(a.sa_retransmits, b.sa_retransmits);
+    EXPECT_EQ(a.sa_timeouts, b.sa_timeouts);
+    EXPECT_EQ(a.sa_bounces, b.sa_bounces);
+    EXPECT_EQ(a.joins, b.joins);
+    EXPECT_EQ(a.joins_local, b.joins_local);
+    EXPECT_EQ(a.joins_failed, b.joins_failed);
+    EXPECT_EQ(a.leaves, b.leaves);
+}
+
+TEST(ProtoRoundTrip, ErrorsOfEveryCode) {
+    for (std::uint8_t c = 0; c <= static_cast<std::uint8_t>(Errc::internal); ++c) {
+        Failure f{Error{static_cast<Errc>(c), "because " + std::to_string(c), std::nullopt},
+                  "", {}};
+        const auto reply = decode_reply(encode_error(c, f));
+        EXPECT_EQ(reply.id, c);
+        ASSERT_TRUE(std::holds_alternative<Failure>(reply.body));
+        EXPECT_TRUE(same_failure(std::get<Failure>(reply.body), f));
+    }
+}
+
+TEST(ProtoRoundTrip, ErrorWithFieldSaStatusAndVersions) {
+    const Failure sa{Error::sa(0x0200, "join of group ff15::1 on mlx5_0/1"), "", {}};
+    const Failure field{Error{Errc::invalid_argument, "/qkey: bad", std::nullopt}, "/qkey", {}};
+    const Failure version{Error{Errc::unsupported_version, "no common version", std::nullopt},
+                          "", {1}};
+    for (const Failure &f : {sa, field, version}) {
+        const auto reply = decode_reply(encode_error(std::nullopt, f));
+        EXPECT_FALSE(reply.id);
+        ASSERT_TRUE(std::holds_alternative<Failure>(reply.body));
+        EXPECT_TRUE(same_failure(std::get<Failure>(reply.body), f));
+    }
+}
+
+TEST(ProtoRoundTrip, ErrorWireForm) {
+    const Failure sa{Error{Errc::sa_error, "it failed", 0x0200}, "", {}};
+    const json j = json::parse(encode_error(2, sa));
+    EXPECT_EQ(j, json::parse(R"({"id": 2, "ok": false, "error": {"code": "sa-error",
+        "message": "it failed", "sa_status": 512, "sa_status_name": "ERR_REQ_INVALID"}})"));
+    // Too large: the message was never parsed, so the reply cannot name an id.
+    const json big = json::parse(encode_too_large(70000, 65536));
+    EXPECT_TRUE(big.at("id").is_null());
+    EXPECT_EQ(big.at("ok"), false);
+    EXPECT_EQ(big.at("error").at("code"), "too-large");
+    EXPECT_NE(big.at("error").at("message").get<std::string>().find("70000 bytes"),
+              std::string::npos);
+    EXPECT_EQ(too_large(1, 2).error.code, Errc::too_large);
+    // unsupported-version always lists the versions, even none.
+    const json uv = json::parse(encode_error(
+        1, Failure{Error{Errc::unsupported_version, "m", std::nullopt}, "", {}}));
+    EXPECT_EQ(uv.at("error").at("versions"), json::array());
+}
+
+TEST(ProtoRoundTrip, JoinReplyWireFormIsExactlyTheProtocols) {
+    const std::string text = encode_reply(2, JoinResult{7, sample_record()});
+    EXPECT_EQ(text,
+              R"({"id":2,"ok":true,"result":{"membership":7,"record":{"mgid":"ff15:401b::1:2",)"
+              R"("port_gid":"fe80::2:c903:10:3","mlid":49153,"qkey":305419896,"pkey":65535,)"
+              R"("sl":3,"mtu":2048,"rate":16,"rate_gbps":100,"flow_label":74565,)"
+              R"("traffic_class":7,"hop_limit":9,"scope":5,"join_state":"full"}}})");
+}
+
+TEST(ProtoRoundTrip, ListWireFormHasTheProtocolsKeys) {
+    const json j = json::parse(encode_reply(5, sample_list()));
+    const json &g = j.at("result").at("ports").at(0).at("groups").at(0);
+    EXPECT_EQ(g.at("held"), json::parse(R"(["full","sendonly-nonmember"])"));
+    EXPECT_EQ(g.at("foreign"), json::parse(R"(["nonmember"])"));
+    EXPECT_EQ(g.at("counts"), json::parse(R"({"full":2,"nonmember":0,"sendonly-nonmember":1,
+                                               "sendonly-full":4000000000})"));
+    EXPECT_EQ(g.at("members").at(0), json::parse(R"({"membership":7,"join_state":"full",
+        "state":"active","pid":4242,"uid":1000,"comm":"my-app"})"));
+    EXPECT_EQ(j.at("result").at("ports").at(0).at("port_gid"), "fe80::10:3");
+}
+
+TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
+    const json j = json::parse(encode_reply(6, sample_status())).at("result");
+    std::vector<std::string> keys;
+    for (const auto &[k, v] : j.items())
+        keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"clients", "counters", "daemon", "ports",
+                                              "protocol", "uptime_s"}));
+    EXPECT_EQ(j.at("uptime_s"), 12.5);
+    EXPECT_EQ(j.at("ports").at(0), json::parse(R"({"device":"mlx5_0","port":1,
+        "state":"ACTIVE","lid":3,"sm_lid":1,"sm_sl":0,"port_gid":"fe80::10:3",
+        "link_layer":"InfiniBand","rate_gbps":100,"groups":4})"));
+    EXPECT_EQ(j.at("counters").size(), 8u);
+}
+
+// ---- events ----
+
+Event decode_event(const std::string &text) {
+    auto in = decode_incoming(text);
+    if (auto *err = std::get_if<Error>(&in)) {
+        ADD_FAILURE() << text << "\n  " << err->message;
+        return {};
+    }
+    const auto &incoming = std::get<Incoming>(in);
+    if (!std::holds_alternative<Event>(incoming)) {
+        ADD_FAILURE() << text << " decoded as a reply";
+        return {};
+    }
+    return std::get<Event>(incoming);
+}
+
+TEST(ProtoRoundTrip, RestoredEvent) {
+    RestoredEvent in{7, sample_record(),
+                     field::mlid | field::qkey | field::mtu | field::rate | field::tclass};
+    const auto out = std::get<RestoredEvent>(decode_event(encode_event(in)));
+    EXPECT_EQ(out.membership, 7u);
+    EXPECT_EQ(out.record, in.record);
+    EXPECT_EQ(out.changed, in.changed);
+}
+
+TEST(ProtoRoundTrip, ChangedListsRecordKeysMlidFirst) {
+    const std::uint64_t all = field::mgid | field::port_gid | field::qkey | field::mlid |
+                              field::mtu | field::tclass | field::pkey | field::rate | field::sl |
+                              field::flow_label | field::hop_limit | field::scope |
+                              field::join_state;
+    const json j = json::parse(encode_event(RestoredEvent{1, sample_record(), all}));
+    EXPECT_EQ(j.at("changed"), json::parse(R"(["mlid","mgid","port_gid","qkey","pkey","sl",
+        "mtu","rate","rate_gbps","flow_label","traffic_class","hop_limit","scope",
+        "join_state"])"));
+    EXPECT_EQ(changed_field_names(field::sl | field::mlid),
+              (std::vector<std::string>{"mlid", "sl"}));
+    // Selector bits show as their value's key; bits no record key shows are left out.
+    EXPECT_EQ(changed_field_names(field::mtu_selector | field::packet_life | field::proxy_join),
+              (std::vector<std::string>{"mtu"}));
+    EXPECT_EQ(changed_fields_from_names(changed_field_names(all)), all);
+    EXPECT_EQ(changed_fields_from_names({"mlid", "from-the-future"}), field::mlid);
+    EXPECT_TRUE(json::parse(encode_event(RestoredEvent{1, sample_record(), 0}))
+                    .at("changed")
+                    .empty());
+}
+
+TEST(ProtoRoundTrip, LostEvent) {
+    LostEvent in{9, Failure{Error::sa(0x0300, "re-join after SM change"), "", {}}};
+    const json j = json::parse(encode_event(in));
+    EXPECT_EQ(j.at("event"), "lost");
+    EXPECT_FALSE(j.contains("id"));
+    const auto out = std::get<LostEvent>(decode_event(encode_event(in)));
+    EXPECT_EQ(out.membership, 9u);
+    EXPECT_TRUE(same_failure(out.why, in.why));
+}
+
+TEST(ProtoRoundTrip, MonitorEvent) {
+    MonitorEvent in{"join-failed", "mlx5_0", 1, gid("ff15::1"), 0xc000,
+                    join::full | join::send_only_full, 4242, 1000, "my-app",
+                    "SA status 0x0200", 0x0200};
+    const auto out = std::get<MonitorEvent>(decode_event(encode_event(in)));
+    EXPECT_EQ(out.kind, in.kind);
+    EXPECT_EQ(out.device, in.device);
+    EXPECT_EQ(out.port, in.port);
+    EXPECT_EQ(out.mgid, in.mgid);
+    EXPECT_EQ(out.mlid, in.mlid);
+    EXPECT_EQ(out.join_state, in.join_state);
+    EXPECT_EQ(out.pid, in.pid);
+    EXPECT_EQ(out.uid, in.uid);
+    EXPECT_EQ(out.comm, in.comm);
+    EXPECT_EQ(out.message, in.message);
+    EXPECT_EQ(out.sa_status, in.sa_status);
+    const json j = json::parse(encode_event(in));
+    EXPECT_EQ(j.at("join_state"), "full+sendonly-full");
+
+    MonitorEvent warning{"warning", "mlx5_0", 1, {}, 0, 0, 0, 0, "", "SM moved", std::nullopt};
+    const json w = json::parse(encode_event(warning));
+    EXPECT_FALSE(w.contains("sa_status"));
+    EXPECT_EQ(w.at("mgid"), "::");
+    EXPECT_EQ(w.at("join_state"), "none");
+    const auto back = std::get<MonitorEvent>(decode_event(encode_event(warning)));
+    EXPECT_EQ(back.join_state, 0);
+    EXPECT_FALSE(back.sa_status);
+}
+
+TEST(ProtoRoundTrip, BytesThatAreNotUtf8StillMakeValidJson) {
+    // A process name is whatever prctl(PR_SET_NAME) was given.
+    MonitorEvent in{"joined", "mlx5_0", 1, gid("ff15::1"), 1, join::full, 1, 0,
+                    std::string("a\xff\xc3(b\x01"), "m", std::nullopt};
+    const std::string text = encode_event(in);
+    EXPECT_TRUE(json::accept(text));
+    const auto out = std::get<MonitorEvent>(decode_event(text));
+    EXPECT_EQ(out.comm, "a\xEF\xBF\xBD\xEF\xBF\xBD(b\x01");
+}
+
+} // namespace
+} // namespace mcastd::proto
