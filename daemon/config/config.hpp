@@ -1,0 +1,57 @@
+// rdma-mcastd's configuration file (config/README.md, rdma-mcastd.json(5)): strict JSON with
+// comments, read once at start.
+//
+// Strict the way ISC Kea is: an unknown key, a wrong type, a value out of range or a duplicate
+// key is an error that names the file and the key's JSON pointer, e.g.
+//   /etc/rdma-mcastd/rdma-mcastd.json: /sa/timeout_ms: 0 out of range [1, 60000]
+// A typo never silently falls back to a default.
+//
+// DaemonConfig holds each module's own config struct (ServiceConfig, the socket server's
+// Limits and AccessPolicy), filled in, so main.cpp hands them over as they are. Only their
+// headers are used: this library links none of those modules.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/request.hpp"
+#include "server/socket_server.hpp"
+#include "service.hpp"
+
+namespace mcastd::config {
+
+inline constexpr const char *kDefaultPath = "/etc/rdma-mcastd/rdma-mcastd.json";
+inline constexpr const char *kDefaultSocket = "/run/rdma-mcastd.sock";
+
+// The names "log_level" accepts, lowest first; spdlog::level::from_str() reads each of them.
+inline constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warning",
+                                                  "error", "critical", "off"};
+
+struct DaemonConfig {
+    std::string socket = kDefaultSocket;
+    std::string log_level = "info"; // one of kLogLevels
+    ServiceConfig service;          // "ports", "sa", "groups", "retry"
+    server::Limits limits;
+    server::AccessPolicy access;    // empty lists: anyone who can open the socket
+    std::vector<JoinRequest> static_groups;
+    // Where this came from, for the log: the file's path, or "built-in defaults (no <path>)".
+    std::string origin;
+};
+
+using ConfigResult = std::variant<DaemonConfig, Error>;
+
+// Parses a config document. `origin` names it in errors (normally the file's path). Errors are
+// Errc::invalid_argument with the message "<origin>: <pointer>: <reason>"; never throws
+// anything but std::bad_alloc.
+ConfigResult parse_config(std::string_view text, std::string_view origin);
+
+// Reads and parses the file at `path`. When it does not exist, that is an error if the
+// operator named it (`path_is_default` false), and the built-in defaults if it is only the
+// default path: a fresh install needs no config. Read errors are Errc::internal with errno's
+// text.
+ConfigResult load_config(const std::string &path, bool path_is_default);
+
+} // namespace mcastd::config

@@ -1,0 +1,287 @@
+// The config schema: every key, its type, range and default, checked in one pass. The keys and
+// the reasons for their ranges are documented in config/README.md; keep the two in step.
+#include <sys/un.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "config.hpp"
+#include "join_decoder.hpp"
+#include "json_check.hpp"
+#include "protocol.hpp"
+
+namespace mcastd::config {
+
+using json_check::FieldError;
+using json_check::json;
+using json_check::ObjectReader;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A nested object of the config: absent means every key at its default.
+std::optional<ObjectReader> section(const ObjectReader &parent, std::string_view key) {
+    if (const json *v = parent.object(key))
+        return ObjectReader(*v, parent.pointer(key));
+    return std::nullopt;
+}
+
+std::string hex(std::uint64_t v) {
+    char buf[20] = "0x";
+    auto r = std::to_chars(buf + 2, buf + sizeof buf, v, 16);
+    return std::string(buf, r.ptr);
+}
+
+// JSON has no hex literals, and Q_Keys and P_Keys are always written in hex: accept
+// 305419896 and "0x12345678" alike.
+std::optional<std::uint64_t> int_or_hex(const ObjectReader &in, std::string_view key,
+                                        std::uint64_t max) {
+    const json *v = in.find(key);
+    if (!v)
+        return std::nullopt;
+    if (!v->is_string())
+        return json_check::check_uint(*v, in.pointer(key), 0, max);
+    const std::string_view text = v->get_ref<const json::string_t &>();
+    std::uint64_t value = 0;
+    const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const char *first = text.data() + 2, *last = text.data() + text.size();
+    auto [end, ec] = prefixed ? std::from_chars(first, last, value, 16)
+                              : std::from_chars_result{first, std::errc::invalid_argument};
+    if (!prefixed || end != last || (ec != std::errc() && ec != std::errc::result_out_of_range))
+        in.fail(key, json_check::describe_value(*v) +
+                         " is neither an integer nor a hex string such as \"0x1b\"");
+    if (ec == std::errc::result_out_of_range || value > max)
+        in.fail(key, std::string(text) + " out of range [0x0, " + hex(max) + "]");
+    return value;
+}
+
+std::string read_socket(const ObjectReader &root) {
+    const auto path = root.string("socket");
+    if (!path)
+        return kDefaultSocket;
+    if (path->empty() || path->front() != '/')
+        root.fail("socket", "must be an absolute path");
+    constexpr std::size_t kMax = sizeof(sockaddr_un::sun_path) - 1;
+    if (path->size() > kMax)
+        root.fail("socket", "longer than " + std::to_string(kMax) +
+                                " bytes, the most a Unix socket address holds");
+    if (path->find('\0') != path->npos)
+        root.fail("socket", "contains a NUL character");
+    return std::string(*path);
+}
+
+std::string read_log_level(const ObjectReader &root) {
+    const auto level = root.string("log_level");
+    if (!level)
+        return "info";
+    if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *level) == std::end(kLogLevels))
+        root.fail("log_level", json_check::describe_value(json(*level)) +
+                                   " is not a log level (trace, debug, info, warning, error, "
+                                   "critical or off)");
+    return std::string(*level);
+}
+
+// "mlx5_0" (every port of the device) or "mlx5_0/1", written the way Service compares them.
+std::vector<std::string> read_ports(const ObjectReader &root) {
+    std::vector<std::string> out;
+    const json *ports = root.array("ports");
+    if (!ports)
+        return out;
+    std::size_t i = 0;
+    for (const json &v : *ports) {
+        const std::string ptr = json_check::pointer_to(root.pointer("ports"), i++);
+        const std::string_view name = json_check::check_string(v, ptr);
+        const auto slash = name.find('/');
+        const std::string_view device = name.substr(0, slash);
+        if (device.empty() || device.size() > proto::kMaxDeviceName)
+            throw FieldError(ptr, json_check::describe_value(v) +
+                                      " does not start with a device name (\"mlx5_0\" or "
+                                      "\"mlx5_0/1\")");
+        if (slash != name.npos) {
+            const std::string_view port = name.substr(slash + 1);
+            unsigned n = 0;
+            auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+            // Decimal without sign or leading zeros: "mlx5_0/01" would never match a port.
+            if (ec != std::errc() || end != port.data() + port.size() || port[0] == '0' ||
+                n < 1 || n > 254)
+                throw FieldError(ptr, json_check::describe_value(v) +
+                                          ": the port after '/' must be a number in [1, 254]");
+        }
+        if (auto dup = std::find(out.begin(), out.end(), name); dup != out.end())
+            throw FieldError(ptr, json_check::describe_value(v) + " is already listed at " +
+                                      json_check::pointer_to(root.pointer("ports"),
+                                                             static_cast<std::size_t>(dup - out.begin())));
+        out.emplace_back(name);
+    }
+    return out;
+}
+
+void read_sa(const ObjectReader &root, sa::TransactionConfig &sa) {
+    const auto in = section(root, "sa");
+    if (!in)
+        return;
+    in->require_only({"timeout_ms", "max_timeout_ms", "tries", "window", "max_rate"});
+    if (auto v = in->uint("timeout_ms", 1, 60000))
+        sa.first_timeout = milliseconds(*v);
+    // The cap of the doubling cannot be below the first timeout. Left out, it follows a
+    // first timeout above its default instead of contradicting it.
+    const auto first = static_cast<std::uint64_t>(sa.first_timeout.count());
+    if (auto v = in->uint("max_timeout_ms", first, 600000))
+        sa.max_timeout = milliseconds(*v);
+    else
+        sa.max_timeout = std::max(sa.max_timeout, sa.first_timeout);
+    if (auto v = in->uint("tries", 1, 100))
+        sa.max_tries = static_cast<unsigned>(*v);
+    // Above ~600 outstanding MADs umad2sim deadlocks; 256 is far from that and far more than an
+    // SA should have to queue from one host.
+    if (auto v = in->uint("window", 1, 256))
+        sa.window = static_cast<unsigned>(*v);
+    if (auto v = in->uint("max_rate", 0, 100000))
+        sa.pacing_rate = static_cast<unsigned>(*v);
+}
+
+void read_groups(const ObjectReader &root, EngineConfig &engine) {
+    const auto in = section(root, "groups");
+    if (!in)
+        return;
+    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "create"});
+    if (auto v = in->boolean("allow_ipoib_mgids"))
+        engine.allow_ipoib_mgids = *v;
+    if (auto v = in->boolean("allow_rdma_cm_mgids"))
+        engine.allow_rdma_cm_mgids = *v;
+    const auto create = section(*in, "create");
+    if (!create)
+        return;
+    create->require_only({"qkey", "pkey", "sl", "traffic_class", "flow_label", "scope"});
+    auto &d = engine.create;
+    if (auto v = int_or_hex(*create, "qkey", 0xffffffff))
+        d.qkey = static_cast<std::uint32_t>(*v);
+    if (auto v = int_or_hex(*create, "pkey", 0xffff)) {
+        // 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1.2): no port can be a member.
+        if ((*v & 0x7fff) == 0)
+            create->fail("pkey", hex(*v) + " is the invalid P_Key");
+        d.pkey = static_cast<std::uint16_t>(*v);
+    }
+    if (auto v = create->uint("sl", 0, 15))
+        d.sl = static_cast<std::uint8_t>(*v);
+    if (auto v = create->uint("traffic_class", 0, 255))
+        d.tclass = static_cast<std::uint8_t>(*v);
+    if (auto v = create->uint("flow_label", 0, 0xfffff))
+        d.flow_label = static_cast<std::uint32_t>(*v);
+    if (auto v = create->uint("scope", 1, 15))
+        d.scope = static_cast<std::uint8_t>(*v);
+}
+
+void read_retry(const ObjectReader &root, EngineConfig &engine) {
+    const auto in = section(root, "retry");
+    if (!in)
+        return;
+    in->require_only({"min_ms", "max_ms"});
+    if (auto v = in->uint("min_ms", 10, 3600000))
+        engine.retry_min = milliseconds(*v);
+    const auto min_ms =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(engine.retry_min).count());
+    if (auto v = in->uint("max_ms", min_ms, 3600000))
+        engine.retry_max = milliseconds(*v);
+    else
+        engine.retry_max = std::max(engine.retry_max, engine.retry_min);
+}
+
+void read_limits(const ObjectReader &root, server::Limits &limits) {
+    const auto in = section(root, "limits");
+    if (!in)
+        return;
+    in->require_only({"max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
+                      "max_clients"});
+    if (auto v = in->uint("max_message_bytes", 1024, proto::kMaxMessageBytes))
+        limits.max_message_bytes = *v;
+    if (auto v = in->uint("max_requests_in_flight", 1, 100000))
+        limits.max_requests_in_flight = *v;
+    if (auto v = in->uint("max_memberships_per_client", 1, 10000000))
+        limits.max_memberships_per_client = *v;
+    if (auto v = in->uint("max_clients", 1, 100000))
+        limits.max_clients = *v;
+}
+
+template <class Id> std::vector<Id> read_ids(const ObjectReader &in, std::string_view key) {
+    std::vector<Id> out;
+    if (const json *ids = in.array(key)) {
+        std::size_t i = 0;
+        for (const json &v : *ids) // (uid_t)-1 and (gid_t)-1 mean "no id" to the kernel
+            out.push_back(static_cast<Id>(json_check::check_uint(
+                v, json_check::pointer_to(in.pointer(key), i++), 0, 0xfffffffe)));
+    }
+    return out;
+}
+
+void read_access(const ObjectReader &root, server::AccessPolicy &access) {
+    const auto in = section(root, "access");
+    if (!in)
+        return;
+    in->require_only({"allow_uids", "allow_gids"});
+    access.allow_uids = read_ids<uid_t>(*in, "allow_uids");
+    access.allow_gids = read_ids<gid_t>(*in, "allow_gids");
+}
+
+// Each entry is a protocol join request without id and op, checked by the same decoder.
+std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
+                                            const std::vector<std::string> &ports) {
+    std::vector<JoinRequest> out;
+    const json *groups = root.array("static_groups");
+    if (!groups)
+        return out;
+    std::size_t i = 0;
+    for (const json &v : *groups) {
+        const ObjectReader in(v, json_check::pointer_to(root.pointer("static_groups"), i++));
+        JoinRequest r = proto::decode_join(in);
+        // A group on a port the daemon will not open could never be joined: say so now.
+        const std::string full = r.device + "/" + std::to_string(r.port);
+        if (!ports.empty() && std::find(ports.begin(), ports.end(), r.device) == ports.end() &&
+            std::find(ports.begin(), ports.end(), full) == ports.end())
+            in.fail("device", full + " is not one of the ports the daemon serves (/ports)");
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+DaemonConfig read_config(const ObjectReader &root) {
+    root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "limits",
+                       "access", "static_groups"});
+    DaemonConfig c;
+    c.socket = read_socket(root);
+    c.log_level = read_log_level(root);
+    c.service.ports = read_ports(root);
+    read_sa(root, c.service.sa);
+    read_groups(root, c.service.engine);
+    read_retry(root, c.service.engine);
+    read_limits(root, c.limits);
+    read_access(root, c.access);
+    c.static_groups = read_static_groups(root, c.service.ports);
+    return c;
+}
+
+Error config_error(std::string_view origin, std::string_view what) {
+    std::string msg(origin);
+    msg += ": ";
+    msg += what;
+    return Error{Errc::invalid_argument, std::move(msg), std::nullopt};
+}
+
+} // namespace
+
+ConfigResult parse_config(std::string_view text, std::string_view origin) {
+    auto parsed = json_check::parse(text, json_check::ParseOptions{.comments = true});
+    if (parsed.syntax_error)
+        return config_error(origin, *parsed.syntax_error);
+    try {
+        if (parsed.duplicate)
+            throw *parsed.duplicate;
+        DaemonConfig c = read_config(ObjectReader(parsed.value, ""));
+        c.origin = origin;
+        return c;
+    } catch (const FieldError &e) {
+        return config_error(origin, e.describe());
+    }
+}
+
+} // namespace mcastd::config

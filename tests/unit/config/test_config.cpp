@@ -1,0 +1,510 @@
+// The daemon's config file: defaults, every key landing where it belongs, every rejection
+// naming the file and the key, comments, duplicates, hex strings, and missing files.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.hpp"
+#include "core/gid.hpp"
+
+namespace mcastd::config {
+namespace {
+
+using std::chrono::milliseconds;
+
+DaemonConfig ok(std::string_view text) {
+    auto r = parse_config(text, "test.json");
+    if (auto *e = std::get_if<Error>(&r)) {
+        ADD_FAILURE() << text << "\n  rejected: " << e->message;
+        return {};
+    }
+    return std::get<DaemonConfig>(std::move(r));
+}
+
+std::string rejected(std::string_view text) {
+    auto r = parse_config(text, "test.json");
+    if (auto *e = std::get_if<Error>(&r)) {
+        EXPECT_EQ(e->code, Errc::invalid_argument);
+        return e->message;
+    }
+    ADD_FAILURE() << text << "\n  was accepted";
+    return {};
+}
+
+// The schema's defaults (config/README.md), field by field.
+void expect_defaults(const DaemonConfig &c) {
+    EXPECT_EQ(c.socket, "/run/rdma-mcastd.sock");
+    EXPECT_EQ(c.log_level, "info");
+    EXPECT_TRUE(c.service.ports.empty());
+    const auto &sa = c.service.sa;
+    EXPECT_EQ(sa.first_timeout, milliseconds(300));
+    EXPECT_EQ(sa.max_timeout, milliseconds(2000));
+    EXPECT_EQ(sa.max_tries, 6u);
+    EXPECT_EQ(sa.window, 16u);
+    EXPECT_EQ(sa.pacing_rate, 0u);
+    const auto &e = c.service.engine;
+    EXPECT_FALSE(e.allow_ipoib_mgids);
+    EXPECT_FALSE(e.allow_rdma_cm_mgids);
+    EXPECT_EQ(e.create.qkey, 0x01234567u);
+    EXPECT_EQ(e.create.pkey, 0xffff);
+    EXPECT_EQ(e.create.sl, 0);
+    EXPECT_EQ(e.create.tclass, 0);
+    EXPECT_EQ(e.create.flow_label, 0u);
+    EXPECT_EQ(e.create.scope, 5);
+    EXPECT_EQ(e.retry_min, milliseconds(1000));
+    EXPECT_EQ(e.retry_max, milliseconds(16000));
+    EXPECT_EQ(c.limits.max_message_bytes, 65536u);
+    EXPECT_EQ(c.limits.max_requests_in_flight, 64u);
+    EXPECT_EQ(c.limits.max_memberships_per_client, 4096u);
+    EXPECT_EQ(c.limits.max_clients, 1024u);
+    EXPECT_TRUE(c.access.allow_uids.empty());
+    EXPECT_TRUE(c.access.allow_gids.empty());
+    EXPECT_TRUE(c.static_groups.empty());
+}
+
+TEST(ConfigDefaults, EmptyObjectIsEveryDefault) {
+    const auto c = ok("{}");
+    expect_defaults(c);
+    EXPECT_EQ(c.origin, "test.json");
+    // ... which are also the defaults of the structs the config fills.
+    expect_defaults(DaemonConfig{});
+}
+
+TEST(ConfigDefaults, EmptySectionsAreDefaultsToo) {
+    expect_defaults(ok(R"({"sa":{},"groups":{"create":{}},"retry":{},"limits":{},"access":{},
+                           "ports":[],"static_groups":[]})"));
+}
+
+TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
+    const std::string path = MCASTD_SOURCE_DIR "/config/rdma-mcastd.json";
+    auto r = load_config(path, false);
+    ASSERT_TRUE(std::holds_alternative<DaemonConfig>(r)) << std::get<Error>(r).message;
+    expect_defaults(std::get<DaemonConfig>(r));
+    // Every key: the shipped file documents the whole schema.
+    std::string text(std::filesystem::file_size(path), '\0');
+    std::ifstream(path).read(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const char *key :
+         {"socket", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
+          "max_rate", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
+          "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
+          "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
+          "max_clients", "access", "allow_uids", "allow_gids", "static_groups"})
+        EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
+}
+
+TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
+    const auto c = ok(R"({
+        "socket": "/run/mc/test.sock",
+        "log_level": "debug",
+        "ports": ["mlx5_0", "mlx5_1/2"],
+        "sa": {"timeout_ms": 100, "max_timeout_ms": 5000, "tries": 3, "window": 256,
+               "max_rate": 500},
+        "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true,
+                   "create": {"qkey": 305419896, "pkey": 32769, "sl": 15, "traffic_class": 255,
+                              "flow_label": 1048575, "scope": 14}},
+        "retry": {"min_ms": 10, "max_ms": 3600000},
+        "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
+                   "max_memberships_per_client": 10000000, "max_clients": 1},
+        "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27]},
+        "static_groups": [
+            {"device": "mlx5_0", "port": 1, "mgid": "ff15::1:2", "join_state": "sendonly-full",
+             "qkey": 7, "pkey": 65535, "sl": 1, "traffic_class": 2, "flow_label": 3,
+             "hop_limit": 4, "mtu": 4096, "mtu_selector": "less", "rate": 7,
+             "rate_selector": "greater"},
+            {"device": "mlx5_1", "port": 2, "create": true, "scope": 2}
+        ]
+    })");
+    EXPECT_EQ(c.socket, "/run/mc/test.sock");
+    EXPECT_EQ(c.log_level, "debug");
+    EXPECT_EQ(c.service.ports, (std::vector<std::string>{"mlx5_0", "mlx5_1/2"}));
+    EXPECT_EQ(c.service.sa.first_timeout, milliseconds(100));
+    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(5000));
+    EXPECT_EQ(c.service.sa.max_tries, 3u);
+    EXPECT_EQ(c.service.sa.window, 256u);
+    EXPECT_EQ(c.service.sa.pacing_rate, 500u);
+    const auto &e = c.service.engine;
+    EXPECT_TRUE(e.allow_ipoib_mgids);
+    EXPECT_TRUE(e.allow_rdma_cm_mgids);
+    EXPECT_EQ(e.create.qkey, 305419896u);
+    EXPECT_EQ(e.create.pkey, 32769);
+    EXPECT_EQ(e.create.sl, 15);
+    EXPECT_EQ(e.create.tclass, 255);
+    EXPECT_EQ(e.create.flow_label, 1048575u);
+    EXPECT_EQ(e.create.scope, 14);
+    EXPECT_EQ(e.retry_min, milliseconds(10));
+    EXPECT_EQ(e.retry_max, milliseconds(3600000));
+    EXPECT_EQ(c.limits.max_message_bytes, 1024u);
+    EXPECT_EQ(c.limits.max_requests_in_flight, 100000u);
+    EXPECT_EQ(c.limits.max_memberships_per_client, 10000000u);
+    EXPECT_EQ(c.limits.max_clients, 1u);
+    EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
+    EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
+    ASSERT_EQ(c.static_groups.size(), 2u);
+    const JoinRequest &s = c.static_groups[0];
+    EXPECT_EQ(s.device, "mlx5_0");
+    EXPECT_EQ(s.port, 1);
+    EXPECT_EQ(s.mgid, parse_gid("ff15::1:2"));
+    EXPECT_EQ(s.join_state, join::send_only_full);
+    EXPECT_EQ(s.params.qkey, 7u);
+    EXPECT_EQ(s.params.pkey, 65535);
+    EXPECT_EQ(s.params.sl, 1);
+    EXPECT_EQ(s.params.tclass, 2);
+    EXPECT_EQ(s.params.flow_label, 3u);
+    EXPECT_EQ(s.params.hop_limit, 4);
+    EXPECT_EQ(s.params.mtu, (Selected{Selector::less, 5}));
+    EXPECT_EQ(s.params.rate, (Selected{Selector::greater, 7}));
+    const JoinRequest &created = c.static_groups[1];
+    EXPECT_TRUE(is_zero(created.mgid));
+    EXPECT_EQ(created.scope, 2);
+    EXPECT_EQ(created.join_state, join::full);
+}
+
+TEST(ConfigKeys, EveryLogLevel) {
+    for (auto level : kLogLevels)
+        EXPECT_EQ(ok(R"({"log_level":")" + std::string(level) + "\"}").log_level, level);
+}
+
+TEST(ConfigKeys, CommentsAreAllowed) {
+    const auto c = ok(R"(// leading
+        /* block
+           comment */
+        {
+          "sa": { /* inline */ "tries": 2 }, // trailing
+          "log_level": "error"
+        }
+        // after)");
+    EXPECT_EQ(c.service.sa.max_tries, 2u);
+    EXPECT_EQ(c.log_level, "error");
+}
+
+TEST(ConfigKeys, QkeyAndPkeyTakeHexStrings) {
+    auto c = ok(R"({"groups":{"create":{"qkey":"0x80010000","pkey":"0X7FFF"}}})");
+    EXPECT_EQ(c.service.engine.create.qkey, 0x80010000u);
+    EXPECT_EQ(c.service.engine.create.pkey, 0x7fff);
+    c = ok(R"({"groups":{"create":{"qkey":"0xffffffff","pkey":"0x1"}}})");
+    EXPECT_EQ(c.service.engine.create.qkey, 0xffffffffu);
+    EXPECT_EQ(c.service.engine.create.pkey, 1);
+    EXPECT_EQ(ok(R"({"groups":{"create":{"qkey":"0x0"}}})").service.engine.create.qkey, 0u);
+}
+
+TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {
+    auto c = ok(R"({"sa":{"timeout_ms":5000}})");
+    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(5000));
+    c = ok(R"({"sa":{"timeout_ms":100}})");
+    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(2000));
+    c = ok(R"({"retry":{"min_ms":60000}})");
+    EXPECT_EQ(c.service.engine.retry_max, milliseconds(60000));
+    // Equal is fine.
+    c = ok(R"({"sa":{"timeout_ms":700,"max_timeout_ms":700}})");
+    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(700));
+}
+
+// ---- rejections: the file, the key's pointer, the cause ----
+
+struct Rejection {
+    const char *rule;
+    std::string text;
+    std::string message; // the whole message, or its start when it ends with "..."
+};
+std::ostream &operator<<(std::ostream &os, const Rejection &r) { return os << r.rule; }
+
+class ConfigRejection : public ::testing::TestWithParam<Rejection> {};
+
+TEST_P(ConfigRejection, NamesFileAndKey) {
+    const auto msg = rejected(GetParam().text);
+    std::string want = GetParam().message;
+    if (want.ends_with("...")) {
+        want.resize(want.size() - 3);
+        EXPECT_TRUE(msg.starts_with(want)) << msg << "\n  wanted: " << want;
+    } else {
+        EXPECT_EQ(msg, want);
+    }
+}
+
+const Rejection kRejections[] = {
+    // The document.
+    {"empty file", "", "test.json: line 1, column 1: syntax error while parsing value..."},
+    {"syntax error", "{\n  \"sa\": {\"tries\": 1,}\n}",
+     "test.json: line 2, column 21: syntax error while parsing object key..."},
+    {"trailing comma", R"({"log_level":"info",})", "test.json: line 1, column 21: syntax error..."},
+    {"not an object", "[]", "test.json: expected an object, got an array"},
+    {"unterminated comment", "{} /* x", "test.json: line 1, column 8: syntax error..."},
+    {"NUL byte", std::string("{}\0", 3), "test.json: NUL byte at offset 2"},
+    {"duplicate top-level key", R"({"socket":"/a","socket":"/b"})",
+     "test.json: /socket: duplicate key"},
+    {"duplicate nested key", R"({"sa":{"tries":1,"window":2,"tries":3}})",
+     "test.json: /sa/tries: duplicate key"},
+    {"duplicate in a static group",
+     R"({"static_groups":[{"device":"d","port":1,"create":true,"port":2}]})",
+     "test.json: /static_groups/0/port: duplicate key"},
+
+    // Unknown keys at every level.
+    {"unknown top-level key", R"({"sockets":"/run/x"})", "test.json: /sockets: unknown key"},
+    {"unknown sa key", R"({"sa":{"timeout":1}})", "test.json: /sa/timeout: unknown key"},
+    {"unknown groups key", R"({"groups":{"allow_all":true}})",
+     "test.json: /groups/allow_all: unknown key"},
+    {"unknown create key", R"({"groups":{"create":{"qkye":1}}})",
+     "test.json: /groups/create/qkye: unknown key"},
+    {"unknown retry key", R"({"retry":{"jitter":1}})", "test.json: /retry/jitter: unknown key"},
+    {"unknown limits key", R"({"limits":{"max_queued_bytes":1}})",
+     "test.json: /limits/max_queued_bytes: unknown key"},
+    {"unknown access key", R"({"access":{"allow_users":["root"]}})",
+     "test.json: /access/allow_users: unknown key"},
+    {"protocol envelope in a static group",
+     R"({"static_groups":[{"id":1,"op":"join","device":"d","port":1,"create":true}]})",
+     "test.json: /static_groups/0/id: unknown key"},
+
+    // Types.
+    {"socket not a string", R"({"socket":1})", "test.json: /socket: expected a string, got 1"},
+    {"section not an object", R"({"sa":[]})", "test.json: /sa: expected an object, got an array"},
+    {"create not an object", R"({"groups":{"create":true}})",
+     "test.json: /groups/create: expected an object, got true"},
+    {"float", R"({"sa":{"timeout_ms":300.0}})",
+     "test.json: /sa/timeout_ms: expected an integer in [1, 60000], got 300.0"},
+    {"number as string", R"({"sa":{"tries":"6"}})",
+     "test.json: /sa/tries: expected an integer in [1, 100], got \"6\""},
+    {"bool as number", R"({"limits":{"max_clients":true}})",
+     "test.json: /limits/max_clients: expected an integer in [1, 100000], got true"},
+    {"number as bool", R"({"groups":{"allow_ipoib_mgids":1}})",
+     "test.json: /groups/allow_ipoib_mgids: expected true or false, got 1"},
+    {"ports not an array", R"({"ports":"mlx5_0"})",
+     "test.json: /ports: expected an array, got \"mlx5_0\""},
+    {"port entry not a string", R"({"ports":[1]})",
+     "test.json: /ports/0: expected a string, got 1"},
+    {"uid as name", R"({"access":{"allow_uids":["root"]}})",
+     "test.json: /access/allow_uids/0: expected an integer in [0, 4294967294], got \"root\""},
+    {"static_groups not an array", R"({"static_groups":{}})",
+     "test.json: /static_groups: expected an array, got an object"},
+    {"static group not an object", R"({"static_groups":["ff15::1"]})",
+     "test.json: /static_groups/0: expected an object, got \"ff15::1\""},
+
+    // Ranges.
+    {"timeout 0", R"({"sa":{"timeout_ms":0}})",
+     "test.json: /sa/timeout_ms: 0 out of range [1, 60000]"},
+    {"timeout too long", R"({"sa":{"timeout_ms":60001}})",
+     "test.json: /sa/timeout_ms: 60001 out of range [1, 60000]"},
+    {"max_timeout below timeout", R"({"sa":{"timeout_ms":500,"max_timeout_ms":400}})",
+     "test.json: /sa/max_timeout_ms: 400 out of range [500, 600000]"},
+    {"max_timeout too long", R"({"sa":{"max_timeout_ms":600001}})",
+     "test.json: /sa/max_timeout_ms: 600001 out of range [300, 600000]"},
+    {"tries 0", R"({"sa":{"tries":0}})", "test.json: /sa/tries: 0 out of range [1, 100]"},
+    {"tries 101", R"({"sa":{"tries":101}})", "test.json: /sa/tries: 101 out of range [1, 100]"},
+    {"window 0", R"({"sa":{"window":0}})", "test.json: /sa/window: 0 out of range [1, 256]"},
+    {"window 257", R"({"sa":{"window":257}})", "test.json: /sa/window: 257 out of range [1, 256]"},
+    {"negative max_rate", R"({"sa":{"max_rate":-1}})",
+     "test.json: /sa/max_rate: -1 out of range [0, 100000]"},
+    {"max_rate too high", R"({"sa":{"max_rate":100001}})",
+     "test.json: /sa/max_rate: 100001 out of range [0, 100000]"},
+    {"qkey 2^32", R"({"groups":{"create":{"qkey":4294967296}}})",
+     "test.json: /groups/create/qkey: 4294967296 out of range [0, 4294967295]"},
+    {"hex qkey too large", R"({"groups":{"create":{"qkey":"0x100000000"}}})",
+     "test.json: /groups/create/qkey: 0x100000000 out of range [0x0, 0xffffffff]"},
+    {"hex far beyond 64 bits", R"({"groups":{"create":{"qkey":"0x1000000000000000000"}}})",
+     "test.json: /groups/create/qkey: 0x1000000000000000000 out of range [0x0, 0xffffffff]"},
+    {"hex without 0x", R"({"groups":{"create":{"qkey":"1b"}}})",
+     "test.json: /groups/create/qkey: \"1b\" is neither an integer nor a hex string such as "
+     "\"0x1b\""},
+    {"0x alone", R"({"groups":{"create":{"qkey":"0x"}}})",
+     "test.json: /groups/create/qkey: \"0x\" is neither an integer nor a hex string such as "
+     "\"0x1b\""},
+    {"hex with junk", R"({"groups":{"create":{"pkey":"0xffzz"}}})",
+     "test.json: /groups/create/pkey: \"0xffzz\" is neither an integer nor..."},
+    {"hex with sign", R"({"groups":{"create":{"pkey":"0x-1"}}})",
+     "test.json: /groups/create/pkey: \"0x-1\" is neither an integer nor..."},
+    {"decimal string", R"({"groups":{"create":{"pkey":"65535"}}})",
+     "test.json: /groups/create/pkey: \"65535\" is neither an integer nor..."},
+    {"pkey 0x10000", R"({"groups":{"create":{"pkey":"0x10000"}}})",
+     "test.json: /groups/create/pkey: 0x10000 out of range [0x0, 0xffff]"},
+    {"pkey 65536", R"({"groups":{"create":{"pkey":65536}}})",
+     "test.json: /groups/create/pkey: 65536 out of range [0, 65535]"},
+    {"invalid pkey 0", R"({"groups":{"create":{"pkey":0}}})",
+     "test.json: /groups/create/pkey: 0x0 is the invalid P_Key"},
+    {"invalid pkey 0x8000", R"({"groups":{"create":{"pkey":"0x8000"}}})",
+     "test.json: /groups/create/pkey: 0x8000 is the invalid P_Key"},
+    {"sl 16", R"({"groups":{"create":{"sl":16}}})",
+     "test.json: /groups/create/sl: 16 out of range [0, 15]"},
+    {"traffic_class 256", R"({"groups":{"create":{"traffic_class":256}}})",
+     "test.json: /groups/create/traffic_class: 256 out of range [0, 255]"},
+    {"flow_label 2^20", R"({"groups":{"create":{"flow_label":1048576}}})",
+     "test.json: /groups/create/flow_label: 1048576 out of range [0, 1048575]"},
+    {"scope 0", R"({"groups":{"create":{"scope":0}}})",
+     "test.json: /groups/create/scope: 0 out of range [1, 15]"},
+    {"scope 16", R"({"groups":{"create":{"scope":16}}})",
+     "test.json: /groups/create/scope: 16 out of range [1, 15]"},
+    {"retry min 9", R"({"retry":{"min_ms":9}})",
+     "test.json: /retry/min_ms: 9 out of range [10, 3600000]"},
+    {"retry max below min", R"({"retry":{"min_ms":5000,"max_ms":4999}})",
+     "test.json: /retry/max_ms: 4999 out of range [5000, 3600000]"},
+    {"retry max below default min", R"({"retry":{"max_ms":999}})",
+     "test.json: /retry/max_ms: 999 out of range [1000, 3600000]"},
+    {"message limit too small", R"({"limits":{"max_message_bytes":1023}})",
+     "test.json: /limits/max_message_bytes: 1023 out of range [1024, 65536]"},
+    {"message limit beyond the protocol", R"({"limits":{"max_message_bytes":65537}})",
+     "test.json: /limits/max_message_bytes: 65537 out of range [1024, 65536]"},
+    {"requests in flight 0", R"({"limits":{"max_requests_in_flight":0}})",
+     "test.json: /limits/max_requests_in_flight: 0 out of range [1, 100000]"},
+    {"memberships too many", R"({"limits":{"max_memberships_per_client":10000001}})",
+     "test.json: /limits/max_memberships_per_client: 10000001 out of range [1, 10000000]"},
+    {"clients 0", R"({"limits":{"max_clients":0}})",
+     "test.json: /limits/max_clients: 0 out of range [1, 100000]"},
+    {"uid -1", R"({"access":{"allow_uids":[1000,-1]}})",
+     "test.json: /access/allow_uids/1: -1 out of range [0, 4294967294]"},
+    {"gid 4294967295", R"({"access":{"allow_gids":[4294967295]}})",
+     "test.json: /access/allow_gids/0: 4294967295 out of range [0, 4294967294]"},
+
+    // Values with a shape.
+    {"relative socket", R"({"socket":"run/x.sock"})",
+     "test.json: /socket: must be an absolute path"},
+    {"empty socket", R"({"socket":""})", "test.json: /socket: must be an absolute path"},
+    {"socket too long", R"({"socket":"/)" + std::string(107, 's') + "\"}",
+     "test.json: /socket: longer than 107 bytes, the most a Unix socket address holds"},
+    {"socket with NUL", R"({"socket":"/run/a\u0000b"})",
+     "test.json: /socket: contains a NUL character"},
+    {"unknown log level", R"({"log_level":"verbose"})",
+     "test.json: /log_level: \"verbose\" is not a log level (trace, debug, info, warning, "
+     "error, critical or off)"},
+    {"log level is case sensitive", R"({"log_level":"INFO"})",
+     "test.json: /log_level: \"INFO\" is not a log level..."},
+    {"empty port name", R"({"ports":[""]})",
+     "test.json: /ports/0: \"\" does not start with a device name (\"mlx5_0\" or \"mlx5_0/1\")"},
+    {"port without device", R"({"ports":["/1"]})",
+     "test.json: /ports/0: \"/1\" does not start with a device name..."},
+    {"port number 0", R"({"ports":["mlx5_0/0"]})",
+     "test.json: /ports/0: \"mlx5_0/0\": the port after '/' must be a number in [1, 254]"},
+    {"port number 255", R"({"ports":["mlx5_0/255"]})",
+     "test.json: /ports/0: \"mlx5_0/255\": the port after '/' must be..."},
+    {"port number with leading zero", R"({"ports":["mlx5_0/01"]})",
+     "test.json: /ports/0: \"mlx5_0/01\": the port after '/' must be..."},
+    {"port number not a number", R"({"ports":["mlx5_0/one"]})",
+     "test.json: /ports/0: \"mlx5_0/one\": the port after '/' must be..."},
+    {"port number empty", R"({"ports":["mlx5_0/"]})",
+     "test.json: /ports/0: \"mlx5_0/\": the port after '/' must be..."},
+    {"two slashes", R"({"ports":["mlx5_0/1/2"]})",
+     "test.json: /ports/0: \"mlx5_0/1/2\": the port after '/' must be..."},
+    {"port listed twice", R"({"ports":["mlx5_0/1","mlx5_1","mlx5_0/1"]})",
+     "test.json: /ports/2: \"mlx5_0/1\" is already listed at /ports/0"},
+
+    // static_groups: the protocol's join decoder, with its messages.
+    {"static group without device", R"({"static_groups":[{"port":1,"create":true}]})",
+     "test.json: /static_groups/0/device: required key is missing"},
+    {"static group qkey out of range",
+     R"({"static_groups":[{"device":"d","port":1,"create":true},
+                          {"device":"d","port":1,"mgid":"ff15::1","qkey":4294967296}]})",
+     "test.json: /static_groups/1/qkey: 4294967296 out of range [0, 4294967295]"},
+    {"static group hex qkey is not the protocol's",
+     R"({"static_groups":[{"device":"d","port":1,"mgid":"ff15::1","qkey":"0x1"}]})",
+     "test.json: /static_groups/0/qkey: expected an integer in [0, 4294967295], got \"0x1\""},
+    {"static group bad mgid", R"({"static_groups":[{"device":"d","port":1,"mgid":"ff15:::1"}]})",
+     "test.json: /static_groups/0/mgid: \"ff15:::1\" is not a GID in IPv6 text form"},
+    {"static group mgid and create",
+     R"({"static_groups":[{"device":"d","port":1,"mgid":"ff15::1","create":true}]})",
+     "test.json: /static_groups/0/create: mgid and create exclude each other"},
+    {"static group scope without create",
+     R"({"static_groups":[{"device":"d","port":1,"mgid":"ff15::1","scope":2}]})",
+     "test.json: /static_groups/0/scope: needs create: an existing group's scope is part of its "
+     "mgid"},
+    {"static group unknown join state",
+     R"({"static_groups":[{"device":"d","port":1,"create":true,"join_state":"member"}]})",
+     "test.json: /static_groups/0/join_state: \"member\" is not a join state..."},
+    {"static group selector without value",
+     R"({"static_groups":[{"device":"d","port":1,"create":true,"rate_selector":"best"}]})",
+     "test.json: /static_groups/0/rate_selector: needs rate: a selector compares a value"},
+    {"static group on a port not served",
+     R"({"ports":["mlx5_0/1","mlx5_1"],"static_groups":[
+          {"device":"mlx5_1","port":3,"create":true},
+          {"device":"mlx5_0","port":2,"create":true}]})",
+     "test.json: /static_groups/1/device: mlx5_0/2 is not one of the ports the daemon serves "
+     "(/ports)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, ConfigRejection, ::testing::ValuesIn(kRejections),
+                         [](const auto &param_info) {
+                             std::string name;
+                             for (const char *p = param_info.param.rule; *p; ++p)
+                                 name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+                             return name;
+                         });
+
+// ---- files ----
+
+class ConfigFile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/mcastd-config-test-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    std::string write(const std::string &name, const std::string &text) {
+        const auto path = dir_ / name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFile, AMissingDefaultPathMeansTheDefaults) {
+    const std::string path = dir_ / "absent.json";
+    auto r = load_config(path, /*path_is_default=*/true);
+    ASSERT_TRUE(std::holds_alternative<DaemonConfig>(r)) << std::get<Error>(r).message;
+    expect_defaults(std::get<DaemonConfig>(r));
+    EXPECT_EQ(std::get<DaemonConfig>(r).origin, "built-in defaults (no " + path + ")");
+}
+
+TEST_F(ConfigFile, AMissingFileTheOperatorNamedIsAnError) {
+    const std::string path = dir_ / "absent.json";
+    auto r = load_config(path, /*path_is_default=*/false);
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_EQ(std::get<Error>(r).message, path + ": cannot open: No such file or directory");
+}
+
+TEST_F(ConfigFile, ReadsAndParsesTheFile) {
+    const auto path = write("c.json", R"({"log_level": "warning", "sa": {"window": 4}})");
+    for (bool is_default : {true, false}) {
+        auto r = load_config(path, is_default);
+        ASSERT_TRUE(std::holds_alternative<DaemonConfig>(r)) << std::get<Error>(r).message;
+        EXPECT_EQ(std::get<DaemonConfig>(r).log_level, "warning");
+        EXPECT_EQ(std::get<DaemonConfig>(r).service.sa.window, 4u);
+        EXPECT_EQ(std::get<DaemonConfig>(r).origin, path);
+    }
+}
+
+TEST_F(ConfigFile, ErrorsInTheFileNameIt) {
+    const auto path = write("bad.json", "{\n  \"limits\": {\"max_clients\": 0}\n}\n");
+    auto r = load_config(path, true); // an existing default file is checked like any other
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_EQ(std::get<Error>(r).message,
+              path + ": /limits/max_clients: 0 out of range [1, 100000]");
+}
+
+TEST_F(ConfigFile, ADirectoryIsNotAConfig) {
+    auto r = load_config(dir_, true);
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_EQ(std::get<Error>(r).message, dir_.string() + ": not a regular file");
+}
+
+TEST_F(ConfigFile, AnEmptyFileIsASyntaxError) {
+    const auto path = write("empty.json", "");
+    auto r = load_config(path, false);
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_TRUE(std::get<Error>(r).message.starts_with(path + ": line 1, column 1: syntax error"))
+        << std::get<Error>(r).message;
+}
+
+TEST_F(ConfigFile, AHugeFileIsRefusedUnread) {
+    const auto path = dir_ / "huge.json";
+    std::filesystem::resize_file(write("huge.json", ""), 2u << 20);
+    auto r = load_config(path, false);
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_NE(std::get<Error>(r).message.find("more than a config file may hold"),
+              std::string::npos);
+}
+
+} // namespace
+} // namespace mcastd::config
