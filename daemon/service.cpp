@@ -139,19 +139,13 @@ void Service::open_ports(const std::vector<std::string> &names) {
 
 EngineObserver log_observer(const Service &service) {
     return [&service](const EngineNote &n) {
+        const bool warn = n.kind == EngineNote::Kind::warning || n.kind == EngineNote::Kind::lost;
+        const auto level = warn ? spdlog::level::warn : spdlog::level::info;
+        if (!spdlog::should_log(level))
+            return; // the sentence is only built for a log that keeps it
         const std::string where = port_name(service, n.port);
-        switch (n.kind) {
-        case EngineNote::Kind::warning:
-        case EngineNote::Kind::lost:
-            spdlog::warn("{}: {}", where, n.message);
-            break;
-        case EngineNote::Kind::join_failed:
-            spdlog::info("{}: join failed: {}", where, n.message);
-            break;
-        default:
-            spdlog::info("{}: {}", where, n.message);
-            break;
-        }
+        spdlog::log(level, "{}: {}{}", where, n.kind == EngineNote::Kind::join_failed ? "join failed: " : "",
+                    describe(n, where));
     };
 }
 

@@ -358,9 +358,11 @@ struct Engine::Impl {
         if (!m.sent)
             ++st.joins_local;
         McRecord rec = member_record(g, m);
-        note_group(EngineNote::Kind::joined, g, m.bits, m.client,
-                   "joined " + where(g) + " as " + join_state_name(m.bits) +
-                       (m.sent ? "" : " (answered locally)"));
+        // Routine notes carry no text: describe() makes it for the observers that print it,
+        // so a join answered locally costs no string formatting.
+        EngineNote n{EngineNote::Kind::joined, g.port, g.mgid, g.rec.mlid, m.bits, m.client, {}, {}};
+        n.local = !m.sent;
+        note(std::move(n));
         reply(m, id, std::nullopt, rec);
     }
 
@@ -911,8 +913,7 @@ struct Engine::Impl {
         if (r.ok()) {
             g.held = static_cast<std::uint8_t>(g.held & ~op.bits);
             g.uncertain = static_cast<std::uint8_t>(g.uncertain & ~op.bits);
-            note_group(EngineNote::Kind::sa_left, g, op.bits, 0,
-                       "deleted " + join_state_name(op.bits) + " from " + where(g));
+            note_group(EngineNote::Kind::sa_left, g, op.bits, 0, {});
             // The DeleteResp carries what the port still holds. OpenSM drops a port entirely
             // when no full member is left, taking bits we still hold with it.
             const std::uint8_t dropped = static_cast<std::uint8_t>(g.held & ~r.record.join_state);
@@ -1043,13 +1044,26 @@ struct Engine::Impl {
             else
                 m.done = nullptr;
         } else {
-            note_group(EngineNote::Kind::left, g, m.bits, m.client, "left " + where(g));
+            note_group(EngineNote::Kind::left, g, m.bits, m.client, {});
         }
         const GroupId gid = g.id;
         erase_member(id);
         advance(gid);
     }
 };
+
+std::string describe(const EngineNote &n, const std::string &port) {
+    if (!n.message.empty())
+        return n.message;
+    const std::string group = "group " + format_gid(n.mgid) + " on " + port;
+    switch (n.kind) {
+    case EngineNote::Kind::joined:
+        return "joined " + group + " as " + join_state_name(n.join_state) + (n.local ? " (answered locally)" : "");
+    case EngineNote::Kind::left: return "left " + group;
+    case EngineNote::Kind::sa_left: return "deleted " + join_state_name(n.join_state) + " from " + group;
+    default: return group;
+    }
+}
 
 // ---- public interface ----
 

@@ -69,9 +69,13 @@ struct EngineNote {
     std::uint8_t join_state = 0;
     ClientId client = 0;                    // 0 when not about one client
     std::optional<std::uint16_t> sa_status; // when an SA status is involved
-    std::string message;
+    std::string message;                    // empty for routine notes: see describe()
+    bool local = false;                     // joined: answered without any SA work
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
+
+// The note as one sentence ("joined group ff15::1 on mlx5_0/1 as full"); `port` names the port.
+std::string describe(const EngineNote &note, const std::string &port);
 
 struct EngineConfig {
     // The kernel shares IPoIB (401b/601b) and rdma_cm (4001/6001) groups per port; a Delete

@@ -1,0 +1,151 @@
+// rdma-mcastd: the wiring, in the order things start. Everything of substance lives in the
+// modules named here; stopping runs the same list backwards.
+#include <getopt.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "config/config.hpp"
+#include "mcastd/version.hpp"
+#include "runtime/event_loop.hpp"
+#include "runtime/signals.hpp"
+#include "server/listener.hpp"
+#include "server/socket_server.hpp"
+#include "service.hpp"
+#include "static_groups.hpp"
+
+using namespace mcastd;
+
+namespace {
+
+constexpr const char *kDefaultConfig = "/etc/rdma-mcastd/rdma-mcastd.json";
+
+struct Args {
+    std::string config = kDefaultConfig;
+    bool config_given = false;
+    std::optional<std::string> socket;
+    std::optional<std::string> log_level;
+};
+
+void usage(std::FILE *to) {
+    std::fprintf(to,
+                 "Usage: rdma-mcastd [OPTIONS]\n"
+                 "Share InfiniBand multicast group memberships between processes.\n\n"
+                 "  -c, --config FILE     configuration file (default %s)\n"
+                 "  -s, --socket PATH     client socket (overrides the config's \"socket\")\n"
+                 "  -l, --log-level LEVEL trace, debug, info, warning, error, critical or off\n"
+                 "  -h, --help            show this help and exit\n"
+                 "  -V, --version         show the version and exit\n\n"
+                 "See rdma-mcastd(8) and rdma-mcastd.json(5).\n",
+                 kDefaultConfig);
+}
+
+// Returns the exit code to stop with, or nullopt to run.
+std::optional<int> parse_args(int argc, char **argv, Args &a) {
+    static const option opts[] = {{"config", required_argument, nullptr, 'c'},
+                                  {"socket", required_argument, nullptr, 's'},
+                                  {"log-level", required_argument, nullptr, 'l'},
+                                  {"help", no_argument, nullptr, 'h'},
+                                  {"version", no_argument, nullptr, 'V'},
+                                  {nullptr, 0, nullptr, 0}};
+    for (int c; (c = getopt_long(argc, argv, "c:s:l:hV", opts, nullptr)) != -1;) {
+        switch (c) {
+        case 'c': a.config = optarg; a.config_given = true; break;
+        case 's': a.socket = optarg; break;
+        case 'l': a.log_level = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': std::printf("rdma-mcastd %s\n", MCASTD_VERSION); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        std::fprintf(stderr, "rdma-mcastd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Args args;
+    if (auto rc = parse_args(argc, argv, args))
+        return *rc;
+
+    auto loaded = config::load_config(args.config, !args.config_given);
+    if (auto *err = std::get_if<Error>(&loaded)) {
+        std::fprintf(stderr, "rdma-mcastd: %s\n", err->message.c_str());
+        return 78; // EX_CONFIG
+    }
+    config::DaemonConfig cfg = std::get<config::DaemonConfig>(std::move(loaded));
+    if (args.socket)
+        cfg.socket = *args.socket;
+    const std::string level = args.log_level.value_or(cfg.log_level);
+    const auto lvl = spdlog::level::from_str(level);
+    if (lvl == spdlog::level::off && level != "off") {
+        std::fprintf(stderr, "rdma-mcastd: --log-level: unknown level '%s'\n", level.c_str());
+        return 2;
+    }
+    // Logs go to stderr: stdout is nobody's business, and under systemd stderr is the journal.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("rdma-mcastd"));
+    spdlog::set_level(lvl);
+    spdlog::set_pattern("%^%l%$: %v");
+
+    try {
+        // Before any thread exists, so that signals reach only the loop's signalfd.
+        runtime::block_signals(runtime::kDaemonSignals);
+        runtime::EventLoop loop(runtime::EventLoop::Kind::thread_default);
+
+        Service service(loop, cfg.service);
+        service.add_observer(log_observer(service));
+
+        auto server = std::make_unique<server::SocketServer>(
+            loop, service, server::listen_seqpacket(cfg.socket), cfg.limits, cfg.access,
+            std::string("rdma-mcastd ") + MCASTD_VERSION);
+        auto statics = std::make_unique<StaticGroups>(service, loop.timers(), cfg.static_groups,
+                                                      cfg.service.engine.retry_min, cfg.service.engine.retry_max);
+        spdlog::info("rdma-mcastd {} serving {} port(s) on {}", MCASTD_VERSION, service.ports().size(), cfg.socket);
+        // Ready once clients can connect; SA joins may take long (ports can be down for hours).
+        sd_notifyf(0, "READY=1\nSTATUS=serving %zu port(s) on %s", service.ports().size(), cfg.socket.c_str());
+
+        // Graceful stop: no new clients, every membership left, every Delete answered (or
+        // given up on) before the SA sessions close.
+        bool stopping = false;
+        auto stop = [&](const signalfd_siginfo &si) {
+            if (stopping)
+                return;
+            stopping = true;
+            sd_notify(0, "STOPPING=1\nSTATUS=leaving every group");
+            spdlog::info("signal {}: leaving every group and stopping", si.ssi_signo);
+            server->stop_accepting();
+            server->disconnect_all();
+            statics.reset();
+            const auto bound = sa::timeout_bound(cfg.service.sa) + std::chrono::seconds(1);
+            loop.timers().start(bound, [&] {
+                spdlog::warn("some leaves were not answered within {} ms; stopping anyway", bound.count());
+                loop.exit(0);
+            });
+            service.engine().when_idle([&] { loop.exit(0); });
+        };
+        auto on_term = loop.watch_signal(SIGTERM, stop);
+        auto on_int = loop.watch_signal(SIGINT, stop);
+        auto on_hup = loop.watch_signal(SIGHUP, [](const signalfd_siginfo &) {
+            spdlog::warn("SIGHUP: configuration reload is not supported yet; keeping the current one");
+        });
+
+        const int rc = loop.run();
+        statics.reset();
+        server.reset();
+        spdlog::info("stopped");
+        return rc;
+    } catch (const std::exception &e) {
+        spdlog::critical("{}", e.what());
+        return 1;
+    }
+}
