@@ -1,0 +1,230 @@
+// rdma-mcastctl join: join a group through the daemon, print its record, optionally hold it.
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "events.hpp"
+#include "format.hpp"
+
+namespace ctl {
+
+namespace {
+
+constexpr const char *kHelp =
+    "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID | --create [--scope S])\n"
+    "                          [--join-state STATE] [--qkey Q] [--pkey P] [--sl S]\n"
+    "                          [--mtu BYTES [--mtu-selector SEL]] [--rate RATE [--rate-selector SEL]]\n"
+    "                          [--traffic-class T] [--flow-label F] [--hop-limit H] [--hold]\n"
+    "\n"
+    "Joins a multicast group through rdma-mcastd and prints its record. The membership lasts\n"
+    "until rdma-mcastctl exits; with --hold it is kept, and events about it printed, until\n"
+    "SIGINT or SIGTERM, then left.\n"
+    "\n"
+    "  --device DEV          the InfiniBand device, e.g. mlx5_0\n"
+    "  --port N              its port (1..254)\n"
+    "  --mgid MGID           the group, in IPv6 form (ff15::1:2)\n"
+    "  --create              create a group with an MGID the SA assigns\n"
+    "  --scope S             with --create: the MGID's scope (1..15; daemon default 5)\n"
+    "  --join-state STATE    full (default), nonmember, sendonly-nonmember, sendonly-full\n"
+    "  --qkey Q              assert the group's Q_Key (decimal or 0x hex)\n"
+    "  --pkey P              assert its P_Key (0..0xffff)\n"
+    "  --sl S                assert its service level (0..15)\n"
+    "  --mtu BYTES           assert its MTU: 256, 512, 1024, 2048 or 4096\n"
+    "  --mtu-selector SEL    how --mtu compares: exactly (default), greater, less, best\n"
+    "  --rate RATE           assert its static rate, as enum ibv_rate (2..22; 3 = 10 Gb/s)\n"
+    "  --rate-selector SEL   how --rate compares, as --mtu-selector\n"
+    "  --traffic-class T     assert its traffic class (0..255)\n"
+    "  --flow-label F        assert its flow label (0..0xfffff)\n"
+    "  --hop-limit H         assert its hop limit (0..255)\n"
+    "  --hold                keep the membership until interrupted; print events meanwhile\n"
+    "  --json                print the record (and each event) as one JSON object per line\n"
+    "  --socket PATH         the daemon's socket\n"
+    "  -h, --help            this help\n";
+
+enum : int {
+    o_device = 1,
+    o_port,
+    o_mgid,
+    o_create,
+    o_scope,
+    o_join_state,
+    o_qkey,
+    o_pkey,
+    o_sl,
+    o_mtu,
+    o_mtu_selector,
+    o_rate,
+    o_rate_selector,
+    o_tclass,
+    o_flow_label,
+    o_hop_limit,
+    o_hold,
+};
+
+rdmamcast::Selector parse_selector(const std::string &text, const char *what) {
+    if (text == "exactly")
+        return rdmamcast::Selector::exactly;
+    if (text == "greater")
+        return rdmamcast::Selector::greater;
+    if (text == "less")
+        return rdmamcast::Selector::less;
+    if (text == "best")
+        return rdmamcast::Selector::best;
+    throw UsageError(std::string(what) + " \"" + text +
+                     "\" is not one of exactly, greater, less, best");
+}
+
+template <class T> T narrow(std::uint64_t v) { return static_cast<T>(v); }
+
+// What the command line asked for, checked before anything is sent.
+struct JoinArgs {
+    std::optional<std::string> device, mgid;
+    std::optional<std::uint8_t> port, scope, sl, tclass, hop_limit, rate;
+    std::optional<std::uint32_t> qkey, flow_label, mtu;
+    std::optional<std::uint16_t> pkey;
+    rdmamcast::JoinState join_state = rdmamcast::JoinState::full;
+    rdmamcast::Selector mtu_sel = rdmamcast::Selector::exactly;
+    rdmamcast::Selector rate_sel = rdmamcast::Selector::exactly;
+    bool create = false, hold = false, mtu_sel_given = false, rate_sel_given = false;
+
+    void set(int opt, const char *arg) {
+        const std::string a = arg ? arg : "";
+        switch (opt) {
+        case o_device: device = a; break;
+        case o_port: port = narrow<std::uint8_t>(parse_uint(a, 1, 254, "--port")); break;
+        case o_mgid: mgid = a; break;
+        case o_create: create = true; break;
+        case o_scope: scope = narrow<std::uint8_t>(parse_uint(a, 1, 15, "--scope")); break;
+        case o_join_state: {
+            std::uint8_t bits = 0;
+            if (rdmamcast_join_state_parse(a.c_str(), &bits) < 0)
+                throw UsageError("--join-state \"" + a +
+                                 "\" is not one of full, nonmember, sendonly-nonmember, "
+                                 "sendonly-full");
+            join_state = static_cast<rdmamcast::JoinState>(bits);
+            break;
+        }
+        case o_qkey: qkey = narrow<std::uint32_t>(parse_uint(a, 0, 0xffffffff, "--qkey")); break;
+        case o_pkey: pkey = narrow<std::uint16_t>(parse_uint(a, 0, 0xffff, "--pkey")); break;
+        case o_sl: sl = narrow<std::uint8_t>(parse_uint(a, 0, 15, "--sl")); break;
+        case o_mtu: {
+            auto v = parse_uint(a, 256, 4096, "--mtu");
+            if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
+                throw UsageError("--mtu \"" + a + "\" is not one of 256, 512, 1024, 2048, 4096");
+            mtu = narrow<std::uint32_t>(v);
+            break;
+        }
+        case o_mtu_selector:
+            mtu_sel = parse_selector(a, "--mtu-selector");
+            mtu_sel_given = true;
+            break;
+        case o_rate: rate = narrow<std::uint8_t>(parse_uint(a, 2, 22, "--rate")); break;
+        case o_rate_selector:
+            rate_sel = parse_selector(a, "--rate-selector");
+            rate_sel_given = true;
+            break;
+        case o_tclass: tclass = narrow<std::uint8_t>(parse_uint(a, 0, 255, "--traffic-class")); break;
+        case o_flow_label:
+            flow_label = narrow<std::uint32_t>(parse_uint(a, 0, 0xfffff, "--flow-label"));
+            break;
+        case o_hop_limit: hop_limit = narrow<std::uint8_t>(parse_uint(a, 0, 255, "--hop-limit")); break;
+        case o_hold: hold = true; break;
+        }
+    }
+
+    rdmamcast::JoinParams params() const {
+        if (!device)
+            throw UsageError("--device is required");
+        if (!port)
+            throw UsageError("--port is required");
+        if (mgid.has_value() == create)
+            throw UsageError("give exactly one of --mgid and --create");
+        if (scope && !create)
+            throw UsageError("--scope applies only with --create");
+        if (mtu_sel_given && !mtu)
+            throw UsageError("--mtu-selector needs --mtu");
+        if (rate_sel_given && !rate)
+            throw UsageError("--rate-selector needs --rate");
+
+        rdmamcast::JoinParams p(*device, *port);
+        if (create)
+            p.create(scope);
+        else if (!rdmamcast::gid_from_string(*mgid))
+            throw UsageError("--mgid \"" + *mgid + "\" is not a GID in IPv6 form (ff15::1:2)");
+        else
+            p.mgid(*mgid);
+        p.join_state(join_state);
+        if (qkey)
+            p.qkey(*qkey);
+        if (pkey)
+            p.pkey(*pkey);
+        if (sl)
+            p.sl(*sl);
+        if (tclass)
+            p.traffic_class(*tclass);
+        if (flow_label)
+            p.flow_label(*flow_label);
+        if (hop_limit)
+            p.hop_limit(*hop_limit);
+        if (mtu)
+            p.mtu(*mtu, mtu_sel);
+        if (rate)
+            p.rate(*rate, rate_sel);
+        return p;
+    }
+};
+
+} // namespace
+
+int cmd_join(Options &opts, int argc, char **argv) {
+    JoinArgs args;
+    const std::vector<option> longopts = {
+        {"device", required_argument, nullptr, o_device},
+        {"port", required_argument, nullptr, o_port},
+        {"mgid", required_argument, nullptr, o_mgid},
+        {"create", no_argument, nullptr, o_create},
+        {"scope", required_argument, nullptr, o_scope},
+        {"join-state", required_argument, nullptr, o_join_state},
+        {"qkey", required_argument, nullptr, o_qkey},
+        {"pkey", required_argument, nullptr, o_pkey},
+        {"sl", required_argument, nullptr, o_sl},
+        {"mtu", required_argument, nullptr, o_mtu},
+        {"mtu-selector", required_argument, nullptr, o_mtu_selector},
+        {"rate", required_argument, nullptr, o_rate},
+        {"rate-selector", required_argument, nullptr, o_rate_selector},
+        {"traffic-class", required_argument, nullptr, o_tclass},
+        {"flow-label", required_argument, nullptr, o_flow_label},
+        {"hop-limit", required_argument, nullptr, o_hop_limit},
+        {"hold", no_argument, nullptr, o_hold},
+    };
+    if (!parse_options(opts, argc, argv, longopts,
+                       [&](int opt, const char *arg) { args.set(opt, arg); })) {
+        std::fputs(kHelp, stdout);
+        return exit_ok;
+    }
+    const rdmamcast::JoinParams params = args.params();
+
+    std::optional<Signals> signals;
+    if (args.hold)
+        signals.emplace(); // before joining: see Signals
+    auto client = connect(opts);
+    auto membership = client.join(params);
+    if (opts.json)
+        emit(membership_json(membership.record(), membership.id()));
+    else
+        emit(record_text(membership.record(), membership.id()));
+
+    if (args.hold)
+        pump_events(client, *signals, [&](const rdmamcast::Event &ev) {
+            membership.update(ev);
+            if (opts.json)
+                emit(event_json(ev));
+            else
+                emit(event_text(ev) + "\n");
+        });
+    membership.leave();
+    return exit_ok;
+}
+
+} // namespace ctl

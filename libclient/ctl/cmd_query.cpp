@@ -1,0 +1,80 @@
+// rdma-mcastctl list, status and monitor: read-only views of the daemon.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "events.hpp"
+#include "format.hpp"
+
+namespace ctl {
+
+namespace {
+
+constexpr const char *kListHelp =
+    "Usage: rdma-mcastctl list [--json]\n"
+    "\n"
+    "Lists every group the daemon handles, per port: MGID, MLID, Q_Key, the JoinState bits\n"
+    "the daemon holds at the SA (and those another agent held before it), member counts per\n"
+    "JoinState bit, and each member's membership id, state, pid, uid and process name.\n";
+
+constexpr const char *kStatusHelp =
+    "Usage: rdma-mcastctl status [--json]\n"
+    "\n"
+    "Shows the daemon's version and uptime, its ports (state, LID, SM LID, rate, groups) and\n"
+    "its counters: SA MADs sent, retransmits, timeouts, joins and leaves.\n";
+
+constexpr const char *kMonitorHelp =
+    "Usage: rdma-mcastctl monitor [--json]\n"
+    "\n"
+    "Prints the daemon's activity (joins, leaves, SA failures, lost and restored groups) as\n"
+    "it happens, one line per entry, until SIGINT or SIGTERM.\n";
+
+// The commands without options of their own.
+bool parse_plain(Options &opts, int argc, char **argv, const char *help) {
+    if (parse_options(opts, argc, argv, {}, [](int, const char *) {}))
+        return true;
+    std::fputs(help, stdout);
+    return false;
+}
+
+} // namespace
+
+int cmd_list(Options &opts, int argc, char **argv) {
+    if (!parse_plain(opts, argc, argv, kListHelp))
+        return exit_ok;
+    auto client = connect(opts);
+    auto ports = client.list();
+    if (opts.json)
+        emit(list_json(ports));
+    else
+        emit(list_text(ports));
+    return exit_ok;
+}
+
+int cmd_status(Options &opts, int argc, char **argv) {
+    if (!parse_plain(opts, argc, argv, kStatusHelp))
+        return exit_ok;
+    auto client = connect(opts);
+    auto status = client.status();
+    if (opts.json)
+        emit(status_json(status));
+    else
+        emit(status_text(status));
+    return exit_ok;
+}
+
+int cmd_monitor(Options &opts, int argc, char **argv) {
+    if (!parse_plain(opts, argc, argv, kMonitorHelp))
+        return exit_ok;
+    Signals signals;
+    auto client = connect(opts);
+    client.monitor(true);
+    pump_events(client, signals, [&](const rdmamcast::Event &ev) {
+        if (opts.json)
+            emit(event_json(ev));
+        else
+            emit(event_text(ev) + "\n");
+    });
+    return exit_ok;
+}
+
+} // namespace ctl

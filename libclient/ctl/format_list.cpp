@@ -1,0 +1,151 @@
+// `list` and `status` output.
+#include <cstdio>
+
+#include "format.hpp"
+#include "table.hpp"
+
+namespace ctl {
+
+namespace {
+
+std::string gbps_text(double gbps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g Gb/s", gbps);
+    return buf;
+}
+
+const char *const kBitNames[4] = {"full", "nonmember", "sendonly-nonmember", "sendonly-full"};
+
+} // namespace
+
+std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
+    if (ports.empty())
+        return "no ports\n";
+    std::string out;
+    for (const auto &p : ports) {
+        if (!out.empty())
+            out += '\n';
+        out += p.device + " port " + std::to_string(p.port) + "  gid " +
+               rdmamcast::gid_to_string(p.port_gid) + "  " + std::to_string(p.groups.size()) +
+               (p.groups.size() == 1 ? " group\n" : " groups\n");
+        if (p.groups.empty())
+            continue;
+        // One table of groups, then one of their members, each aligned across the port.
+        Table groups({"MGID", "MLID", "QKEY", "STATE", "HELD", "FOREIGN", "FULL", "NONMEMBER",
+                      "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
+        Table members({"MGID", "MEMBERSHIP", "JOIN_STATE", "STATE", "PID", "UID", "COMM"});
+        bool any_member = false;
+        for (const auto &g : p.groups) {
+            const std::string mgid = rdmamcast::gid_to_string(g.mgid);
+            groups.add({mgid, hex(g.mlid), hex(g.qkey), g.busy ? "busy" : "idle",
+                        bits_text(g.held), bits_text(g.foreign), std::to_string(g.counts[0]),
+                        std::to_string(g.counts[1]), std::to_string(g.counts[2]),
+                        std::to_string(g.counts[3])});
+            for (const auto &m : g.members) {
+                members.add({mgid, std::to_string(m.membership), bits_text(m.join_state),
+                             m.state, std::to_string(m.pid), std::to_string(m.uid), m.comm});
+                any_member = true;
+            }
+        }
+        out += groups.render("  ");
+        if (any_member)
+            out += '\n' + members.render("  ");
+    }
+    return out;
+}
+
+Json list_json(const std::vector<rdmamcast::PortGroups> &ports) {
+    Json jports = Json::array();
+    for (const auto &p : ports) {
+        Json groups = Json::array();
+        for (const auto &g : p.groups) {
+            Json counts = Json::object();
+            for (std::size_t b = 0; b < 4; ++b)
+                counts[kBitNames[b]] = g.counts[b];
+            Json members = Json::array();
+            for (const auto &m : g.members)
+                members.push_back(Json{{"membership", m.membership},
+                                       {"join_state", bits_text(m.join_state)},
+                                       {"state", m.state},
+                                       {"pid", m.pid},
+                                       {"uid", m.uid},
+                                       {"comm", m.comm}});
+            groups.push_back(Json{{"mgid", rdmamcast::gid_to_string(g.mgid)},
+                                  {"mlid", g.mlid},
+                                  {"qkey", g.qkey},
+                                  {"busy", g.busy},
+                                  {"held", bits_json(g.held)},
+                                  {"foreign", bits_json(g.foreign)},
+                                  {"counts", counts},
+                                  {"members", members}});
+        }
+        jports.push_back(Json{{"device", p.device},
+                              {"port", p.port},
+                              {"port_gid", rdmamcast::gid_to_string(p.port_gid)},
+                              {"groups", groups}});
+    }
+    return Json{{"ports", jports}};
+}
+
+std::string status_text(const rdmamcast::Status &s) {
+    char head[160];
+    std::snprintf(head, sizeof head, "%s, protocol %u, up %.1f s, %llu client%s\n",
+                  s.daemon.c_str(), s.protocol, s.uptime_s,
+                  static_cast<unsigned long long>(s.clients), s.clients == 1 ? "" : "s");
+    std::string out = head;
+    out += '\n';
+    if (s.ports.empty()) {
+        out += "no ports\n";
+    } else {
+        Table t({"DEVICE", "PORT", "STATE", "LID", "SM_LID", "SM_SL", "LINK", "RATE", "GROUPS",
+                 "PORT_GID"});
+        for (const auto &p : s.ports)
+            t.add({p.device, std::to_string(p.port), p.state, std::to_string(p.lid),
+                   std::to_string(p.sm_lid), std::to_string(p.sm_sl), p.link_layer,
+                   gbps_text(p.rate_gbps), std::to_string(p.groups),
+                   rdmamcast::gid_to_string(p.port_gid)});
+        out += t.render();
+    }
+    out += '\n';
+    const auto &c = s.counters;
+    Table t({"SA MADs sent", std::to_string(c.sa_mads_sent)});
+    t.add({"SA retransmits", std::to_string(c.sa_retransmits)});
+    t.add({"SA timeouts", std::to_string(c.sa_timeouts)});
+    t.add({"SA bounces", std::to_string(c.sa_bounces)});
+    t.add({"joins", std::to_string(c.joins)});
+    t.add({"joins answered locally", std::to_string(c.joins_local)});
+    t.add({"joins failed", std::to_string(c.joins_failed)});
+    t.add({"leaves", std::to_string(c.leaves)});
+    return out + t.render();
+}
+
+Json status_json(const rdmamcast::Status &s) {
+    Json ports = Json::array();
+    for (const auto &p : s.ports)
+        ports.push_back(Json{{"device", p.device},
+                             {"port", p.port},
+                             {"state", p.state},
+                             {"lid", p.lid},
+                             {"sm_lid", p.sm_lid},
+                             {"sm_sl", p.sm_sl},
+                             {"port_gid", rdmamcast::gid_to_string(p.port_gid)},
+                             {"link_layer", p.link_layer},
+                             {"rate_gbps", p.rate_gbps},
+                             {"groups", p.groups}});
+    const auto &c = s.counters;
+    return Json{{"daemon", s.daemon},
+                {"protocol", s.protocol},
+                {"uptime_s", s.uptime_s},
+                {"clients", s.clients},
+                {"ports", ports},
+                {"counters", Json{{"sa_mads_sent", c.sa_mads_sent},
+                                  {"sa_retransmits", c.sa_retransmits},
+                                  {"sa_timeouts", c.sa_timeouts},
+                                  {"sa_bounces", c.sa_bounces},
+                                  {"joins", c.joins},
+                                  {"joins_local", c.joins_local},
+                                  {"joins_failed", c.joins_failed},
+                                  {"leaves", c.leaves}}}};
+}
+
+} // namespace ctl

@@ -1,0 +1,157 @@
+#include <cstdio>
+
+#include "format.hpp"
+#include "table.hpp"
+
+namespace ctl {
+
+std::string hex(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string bits_text(std::uint8_t bits) {
+    return bits ? rdmamcast::join_state_name(bits) : "-";
+}
+
+Json bits_json(std::uint8_t bits) {
+    Json out = Json::array();
+    for (unsigned i = 0; i < 4; ++i)
+        if (bits & (1u << i))
+            out.push_back(rdmamcast::join_state_name(static_cast<std::uint8_t>(1u << i)));
+    return out;
+}
+
+namespace {
+
+std::string rate_text(std::uint8_t rate) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%u (%g Gb/s)", rate, rdmamcast::rate_gbps(rate));
+    return buf;
+}
+
+} // namespace
+
+std::string record_text(const rdmamcast::Record &r, std::uint64_t membership) {
+    Table t({"membership", std::to_string(membership)});
+    t.add({"mgid", rdmamcast::gid_to_string(r.mgid)});
+    t.add({"port_gid", rdmamcast::gid_to_string(r.port_gid)});
+    t.add({"mlid", hex(r.mlid)});
+    t.add({"qkey", hex(r.qkey)});
+    t.add({"pkey", hex(r.pkey)});
+    t.add({"sl", std::to_string(r.sl)});
+    t.add({"mtu", std::to_string(r.mtu)});
+    t.add({"rate", rate_text(r.rate)});
+    t.add({"flow_label", hex(r.flow_label)});
+    t.add({"traffic_class", std::to_string(r.traffic_class)});
+    t.add({"hop_limit", std::to_string(r.hop_limit)});
+    t.add({"scope", std::to_string(r.scope)});
+    t.add({"join_state", rdmamcast::join_state_name(r.join_state)});
+    return t.render();
+}
+
+Json record_json(const rdmamcast::Record &r) {
+    return Json{{"mgid", rdmamcast::gid_to_string(r.mgid)},
+                {"port_gid", rdmamcast::gid_to_string(r.port_gid)},
+                {"mlid", r.mlid},
+                {"qkey", r.qkey},
+                {"pkey", r.pkey},
+                {"sl", r.sl},
+                {"mtu", r.mtu},
+                {"rate", r.rate},
+                {"rate_gbps", rdmamcast::rate_gbps(r.rate)},
+                {"flow_label", r.flow_label},
+                {"traffic_class", r.traffic_class},
+                {"hop_limit", r.hop_limit},
+                {"scope", r.scope},
+                {"join_state", rdmamcast::join_state_name(r.join_state)}};
+}
+
+Json membership_json(const rdmamcast::Record &r, std::uint64_t membership) {
+    Json out{{"membership", membership}};
+    out.update(record_json(r));
+    return out;
+}
+
+namespace {
+
+std::string changed_text(const rdmamcast::RestoredEvent &r) {
+    std::string out;
+    for (auto name : r.changed_names())
+        out += (out.empty() ? "" : ",") + std::string(name);
+    return out.empty() ? "nothing" : out;
+}
+
+Json error_json(const std::string &code, const std::string &message,
+                std::optional<std::uint16_t> sa_status) {
+    Json e{{"code", code}, {"message", message}};
+    if (sa_status)
+        e["sa_status"] = *sa_status;
+    return e;
+}
+
+} // namespace
+
+std::string event_text(const rdmamcast::Event &ev) {
+    if (const auto *r = std::get_if<rdmamcast::RestoredEvent>(&ev)) {
+        const auto &rec = r->record;
+        return "restored: membership " + std::to_string(r->membership) + ": changed " +
+               changed_text(*r) + ": mgid " + rdmamcast::gid_to_string(rec.mgid) + " mlid " +
+               hex(rec.mlid) + " qkey " + hex(rec.qkey) + " pkey " + hex(rec.pkey) + " sl " +
+               std::to_string(rec.sl) + " mtu " + std::to_string(rec.mtu);
+    }
+    if (const auto *l = std::get_if<rdmamcast::LostEvent>(&ev))
+        return "lost: membership " + std::to_string(l->membership) + ": " + l->code_name + ": " +
+               l->message;
+    const auto &m = std::get<rdmamcast::MonitorEvent>(ev);
+    std::string line = m.kind_name + ": " + m.device + "/" + std::to_string(m.port) + " " +
+                       rdmamcast::gid_to_string(m.mgid) + " mlid " + hex(m.mlid) + " " +
+                       bits_text(m.join_state) + " pid " + std::to_string(m.pid) + " uid " +
+                       std::to_string(m.uid) + " (" + m.comm + ")";
+    if (!m.message.empty())
+        line += ": " + m.message;
+    return line;
+}
+
+Json event_json(const rdmamcast::Event &ev) {
+    if (const auto *r = std::get_if<rdmamcast::RestoredEvent>(&ev)) {
+        Json changed = Json::array();
+        for (auto name : r->changed_names())
+            changed.push_back(std::string(name));
+        return Json{{"event", "restored"},
+                    {"membership", r->membership},
+                    {"changed", changed},
+                    {"record", record_json(r->record)}};
+    }
+    if (const auto *l = std::get_if<rdmamcast::LostEvent>(&ev))
+        return Json{{"event", "lost"},
+                    {"membership", l->membership},
+                    {"error", error_json(l->code_name, l->message, l->sa_status)}};
+    const auto &m = std::get<rdmamcast::MonitorEvent>(ev);
+    Json out{{"event", "monitor"},
+             {"kind", m.kind_name},
+             {"device", m.device},
+             {"port", m.port},
+             {"mgid", rdmamcast::gid_to_string(m.mgid)},
+             {"mlid", m.mlid},
+             {"join_state", m.join_state ? rdmamcast::join_state_name(m.join_state) : ""},
+             {"pid", m.pid},
+             {"uid", m.uid},
+             {"comm", m.comm},
+             {"message", m.message}};
+    if (m.sa_status)
+        out["sa_status"] = *m.sa_status;
+    return out;
+}
+
+bool emit(const std::string &text) {
+    return std::fputs(text.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
+}
+
+bool emit(const Json &j) {
+    // Replace rather than throw on bytes that are not UTF-8: output must not abort a hold.
+    return emit(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
+} // namespace ctl

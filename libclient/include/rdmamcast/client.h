@@ -1,0 +1,453 @@
+/*
+ * librdmamcast: the C client API of rdma-mcastd.
+ *
+ * rdma-mcastd owns the InfiniBand SA multicast memberships of a host and shares them between
+ * processes. A process connects to it over a Unix socket, joins groups through it and gets the
+ * group record it needs to attach a UD QP (see <rdmamcast/verbs.h> for helpers that do that).
+ * Memberships belong to the connection: closing it (or exiting, or crashing) leaves them all.
+ *
+ * Conventions
+ *   - Functions that can fail return 0 (or a non-negative count) on success and a negative
+ *     errno-style code on failure. rdmamcast_last_error() then says what happened: the
+ *     protocol's error code, the SA status and the daemon's message, which names the cause.
+ *   - Synchronous calls (join, leave, list, status, monitor) send one request and wait for its
+ *     reply. Events that arrive meanwhile are queued for rdmamcast_next_event(), never lost.
+ *   - Signals do not interrupt a synchronous call: EINTR is retried, because abandoning a join
+ *     in flight would leave a membership nobody knows about. There is no client-side timeout:
+ *     the daemon bounds every SA exchange (sa-timeout) and answers everything else at once.
+ *   - The headers need C11 (anonymous unions) or C++.
+ *
+ * Thread safety
+ *   A client handle is not thread-safe: use it from one thread at a time (or one handle per
+ *   thread; handles are independent). Functions that take no handle are thread-safe.
+ *
+ * ABI
+ *   Only rdmamcast_* symbols are exported, versioned RDMAMCAST_1.0 (SONAME librdmamcast.so.1).
+ *   Structures the library fills in (records, events, errors, list and status results) only
+ *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
+ *   fills in, carries its own size so that an older or newer caller keeps working.
+ */
+#ifndef RDMAMCAST_CLIENT_H
+#define RDMAMCAST_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define RDMAMCAST_EXPORT __attribute__((visibility("default")))
+#else
+#define RDMAMCAST_EXPORT
+#endif
+
+/* Where clients find the daemon; the environment variable overrides the default. */
+#define RDMAMCAST_DEFAULT_SOCKET "/run/rdma-mcastd.sock"
+#define RDMAMCAST_SOCKET_ENV "RDMA_MCASTD_SOCKET"
+
+/* The protocol version this library speaks (proto/PROTOCOL.md). */
+#define RDMAMCAST_PROTOCOL_VERSION 1
+
+struct rdmamcast_client;
+
+/* ---- errors ---- */
+
+/*
+ * Values 1..14 are the daemon's error codes, in PROTOCOL.md's order; values from 64 on are the
+ * library's own. The numbers are part of the ABI and never change.
+ */
+enum rdmamcast_errc {
+	RDMAMCAST_E_NONE = 0,
+	RDMAMCAST_E_INVALID_ARGUMENT = 1,     /* -EINVAL: malformed request or argument */
+	RDMAMCAST_E_NO_SUCH_DEVICE = 2,       /* -ENODEV */
+	RDMAMCAST_E_NO_SUCH_PORT = 3,         /* -ENXIO */
+	RDMAMCAST_E_PORT_NOT_ACTIVE = 4,      /* -ENETDOWN */
+	RDMAMCAST_E_CONFLICT = 5,             /* -EEXIST: contradicts the group's record */
+	RDMAMCAST_E_SA_ERROR = 6,             /* -EREMOTEIO: SA status in sa_status */
+	RDMAMCAST_E_SA_TIMEOUT = 7,           /* -ETIMEDOUT */
+	RDMAMCAST_E_DENIED = 8,               /* -EACCES: policy refuses the caller or the MGID */
+	RDMAMCAST_E_TOO_LARGE = 9,            /* -EMSGSIZE */
+	RDMAMCAST_E_UNSUPPORTED_VERSION = 10, /* -EPROTONOSUPPORT */
+	RDMAMCAST_E_NOT_FOUND = 11,           /* -ENOENT: no such membership */
+	RDMAMCAST_E_CANCELLED = 12,           /* -ECANCELED */
+	RDMAMCAST_E_LIMIT = 13,               /* -ENOSPC: a daemon limit was reached */
+	RDMAMCAST_E_INTERNAL = 14,            /* -EIO: a daemon bug or system error */
+
+	RDMAMCAST_E_UNKNOWN = 64,      /* -EIO: a daemon code this library does not know (code_name) */
+	RDMAMCAST_E_SYSTEM = 65,       /* a system call failed; the return value is its -errno */
+	RDMAMCAST_E_PROTOCOL = 66,     /* -EPROTO: the daemon sent something undecodable */
+	RDMAMCAST_E_DISCONNECTED = 67, /* -ECONNRESET, -EPIPE, -ENOTCONN: the connection is gone */
+};
+
+/*
+ * What the last failing call on a handle ran into. Strings are never NULL ("" when absent) and
+ * stay valid until the next call on the same handle.
+ */
+struct rdmamcast_error {
+	enum rdmamcast_errc code; /* RDMAMCAST_E_NONE when the last call succeeded */
+	int err;                  /* the negative value the call returned, 0 on success */
+	const char *code_name;    /* "sa-error", ...: the daemon's code text (also one this
+				     library does not know), else rdmamcast_errc_name(code) */
+	const char *message;      /* one sentence naming the real cause */
+	const char *field;        /* JSON pointer of the request field at fault, e.g. "/qkey" */
+	bool has_sa_status;
+	uint16_t sa_status;         /* RDMAMCAST_E_SA_ERROR: the SA's MAD status */
+	const char *sa_status_name; /* and its IBA name, "ERR_REQ_INVALID" */
+	size_t num_versions;        /* RDMAMCAST_E_UNSUPPORTED_VERSION: versions the daemon serves */
+	const unsigned *versions;
+};
+
+/*
+ * The last error on c. With c == NULL: the last failed rdmamcast_connect() of the calling
+ * thread, which has no handle to carry it.
+ */
+RDMAMCAST_EXPORT const struct rdmamcast_error *rdmamcast_last_error(const struct rdmamcast_client *c);
+
+/* "sa-error", "not-found", ... as in PROTOCOL.md; the library's own codes are "unknown",
+ * "system", "protocol" and "disconnected"; "" for RDMAMCAST_E_NONE. The string is static. */
+RDMAMCAST_EXPORT const char *rdmamcast_errc_name(enum rdmamcast_errc code);
+/* One sentence describing the code in general (the message says what happened this time). */
+RDMAMCAST_EXPORT const char *rdmamcast_strerror(enum rdmamcast_errc code);
+
+/* ---- connection ---- */
+
+/* The library's version, "0.1.0". */
+RDMAMCAST_EXPORT const char *rdmamcast_version(void);
+
+/*
+ * Connects to the daemon at path (NULL: $RDMA_MCASTD_SOCKET if set and not empty, else
+ * RDMAMCAST_DEFAULT_SOCKET; a path starting with '@' names an abstract socket) and negotiates
+ * the protocol version. On failure *out is NULL and rdmamcast_last_error(NULL) says
+ * why: -ENOENT/-ECONNREFUSED (the daemon is not running), -EACCES (denied by the socket's
+ * permissions or by the daemon's policy), -EPROTONOSUPPORT (no common protocol version).
+ */
+RDMAMCAST_EXPORT int rdmamcast_connect(const char *path, struct rdmamcast_client **out);
+
+/* Closes the connection; the daemon then leaves every membership it held. NULL is a no-op. */
+RDMAMCAST_EXPORT void rdmamcast_close(struct rdmamcast_client *c);
+
+/* The path connected to, the negotiated protocol version and the daemon's "rdma-mcastd 0.1.0". */
+RDMAMCAST_EXPORT const char *rdmamcast_socket_path(const struct rdmamcast_client *c);
+RDMAMCAST_EXPORT unsigned rdmamcast_protocol_version(const struct rdmamcast_client *c);
+RDMAMCAST_EXPORT const char *rdmamcast_daemon_version(const struct rdmamcast_client *c);
+
+/* ---- group records ---- */
+
+/* JoinState bits (IBA 15.2.5.17). A membership has exactly one. */
+enum rdmamcast_join_state {
+	RDMAMCAST_JOIN_STATE_FULL = 0x1,
+	RDMAMCAST_JOIN_STATE_NONMEMBER = 0x2,
+	RDMAMCAST_JOIN_STATE_SENDONLY_NONMEMBER = 0x4,
+	RDMAMCAST_JOIN_STATE_SENDONLY_FULL = 0x8,
+};
+
+/* "full", "nonmember", "sendonly-nonmember", "sendonly-full"; several bits joined by '+';
+ * "none" for 0. The string is static. */
+RDMAMCAST_EXPORT const char *rdmamcast_join_state_name(uint8_t join_state);
+/* The reverse, for one name. 0, or -EINVAL for an unknown name. */
+RDMAMCAST_EXPORT int rdmamcast_join_state_parse(const char *name, uint8_t *join_state);
+
+/* A static rate (enum ibv_rate value) in Gb/s, 0 for an unknown value. */
+RDMAMCAST_EXPORT double rdmamcast_rate_gbps(uint8_t rate);
+
+/*
+ * A group record: what a UD QP needs to attach (mgid, mlid) and to address the group
+ * (rdmamcast_fill_ah_attr() in <rdmamcast/verbs.h>). GIDs are in network byte order, as in
+ * union ibv_gid; everything else in host order.
+ */
+struct rdmamcast_record {
+	uint8_t mgid[16];     /* the group's MGID (the SA-assigned one after a create) */
+	uint8_t port_gid[16]; /* the joining port's GID: the AH's source GID */
+	uint32_t qkey;        /* the QP's Q_Key must equal it */
+	uint32_t flow_label;  /* 20 bits */
+	uint32_t mtu;         /* bytes: 256..4096 */
+	uint16_t mlid;        /* the AH's DLID and ibv_attach_mcast()'s lid */
+	uint16_t pkey;
+	uint8_t sl;
+	uint8_t rate;         /* static rate: enum ibv_rate */
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t scope;        /* the MGID's scope nibble */
+	uint8_t join_state;   /* this membership's RDMAMCAST_JOIN_STATE_* bit */
+	uint8_t reserved0[2];
+	uint64_t reserved[4]; /* zero; a later version may put fields here */
+};
+
+/* ---- join ---- */
+
+/* Which optional fields of rdmamcast_join_params are set. A field that is not set is not
+ * asserted: the group's value is taken (or, on create, the daemon's configured default). */
+enum rdmamcast_join_flags {
+	RDMAMCAST_JOIN_CREATE = 1 << 0, /* create a group with an SA-assigned MGID; mgid is ignored */
+	RDMAMCAST_JOIN_SCOPE = 1 << 1,  /* with CREATE: the scope of the MGID (1..15) */
+	RDMAMCAST_JOIN_QKEY = 1 << 2,
+	RDMAMCAST_JOIN_PKEY = 1 << 3,
+	RDMAMCAST_JOIN_SL = 1 << 4,
+	RDMAMCAST_JOIN_TRAFFIC_CLASS = 1 << 5,
+	RDMAMCAST_JOIN_FLOW_LABEL = 1 << 6,
+	RDMAMCAST_JOIN_HOP_LIMIT = 1 << 7,
+	RDMAMCAST_JOIN_MTU = 1 << 8,  /* mtu and mtu_selector */
+	RDMAMCAST_JOIN_RATE = 1 << 9, /* rate and rate_selector */
+};
+
+/* How mtu and rate compare with the group's. NOT the IBA encoding: zero is "exactly", the
+ * protocol's default, so that a zeroed structure means what it says. */
+enum rdmamcast_selector {
+	RDMAMCAST_SELECTOR_EXACTLY = 0,
+	RDMAMCAST_SELECTOR_GREATER = 1,
+	RDMAMCAST_SELECTOR_LESS = 2,
+	RDMAMCAST_SELECTOR_BEST = 3,
+};
+
+/*
+ * Initialise with RDMAMCAST_JOIN_PARAMS_INIT or rdmamcast_join_params_init(): both record the
+ * size of the structure this program was compiled with, which is how the library tells which
+ * fields the caller knows about. Later versions only append fields (and flags for them).
+ */
+struct rdmamcast_join_params {
+	uint32_t size;      /* sizeof(struct rdmamcast_join_params), set by the initialisers */
+	uint32_t flags;     /* enum rdmamcast_join_flags */
+	const char *device; /* required: the CA name, "mlx5_0" */
+	uint8_t port;       /* required: 1..254 */
+	uint8_t join_state; /* one RDMAMCAST_JOIN_STATE_* bit; 0 means FULL */
+	uint8_t scope;      /* RDMAMCAST_JOIN_SCOPE */
+	uint8_t sl;         /* RDMAMCAST_JOIN_SL: 0..15 */
+	uint8_t mgid[16];   /* the group, network byte order; required unless RDMAMCAST_JOIN_CREATE */
+	uint32_t qkey;       /* RDMAMCAST_JOIN_QKEY */
+	uint32_t flow_label; /* RDMAMCAST_JOIN_FLOW_LABEL: 0..0xfffff */
+	uint32_t mtu;        /* RDMAMCAST_JOIN_MTU: bytes, 256..4096 */
+	uint16_t pkey;       /* RDMAMCAST_JOIN_PKEY */
+	uint8_t traffic_class; /* RDMAMCAST_JOIN_TRAFFIC_CLASS */
+	uint8_t hop_limit;     /* RDMAMCAST_JOIN_HOP_LIMIT */
+	uint8_t mtu_selector;  /* enum rdmamcast_selector */
+	uint8_t rate;          /* RDMAMCAST_JOIN_RATE: enum ibv_rate, 2..22 */
+	uint8_t rate_selector; /* enum rdmamcast_selector */
+	uint8_t reserved0;
+};
+
+static inline void rdmamcast_join_params_init(struct rdmamcast_join_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+}
+
+static inline struct rdmamcast_join_params rdmamcast_join_params_make(void)
+{
+	struct rdmamcast_join_params p;
+	rdmamcast_join_params_init(&p);
+	return p;
+}
+
+/* struct rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT; (C++ compilers warn about a
+ * partial designated initializer under -Wextra, so there it is a function call.) */
+#ifdef __cplusplus
+#define RDMAMCAST_JOIN_PARAMS_INIT rdmamcast_join_params_make()
+#else
+#define RDMAMCAST_JOIN_PARAMS_INIT {.size = sizeof(struct rdmamcast_join_params)}
+#endif
+
+/*
+ * Joins a group and waits for the daemon's answer (an SA round trip unless the port already
+ * holds the group; the daemon bounds it with its SA retry budget). On success fills *rec_out
+ * and *membership_out (either may be NULL), the membership's id for rdmamcast_leave() and for
+ * events. Parameters are checked before anything is sent (-EINVAL with last_error.field).
+ * Unknown flags are -EOPNOTSUPP; non-zero bytes past the end of the structure this library
+ * knows are -E2BIG.
+ */
+RDMAMCAST_EXPORT int rdmamcast_join(struct rdmamcast_client *c,
+				    const struct rdmamcast_join_params *p,
+				    struct rdmamcast_record *rec_out, uint64_t *membership_out);
+
+/* Leaves a membership of this connection. -ENOENT (RDMAMCAST_E_NOT_FOUND) if there is none. */
+RDMAMCAST_EXPORT int rdmamcast_leave(struct rdmamcast_client *c, uint64_t membership);
+
+/* Starts (or stops) receiving the daemon's activity log as RDMAMCAST_EVENT_MONITOR events. */
+RDMAMCAST_EXPORT int rdmamcast_monitor(struct rdmamcast_client *c, bool enable);
+
+/* ---- events ---- */
+
+/* Fields of a record, for rdmamcast_event_restored.changed. */
+enum rdmamcast_record_field {
+	RDMAMCAST_FIELD_MLID = 1 << 0, /* detach the old (mgid, mlid), attach the new, rebuild AHs */
+	RDMAMCAST_FIELD_MGID = 1 << 1,
+	RDMAMCAST_FIELD_PORT_GID = 1 << 2,
+	RDMAMCAST_FIELD_QKEY = 1 << 3,
+	RDMAMCAST_FIELD_PKEY = 1 << 4,
+	RDMAMCAST_FIELD_SL = 1 << 5,
+	RDMAMCAST_FIELD_MTU = 1 << 6,
+	RDMAMCAST_FIELD_RATE = 1 << 7,
+	RDMAMCAST_FIELD_FLOW_LABEL = 1 << 8,
+	RDMAMCAST_FIELD_TRAFFIC_CLASS = 1 << 9,
+	RDMAMCAST_FIELD_HOP_LIMIT = 1 << 10,
+	RDMAMCAST_FIELD_SCOPE = 1 << 11,
+	RDMAMCAST_FIELD_JOIN_STATE = 1 << 12,
+};
+
+enum rdmamcast_event_type {
+	RDMAMCAST_EVENT_RESTORED = 1, /* the membership holds again, or its record changed */
+	RDMAMCAST_EVENT_LOST = 2,     /* the SA no longer holds it; the daemon will restore it */
+	RDMAMCAST_EVENT_MONITOR = 3,  /* an entry of the daemon's activity log */
+};
+
+enum rdmamcast_monitor_kind {
+	RDMAMCAST_MONITOR_OTHER = 0, /* a kind this library does not know: see kind_name */
+	RDMAMCAST_MONITOR_JOINED = 1,
+	RDMAMCAST_MONITOR_LEFT = 2,
+	RDMAMCAST_MONITOR_JOIN_FAILED = 3,
+	RDMAMCAST_MONITOR_DELETED = 4,
+	RDMAMCAST_MONITOR_LOST = 5,
+	RDMAMCAST_MONITOR_RESTORED = 6,
+	RDMAMCAST_MONITOR_WARNING = 7,
+};
+
+struct rdmamcast_event_restored {
+	struct rdmamcast_record record; /* the record as it is now */
+	uint32_t changed;               /* enum rdmamcast_record_field bits */
+};
+
+struct rdmamcast_event_lost {
+	enum rdmamcast_errc code; /* why, as in rdmamcast_error */
+	bool has_sa_status;
+	uint16_t sa_status;
+	const char *code_name;
+	const char *message;
+};
+
+struct rdmamcast_event_monitor {
+	enum rdmamcast_monitor_kind kind;
+	uint8_t port;
+	uint8_t join_state;
+	uint16_t mlid;
+	const char *kind_name; /* "joined", ... */
+	const char *device;
+	uint8_t mgid[16];
+	int32_t pid;
+	uint32_t uid;
+	bool has_sa_status;
+	uint16_t sa_status;
+	const char *comm;
+	const char *message;
+};
+
+/* Strings in an event stay valid until the next rdmamcast_next_event() or rdmamcast_close(). */
+struct rdmamcast_event {
+	enum rdmamcast_event_type type;
+	uint32_t reserved0;
+	uint64_t membership; /* RESTORED and LOST: which membership; 0 for MONITOR */
+	union {
+		struct rdmamcast_event_restored restored;
+		struct rdmamcast_event_lost lost;
+		struct rdmamcast_event_monitor monitor;
+		uint64_t reserved[32]; /* fixes the size: later event types fit in it */
+	};
+};
+
+/*
+ * A descriptor that polls readable (POLLIN) whenever rdmamcast_next_event() has something to
+ * return: an event from the socket, or one queued while a synchronous call waited for its
+ * reply. (The socket alone could not say so: a queued event has already been read from it.)
+ * It is an epoll descriptor, so it also nests in the caller's own epoll set. It stays owned
+ * by the handle; do not read from or close it.
+ */
+RDMAMCAST_EXPORT int rdmamcast_event_fd(const struct rdmamcast_client *c);
+
+/*
+ * Takes the next event without blocking: 0 with *ev filled, -EAGAIN if there is none (poll
+ * rdmamcast_event_fd()), or an error (-ECONNRESET when the daemon closed the connection).
+ * Call it until -EAGAIN after each wake-up.
+ */
+RDMAMCAST_EXPORT int rdmamcast_next_event(struct rdmamcast_client *c, struct rdmamcast_event *ev);
+
+/* ---- list and status ---- */
+
+/*
+ * Results are allocated by the library as a tree of structures and freed in one call: typed
+ * fields, so C callers need no JSON parser (rdma-mcastctl --json serves scripts). Arrays hold
+ * pointers, so the structures can grow in later versions without moving the elements.
+ */
+struct rdmamcast_member {
+	uint64_t membership; /* the id on its own connection */
+	int32_t pid;
+	uint32_t uid;
+	uint8_t join_state;
+	const char *state; /* "pending", "active", "lost" */
+	const char *comm;  /* process name */
+};
+
+struct rdmamcast_group {
+	uint8_t mgid[16];
+	uint32_t qkey;
+	uint16_t mlid;
+	uint8_t held;    /* JoinState bits the daemon set and the SA holds for the port */
+	uint8_t foreign; /* bits another agent on the host held before the daemon */
+	bool busy;       /* SA work in progress */
+	uint32_t counts[4]; /* members per JoinState bit: full, nonmember, sendonly-nonmember,
+			       sendonly-full */
+	size_t num_members;
+	struct rdmamcast_member **members;
+};
+
+struct rdmamcast_port_groups {
+	const char *device;
+	uint8_t port;
+	uint8_t port_gid[16];
+	size_t num_groups;
+	struct rdmamcast_group **groups;
+};
+
+struct rdmamcast_group_list {
+	size_t num_ports;
+	struct rdmamcast_port_groups **ports;
+};
+
+/* Every group the daemon handles, per port. Free with rdmamcast_list_free(). */
+RDMAMCAST_EXPORT int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out);
+RDMAMCAST_EXPORT void rdmamcast_list_free(struct rdmamcast_group_list *list);
+
+struct rdmamcast_port_status {
+	const char *device;
+	uint8_t port;
+	uint8_t sm_sl;
+	uint16_t lid;
+	uint16_t sm_lid;
+	const char *state;      /* "ACTIVE", "DOWN", ... */
+	const char *link_layer; /* "InfiniBand" */
+	uint8_t port_gid[16];
+	double rate_gbps;
+	uint64_t groups;
+};
+
+struct rdmamcast_counters {
+	uint64_t sa_mads_sent;
+	uint64_t sa_retransmits;
+	uint64_t sa_timeouts;
+	uint64_t sa_bounces;
+	uint64_t joins;
+	uint64_t joins_local;
+	uint64_t joins_failed;
+	uint64_t leaves;
+};
+
+struct rdmamcast_daemon_status {
+	const char *daemon; /* "rdma-mcastd 0.1.0" */
+	unsigned protocol;
+	double uptime_s;
+	uint64_t clients;
+	const struct rdmamcast_counters *counters;
+	size_t num_ports;
+	struct rdmamcast_port_status **ports;
+};
+
+/* The daemon's ports and counters. Free with rdmamcast_status_free(). */
+RDMAMCAST_EXPORT int rdmamcast_status(struct rdmamcast_client *c, struct rdmamcast_daemon_status **out);
+RDMAMCAST_EXPORT void rdmamcast_status_free(struct rdmamcast_daemon_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RDMAMCAST_CLIENT_H */

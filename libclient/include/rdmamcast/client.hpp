@@ -1,0 +1,479 @@
+// librdmamcast's C++ interface: header-only RAII over the C API in <rdmamcast/client.h>
+// (C++17 or later).
+//
+//   rdmamcast::Client client;                        // connects, or throws rdmamcast::Error
+//   auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2").qkey(0x1234));
+//   ... attach a QP to m.record() ...
+//   poll client.event_fd(); while (auto ev = client.next_event()) m.update(*ev);
+//                                                    // m leaves when it goes out of scope
+//
+// A Client and the Memberships joined through it share one connection, which closes when the
+// last of them is gone; like the C handle, they are not thread-safe.
+#pragma once
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <rdmamcast/client.h>
+
+namespace rdmamcast {
+
+using Gid = std::array<std::uint8_t, 16>;
+using Record = rdmamcast_record;
+
+inline std::string gid_to_string(const std::uint8_t *gid) {
+    char buf[INET6_ADDRSTRLEN];
+    return inet_ntop(AF_INET6, gid, buf, sizeof buf) ? buf : "?";
+}
+inline std::string gid_to_string(const Gid &gid) { return gid_to_string(gid.data()); }
+
+// IPv6 text form ("ff15::1:2") -> GID; nullopt if it is not one.
+inline std::optional<Gid> gid_from_string(const std::string &text) {
+    Gid gid{};
+    if (inet_pton(AF_INET6, text.c_str(), gid.data()) != 1)
+        return std::nullopt;
+    return gid;
+}
+
+inline std::string join_state_name(std::uint8_t join_state) {
+    return rdmamcast_join_state_name(join_state);
+}
+inline double rate_gbps(std::uint8_t rate) { return rdmamcast_rate_gbps(rate); }
+
+// What a failing call ran into; what() is the daemon's (or the library's) message.
+class Error : public std::runtime_error {
+public:
+    Error(int err, rdmamcast_errc code, const std::string &message)
+        : std::runtime_error(message), err_(err), code_(code),
+          code_name_(rdmamcast_errc_name(code)) {}
+
+    // From the C API: `rc` is what the call returned, `e` its rdmamcast_last_error().
+    static Error from(int rc, const rdmamcast_error *e) {
+        if (!e || e->code == RDMAMCAST_E_NONE || e->err != rc)
+            return Error(rc, RDMAMCAST_E_SYSTEM, std::strerror(-rc));
+        Error out(rc, e->code, e->message);
+        out.code_name_ = e->code_name;
+        out.field_ = e->field;
+        if (e->has_sa_status) {
+            out.sa_status_ = e->sa_status;
+            out.sa_status_name_ = e->sa_status_name;
+        }
+        out.versions_.assign(e->versions, e->versions + e->num_versions);
+        return out;
+    }
+
+    int error_number() const { return -err_; } // a positive errno
+    int result() const { return err_; }        // the C call's negative return value
+    rdmamcast_errc code() const { return code_; }
+    const std::string &code_name() const { return code_name_; } // "sa-error", ...
+    std::string message() const { return what(); }
+    std::optional<std::uint16_t> sa_status() const { return sa_status_; }
+    const std::string &sa_status_name() const { return sa_status_name_; }
+    const std::string &field() const { return field_; }
+    const std::vector<unsigned> &versions() const { return versions_; }
+
+private:
+    int err_;
+    rdmamcast_errc code_;
+    std::string code_name_;
+    std::optional<std::uint16_t> sa_status_;
+    std::string sa_status_name_;
+    std::string field_;
+    std::vector<unsigned> versions_;
+};
+
+enum class JoinState : std::uint8_t {
+    full = RDMAMCAST_JOIN_STATE_FULL,
+    nonmember = RDMAMCAST_JOIN_STATE_NONMEMBER,
+    sendonly_nonmember = RDMAMCAST_JOIN_STATE_SENDONLY_NONMEMBER,
+    sendonly_full = RDMAMCAST_JOIN_STATE_SENDONLY_FULL,
+};
+
+enum class Selector : std::uint8_t {
+    exactly = RDMAMCAST_SELECTOR_EXACTLY,
+    greater = RDMAMCAST_SELECTOR_GREATER,
+    less = RDMAMCAST_SELECTOR_LESS,
+    best = RDMAMCAST_SELECTOR_BEST,
+};
+
+// Builds a join request: the device and port are required, then either mgid() or create().
+class JoinParams {
+public:
+    JoinParams(std::string device, std::uint8_t port) : device_(std::move(device)) {
+        rdmamcast_join_params_init(&p_);
+        p_.port = port;
+    }
+
+    // Throws Error (-EINVAL) if `text` is not an IPv6-form GID.
+    JoinParams &mgid(const std::string &text) {
+        auto gid = gid_from_string(text);
+        if (!gid)
+            throw Error(-EINVAL, RDMAMCAST_E_INVALID_ARGUMENT,
+                        "join: mgid \"" + text + "\" is not a GID in IPv6 form");
+        return mgid(*gid);
+    }
+    JoinParams &mgid(const Gid &gid) {
+        std::memcpy(p_.mgid, gid.data(), gid.size());
+        p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
+        return *this;
+    }
+    // Create a group with an MGID the SA assigns, optionally of the given scope (1..15).
+    JoinParams &create(std::optional<std::uint8_t> scope = std::nullopt) {
+        p_.flags |= RDMAMCAST_JOIN_CREATE;
+        if (scope)
+            set(RDMAMCAST_JOIN_SCOPE, p_.scope, *scope);
+        return *this;
+    }
+    JoinParams &join_state(JoinState s) {
+        p_.join_state = static_cast<std::uint8_t>(s);
+        return *this;
+    }
+    JoinParams &qkey(std::uint32_t v) { return set(RDMAMCAST_JOIN_QKEY, p_.qkey, v); }
+    JoinParams &pkey(std::uint16_t v) { return set(RDMAMCAST_JOIN_PKEY, p_.pkey, v); }
+    JoinParams &sl(std::uint8_t v) { return set(RDMAMCAST_JOIN_SL, p_.sl, v); }
+    JoinParams &traffic_class(std::uint8_t v) {
+        return set(RDMAMCAST_JOIN_TRAFFIC_CLASS, p_.traffic_class, v);
+    }
+    JoinParams &flow_label(std::uint32_t v) { return set(RDMAMCAST_JOIN_FLOW_LABEL, p_.flow_label, v); }
+    JoinParams &hop_limit(std::uint8_t v) { return set(RDMAMCAST_JOIN_HOP_LIMIT, p_.hop_limit, v); }
+    // MTU in bytes (256..4096).
+    JoinParams &mtu(std::uint32_t bytes, Selector sel = Selector::exactly) {
+        p_.mtu_selector = static_cast<std::uint8_t>(sel);
+        return set(RDMAMCAST_JOIN_MTU, p_.mtu, bytes);
+    }
+    // Static rate as enum ibv_rate (IBV_RATE_10_GBPS, ...).
+    JoinParams &rate(std::uint8_t ibv_rate, Selector sel = Selector::exactly) {
+        p_.rate_selector = static_cast<std::uint8_t>(sel);
+        return set(RDMAMCAST_JOIN_RATE, p_.rate, ibv_rate);
+    }
+
+    // The C parameters; they point into this object, so use them while it lives.
+    rdmamcast_join_params c_params() const {
+        rdmamcast_join_params p = p_;
+        p.device = device_.c_str();
+        return p;
+    }
+
+private:
+    template <class T, class V> JoinParams &set(int flag, T &field, V value) {
+        field = static_cast<T>(value);
+        p_.flags |= static_cast<std::uint32_t>(flag);
+        return *this;
+    }
+
+    std::string device_;
+    rdmamcast_join_params p_{};
+};
+
+// ---- events ----
+
+struct RestoredEvent {
+    std::uint64_t membership = 0;
+    Record record{};
+    std::uint32_t changed = 0; // RDMAMCAST_FIELD_* bits
+
+    // MLID changed: detach the old (mgid, mlid), attach the new, rebuild address handles.
+    bool mlid_changed() const { return changed & RDMAMCAST_FIELD_MLID; }
+    // Record key names of `changed`, "mlid" first.
+    std::vector<std::string_view> changed_names() const {
+        static constexpr std::string_view names[] = {
+            "mlid", "mgid", "port_gid", "qkey", "pkey", "sl", "mtu", "rate",
+            "flow_label", "traffic_class", "hop_limit", "scope", "join_state"};
+        std::vector<std::string_view> out;
+        for (unsigned i = 0; i < std::size(names); ++i)
+            if (changed & (1u << i))
+                out.push_back(names[i]);
+        return out;
+    }
+};
+
+struct LostEvent {
+    std::uint64_t membership = 0;
+    rdmamcast_errc code = RDMAMCAST_E_NONE;
+    std::string code_name;
+    std::string message;
+    std::optional<std::uint16_t> sa_status;
+};
+
+struct MonitorEvent {
+    rdmamcast_monitor_kind kind = RDMAMCAST_MONITOR_OTHER;
+    std::string kind_name;
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{};
+    std::uint16_t mlid = 0;
+    std::uint8_t join_state = 0;
+    std::int32_t pid = 0;
+    std::uint32_t uid = 0;
+    std::string comm;
+    std::string message;
+    std::optional<std::uint16_t> sa_status;
+};
+
+using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent>;
+
+inline Event event_from_c(const rdmamcast_event &ev) {
+    auto str = [](const char *s) { return std::string(s ? s : ""); };
+    switch (ev.type) {
+    case RDMAMCAST_EVENT_RESTORED:
+        return RestoredEvent{ev.membership, ev.restored.record, ev.restored.changed};
+    case RDMAMCAST_EVENT_LOST: {
+        LostEvent l{ev.membership, ev.lost.code, str(ev.lost.code_name), str(ev.lost.message), {}};
+        if (ev.lost.has_sa_status)
+            l.sa_status = ev.lost.sa_status;
+        return l;
+    }
+    case RDMAMCAST_EVENT_MONITOR:
+    default: {
+        const auto &c = ev.monitor;
+        MonitorEvent m;
+        m.kind = c.kind;
+        m.kind_name = str(c.kind_name);
+        m.device = str(c.device);
+        m.port = c.port;
+        std::memcpy(m.mgid.data(), c.mgid, m.mgid.size());
+        m.mlid = c.mlid;
+        m.join_state = c.join_state;
+        m.pid = c.pid;
+        m.uid = c.uid;
+        m.comm = str(c.comm);
+        m.message = str(c.message);
+        if (c.has_sa_status)
+            m.sa_status = c.sa_status;
+        return m;
+    }
+    }
+}
+
+// ---- list and status ----
+
+struct Member {
+    std::uint64_t membership = 0;
+    std::int32_t pid = 0;
+    std::uint32_t uid = 0;
+    std::uint8_t join_state = 0;
+    std::string state; // "pending", "active", "lost"
+    std::string comm;
+};
+
+struct Group {
+    Gid mgid{};
+    std::uint32_t qkey = 0;
+    std::uint16_t mlid = 0;
+    std::uint8_t held = 0;
+    std::uint8_t foreign = 0;
+    bool busy = false;
+    std::array<std::uint32_t, 4> counts{}; // full, nonmember, sendonly-nonmember, sendonly-full
+    std::vector<Member> members;
+};
+
+struct PortGroups {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid port_gid{};
+    std::vector<Group> groups;
+};
+
+struct PortStatus {
+    std::string device;
+    std::uint8_t port = 0;
+    std::string state;
+    std::uint16_t lid = 0;
+    std::uint16_t sm_lid = 0;
+    std::uint8_t sm_sl = 0;
+    Gid port_gid{};
+    std::string link_layer;
+    double rate_gbps = 0;
+    std::uint64_t groups = 0;
+};
+
+struct Status {
+    std::string daemon;
+    unsigned protocol = 0;
+    double uptime_s = 0;
+    std::uint64_t clients = 0;
+    rdmamcast_counters counters{};
+    std::vector<PortStatus> ports;
+};
+
+// ---- client and memberships ----
+
+namespace detail {
+using Handle = std::shared_ptr<rdmamcast_client>;
+[[noreturn]] inline void fail(int rc, const rdmamcast_client *c) {
+    throw Error::from(rc, rdmamcast_last_error(c));
+}
+inline Gid gid(const std::uint8_t *raw) {
+    Gid g;
+    std::memcpy(g.data(), raw, g.size());
+    return g;
+}
+} // namespace detail
+
+// One membership, left when the object is destroyed (errors there are ignored: the daemon
+// leaves it anyway when the connection closes).
+class Membership {
+public:
+    Membership() = default;
+    Membership(Membership &&o) noexcept
+        : c_(std::move(o.c_)), id_(std::exchange(o.id_, 0)), record_(o.record_) {}
+    Membership &operator=(Membership &&o) noexcept {
+        if (this != &o) {
+            reset();
+            c_ = std::move(o.c_);
+            id_ = std::exchange(o.id_, 0);
+            record_ = o.record_;
+        }
+        return *this;
+    }
+    Membership(const Membership &) = delete;
+    Membership &operator=(const Membership &) = delete;
+    ~Membership() { reset(); }
+
+    explicit operator bool() const { return c_ != nullptr; }
+    std::uint64_t id() const { return id_; }
+    const Record &record() const { return record_; }
+
+    // Leaves now and reports failure; the object is empty afterwards either way.
+    void leave() {
+        if (!c_)
+            return;
+        auto c = std::move(c_);
+        if (int rc = rdmamcast_leave(c.get(), id_); rc < 0)
+            detail::fail(rc, c.get());
+    }
+    // Stops managing the membership, which then lasts until the connection closes.
+    std::uint64_t release() noexcept {
+        c_.reset();
+        return id_;
+    }
+    // Takes a restored event of this membership into record(); true if it was one.
+    bool update(const Event &ev) {
+        const auto *r = std::get_if<RestoredEvent>(&ev);
+        if (!c_ || !r || r->membership != id_)
+            return false;
+        record_ = r->record;
+        return true;
+    }
+
+private:
+    friend class Client;
+    Membership(detail::Handle c, std::uint64_t id, const Record &record)
+        : c_(std::move(c)), id_(id), record_(record) {}
+    void reset() noexcept {
+        if (c_)
+            rdmamcast_leave(c_.get(), id_);
+        c_.reset();
+    }
+
+    detail::Handle c_;
+    std::uint64_t id_ = 0;
+    Record record_{};
+};
+
+class Client {
+public:
+    // Connects to `path`, or to $RDMA_MCASTD_SOCKET / the default when it is null.
+    explicit Client(const char *path = nullptr) {
+        rdmamcast_client *c = nullptr;
+        if (int rc = rdmamcast_connect(path, &c); rc < 0)
+            detail::fail(rc, nullptr);
+        c_.reset(c, rdmamcast_close);
+    }
+    explicit Client(const std::string &path) : Client(path.c_str()) {}
+    // One owner per connection (handles are not thread-safe, so copies would invite sharing
+    // across threads); Memberships hold their own reference.
+    Client(Client &&) noexcept = default;
+    Client &operator=(Client &&) noexcept = default;
+    Client(const Client &) = delete;
+    Client &operator=(const Client &) = delete;
+    ~Client() = default;
+
+    rdmamcast_client *get() const { return c_.get(); }
+    std::string socket_path() const { return rdmamcast_socket_path(c_.get()); }
+    unsigned protocol_version() const { return rdmamcast_protocol_version(c_.get()); }
+    std::string daemon_version() const { return rdmamcast_daemon_version(c_.get()); }
+
+    Membership join(const JoinParams &params) {
+        rdmamcast_join_params p = params.c_params();
+        Record rec{};
+        std::uint64_t id = 0;
+        check(rdmamcast_join(c_.get(), &p, &rec, &id));
+        return Membership(c_, id, rec);
+    }
+    void leave(std::uint64_t membership) { check(rdmamcast_leave(c_.get(), membership)); }
+    void monitor(bool enable = true) { check(rdmamcast_monitor(c_.get(), enable)); }
+
+    // Poll for POLLIN, then call next_event() until it returns nullopt.
+    int event_fd() const { return rdmamcast_event_fd(c_.get()); }
+    std::optional<Event> next_event() {
+        rdmamcast_event ev;
+        int rc = rdmamcast_next_event(c_.get(), &ev);
+        if (rc == -EAGAIN)
+            return std::nullopt;
+        check(rc);
+        return event_from_c(ev);
+    }
+
+    std::vector<PortGroups> list() {
+        rdmamcast_group_list *l = nullptr;
+        check(rdmamcast_list(c_.get(), &l));
+        std::unique_ptr<rdmamcast_group_list, decltype(&rdmamcast_list_free)> guard(l, rdmamcast_list_free);
+        std::vector<PortGroups> out;
+        for (std::size_t i = 0; i < l->num_ports; ++i) {
+            const auto &p = *l->ports[i];
+            PortGroups pg{p.device, p.port, detail::gid(p.port_gid), {}};
+            for (std::size_t j = 0; j < p.num_groups; ++j) {
+                const auto &g = *p.groups[j];
+                Group og{detail::gid(g.mgid), g.qkey, g.mlid, g.held, g.foreign, g.busy,
+                         {g.counts[0], g.counts[1], g.counts[2], g.counts[3]}, {}};
+                for (std::size_t k = 0; k < g.num_members; ++k) {
+                    const auto &m = *g.members[k];
+                    og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,
+                                                m.state, m.comm});
+                }
+                pg.groups.push_back(std::move(og));
+            }
+            out.push_back(std::move(pg));
+        }
+        return out;
+    }
+
+    Status status() {
+        rdmamcast_daemon_status *s = nullptr;
+        check(rdmamcast_status(c_.get(), &s));
+        std::unique_ptr<rdmamcast_daemon_status, decltype(&rdmamcast_status_free)> guard(s, rdmamcast_status_free);
+        Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}};
+        for (std::size_t i = 0; i < s->num_ports; ++i) {
+            const auto &p = *s->ports[i];
+            out.ports.push_back(PortStatus{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
+                                           detail::gid(p.port_gid), p.link_layer, p.rate_gbps,
+                                           p.groups});
+        }
+        return out;
+    }
+
+private:
+    void check(int rc) const {
+        if (rc < 0)
+            detail::fail(rc, c_.get());
+    }
+
+    detail::Handle c_;
+};
+
+} // namespace rdmamcast

@@ -1,0 +1,175 @@
+// The exported C entry points. Each one is an exception barrier: nothing C++ may cross into a
+// C caller, so allocation failures and surprises become negative codes with a message.
+#include <array>
+#include <cerrno>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "client_impl.hpp"
+#include "rdmamcast/client.h"
+
+using rdmamcast::detail::ErrorState;
+namespace proto = mcastd::proto;
+
+namespace {
+
+// rdmamcast_connect() has no handle to report through when it fails.
+thread_local ErrorState connect_error;
+
+template <class F> int guarded(ErrorState &error, F &&body) noexcept {
+    try {
+        try {
+            return body();
+        } catch (const std::bad_alloc &) {
+            return error.set(RDMAMCAST_E_SYSTEM, -ENOMEM, "librdmamcast: out of memory");
+        } catch (const std::exception &e) {
+            return error.set(RDMAMCAST_E_SYSTEM, -EIO,
+                             std::string("librdmamcast: unexpected failure: ") + e.what());
+        }
+    } catch (...) {
+        return -ENOMEM; // setting the message itself failed
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+const char *rdmamcast_version(void) { return RDMAMCAST_VERSION_STRING; }
+
+int rdmamcast_connect(const char *path, rdmamcast_client **out) {
+    if (!out)
+        return -EINVAL;
+    *out = nullptr;
+    connect_error.clear();
+    return guarded(connect_error, [&] {
+        std::unique_ptr<rdmamcast_client> c;
+        int rc = rdmamcast_client::open(path, c, connect_error);
+        if (rc == 0)
+            *out = c.release();
+        return rc;
+    });
+}
+
+void rdmamcast_close(rdmamcast_client *c) { delete c; }
+
+const char *rdmamcast_socket_path(const rdmamcast_client *c) { return c ? c->path.c_str() : ""; }
+
+unsigned rdmamcast_protocol_version(const rdmamcast_client *c) { return c ? c->version : 0; }
+
+const char *rdmamcast_daemon_version(const rdmamcast_client *c) {
+    return c ? c->daemon.c_str() : "";
+}
+
+const rdmamcast_error *rdmamcast_last_error(const rdmamcast_client *c) {
+    return c ? c->error.get() : connect_error.get();
+}
+
+int rdmamcast_join(rdmamcast_client *c, const rdmamcast_join_params *p, rdmamcast_record *rec_out,
+                   uint64_t *membership_out) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        c->error.clear();
+        proto::Join join;
+        if (int rc = rdmamcast::detail::join_request_from_c(p, join.request, c->error); rc < 0)
+            return rc;
+        proto::JoinResult result;
+        if (int rc = c->decode_result(c->call(join), proto::decode_join_result, result); rc < 0)
+            return rc;
+        if (rec_out)
+            *rec_out = rdmamcast::detail::record_to_c(result.record);
+        if (membership_out)
+            *membership_out = result.membership;
+        return 0;
+    });
+}
+
+int rdmamcast_leave(rdmamcast_client *c, uint64_t membership) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        proto::Leave leave;
+        leave.membership = membership;
+        auto reply = c->call(leave);
+        const int *rc = std::get_if<int>(&reply);
+        return rc ? *rc : 0;
+    });
+}
+
+int rdmamcast_monitor(rdmamcast_client *c, bool enable) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        auto reply = c->call(proto::Monitor{enable});
+        const int *rc = std::get_if<int>(&reply);
+        return rc ? *rc : 0;
+    });
+}
+
+int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) {
+    if (!c || !out)
+        return -EINVAL;
+    *out = nullptr;
+    return guarded(c->error, [&] {
+        proto::ListResult result;
+        if (int rc = c->decode_result(c->call(proto::List{}), proto::decode_list_result, result);
+            rc < 0)
+            return rc;
+        *out = rdmamcast::detail::list_to_c(result);
+        return 0;
+    });
+}
+
+void rdmamcast_list_free(rdmamcast_group_list *list) { rdmamcast::detail::free_list(list); }
+
+int rdmamcast_status(rdmamcast_client *c, rdmamcast_daemon_status **out) {
+    if (!c || !out)
+        return -EINVAL;
+    *out = nullptr;
+    return guarded(c->error, [&] {
+        proto::StatusResult result;
+        if (int rc = c->decode_result(c->call(proto::Status{}), proto::decode_status_result,
+                                      result);
+            rc < 0)
+            return rc;
+        *out = rdmamcast::detail::status_to_c(result);
+        return 0;
+    });
+}
+
+void rdmamcast_status_free(rdmamcast_daemon_status *status) { rdmamcast::detail::free_status(status); }
+
+int rdmamcast_event_fd(const rdmamcast_client *c) { return c ? c->epoll.get() : -EINVAL; }
+
+int rdmamcast_next_event(rdmamcast_client *c, rdmamcast_event *ev) {
+    if (!c || !ev)
+        return -EINVAL;
+    return guarded(c->error, [&] { return c->next_event(*ev); });
+}
+
+const char *rdmamcast_join_state_name(uint8_t join_state) {
+    // Built once (thread-safe static init) so that callers get static strings.
+    static const std::array<std::string, 16> names = [] {
+        std::array<std::string, 16> n;
+        for (std::uint8_t bits = 0; bits < 16; ++bits)
+            n[bits] = mcastd::join_state_name(bits);
+        return n;
+    }();
+    return join_state < 16 ? names[join_state].c_str() : "invalid";
+}
+
+int rdmamcast_join_state_parse(const char *name, uint8_t *join_state) {
+    if (!name || !join_state)
+        return -EINVAL;
+    auto bits = proto::join_state_from_name(name);
+    if (!bits)
+        return -EINVAL;
+    *join_state = *bits;
+    return 0;
+}
+
+double rdmamcast_rate_gbps(uint8_t rate) { return mcastd::rate_mbps(rate) / 1000.0; }
+
+} // extern "C"

@@ -1,0 +1,350 @@
+#include "convert.hpp"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+namespace rdmamcast::detail {
+
+namespace {
+
+// The first (and so far only) layout of rdmamcast_join_params; a caller compiled against it
+// passes this size forever, so it is pinned here.
+constexpr std::size_t kJoinParamsSizeV1 = 56;
+static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV1);
+static_assert(offsetof(rdmamcast_join_params, mgid) == 20);
+static_assert(sizeof(rdmamcast_record) == 88);
+static_assert(sizeof(rdmamcast_event) == 16 + 256);
+static_assert(std::is_standard_layout_v<ListHolder> && std::is_standard_layout_v<StatusHolder>);
+
+std::string hex(unsigned v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%x", v);
+    return buf;
+}
+
+constexpr std::uint32_t kKnownJoinFlags =
+    RDMAMCAST_JOIN_CREATE | RDMAMCAST_JOIN_SCOPE | RDMAMCAST_JOIN_QKEY | RDMAMCAST_JOIN_PKEY |
+    RDMAMCAST_JOIN_SL | RDMAMCAST_JOIN_TRAFFIC_CLASS | RDMAMCAST_JOIN_FLOW_LABEL |
+    RDMAMCAST_JOIN_HOP_LIMIT | RDMAMCAST_JOIN_MTU | RDMAMCAST_JOIN_RATE;
+
+std::optional<mcastd::Selector> selector_from_c(std::uint8_t s) {
+    switch (s) {
+    case RDMAMCAST_SELECTOR_EXACTLY: return mcastd::Selector::exactly;
+    case RDMAMCAST_SELECTOR_GREATER: return mcastd::Selector::greater;
+    case RDMAMCAST_SELECTOR_LESS: return mcastd::Selector::less;
+    case RDMAMCAST_SELECTOR_BEST: return mcastd::Selector::best;
+    default: return std::nullopt;
+    }
+}
+
+// IB device names are short ASCII identifiers (IB_DEVICE_NAME_MAX is 64). Checking here gives
+// a clear message and keeps bytes that are not UTF-8 out of the JSON encoder.
+bool valid_device_name(const char *name) {
+    if (!name || !*name)
+        return false;
+    std::size_t n = 0;
+    for (const char *c = name; *c; ++c, ++n)
+        if (n >= 63 || *c <= ' ' || *c > '~')
+            return false;
+    return true;
+}
+
+void copy_gid(std::uint8_t (&dst)[16], const mcastd::Gid &src) {
+    std::memcpy(dst, src.data(), 16);
+}
+
+rdmamcast_monitor_kind monitor_kind(std::string_view kind) {
+    static constexpr std::pair<std::string_view, rdmamcast_monitor_kind> kinds[] = {
+        {"joined", RDMAMCAST_MONITOR_JOINED},   {"left", RDMAMCAST_MONITOR_LEFT},
+        {"join-failed", RDMAMCAST_MONITOR_JOIN_FAILED}, {"deleted", RDMAMCAST_MONITOR_DELETED},
+        {"lost", RDMAMCAST_MONITOR_LOST},       {"restored", RDMAMCAST_MONITOR_RESTORED},
+        {"warning", RDMAMCAST_MONITOR_WARNING},
+    };
+    for (const auto &[name, k] : kinds)
+        if (name == kind)
+            return k;
+    return RDMAMCAST_MONITOR_OTHER;
+}
+
+} // namespace
+
+int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out,
+                        ErrorState &error) {
+    auto invalid = [&](std::string field, std::string message) {
+        return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL, "join: " + message,
+                         std::move(field));
+    };
+    if (!p)
+        return invalid("", "no parameters");
+    if (p->size < kJoinParamsSizeV1)
+        return invalid("", "rdmamcast_join_params.size is " + std::to_string(p->size) +
+                               "; initialise it with RDMAMCAST_JOIN_PARAMS_INIT");
+    // A newer caller's extra fields are fine as long as it left them unset (the kernel's
+    // copy_struct_from_user rule): then they cannot mean anything we would ignore.
+    const auto *bytes = reinterpret_cast<const unsigned char *>(p);
+    for (std::size_t i = sizeof(*p); i < p->size; ++i)
+        if (bytes[i] != 0)
+            return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -E2BIG,
+                             "join: the parameters use fields this librdmamcast (" +
+                                 std::string(rdmamcast_version()) + ") does not know");
+    if (p->flags & ~kKnownJoinFlags)
+        return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EOPNOTSUPP,
+                         "join: unknown flags " + hex(p->flags & ~kKnownJoinFlags));
+
+    if (!valid_device_name(p->device))
+        return invalid("/device", "device must be a device name such as mlx5_0");
+    if (p->port < 1 || p->port > 254)
+        return invalid("/port", "port " + std::to_string(p->port) + " is outside 1..254");
+    std::uint8_t js =
+        p->join_state ? p->join_state : std::uint8_t{RDMAMCAST_JOIN_STATE_FULL};
+    if (js > 0xf || (js & (js - 1)) != 0)
+        return invalid("/join_state", "join_state " + hex(js) +
+                                          " is not exactly one JoinState bit");
+
+    mcastd::JoinRequest r;
+    r.device = p->device;
+    r.port = p->port;
+    r.join_state = js;
+    if (p->flags & RDMAMCAST_JOIN_CREATE) {
+        r.mgid = mcastd::kZeroGid;
+    } else {
+        std::memcpy(r.mgid.data(), p->mgid, 16);
+        if (mcastd::is_zero(r.mgid))
+            return invalid("/mgid", "mgid is all zero; set RDMAMCAST_JOIN_CREATE to create a group");
+    }
+    if (p->flags & RDMAMCAST_JOIN_SCOPE) {
+        if (!(p->flags & RDMAMCAST_JOIN_CREATE))
+            return invalid("/scope", "scope applies only with RDMAMCAST_JOIN_CREATE");
+        if (p->scope < 1 || p->scope > 15)
+            return invalid("/scope", "scope " + std::to_string(p->scope) + " is outside 1..15");
+        r.scope = p->scope;
+    }
+    auto &g = r.params;
+    if (p->flags & RDMAMCAST_JOIN_QKEY)
+        g.qkey = p->qkey;
+    if (p->flags & RDMAMCAST_JOIN_PKEY)
+        g.pkey = p->pkey;
+    if (p->flags & RDMAMCAST_JOIN_SL) {
+        if (p->sl > 15)
+            return invalid("/sl", "sl " + std::to_string(p->sl) + " is outside 0..15");
+        g.sl = p->sl;
+    }
+    if (p->flags & RDMAMCAST_JOIN_TRAFFIC_CLASS)
+        g.tclass = p->traffic_class;
+    if (p->flags & RDMAMCAST_JOIN_FLOW_LABEL) {
+        if (p->flow_label > 0xfffff)
+            return invalid("/flow_label", "flow_label " + std::to_string(p->flow_label) +
+                                              " does not fit in 20 bits");
+        g.flow_label = p->flow_label;
+    }
+    if (p->flags & RDMAMCAST_JOIN_HOP_LIMIT)
+        g.hop_limit = p->hop_limit;
+    if (p->flags & RDMAMCAST_JOIN_MTU) {
+        auto mtu = mcastd::proto::mtu_enum_from_bytes(p->mtu);
+        if (!mtu)
+            return invalid("/mtu", "mtu " + std::to_string(p->mtu) +
+                                       " is not one of 256, 512, 1024, 2048, 4096");
+        auto sel = selector_from_c(p->mtu_selector);
+        if (!sel)
+            return invalid("/mtu_selector", "mtu_selector " + std::to_string(p->mtu_selector) +
+                                                " is not an rdmamcast_selector");
+        g.mtu = mcastd::Selected{*sel, *mtu};
+    }
+    if (p->flags & RDMAMCAST_JOIN_RATE) {
+        if (p->rate < 2 || p->rate > 22 || mcastd::rate_mbps(p->rate) == 0)
+            return invalid("/rate", "rate " + std::to_string(p->rate) +
+                                        " is not an IBA rate (enum ibv_rate 2..22)");
+        auto sel = selector_from_c(p->rate_selector);
+        if (!sel)
+            return invalid("/rate_selector", "rate_selector " + std::to_string(p->rate_selector) +
+                                                 " is not an rdmamcast_selector");
+        g.rate = mcastd::Selected{*sel, p->rate};
+    }
+    out = std::move(r);
+    return 0;
+}
+
+rdmamcast_record record_to_c(const mcastd::McRecord &r) {
+    rdmamcast_record c{};
+    copy_gid(c.mgid, r.mgid);
+    copy_gid(c.port_gid, r.port_gid);
+    c.qkey = r.qkey;
+    c.flow_label = r.flow_label;
+    c.mtu = mcastd::mtu_bytes(r.mtu);
+    c.mlid = r.mlid;
+    c.pkey = r.pkey;
+    c.sl = r.sl;
+    c.rate = r.rate;
+    c.traffic_class = r.tclass;
+    c.hop_limit = r.hop_limit;
+    c.scope = r.scope;
+    c.join_state = r.join_state;
+    return c;
+}
+
+std::uint32_t changed_to_c(std::uint64_t fields) {
+    namespace f = mcastd::field;
+    static constexpr std::pair<std::uint64_t, std::uint32_t> map[] = {
+        {f::mlid, RDMAMCAST_FIELD_MLID},
+        {f::mgid, RDMAMCAST_FIELD_MGID},
+        {f::port_gid, RDMAMCAST_FIELD_PORT_GID},
+        {f::qkey, RDMAMCAST_FIELD_QKEY},
+        {f::pkey, RDMAMCAST_FIELD_PKEY},
+        {f::sl, RDMAMCAST_FIELD_SL},
+        {f::mtu | f::mtu_selector, RDMAMCAST_FIELD_MTU},
+        {f::rate | f::rate_selector, RDMAMCAST_FIELD_RATE},
+        {f::flow_label, RDMAMCAST_FIELD_FLOW_LABEL},
+        {f::tclass, RDMAMCAST_FIELD_TRAFFIC_CLASS},
+        {f::hop_limit, RDMAMCAST_FIELD_HOP_LIMIT},
+        {f::scope, RDMAMCAST_FIELD_SCOPE},
+        {f::join_state, RDMAMCAST_FIELD_JOIN_STATE},
+    };
+    std::uint32_t out = 0;
+    for (const auto &[from, to] : map)
+        if (fields & from)
+            out |= to;
+    return out;
+}
+
+void event_to_c(const mcastd::proto::Event &event, rdmamcast_event &ev, Arena &arena) {
+    ev = rdmamcast_event{};
+    if (const auto *r = std::get_if<mcastd::proto::RestoredEvent>(&event)) {
+        ev.type = RDMAMCAST_EVENT_RESTORED;
+        ev.membership = r->membership;
+        ev.restored.record = record_to_c(r->record);
+        ev.restored.changed = changed_to_c(r->changed);
+    } else if (const auto *l = std::get_if<mcastd::proto::LostEvent>(&event)) {
+        ev.type = RDMAMCAST_EVENT_LOST;
+        ev.membership = l->membership;
+        ev.lost.code = to_c_errc(l->why.error.code);
+        ev.lost.code_name = arena.str(std::string(mcastd::errc_name(l->why.error.code)));
+        ev.lost.message = arena.str(l->why.error.message);
+        if (l->why.error.sa_status) {
+            ev.lost.has_sa_status = true;
+            ev.lost.sa_status = *l->why.error.sa_status;
+        }
+    } else {
+        const auto &m = std::get<mcastd::proto::MonitorEvent>(event);
+        ev.type = RDMAMCAST_EVENT_MONITOR;
+        auto &c = ev.monitor;
+        c.kind = monitor_kind(m.kind);
+        c.kind_name = arena.str(m.kind);
+        c.device = arena.str(m.device);
+        c.port = m.port;
+        copy_gid(c.mgid, m.mgid);
+        c.mlid = m.mlid;
+        c.join_state = m.join_state;
+        c.pid = static_cast<std::int32_t>(m.pid);
+        c.uid = static_cast<std::uint32_t>(m.uid);
+        c.comm = arena.str(m.comm);
+        c.message = arena.str(m.message);
+        if (m.sa_status) {
+            c.has_sa_status = true;
+            c.sa_status = *m.sa_status;
+        }
+    }
+}
+
+rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list) {
+    auto arena = std::make_unique<Arena>();
+    auto holder = std::make_unique<ListHolder>();
+    holder->pub = rdmamcast_group_list{};
+    auto &pub = holder->pub;
+    pub.num_ports = list.ports.size();
+    pub.ports = arena->array<rdmamcast_port_groups>(list.ports.size());
+    for (std::size_t i = 0; i < list.ports.size(); ++i) {
+        const auto &p = list.ports[i];
+        auto *cp = arena->make<rdmamcast_port_groups>();
+        cp->device = arena->str(p.device);
+        cp->port = p.port;
+        copy_gid(cp->port_gid, p.port_gid);
+        cp->num_groups = p.groups.size();
+        cp->groups = arena->array<rdmamcast_group>(p.groups.size());
+        for (std::size_t j = 0; j < p.groups.size(); ++j) {
+            const auto &g = p.groups[j];
+            auto *cg = arena->make<rdmamcast_group>();
+            copy_gid(cg->mgid, g.mgid);
+            cg->qkey = g.qkey;
+            cg->mlid = g.mlid;
+            cg->held = g.held;
+            cg->foreign = g.foreign;
+            cg->busy = g.busy;
+            for (std::size_t b = 0; b < 4; ++b)
+                cg->counts[b] = g.counts[b];
+            cg->num_members = g.members.size();
+            cg->members = arena->array<rdmamcast_member>(g.members.size());
+            for (std::size_t k = 0; k < g.members.size(); ++k) {
+                const auto &m = g.members[k];
+                auto *cm = arena->make<rdmamcast_member>();
+                cm->membership = m.membership;
+                cm->pid = static_cast<std::int32_t>(m.pid);
+                cm->uid = static_cast<std::uint32_t>(m.uid);
+                cm->join_state = m.join_state;
+                cm->state = arena->str(m.state);
+                cm->comm = arena->str(m.comm);
+                cg->members[k] = cm;
+            }
+            cp->groups[j] = cg;
+        }
+        pub.ports[i] = cp;
+    }
+    holder->arena = arena.release();
+    return &holder.release()->pub;
+}
+
+rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) {
+    auto arena = std::make_unique<Arena>();
+    auto holder = std::make_unique<StatusHolder>();
+    holder->pub = rdmamcast_daemon_status{};
+    auto &pub = holder->pub;
+    pub.daemon = arena->str(status.daemon);
+    pub.protocol = status.protocol;
+    pub.uptime_s = status.uptime_s;
+    pub.clients = status.clients;
+    auto *counters = arena->make<rdmamcast_counters>();
+    const auto &c = status.counters;
+    *counters = rdmamcast_counters{c.sa_mads_sent, c.sa_retransmits, c.sa_timeouts, c.sa_bounces,
+                                   c.joins,        c.joins_local,    c.joins_failed, c.leaves};
+    pub.counters = counters;
+    pub.num_ports = status.ports.size();
+    pub.ports = arena->array<rdmamcast_port_status>(status.ports.size());
+    for (std::size_t i = 0; i < status.ports.size(); ++i) {
+        const auto &p = status.ports[i];
+        auto *cp = arena->make<rdmamcast_port_status>();
+        cp->device = arena->str(p.device);
+        cp->port = p.port;
+        cp->sm_sl = p.sm_sl;
+        cp->lid = p.lid;
+        cp->sm_lid = p.sm_lid;
+        cp->state = arena->str(p.state);
+        cp->link_layer = arena->str(p.link_layer);
+        copy_gid(cp->port_gid, p.port_gid);
+        cp->rate_gbps = p.rate_gbps;
+        cp->groups = p.groups;
+        pub.ports[i] = cp;
+    }
+    holder->arena = arena.release();
+    return &holder.release()->pub;
+}
+
+void free_list(rdmamcast_group_list *list) {
+    if (!list)
+        return;
+    auto *holder = reinterpret_cast<ListHolder *>(list);
+    delete holder->arena;
+    delete holder;
+}
+
+void free_status(rdmamcast_daemon_status *status) {
+    if (!status)
+        return;
+    auto *holder = reinterpret_cast<StatusHolder *>(status);
+    delete holder->arena;
+    delete holder;
+}
+
+} // namespace rdmamcast::detail

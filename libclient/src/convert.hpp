@@ -1,0 +1,72 @@
+// Conversions between the protocol's C++ types (proto/protocol.hpp) and the C API's structs.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error_state.hpp"
+#include "protocol.hpp"
+#include "rdmamcast/client.h"
+
+namespace rdmamcast::detail {
+
+// Checks the caller's join parameters and builds the request. Returns 0, or a negative code
+// with `error` describing the offending field.
+int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out,
+                        ErrorState &error);
+
+rdmamcast_record record_to_c(const mcastd::McRecord &r);
+
+// field:: bits of the daemon's "changed" list -> RDMAMCAST_FIELD_* bits.
+std::uint32_t changed_to_c(std::uint64_t fields);
+
+// Owns everything a C result tree points to; freed in one piece.
+class Arena {
+public:
+    template <class T> T *make() {
+        auto p = std::make_shared<T>(); // value-initialised: zeroed C structs
+        T *raw = p.get();
+        objects_.push_back(std::move(p));
+        return raw;
+    }
+    template <class T> T **array(std::size_t n) {
+        auto p = std::make_shared<std::vector<T *>>(n);
+        T **raw = p->data();
+        objects_.push_back(std::move(p));
+        return raw;
+    }
+    const char *str(std::string s) {
+        auto p = std::make_shared<std::string>(std::move(s));
+        const char *raw = p->c_str();
+        objects_.push_back(std::move(p));
+        return raw;
+    }
+
+private:
+    std::vector<std::shared_ptr<void>> objects_;
+};
+
+// Fills `ev` from `event`; its strings live in `arena`, which the caller keeps until the
+// next event.
+void event_to_c(const mcastd::proto::Event &event, rdmamcast_event &ev, Arena &arena);
+
+// The result trees handed to callers: the public struct first, so the pointer the caller gets
+// back converts to the holder (both are standard-layout).
+struct ListHolder {
+    rdmamcast_group_list pub;
+    Arena *arena;
+};
+struct StatusHolder {
+    rdmamcast_daemon_status pub;
+    Arena *arena;
+};
+
+rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list);
+rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status);
+void free_list(rdmamcast_group_list *list);
+void free_status(rdmamcast_daemon_status *status);
+
+} // namespace rdmamcast::detail

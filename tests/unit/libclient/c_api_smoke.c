@@ -1,0 +1,60 @@
+/* The C API used from C11: the headers must compile as C (verbs.h included), and the basic
+ * calls must work from a C caller. Driven by client_c_test.cpp against the fake daemon. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rdmamcast/client.h>
+#include <rdmamcast/verbs.h>
+
+#include "c_api_smoke.h"
+
+#define CHECK(cond)                                                                        \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			snprintf(err, errlen, "%s:%d: %s", __FILE__, __LINE__, #cond);     \
+			goto out;                                                          \
+		}                                                                          \
+	} while (0)
+
+int c_api_smoke(const char *path, char *err, size_t errlen)
+{
+	struct rdmamcast_client *c = NULL;
+	struct rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+	struct rdmamcast_record rec;
+	struct rdmamcast_event ev;
+	struct rdmamcast_group_list *list = NULL;
+	struct rdmamcast_daemon_status *status = NULL;
+	struct ibv_ah_attr ah;
+	uint64_t membership = 0;
+	int ok = -1;
+
+	err[0] = '\0';
+	CHECK(rdmamcast_connect(path, &c) == 0);
+	CHECK(rdmamcast_event_fd(c) >= 0);
+	CHECK(rdmamcast_next_event(c, &ev) == -EAGAIN);
+
+	p.device = "mlx5_0";
+	p.port = 1;
+	p.flags = RDMAMCAST_JOIN_CREATE | RDMAMCAST_JOIN_QKEY;
+	p.qkey = 0x1234;
+	CHECK(rdmamcast_join(c, &p, &rec, &membership) == 0);
+	CHECK(membership == 7);
+	CHECK(rec.mlid == 0xc001);
+	CHECK(rdmamcast_fill_ah_attr(&rec, 1, 0, &ah) == 0);
+	CHECK(ah.dlid == 0xc001 && ah.is_global == 1);
+
+	CHECK(rdmamcast_list(c, &list) == 0);
+	CHECK(list->num_ports == 0);
+	CHECK(rdmamcast_status(c, &status) == 0);
+	CHECK(status->counters != NULL);
+
+	CHECK(rdmamcast_leave(c, membership) == 0);
+	CHECK(rdmamcast_last_error(c)->code == RDMAMCAST_E_NONE);
+	ok = 0;
+out:
+	rdmamcast_list_free(list);
+	rdmamcast_status_free(status);
+	rdmamcast_close(c);
+	return ok;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# librdmamcast.so's ABI surface: only rdmamcast_* is exported (all in version node
+# RDMAMCAST_1.0, no C++ symbols), the SONAME is librdmamcast.so.1, and at run time it needs
+# nothing beyond libc, the C++ runtime and libibverbs (plus sanitizer runtimes in such builds).
+set -eu
+lib=$1
+
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
+bad=$(printf '%s\n' "$exported" | grep -v -E '^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|RDMAMCAST_1\.0)$' || true)
+if [ -n "$bad" ]; then
+    echo "unexpected exported symbols:"
+    printf '%s\n' "$bad"
+    exit 1
+fi
+count=$(printf '%s\n' "$exported" | grep -c '^rdmamcast_' || true)
+if [ "$count" -lt 20 ]; then
+    echo "only $count rdmamcast_* symbols exported"
+    exit 1
+fi
+
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+if [ "$soname" != librdmamcast.so.1 ]; then
+    echo "SONAME is '$soname', expected librdmamcast.so.1"
+    exit 1
+fi
+
+unexpected=$(readelf -d "$lib" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
+    grep -v -E '^(libstdc\+\+\.so\.6|libgcc_s\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux[-.a-z0-9_]*\.so\.[0-9]+|libibverbs\.so\.1|libasan\.so\.[0-9]+|libubsan\.so\.[0-9]+)$' || true)
+if [ -n "$unexpected" ]; then
+    echo "unexpected run-time dependencies:"
+    printf '%s\n' "$unexpected"
+    exit 1
+fi
+echo "ok: $count symbols, SONAME $soname"

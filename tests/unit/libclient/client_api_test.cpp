@@ -1,0 +1,606 @@
+// The C API against a fake daemon: connecting, joining, leaving, list and status.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "client_testing.hpp"
+
+namespace {
+
+using namespace fake;
+namespace proto = mcastd::proto;
+
+// ---- connect ----
+
+TEST(ClientConnect, HelloOffersVersionOneAndRecordsTheDaemon) {
+    FakeDaemon d;
+    auto c = connect_to(d);
+    ASSERT_TRUE(c);
+    auto hellos = d.requests_of<proto::Hello>();
+    ASSERT_EQ(hellos.size(), 1u);
+    EXPECT_EQ(hellos[0].versions, std::vector<unsigned>{1});
+    EXPECT_FALSE(hellos[0].client.empty());
+    EXPECT_EQ(rdmamcast_protocol_version(c.get()), 1u);
+    EXPECT_STREQ(rdmamcast_daemon_version(c.get()), "rdma-mcastd 0.1.0-fake");
+    EXPECT_EQ(rdmamcast_socket_path(c.get()), d.path());
+}
+
+TEST(ClientConnect, UnsupportedVersionFailsWithTheDaemonsVersions) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        s.fail(env.id, mcastd::Errc::unsupported_version, "no common version", std::nullopt, {},
+               {2, 3});
+        return true;
+    });
+    rdmamcast_client *c = reinterpret_cast<rdmamcast_client *>(1);
+    EXPECT_EQ(rdmamcast_connect(d.path().c_str(), &c), -EPROTONOSUPPORT);
+    EXPECT_EQ(c, nullptr);
+    const rdmamcast_error *e = rdmamcast_last_error(nullptr);
+    EXPECT_EQ(e->code, RDMAMCAST_E_UNSUPPORTED_VERSION);
+    EXPECT_EQ(e->err, -EPROTONOSUPPORT);
+    EXPECT_STREQ(e->code_name, "unsupported-version");
+    ASSERT_EQ(e->num_versions, 2u);
+    EXPECT_EQ(e->versions[0], 2u);
+    EXPECT_EQ(e->versions[1], 3u);
+    EXPECT_NE(std::strstr(e->message, "no common version"), nullptr) << e->message;
+    EXPECT_NE(std::strstr(e->message, "serves 2, 3"), nullptr) << e->message;
+}
+
+TEST(ClientConnect, DeniedHelloIsEacces) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        s.fail(env.id, mcastd::Errc::denied, "uid 1000 is not in group rdma");
+        s.close();
+        return true;
+    });
+    rdmamcast_client *c = nullptr;
+    EXPECT_EQ(rdmamcast_connect(d.path().c_str(), &c), -EACCES);
+    EXPECT_EQ(rdmamcast_last_error(nullptr)->code, RDMAMCAST_E_DENIED);
+    EXPECT_STREQ(rdmamcast_last_error(nullptr)->message, "uid 1000 is not in group rdma");
+}
+
+TEST(ClientConnect, NoDaemonNamesThePathAndTheCause) {
+    rdmamcast_client *c = nullptr;
+    EXPECT_EQ(rdmamcast_connect("/nonexistent/rdma-mcastd.sock", &c), -ENOENT);
+    const rdmamcast_error *e = rdmamcast_last_error(nullptr);
+    EXPECT_EQ(e->code, RDMAMCAST_E_SYSTEM);
+    EXPECT_NE(std::strstr(e->message, "/nonexistent/rdma-mcastd.sock"), nullptr) << e->message;
+    EXPECT_NE(std::strstr(e->message, "is rdma-mcastd running?"), nullptr) << e->message;
+}
+
+TEST(ClientConnect, EnvironmentVariableChoosesTheSocket) {
+    FakeDaemon d;
+    ::setenv(RDMAMCAST_SOCKET_ENV, d.path().c_str(), 1);
+    rdmamcast_client *c = nullptr;
+    int rc = rdmamcast_connect(nullptr, &c);
+    ::unsetenv(RDMAMCAST_SOCKET_ENV);
+    ASSERT_EQ(rc, 0) << rdmamcast_last_error(nullptr)->message;
+    ClientPtr owned(c);
+    EXPECT_EQ(rdmamcast_socket_path(c), d.path());
+    EXPECT_EQ(d.requests_of<proto::Hello>().size(), 1u);
+}
+
+TEST(ClientConnect, ExplicitPathWinsOverTheEnvironment) {
+    FakeDaemon d;
+    ::setenv(RDMAMCAST_SOCKET_ENV, "/nonexistent/env.sock", 1);
+    rdmamcast_client *c = nullptr;
+    int rc = rdmamcast_connect(d.path().c_str(), &c);
+    ::unsetenv(RDMAMCAST_SOCKET_ENV);
+    ASSERT_EQ(rc, 0);
+    rdmamcast_close(c);
+}
+
+TEST(ClientConnect, WithoutPathOrEnvironmentUsesTheDefault) {
+    ::unsetenv(RDMAMCAST_SOCKET_ENV);
+    rdmamcast_client *c = nullptr;
+    if (rdmamcast_connect(nullptr, &c) == 0) {
+        EXPECT_STREQ(rdmamcast_socket_path(c), RDMAMCAST_DEFAULT_SOCKET);
+        rdmamcast_close(c);
+        GTEST_SKIP() << "a daemon is running at " RDMAMCAST_DEFAULT_SOCKET;
+    }
+    EXPECT_NE(std::strstr(rdmamcast_last_error(nullptr)->message, RDMAMCAST_DEFAULT_SOCKET),
+              nullptr);
+}
+
+TEST(ClientConnect, CloseOfNullIsANoOp) { rdmamcast_close(nullptr); }
+
+// ---- join ----
+
+// A daemon whose joins succeed with sample_record() and membership 7.
+FakeDaemon::Handler join_ok(std::uint64_t membership = 7) {
+    return [membership](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.reply(env.id, proto::JoinResult{membership, sample_record()});
+        return true;
+    };
+}
+
+rdmamcast_join_params params_for(const char *mgid) {
+    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+    p.device = "mlx5_0";
+    p.port = 1;
+    auto g = gid(mgid);
+    std::memcpy(p.mgid, g.data(), 16);
+    return p;
+}
+
+TEST(ClientJoin, RecordFieldsAreMappedExactly) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    rdmamcast_record rec;
+    std::memset(&rec, 0xaa, sizeof rec);
+    std::uint64_t membership = 0;
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, &rec, &membership), 0)
+        << rdmamcast_last_error(c.get())->message;
+    EXPECT_EQ(membership, 7u);
+    const auto want = sample_record();
+    EXPECT_EQ(0, std::memcmp(rec.mgid, want.mgid.data(), 16));
+    EXPECT_EQ(0, std::memcmp(rec.port_gid, want.port_gid.data(), 16));
+    EXPECT_EQ(rec.qkey, 0x12345678u);
+    EXPECT_EQ(rec.mlid, 0xc001);
+    EXPECT_EQ(rec.pkey, 0xffff);
+    EXPECT_EQ(rec.sl, 3);
+    EXPECT_EQ(rec.mtu, 2048u);
+    EXPECT_EQ(rec.rate, 3); // IBV_RATE_10_GBPS
+    EXPECT_EQ(rec.flow_label, 0xabcdeu);
+    EXPECT_EQ(rec.traffic_class, 0x20);
+    EXPECT_EQ(rec.hop_limit, 7);
+    EXPECT_EQ(rec.scope, 5);
+    EXPECT_EQ(rec.join_state, RDMAMCAST_JOIN_STATE_FULL);
+    for (auto r : rec.reserved)
+        EXPECT_EQ(r, 0u); // zeroed, not left as the caller's bytes
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_NONE);
+}
+
+TEST(ClientJoin, RequestCarriesEveryAssertedField) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    auto p = params_for("ff12:601b::1");
+    p.join_state = RDMAMCAST_JOIN_STATE_SENDONLY_FULL;
+    p.flags = RDMAMCAST_JOIN_QKEY | RDMAMCAST_JOIN_PKEY | RDMAMCAST_JOIN_SL |
+              RDMAMCAST_JOIN_TRAFFIC_CLASS | RDMAMCAST_JOIN_FLOW_LABEL |
+              RDMAMCAST_JOIN_HOP_LIMIT | RDMAMCAST_JOIN_MTU | RDMAMCAST_JOIN_RATE;
+    p.qkey = 0x80010000;
+    p.pkey = 0x8001;
+    p.sl = 15;
+    p.traffic_class = 0xff;
+    p.flow_label = 0xfffff;
+    p.hop_limit = 64;
+    p.mtu = 4096;
+    p.mtu_selector = RDMAMCAST_SELECTOR_LESS;
+    p.rate = 16; // 100 Gb/s
+    p.rate_selector = RDMAMCAST_SELECTOR_BEST;
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), 0)
+        << rdmamcast_last_error(c.get())->message;
+
+    auto joins = d.requests_of<proto::Join>();
+    ASSERT_EQ(joins.size(), 1u);
+    const auto &r = joins[0].request;
+    EXPECT_EQ(r.device, "mlx5_0");
+    EXPECT_EQ(r.port, 1);
+    EXPECT_EQ(r.mgid, gid("ff12:601b::1"));
+    EXPECT_EQ(r.join_state, mcastd::join::send_only_full);
+    EXPECT_FALSE(r.scope);
+    EXPECT_EQ(r.params.qkey, 0x80010000u);
+    EXPECT_EQ(r.params.pkey, 0x8001);
+    EXPECT_EQ(r.params.sl, 15);
+    EXPECT_EQ(r.params.tclass, 0xff);
+    EXPECT_EQ(r.params.flow_label, 0xfffffu);
+    EXPECT_EQ(r.params.hop_limit, 64);
+    EXPECT_EQ(r.params.mtu, (mcastd::Selected{mcastd::Selector::less, 5}));
+    EXPECT_EQ(r.params.rate, (mcastd::Selected{mcastd::Selector::best, 16}));
+}
+
+TEST(ClientJoin, UnsetFieldsAreNotAsserted) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    p.qkey = 5; // ignored without RDMAMCAST_JOIN_QKEY
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), 0);
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_EQ(r.params, mcastd::GroupParams{});
+    EXPECT_EQ(r.join_state, mcastd::join::full); // 0 means full
+}
+
+TEST(ClientJoin, CreateSendsZeroMgidAndScope) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    rdmamcast_join_params p;
+    rdmamcast_join_params_init(&p);
+    p.device = "mlx5_1";
+    p.port = 2;
+    p.flags = RDMAMCAST_JOIN_CREATE | RDMAMCAST_JOIN_SCOPE;
+    p.scope = 2;
+    p.mgid[0] = 0xff; // ignored with CREATE
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), 0);
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_TRUE(mcastd::is_zero(r.mgid));
+    EXPECT_EQ(r.scope, 2);
+}
+
+struct BadParams {
+    const char *name;
+    void (*mutate)(rdmamcast_join_params &);
+    int err;
+    const char *field;
+};
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const BadParams &c, std::ostream *os) { *os << c.name; }
+
+
+class ClientJoinParams : public ::testing::TestWithParam<BadParams> {};
+
+TEST_P(ClientJoinParams, AreRejectedBeforeAnythingIsSent) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    GetParam().mutate(p);
+    EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), GetParam().err);
+    const rdmamcast_error *e = rdmamcast_last_error(c.get());
+    EXPECT_EQ(e->code, RDMAMCAST_E_INVALID_ARGUMENT);
+    EXPECT_EQ(e->err, GetParam().err);
+    EXPECT_STREQ(e->field, GetParam().field);
+    EXPECT_NE(e->message[0], '\0');
+    EXPECT_TRUE(d.requests_of<proto::Join>().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Invalid, ClientJoinParams,
+    ::testing::Values(
+        BadParams{"size_zero", [](rdmamcast_join_params &p) { p.size = 0; }, -EINVAL, ""},
+        BadParams{"unknown_flag", [](rdmamcast_join_params &p) { p.flags |= 1u << 20; },
+                  -EOPNOTSUPP, ""},
+        BadParams{"no_device", [](rdmamcast_join_params &p) { p.device = nullptr; }, -EINVAL,
+                  "/device"},
+        BadParams{"device_with_space", [](rdmamcast_join_params &p) { p.device = "mlx5 0"; },
+                  -EINVAL, "/device"},
+        BadParams{"port_zero", [](rdmamcast_join_params &p) { p.port = 0; }, -EINVAL, "/port"},
+        BadParams{"port_255", [](rdmamcast_join_params &p) { p.port = 255; }, -EINVAL, "/port"},
+        BadParams{"two_join_states", [](rdmamcast_join_params &p) { p.join_state = 3; },
+                  -EINVAL, "/join_state"},
+        BadParams{"zero_mgid",
+                  [](rdmamcast_join_params &p) { std::memset(p.mgid, 0, 16); }, -EINVAL,
+                  "/mgid"},
+        BadParams{"scope_without_create",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_SCOPE;
+                      p.scope = 5;
+                  },
+                  -EINVAL, "/scope"},
+        BadParams{"scope_16",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_CREATE | RDMAMCAST_JOIN_SCOPE;
+                      p.scope = 16;
+                  },
+                  -EINVAL, "/scope"},
+        BadParams{"sl_16",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_SL;
+                      p.sl = 16;
+                  },
+                  -EINVAL, "/sl"},
+        BadParams{"flow_label_21_bits",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_FLOW_LABEL;
+                      p.flow_label = 0x100000;
+                  },
+                  -EINVAL, "/flow_label"},
+        BadParams{"mtu_1000",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_MTU;
+                      p.mtu = 1000;
+                  },
+                  -EINVAL, "/mtu"},
+        BadParams{"mtu_selector_4",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_MTU;
+                      p.mtu = 1024;
+                      p.mtu_selector = 4;
+                  },
+                  -EINVAL, "/mtu_selector"},
+        BadParams{"rate_1",
+                  [](rdmamcast_join_params &p) {
+                      p.flags |= RDMAMCAST_JOIN_RATE;
+                      p.rate = 1;
+                  },
+                  -EINVAL, "/rate"}),
+    [](const auto &p) { return std::string(p.param.name); });
+
+// A caller built against a newer header passes a bigger structure: fine while the fields we
+// do not know are zero, E2BIG once one is set.
+TEST(ClientJoin, LargerParamsFromANewerCaller) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    struct {
+        rdmamcast_join_params p;
+        std::uint64_t newer_field;
+    } big{};
+    big.p = params_for("ff15::1:2");
+    big.p.size = sizeof big;
+    EXPECT_EQ(rdmamcast_join(c.get(), &big.p, nullptr, nullptr), 0);
+    big.newer_field = 1;
+    EXPECT_EQ(rdmamcast_join(c.get(), &big.p, nullptr, nullptr), -E2BIG);
+    EXPECT_EQ(d.requests_of<proto::Join>().size(), 1u);
+}
+
+TEST(ClientJoin, NullArgumentsAreEinval) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    EXPECT_EQ(rdmamcast_join(nullptr, nullptr, nullptr, nullptr), -EINVAL);
+    EXPECT_EQ(rdmamcast_join(c.get(), nullptr, nullptr, nullptr), -EINVAL);
+}
+
+// ---- errors ----
+
+struct ErrorCase {
+    mcastd::Errc code;
+    rdmamcast_errc c_code;
+    int err;
+    const char *name;
+};
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const ErrorCase &c, std::ostream *os) { *os << c.name; }
+
+
+class ClientErrors : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ClientErrors, MapToTheCEnumWithMessageFieldAndSaStatus) {
+    const auto ec = GetParam();
+    const bool sa = ec.code == mcastd::Errc::sa_error;
+    FakeDaemon d([&](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.fail(env.id, ec.code, std::string("because ") + ec.name,
+               sa ? std::optional<std::uint16_t>(0x0200) : std::nullopt,
+               ec.code == mcastd::Errc::invalid_argument ? "/qkey" : "");
+        return true;
+    });
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    std::uint64_t membership = 99;
+    EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, &membership), ec.err);
+    EXPECT_EQ(membership, 99u) << "outputs are untouched on failure";
+    const rdmamcast_error *e = rdmamcast_last_error(c.get());
+    EXPECT_EQ(e->code, ec.c_code);
+    EXPECT_EQ(e->err, ec.err);
+    EXPECT_STREQ(e->code_name, ec.name);
+    EXPECT_STREQ(rdmamcast_errc_name(ec.c_code), ec.name);
+    EXPECT_STRNE(rdmamcast_strerror(ec.c_code), "unknown error code");
+    EXPECT_EQ(std::string(e->message), std::string("because ") + ec.name);
+    EXPECT_STREQ(e->field, ec.code == mcastd::Errc::invalid_argument ? "/qkey" : "");
+    EXPECT_EQ(e->has_sa_status, sa);
+    if (sa) {
+        EXPECT_EQ(e->sa_status, 0x0200);
+        EXPECT_STREQ(e->sa_status_name, "ERR_REQ_INVALID");
+    } else {
+        EXPECT_STREQ(e->sa_status_name, "");
+    }
+    // The connection stays usable after an error reply.
+    EXPECT_EQ(rdmamcast_leave(c.get(), 1), 0);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_NONE);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCode, ClientErrors,
+    ::testing::Values(
+        ErrorCase{mcastd::Errc::invalid_argument, RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL,
+                  "invalid-argument"},
+        ErrorCase{mcastd::Errc::no_such_device, RDMAMCAST_E_NO_SUCH_DEVICE, -ENODEV,
+                  "no-such-device"},
+        ErrorCase{mcastd::Errc::no_such_port, RDMAMCAST_E_NO_SUCH_PORT, -ENXIO, "no-such-port"},
+        ErrorCase{mcastd::Errc::port_not_active, RDMAMCAST_E_PORT_NOT_ACTIVE, -ENETDOWN,
+                  "port-not-active"},
+        ErrorCase{mcastd::Errc::conflict, RDMAMCAST_E_CONFLICT, -EEXIST, "conflict"},
+        ErrorCase{mcastd::Errc::sa_error, RDMAMCAST_E_SA_ERROR, -EREMOTEIO, "sa-error"},
+        ErrorCase{mcastd::Errc::sa_timeout, RDMAMCAST_E_SA_TIMEOUT, -ETIMEDOUT, "sa-timeout"},
+        ErrorCase{mcastd::Errc::denied, RDMAMCAST_E_DENIED, -EACCES, "denied"},
+        ErrorCase{mcastd::Errc::too_large, RDMAMCAST_E_TOO_LARGE, -EMSGSIZE, "too-large"},
+        ErrorCase{mcastd::Errc::unsupported_version, RDMAMCAST_E_UNSUPPORTED_VERSION,
+                  -EPROTONOSUPPORT, "unsupported-version"},
+        ErrorCase{mcastd::Errc::not_found, RDMAMCAST_E_NOT_FOUND, -ENOENT, "not-found"},
+        ErrorCase{mcastd::Errc::cancelled, RDMAMCAST_E_CANCELLED, -ECANCELED, "cancelled"},
+        ErrorCase{mcastd::Errc::limit, RDMAMCAST_E_LIMIT, -ENOSPC, "limit"},
+        ErrorCase{mcastd::Errc::internal, RDMAMCAST_E_INTERNAL, -EIO, "internal"}),
+    [](const auto &p) {
+        std::string n = p.param.name;
+        for (char &ch : n)
+            if (ch == '-')
+                ch = '_';
+        return n;
+    });
+
+TEST(ClientErrorNames, LibraryCodesHaveNamesAndSentences) {
+    EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_NONE), "");
+    EXPECT_STREQ(rdmamcast_strerror(RDMAMCAST_E_NONE), "success");
+    EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_DISCONNECTED), "disconnected");
+    EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_PROTOCOL), "protocol");
+    EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_SYSTEM), "system");
+    EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_UNKNOWN), "unknown");
+    EXPECT_STREQ(rdmamcast_strerror(static_cast<rdmamcast_errc>(100)), "unknown error code");
+}
+
+// ---- leave, monitor ----
+
+TEST(ClientLeave, SendsTheMembershipAndMapsNotFound) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *l = std::get_if<proto::Leave>(&env.request);
+        if (!l || *l->membership == 7)
+            return false;
+        s.fail(env.id, mcastd::Errc::not_found, "no membership 8 on this connection");
+        return true;
+    });
+    auto c = connect_to(d);
+    EXPECT_EQ(rdmamcast_leave(c.get(), 7), 0);
+    EXPECT_EQ(rdmamcast_leave(c.get(), 8), -ENOENT);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_NOT_FOUND);
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 2u);
+    EXPECT_EQ(leaves[0].membership, 7u);
+    EXPECT_FALSE(leaves[0].join);
+    EXPECT_EQ(leaves[1].membership, 8u);
+}
+
+TEST(ClientMonitor, SendsEnableAndDisable) {
+    FakeDaemon d;
+    auto c = connect_to(d);
+    EXPECT_EQ(rdmamcast_monitor(c.get(), true), 0);
+    EXPECT_EQ(rdmamcast_monitor(c.get(), false), 0);
+    auto m = d.requests_of<proto::Monitor>();
+    ASSERT_EQ(m.size(), 2u);
+    EXPECT_TRUE(m[0].enable);
+    EXPECT_FALSE(m[1].enable);
+}
+
+// ---- list and status ----
+
+proto::ListResult sample_list() {
+    proto::ListResult l;
+    proto::PortGroups p1{"mlx5_0", 1, gid("fe80::10:3"), {}};
+    proto::GroupInfo g;
+    g.mgid = gid("ff15::1:2");
+    g.mlid = 0xc001;
+    g.qkey = 0x12345678;
+    g.busy = true;
+    g.held = mcastd::join::full | mcastd::join::send_only_full;
+    g.foreign = mcastd::join::non_member;
+    g.counts = {2, 0, 0, 1};
+    g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
+    g.members.push_back({9, mcastd::join::send_only_full, "pending", 4343, 0, "other"});
+    p1.groups.push_back(g);
+    l.ports.push_back(p1);
+    l.ports.push_back(proto::PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
+    return l;
+}
+
+TEST(ClientList, DecodesTheTree) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::List>(env.request))
+            return false;
+        s.reply(env.id, sample_list());
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    ASSERT_EQ(rdmamcast_list(c.get(), &l), 0) << rdmamcast_last_error(c.get())->message;
+    ASSERT_EQ(l->num_ports, 2u);
+    const auto &p = *l->ports[0];
+    EXPECT_STREQ(p.device, "mlx5_0");
+    EXPECT_EQ(p.port, 1);
+    EXPECT_EQ(0, std::memcmp(p.port_gid, gid("fe80::10:3").data(), 16));
+    ASSERT_EQ(p.num_groups, 1u);
+    const auto &g = *p.groups[0];
+    EXPECT_EQ(0, std::memcmp(g.mgid, gid("ff15::1:2").data(), 16));
+    EXPECT_EQ(g.mlid, 0xc001);
+    EXPECT_EQ(g.qkey, 0x12345678u);
+    EXPECT_TRUE(g.busy);
+    EXPECT_EQ(g.held, 0x9);
+    EXPECT_EQ(g.foreign, 0x2);
+    EXPECT_EQ(g.counts[0], 2u);
+    EXPECT_EQ(g.counts[3], 1u);
+    ASSERT_EQ(g.num_members, 2u);
+    EXPECT_EQ(g.members[0]->membership, 7u);
+    EXPECT_EQ(g.members[0]->pid, 4242);
+    EXPECT_EQ(g.members[0]->uid, 1000u);
+    EXPECT_EQ(g.members[0]->join_state, RDMAMCAST_JOIN_STATE_FULL);
+    EXPECT_STREQ(g.members[0]->state, "active");
+    EXPECT_STREQ(g.members[0]->comm, "my-app");
+    EXPECT_STREQ(g.members[1]->state, "pending");
+    EXPECT_EQ(g.members[1]->join_state, RDMAMCAST_JOIN_STATE_SENDONLY_FULL);
+    EXPECT_STREQ(l->ports[1]->device, "mlx5_1");
+    EXPECT_EQ(l->ports[1]->num_groups, 0u);
+    rdmamcast_list_free(l);
+    rdmamcast_list_free(nullptr);
+}
+
+// A list longer than the 64 KiB a request may be: replies are read whole, whatever their size.
+TEST(ClientList, RepliesLargerThanRequestLimitAreReadWhole) {
+    proto::ListResult big;
+    proto::PortGroups p{"mlx5_0", 1, gid("fe80::10:3"), {}};
+    for (unsigned i = 0; i < 600; ++i) {
+        proto::GroupInfo g;
+        g.mgid = gid("ff15::1:2");
+        g.mgid[15] = static_cast<std::uint8_t>(i);
+        g.mgid[14] = static_cast<std::uint8_t>(i >> 8);
+        g.mlid = static_cast<std::uint16_t>(0xc000 + i);
+        g.members.push_back({i, mcastd::join::full, "active", 1, 1, "a-rather-long-name"});
+        p.groups.push_back(g);
+    }
+    big.ports.push_back(p);
+    const auto encoded = proto::encode_reply(2, big);
+    ASSERT_GT(encoded.size(), proto::kMaxMessageBytes);
+    FakeDaemon d([&](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::List>(env.request))
+            return false;
+        s.reply(env.id, big);
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    ASSERT_EQ(rdmamcast_list(c.get(), &l), 0) << rdmamcast_last_error(c.get())->message;
+    ASSERT_EQ(l->ports[0]->num_groups, 600u);
+    EXPECT_EQ(l->ports[0]->groups[599]->mlid, 0xc000 + 599);
+    rdmamcast_list_free(l);
+}
+
+TEST(ClientStatus, DecodesPortsAndCounters) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        proto::StatusResult st;
+        st.daemon = "rdma-mcastd 0.1.0";
+        st.uptime_s = 12.5;
+        st.clients = 3;
+        st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"), "InfiniBand",
+                            100, 4});
+        st.counters = {10, 1, 2, 3, 12, 8, 1, 5};
+        s.reply(env.id, st);
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_daemon_status *s = nullptr;
+    ASSERT_EQ(rdmamcast_status(c.get(), &s), 0) << rdmamcast_last_error(c.get())->message;
+    EXPECT_STREQ(s->daemon, "rdma-mcastd 0.1.0");
+    EXPECT_EQ(s->protocol, 1u);
+    EXPECT_DOUBLE_EQ(s->uptime_s, 12.5);
+    EXPECT_EQ(s->clients, 3u);
+    ASSERT_EQ(s->num_ports, 1u);
+    const auto &p = *s->ports[0];
+    EXPECT_STREQ(p.device, "mlx5_0");
+    EXPECT_EQ(p.port, 1);
+    EXPECT_STREQ(p.state, "ACTIVE");
+    EXPECT_EQ(p.lid, 3);
+    EXPECT_EQ(p.sm_lid, 1);
+    EXPECT_EQ(p.sm_sl, 0);
+    EXPECT_STREQ(p.link_layer, "InfiniBand");
+    EXPECT_DOUBLE_EQ(p.rate_gbps, 100);
+    EXPECT_EQ(p.groups, 4u);
+    EXPECT_EQ(s->counters->sa_mads_sent, 10u);
+    EXPECT_EQ(s->counters->sa_retransmits, 1u);
+    EXPECT_EQ(s->counters->sa_timeouts, 2u);
+    EXPECT_EQ(s->counters->sa_bounces, 3u);
+    EXPECT_EQ(s->counters->joins, 12u);
+    EXPECT_EQ(s->counters->joins_local, 8u);
+    EXPECT_EQ(s->counters->joins_failed, 1u);
+    EXPECT_EQ(s->counters->leaves, 5u);
+    rdmamcast_status_free(s);
+}
+
+// ---- helpers without a handle ----
+
+TEST(ClientHelpers, JoinStateNamesAndRates) {
+    EXPECT_STREQ(rdmamcast_join_state_name(1), "full");
+    EXPECT_STREQ(rdmamcast_join_state_name(8), "sendonly-full");
+    EXPECT_STREQ(rdmamcast_join_state_name(9), "full+sendonly-full");
+    EXPECT_STREQ(rdmamcast_join_state_name(0), "none");
+    EXPECT_STREQ(rdmamcast_join_state_name(16), "invalid");
+    std::uint8_t bits = 0;
+    EXPECT_EQ(rdmamcast_join_state_parse("sendonly-nonmember", &bits), 0);
+    EXPECT_EQ(bits, RDMAMCAST_JOIN_STATE_SENDONLY_NONMEMBER);
+    EXPECT_EQ(rdmamcast_join_state_parse("full+nonmember", &bits), -EINVAL);
+    EXPECT_DOUBLE_EQ(rdmamcast_rate_gbps(2), 2.5);
+    EXPECT_DOUBLE_EQ(rdmamcast_rate_gbps(16), 100);
+    EXPECT_DOUBLE_EQ(rdmamcast_rate_gbps(99), 0);
+    EXPECT_STRNE(rdmamcast_version(), "");
+}
+
+} // namespace

@@ -1,0 +1,272 @@
+// The C++ wrapper (<rdmamcast/client.hpp>) against the fake daemon.
+#include <rdmamcast/client.hpp>
+
+#include "client_testing.hpp"
+
+namespace {
+
+using namespace fake;
+namespace proto = mcastd::proto;
+
+// Joins succeed with sample_record(), membership ids counting up from 7.
+FakeDaemon::Handler joins_ok() {
+    return [next = std::uint64_t{7}](Session &s, const proto::RequestEnvelope &env) mutable {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.reply(env.id, proto::JoinResult{next++, sample_record()});
+        return true;
+    };
+}
+
+std::vector<std::uint64_t> left(FakeDaemon &d) {
+    std::vector<std::uint64_t> out;
+    for (const auto &l : d.requests_of<proto::Leave>())
+        out.push_back(l.membership.value_or(0));
+    return out;
+}
+
+TEST(ClientCpp, ConnectFailureThrowsWithTheCause) {
+    try {
+        rdmamcast::Client c("/nonexistent/sock");
+        FAIL() << "connected to nothing";
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_SYSTEM);
+        EXPECT_EQ(e.error_number(), ENOENT);
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/sock"), std::string::npos);
+    }
+}
+
+TEST(ClientCpp, JoinBuildsTheRequestAndLeavesOnDestruction) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    EXPECT_EQ(client.protocol_version(), 1u);
+    EXPECT_EQ(client.daemon_version(), "rdma-mcastd 0.1.0-fake");
+    {
+        auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1)
+                                 .mgid("ff15::1:2")
+                                 .join_state(rdmamcast::JoinState::nonmember)
+                                 .qkey(0x1234)
+                                 .pkey(0xffff)
+                                 .sl(2)
+                                 .mtu(2048, rdmamcast::Selector::greater)
+                                 .rate(3)
+                                 .traffic_class(1)
+                                 .flow_label(2)
+                                 .hop_limit(3));
+        ASSERT_TRUE(m);
+        EXPECT_EQ(m.id(), 7u);
+        EXPECT_EQ(m.record().mlid, 0xc001);
+        EXPECT_EQ(rdmamcast::gid_to_string(m.record().mgid), "ff15::1:2");
+        auto r = d.requests_of<proto::Join>().at(0).request;
+        EXPECT_EQ(r.mgid, gid("ff15::1:2"));
+        EXPECT_EQ(r.join_state, mcastd::join::non_member);
+        EXPECT_EQ(r.params.qkey, 0x1234u);
+        EXPECT_EQ(r.params.pkey, 0xffff);
+        EXPECT_EQ(r.params.sl, 2);
+        EXPECT_EQ(r.params.mtu, (mcastd::Selected{mcastd::Selector::greater, 4}));
+        EXPECT_EQ(r.params.rate, (mcastd::Selected{mcastd::Selector::exactly, 3}));
+        EXPECT_EQ(r.params.tclass, 1);
+        EXPECT_EQ(r.params.flow_label, 2u);
+        EXPECT_EQ(r.params.hop_limit, 3);
+        EXPECT_TRUE(left(d).empty());
+    }
+    EXPECT_EQ(left(d), std::vector<std::uint64_t>{7});
+}
+
+TEST(ClientCpp, CreateWithScope) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).create(3));
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_TRUE(mcastd::is_zero(r.mgid));
+    EXPECT_EQ(r.scope, 3);
+}
+
+TEST(ClientCpp, BadMgidTextThrowsBeforeSending) {
+    EXPECT_THROW(rdmamcast::JoinParams("mlx5_0", 1).mgid("not-a-gid"), rdmamcast::Error);
+}
+
+TEST(ClientCpp, MovedMembershipLeavesOnce) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    {
+        auto a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+        rdmamcast::Membership b = std::move(a);
+        EXPECT_FALSE(a); // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+        EXPECT_EQ(b.id(), 7u);
+        rdmamcast::Membership c;
+        c = std::move(b);
+        EXPECT_EQ(c.id(), 7u);
+    }
+    EXPECT_EQ(left(d), std::vector<std::uint64_t>{7});
+}
+
+TEST(ClientCpp, AssigningOverAMembershipLeavesTheOldOne) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    auto a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+    a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::2"));
+    EXPECT_EQ(left(d), std::vector<std::uint64_t>{7});
+    EXPECT_EQ(a.id(), 8u);
+}
+
+TEST(ClientCpp, ReleaseKeepsTheMembership) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    {
+        auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+        EXPECT_EQ(m.release(), 7u);
+    }
+    EXPECT_TRUE(left(d).empty());
+}
+
+TEST(ClientCpp, ExplicitLeaveReportsErrors) {
+    FakeDaemon d([inner = joins_ok()](Session &s, const proto::RequestEnvelope &env) {
+        if (std::holds_alternative<proto::Leave>(env.request)) {
+            s.fail(env.id, mcastd::Errc::not_found, "gone");
+            return true;
+        }
+        return inner(s, env);
+    });
+    rdmamcast::Client client(d.path());
+    auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+    try {
+        m.leave();
+        FAIL();
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_NOT_FOUND);
+        EXPECT_EQ(e.code_name(), "not-found");
+    }
+    EXPECT_FALSE(m);
+}
+
+TEST(ClientCpp, MembershipKeepsTheConnectionAfterTheClientIsGone) {
+    FakeDaemon d(joins_ok());
+    std::optional<rdmamcast::Membership> m;
+    {
+        rdmamcast::Client client(d.path());
+        m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+    }
+    EXPECT_TRUE(left(d).empty());
+    m.reset();
+    EXPECT_EQ(left(d), std::vector<std::uint64_t>{7});
+    EXPECT_TRUE(d.wait_closed(1));
+}
+
+TEST(ClientCpp, SaErrorThrowsWithStatus) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.fail(env.id, mcastd::Errc::sa_error, "SA status 0x0200", 0x0200);
+        return true;
+    });
+    rdmamcast::Client client(d.path());
+    try {
+        client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+        FAIL();
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_SA_ERROR);
+        EXPECT_EQ(e.result(), -EREMOTEIO);
+        EXPECT_EQ(e.sa_status(), 0x0200);
+        EXPECT_EQ(e.sa_status_name(), "ERR_REQ_INVALID");
+        EXPECT_EQ(e.message(), "SA status 0x0200");
+    }
+}
+
+TEST(ClientCpp, EventsAndMembershipUpdate) {
+    FakeDaemon d(joins_ok());
+    rdmamcast::Client client(d.path());
+    auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2"));
+    EXPECT_FALSE(client.next_event());
+
+    proto::RestoredEvent r;
+    r.membership = 7;
+    r.record = sample_record();
+    r.record.mlid = 0xc00a;
+    r.changed = mcastd::field::mlid | mcastd::field::sl;
+    d.broadcast(r);
+    ASSERT_TRUE(readable(client.event_fd(), 10000));
+    auto ev = client.next_event();
+    ASSERT_TRUE(ev);
+    const auto *re = std::get_if<rdmamcast::RestoredEvent>(&*ev);
+    ASSERT_TRUE(re);
+    EXPECT_TRUE(re->mlid_changed());
+    EXPECT_EQ(re->changed_names(), (std::vector<std::string_view>{"mlid", "sl"}));
+    EXPECT_TRUE(m.update(*ev));
+    EXPECT_EQ(m.record().mlid, 0xc00a);
+
+    proto::LostEvent l;
+    l.membership = 7;
+    l.why.error = mcastd::Error{mcastd::Errc::sa_timeout, "SA silent", std::nullopt};
+    d.broadcast(l);
+    ASSERT_TRUE(readable(client.event_fd(), 10000));
+    ev = client.next_event();
+    ASSERT_TRUE(ev);
+    const auto *le = std::get_if<rdmamcast::LostEvent>(&*ev);
+    ASSERT_TRUE(le);
+    EXPECT_EQ(le->code, RDMAMCAST_E_SA_TIMEOUT);
+    EXPECT_EQ(le->code_name, "sa-timeout");
+    EXPECT_EQ(le->message, "SA silent");
+    EXPECT_FALSE(le->sa_status);
+    EXPECT_FALSE(m.update(*ev));
+}
+
+TEST(ClientCpp, DisconnectThrowsFromNextEvent) {
+    FakeDaemon d;
+    rdmamcast::Client client(d.path());
+    d.close_all();
+    ASSERT_TRUE(readable(client.event_fd(), 10000));
+    try {
+        client.next_event();
+        FAIL();
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_DISCONNECTED);
+        EXPECT_EQ(e.error_number(), ECONNRESET);
+    }
+}
+
+TEST(ClientCpp, ListAndStatus) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (std::holds_alternative<proto::List>(env.request)) {
+            proto::ListResult l;
+            proto::GroupInfo g;
+            g.mgid = gid("ff15::1:2");
+            g.mlid = 0xc001;
+            g.counts = {1, 2, 3, 4};
+            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
+            l.ports.push_back({"mlx5_0", 1, gid("fe80::1"), {g}});
+            s.reply(env.id, l);
+            return true;
+        }
+        if (std::holds_alternative<proto::Status>(env.request)) {
+            proto::StatusResult st;
+            st.daemon = "rdma-mcastd 9";
+            st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::1"), "InfiniBand",
+                                56, 1});
+            st.counters.joins = 5;
+            s.reply(env.id, st);
+            return true;
+        }
+        return false;
+    });
+    rdmamcast::Client client(d.path());
+    auto ports = client.list();
+    ASSERT_EQ(ports.size(), 1u);
+    EXPECT_EQ(ports[0].device, "mlx5_0");
+    EXPECT_EQ(rdmamcast::gid_to_string(ports[0].port_gid), "fe80::1");
+    ASSERT_EQ(ports[0].groups.size(), 1u);
+    const auto &g = ports[0].groups[0];
+    EXPECT_EQ(g.counts, (std::array<std::uint32_t, 4>{1, 2, 3, 4}));
+    ASSERT_EQ(g.members.size(), 1u);
+    EXPECT_EQ(g.members[0].comm, "my-app");
+    EXPECT_EQ(g.members[0].pid, 4242);
+
+    auto st = client.status();
+    EXPECT_EQ(st.daemon, "rdma-mcastd 9");
+    ASSERT_EQ(st.ports.size(), 1u);
+    EXPECT_EQ(st.ports[0].state, "ACTIVE");
+    EXPECT_DOUBLE_EQ(st.ports[0].rate_gbps, 56);
+    EXPECT_EQ(st.counters.joins, 5u);
+}
+
+} // namespace

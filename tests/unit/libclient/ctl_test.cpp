@@ -1,0 +1,508 @@
+// rdma-mcastctl, run as a process against the fake daemon: flags, output shapes, exit codes.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "client_testing.hpp"
+#include "process.hpp"
+
+namespace {
+
+using namespace fake;
+namespace proto = mcastd::proto;
+using nlohmann::json;
+
+const std::string kCtl = RDMA_MCASTCTL_PATH;
+
+// Runs rdma-mcastctl with `args` against `d` (through --socket), without the environment
+// variable, so that only what the test says reaches it.
+Finished ctl(const FakeDaemon &d, std::vector<std::string> args) {
+    args.insert(args.begin(), {kCtl, "--socket", d.path()});
+    return run(args, {{RDMAMCAST_SOCKET_ENV, std::nullopt}});
+}
+
+FakeDaemon::Handler join_reply(std::uint64_t membership = 7) {
+    return [membership](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.reply(env.id, proto::JoinResult{membership, sample_record()});
+        return true;
+    };
+}
+
+FakeDaemon::Handler join_fails(mcastd::Errc code, std::string message,
+                               std::optional<std::uint16_t> sa_status = std::nullopt) {
+    return [=](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.fail(env.id, code, message, sa_status);
+        return true;
+    };
+}
+
+const std::vector<std::string> kJoin = {"join", "--device", "mlx5_0", "--port", "1",
+                                        "--mgid", "ff15::1:2"};
+
+// ---- usage ----
+
+TEST(CtlUsage, HelpAndVersion) {
+    auto r = run({kCtl, "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("Usage: rdma-mcastctl"), std::string::npos);
+    EXPECT_NE(r.out.find("Exit status"), std::string::npos);
+    for (const char *cmd : {"join", "list", "status", "monitor"}) {
+        auto h = run({kCtl, cmd, "--help"});
+        EXPECT_EQ(h.exit_code, 0) << cmd;
+        EXPECT_NE(h.out.find(std::string("Usage: rdma-mcastctl ") + cmd), std::string::npos)
+            << h.out;
+    }
+    auto v = run({kCtl, "--version"});
+    EXPECT_EQ(v.exit_code, 0);
+    EXPECT_EQ(v.out.rfind("rdma-mcastctl ", 0), 0u) << v.out;
+}
+
+struct UsageCase {
+    const char *name;
+    std::vector<std::string> args;
+    const char *stderr_has;
+};
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const UsageCase &c, std::ostream *os) { *os << c.name; }
+
+
+class CtlUsageErrors : public ::testing::TestWithParam<UsageCase> {};
+
+TEST_P(CtlUsageErrors, ExitTwoWithAReason) {
+    std::vector<std::string> args = {kCtl, "--socket", "/nonexistent/sock"};
+    args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+    auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(GetParam().stderr_has), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CtlUsageErrors,
+    ::testing::Values(
+        UsageCase{"no_command", {}, "no command"},
+        UsageCase{"unknown_command", {"frobnicate"}, "unknown command \"frobnicate\""},
+        UsageCase{"unknown_global_option", {"--frob", "list"}, "unknown option --frob"},
+        UsageCase{"unknown_join_option", {"join", "--frob"}, "join: unknown option --frob"},
+        UsageCase{"no_device", {"join", "--port", "1", "--mgid", "ff15::1"}, "--device is required"},
+        UsageCase{"no_port", {"join", "--device", "d", "--mgid", "ff15::1"}, "--port is required"},
+        UsageCase{"mgid_and_create",
+                  {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--create"},
+                  "exactly one of --mgid and --create"},
+        UsageCase{"neither_mgid_nor_create", {"join", "--device", "d", "--port", "1"},
+                  "exactly one of --mgid and --create"},
+        UsageCase{"scope_without_create",
+                  {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--scope", "2"},
+                  "--scope applies only with --create"},
+        UsageCase{"bad_mgid", {"join", "--device", "d", "--port", "1", "--mgid", "nope"},
+                  "--mgid \"nope\""},
+        UsageCase{"port_zero", {"join", "--device", "d", "--port", "0", "--create"},
+                  "--port \"0\" is not an integer in 1..254"},
+        UsageCase{"negative_qkey",
+                  {"join", "--device", "d", "--port", "1", "--create", "--qkey", "-1"},
+                  "--qkey \"-1\""},
+        UsageCase{"qkey_too_big",
+                  {"join", "--device", "d", "--port", "1", "--create", "--qkey", "0x100000000"},
+                  "--qkey"},
+        UsageCase{"bad_join_state",
+                  {"join", "--device", "d", "--port", "1", "--create", "--join-state", "half"},
+                  "--join-state \"half\""},
+        UsageCase{"bad_mtu", {"join", "--device", "d", "--port", "1", "--create", "--mtu", "1500"},
+                  "--mtu \"1500\""},
+        UsageCase{"missing_value", {"join", "--device"}, "option --device needs a value"},
+        UsageCase{"positional", {"list", "extra"}, "unexpected argument \"extra\""}),
+    [](const auto &p) { return std::string(p.param.name); });
+
+// ---- join ----
+
+TEST(CtlJoin, JsonRecordHasEveryKey) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), "--json");
+    auto r = ctl(d, args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = json::parse(r.out);
+    EXPECT_EQ(j["membership"], 7);
+    EXPECT_EQ(j["mgid"], "ff15::1:2");
+    EXPECT_EQ(j["port_gid"], "fe80::2:c903:0:1");
+    EXPECT_EQ(j["mlid"], 0xc001);
+    EXPECT_EQ(j["qkey"], 0x12345678);
+    EXPECT_EQ(j["pkey"], 0xffff);
+    EXPECT_EQ(j["sl"], 3);
+    EXPECT_EQ(j["mtu"], 2048);
+    EXPECT_EQ(j["rate"], 3);
+    EXPECT_EQ(j["rate_gbps"], 10.0);
+    EXPECT_EQ(j["flow_label"], 0xabcde);
+    EXPECT_EQ(j["traffic_class"], 0x20);
+    EXPECT_EQ(j["hop_limit"], 7);
+    EXPECT_EQ(j["scope"], 5);
+    EXPECT_EQ(j["join_state"], "full");
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one object, one line";
+    // Without --hold the membership is left before exiting.
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 1u);
+    EXPECT_EQ(leaves[0].membership, 7u);
+}
+
+TEST(CtlJoin, HumanRecordIsKeyValueLines) {
+    FakeDaemon d(join_reply());
+    auto r = ctl(d, kJoin);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("mgid           ff15::1:2\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mlid           0xc001\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("rate           3 (10 Gb/s)\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("join_state     full\n"), std::string::npos) << r.out;
+}
+
+TEST(CtlJoin, OptionsReachTheRequest) {
+    FakeDaemon d(join_reply());
+    auto r = ctl(d, {"join", "--device", "mlx5_1", "--port", "2", "--create", "--scope", "2",
+                     "--join-state", "sendonly-full", "--qkey", "0x1234", "--pkey", "32769",
+                     "--sl", "0xf", "--mtu", "4096", "--mtu-selector", "less", "--rate", "16",
+                     "--rate-selector", "best", "--traffic-class", "8", "--flow-label",
+                     "0xfffff", "--hop-limit", "64"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto joins = d.requests_of<proto::Join>();
+    ASSERT_EQ(joins.size(), 1u);
+    const auto &q = joins[0].request;
+    EXPECT_EQ(q.device, "mlx5_1");
+    EXPECT_EQ(q.port, 2);
+    EXPECT_TRUE(mcastd::is_zero(q.mgid));
+    EXPECT_EQ(q.scope, 2);
+    EXPECT_EQ(q.join_state, mcastd::join::send_only_full);
+    EXPECT_EQ(q.params.qkey, 0x1234u);
+    EXPECT_EQ(q.params.pkey, 0x8001);
+    EXPECT_EQ(q.params.sl, 15);
+    EXPECT_EQ(q.params.mtu, (mcastd::Selected{mcastd::Selector::less, 5}));
+    EXPECT_EQ(q.params.rate, (mcastd::Selected{mcastd::Selector::best, 16}));
+    EXPECT_EQ(q.params.tclass, 8);
+    EXPECT_EQ(q.params.flow_label, 0xfffffu);
+    EXPECT_EQ(q.params.hop_limit, 64);
+}
+
+TEST(CtlJoin, GlobalOptionsAlsoWorkAfterTheCommand) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.end(), {"--json", "--socket", d.path()});
+    args.insert(args.begin(), kCtl);
+    auto r = run(args, {{RDMAMCAST_SOCKET_ENV, "/nonexistent/env.sock"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["mlid"], 0xc001);
+}
+
+// ---- which socket ----
+
+TEST(CtlSocket, EnvironmentVariableIsUsed) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), kCtl);
+    auto r = run(args, {{RDMAMCAST_SOCKET_ENV, d.path()}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(d.requests_of<proto::Join>().size(), 1u);
+}
+
+TEST(CtlSocket, OptionWinsOverTheEnvironment) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), {kCtl, "--socket", d.path()});
+    auto r = run(args, {{RDMAMCAST_SOCKET_ENV, "/nonexistent/env.sock"}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(CtlSocket, NoDaemonIsExitThree) {
+    auto args = kJoin;
+    args.insert(args.begin(), {kCtl, "--socket", "/nonexistent/rdma-mcastd.sock"});
+    auto r = run(args);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_EQ(r.err.rfind("rdma-mcastctl: join: connect to /nonexistent/rdma-mcastd.sock: ", 0), 0u)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// ---- errors ----
+
+struct ExitCase {
+    const char *name;
+    mcastd::Errc code;
+    int exit_code;
+};
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const ExitCase &c, std::ostream *os) { *os << c.name; }
+
+
+class CtlExitCodes : public ::testing::TestWithParam<ExitCase> {};
+
+TEST_P(CtlExitCodes, OneLineOnStderrAndTheClassExitCode) {
+    const auto &c = GetParam();
+    const bool sa = c.code == mcastd::Errc::sa_error;
+    FakeDaemon d(join_fails(c.code, "the reason", sa ? std::optional<std::uint16_t>(0x0200)
+                                                     : std::nullopt));
+    auto r = ctl(d, kJoin);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+    EXPECT_EQ(r.err, "rdma-mcastctl: join: " + std::string(mcastd::errc_name(c.code)) +
+                         ": the reason\n");
+    EXPECT_TRUE(r.out.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codes, CtlExitCodes,
+    ::testing::Values(ExitCase{"invalid_argument", mcastd::Errc::invalid_argument, 8},
+                      ExitCase{"no_such_device", mcastd::Errc::no_such_device, 6},
+                      ExitCase{"no_such_port", mcastd::Errc::no_such_port, 6},
+                      ExitCase{"port_not_active", mcastd::Errc::port_not_active, 6},
+                      ExitCase{"conflict", mcastd::Errc::conflict, 7},
+                      ExitCase{"sa_error", mcastd::Errc::sa_error, 5},
+                      ExitCase{"sa_timeout", mcastd::Errc::sa_timeout, 5},
+                      ExitCase{"denied", mcastd::Errc::denied, 4},
+                      ExitCase{"too_large", mcastd::Errc::too_large, 8},
+                      ExitCase{"not_found", mcastd::Errc::not_found, 8},
+                      ExitCase{"cancelled", mcastd::Errc::cancelled, 8},
+                      ExitCase{"limit", mcastd::Errc::limit, 4},
+                      ExitCase{"internal", mcastd::Errc::internal, 1}),
+    [](const auto &p) { return std::string(p.param.name); });
+
+TEST(CtlErrors, DeniedAtHelloIsExitFour) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        s.fail(env.id, mcastd::Errc::denied, "uid 1000 may not use rdma-mcastd");
+        s.close();
+        return true;
+    });
+    auto r = ctl(d, {"status"});
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err, "rdma-mcastctl: status: denied: uid 1000 may not use rdma-mcastd\n");
+}
+
+TEST(CtlErrors, DaemonGoneDuringJoinIsExitThree) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.close();
+        return true;
+    });
+    auto r = ctl(d, kJoin);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_EQ(r.err, "rdma-mcastctl: join: rdma-mcastd closed the connection\n");
+}
+
+// ---- hold ----
+
+TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), {kCtl, "--socket", d.path(), "--json"});
+    args.push_back("--hold");
+    Child child(args);
+    auto first = child.read_line();
+    ASSERT_TRUE(first) << "no record printed";
+    EXPECT_EQ(json::parse(*first)["mlid"], 0xc001);
+
+    proto::RestoredEvent re;
+    re.membership = 7;
+    re.record = sample_record();
+    re.record.mlid = 0xc00a;
+    re.changed = mcastd::field::mlid;
+    d.broadcast(re);
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    auto ev = json::parse(*line);
+    EXPECT_EQ(ev["event"], "restored");
+    EXPECT_EQ(ev["membership"], 7);
+    EXPECT_EQ(ev["changed"], json::array({"mlid"}));
+    EXPECT_EQ(ev["record"]["mlid"], 0xc00a);
+
+    proto::LostEvent lo;
+    lo.membership = 7;
+    lo.why.error = mcastd::Error{mcastd::Errc::sa_error, "gone", 0x0300};
+    d.broadcast(lo);
+    line = child.read_line();
+    ASSERT_TRUE(line);
+    ev = json::parse(*line);
+    EXPECT_EQ(ev["event"], "lost");
+    EXPECT_EQ(ev["error"]["code"], "sa-error");
+    EXPECT_EQ(ev["error"]["sa_status"], 0x0300);
+
+    EXPECT_TRUE(d.requests_of<proto::Leave>().empty()) << "held until the signal";
+    child.signal(SIGTERM);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 0) << f.err;
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 1u);
+    EXPECT_EQ(leaves[0].membership, 7u);
+}
+
+TEST(CtlHold, HumanEventLinesAndSigint) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), {kCtl, "--socket", d.path()});
+    args.push_back("--hold");
+    Child child(args);
+    // The record's last line.
+    for (;;) {
+        auto l = child.read_line();
+        ASSERT_TRUE(l);
+        if (l->rfind("join_state", 0) == 0)
+            break;
+    }
+    proto::LostEvent lo;
+    lo.membership = 7;
+    lo.why.error = mcastd::Error{mcastd::Errc::sa_timeout, "the SA stopped answering", std::nullopt};
+    d.broadcast(lo);
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "lost: membership 7: sa-timeout: the SA stopped answering");
+    child.signal(SIGINT);
+    EXPECT_EQ(child.wait().exit_code, 0);
+    EXPECT_EQ(d.requests_of<proto::Leave>().size(), 1u);
+}
+
+TEST(CtlHold, DaemonGoingAwayEndsTheHoldWithExitThree) {
+    FakeDaemon d(join_reply());
+    auto args = kJoin;
+    args.insert(args.begin(), {kCtl, "--socket", d.path(), "--json"});
+    args.push_back("--hold");
+    Child child(args);
+    ASSERT_TRUE(child.read_line());
+    d.close_all();
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 3);
+    EXPECT_EQ(f.err, "rdma-mcastctl: join: rdma-mcastd closed the connection\n");
+}
+
+// ---- list, status, monitor ----
+
+FakeDaemon::Handler views() {
+    return [](Session &s, const proto::RequestEnvelope &env) {
+        if (std::holds_alternative<proto::List>(env.request)) {
+            proto::ListResult l;
+            proto::GroupInfo g;
+            g.mgid = gid("ff15::1:2");
+            g.mlid = 0xc001;
+            g.qkey = 0x12345678;
+            g.held = mcastd::join::full;
+            g.counts = {2, 0, 0, 1};
+            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
+            g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender"});
+            l.ports.push_back({"mlx5_0", 1, gid("fe80::10:3"), {g}});
+            s.reply(env.id, l);
+            return true;
+        }
+        if (std::holds_alternative<proto::Status>(env.request)) {
+            proto::StatusResult st;
+            st.daemon = "rdma-mcastd 0.1.0";
+            st.uptime_s = 12.5;
+            st.clients = 3;
+            st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"),
+                                "InfiniBand", 100, 4});
+            st.counters = {10, 1, 2, 0, 12, 8, 1, 5};
+            s.reply(env.id, st);
+            return true;
+        }
+        return false;
+    };
+}
+
+TEST(CtlList, JsonShape) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"--json", "list"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = json::parse(r.out);
+    const auto &port = j["ports"].at(0);
+    EXPECT_EQ(port["device"], "mlx5_0");
+    EXPECT_EQ(port["port"], 1);
+    EXPECT_EQ(port["port_gid"], "fe80::10:3");
+    const auto &g = port["groups"].at(0);
+    EXPECT_EQ(g["mgid"], "ff15::1:2");
+    EXPECT_EQ(g["mlid"], 0xc001);
+    EXPECT_EQ(g["held"], json::array({"full"}));
+    EXPECT_EQ(g["counts"]["full"], 2);
+    EXPECT_EQ(g["counts"]["sendonly-full"], 1);
+    const auto &m = g["members"].at(0);
+    EXPECT_EQ(m["pid"], 4242);
+    EXPECT_EQ(m["uid"], 1000);
+    EXPECT_EQ(m["comm"], "my-app");
+    EXPECT_EQ(m["state"], "active");
+    EXPECT_EQ(m["join_state"], "full");
+}
+
+TEST(CtlList, HumanTableIsAligned) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"list"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("mlx5_0 port 1  gid fe80::10:3  1 group"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ff15::1:2  0xc001  0x12345678"), std::string::npos) << r.out;
+    // The members' columns line up: "4242" and "77" start at the same offset.
+    auto line_of = [&](const std::string &needle) {
+        auto pos = r.out.find(needle);
+        auto start = r.out.rfind('\n', pos) + 1;
+        return std::make_pair(start, pos - start);
+    };
+    EXPECT_EQ(line_of("4242").second, line_of("77 ").second) << r.out;
+    EXPECT_NE(r.out.find("my-app"), std::string::npos);
+    EXPECT_NE(r.out.find("sender"), std::string::npos);
+}
+
+TEST(CtlStatus, JsonAndHuman) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"status", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = json::parse(r.out);
+    EXPECT_EQ(j["daemon"], "rdma-mcastd 0.1.0");
+    EXPECT_EQ(j["ports"].at(0)["state"], "ACTIVE");
+    EXPECT_EQ(j["ports"].at(0)["lid"], 3);
+    EXPECT_EQ(j["ports"].at(0)["sm_lid"], 1);
+    EXPECT_EQ(j["counters"]["sa_mads_sent"], 10);
+    EXPECT_EQ(j["counters"]["sa_retransmits"], 1);
+    EXPECT_EQ(j["counters"]["sa_timeouts"], 2);
+    EXPECT_EQ(j["counters"]["joins"], 12);
+    EXPECT_EQ(j["counters"]["leaves"], 5);
+
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_NE(h.out.find("rdma-mcastd 0.1.0, protocol 1, up 12.5 s, 3 clients"), std::string::npos)
+        << h.out;
+    EXPECT_NE(h.out.find("DEVICE  PORT  STATE   LID  SM_LID"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("mlx5_0  1     ACTIVE  3    1"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("SA MADs sent"), std::string::npos) << h.out;
+}
+
+TEST(CtlMonitor, StreamsUntilInterrupted) {
+    FakeDaemon d;
+    Child child({kCtl, "--socket", d.path(), "--json", "monitor"});
+    ASSERT_TRUE(d.wait_for([](const auto &reqs) {
+        for (const auto &r : reqs)
+            if (std::holds_alternative<proto::Monitor>(r.envelope.request))
+                return true;
+        return false;
+    }));
+    proto::MonitorEvent m;
+    m.kind = "join-failed";
+    m.device = "mlx5_0";
+    m.port = 1;
+    m.mgid = gid("ff15::9");
+    m.join_state = mcastd::join::full;
+    m.pid = 55;
+    m.uid = 1000;
+    m.comm = "app";
+    m.message = "SA said no";
+    m.sa_status = 0x0200;
+    d.broadcast(m);
+    // The monitor request may still be waiting for its reply when the event goes out; either
+    // way the event comes out as one line.
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    auto j = json::parse(*line);
+    EXPECT_EQ(j["event"], "monitor");
+    EXPECT_EQ(j["kind"], "join-failed");
+    EXPECT_EQ(j["mgid"], "ff15::9");
+    EXPECT_EQ(j["pid"], 55);
+    EXPECT_EQ(j["sa_status"], 0x0200);
+    child.signal(SIGINT);
+    EXPECT_EQ(child.wait().exit_code, 0);
+}
+
+} // namespace

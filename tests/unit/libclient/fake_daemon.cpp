@@ -1,0 +1,249 @@
+#include "fake_daemon.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace fake {
+
+// ---- Session ----
+
+void Session::reply(std::uint64_t id, const proto::Result &result) {
+    raw(proto::encode_reply(id, result));
+}
+
+void Session::fail(std::optional<std::uint64_t> id, mcastd::Errc code, std::string message,
+                   std::optional<std::uint16_t> sa_status, std::string field,
+                   std::vector<unsigned> versions) {
+    proto::Failure f{mcastd::Error{code, std::move(message), sa_status}, std::move(field),
+                     std::move(versions)};
+    raw(proto::encode_error(id, f));
+}
+
+void Session::event(const proto::Event &event) { raw(proto::encode_event(event)); }
+
+void Session::raw(const std::string &message) {
+    if (fd_ >= 0)
+        (void)::send(fd_, message.data(), message.size(), MSG_NOSIGNAL);
+}
+
+void Session::close() {
+    if (fd_ >= 0)
+        ::close(fd_);
+    fd_ = -1;
+}
+
+// ---- FakeDaemon ----
+
+FakeDaemon::FakeDaemon(Handler handler) : handler_(std::move(handler)) {
+    char tmpl[] = "/tmp/rdmamcast-test-XXXXXX";
+    if (!mkdtemp(tmpl))
+        throw std::runtime_error("mkdtemp failed");
+    dir_ = tmpl;
+    path_ = dir_ + "/mcastd.sock";
+
+    listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) < 0 ||
+        ::listen(listen_fd_, 16) < 0)
+        throw std::runtime_error(std::string("fake daemon socket: ") + std::strerror(errno));
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    thread_ = std::thread([this] { run(); });
+}
+
+FakeDaemon::~FakeDaemon() {
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    const std::uint64_t one = 1;
+    (void)::write(wake_fd_, &one, sizeof one);
+    thread_.join();
+    for (auto &s : sessions_)
+        s.close();
+    ::close(listen_fd_);
+    ::close(wake_fd_);
+    ::unlink(path_.c_str());
+    ::rmdir(dir_.c_str());
+}
+
+void FakeDaemon::with_sessions(const std::function<void(std::vector<Session *> &)> &fn) {
+    bool done = false;
+    {
+        std::lock_guard lock(mu_);
+        posted_.push_back([&] {
+            std::vector<Session *> open;
+            for (auto &s : sessions_)
+                if (!s.closed())
+                    open.push_back(&s);
+            fn(open);
+            std::lock_guard inner(mu_);
+            done = true;
+            cv_.notify_all();
+        });
+    }
+    const std::uint64_t one = 1;
+    (void)::write(wake_fd_, &one, sizeof one);
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done; });
+}
+
+void FakeDaemon::broadcast(const proto::Event &event) {
+    with_sessions([&](std::vector<Session *> &ss) {
+        for (auto *s : ss)
+            s->event(event);
+    });
+}
+
+void FakeDaemon::close_all() {
+    with_sessions([&](std::vector<Session *> &ss) {
+        for (auto *s : ss) {
+            s->close();
+            std::lock_guard lock(mu_);
+            ++closed_;
+            cv_.notify_all();
+        }
+    });
+}
+
+std::vector<Received> FakeDaemon::requests() {
+    std::lock_guard lock(mu_);
+    return log_;
+}
+
+bool FakeDaemon::wait_for(const std::function<bool(const std::vector<Received> &)> &pred,
+                          std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return pred(log_); });
+}
+
+bool FakeDaemon::wait_closed(std::size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return closed_ >= n; });
+}
+
+void FakeDaemon::run() {
+    for (;;) {
+        std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+        std::vector<std::size_t> index;
+        for (std::size_t i = 0; i < sessions_.size(); ++i)
+            if (!sessions_[i].closed()) {
+                fds.push_back({sessions_[i].fd(), POLLIN, 0});
+                index.push_back(i);
+            }
+        if (::poll(fds.data(), fds.size(), -1) < 0)
+            continue;
+        if (fds[0].revents & POLLIN) {
+            std::uint64_t n;
+            (void)::read(wake_fd_, &n, sizeof n);
+            std::vector<std::function<void()>> work;
+            {
+                std::lock_guard lock(mu_);
+                if (stop_)
+                    return;
+                work.swap(posted_);
+            }
+            for (auto &w : work)
+                w();
+        }
+        if (fds[1].revents & POLLIN) {
+            int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd >= 0)
+                sessions_.push_back(Session(fd));
+        }
+        for (std::size_t k = 0; k < index.size(); ++k) {
+            if (!fds[k + 2].revents)
+                continue;
+            Session &s = sessions_[index[k]];
+            if (s.closed())
+                continue; // closed by a posted function above
+            ssize_t len = ::recv(s.fd(), nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+            std::string msg(len > 0 ? static_cast<std::size_t>(len) : 0, '\0');
+            if (len > 0)
+                len = ::recv(s.fd(), msg.data(), msg.size(), MSG_DONTWAIT);
+            if (len <= 0) {
+                s.close();
+                std::lock_guard lock(mu_);
+                ++closed_;
+                cv_.notify_all();
+                continue;
+            }
+            handle(index[k], msg);
+        }
+    }
+}
+
+void FakeDaemon::handle(std::size_t index, const std::string &message) {
+    auto decoded = proto::decode_request(message);
+    Session &s = sessions_[index];
+    if (auto *bad = std::get_if<proto::BadRequest>(&decoded)) {
+        s.raw(proto::encode_error(bad->id, bad->failure));
+        return;
+    }
+    auto &env = std::get<proto::RequestEnvelope>(decoded);
+    {
+        std::lock_guard lock(mu_);
+        log_.push_back(Received{index, env});
+        cv_.notify_all();
+    }
+    if (!handler_ || !handler_(s, env))
+        default_answer(s, env);
+}
+
+void FakeDaemon::default_answer(Session &s, const proto::RequestEnvelope &env) {
+    std::visit(
+        [&](const auto &r) {
+            using T = std::decay_t<decltype(r)>;
+            if constexpr (std::is_same_v<T, proto::Hello>) {
+                s.reply(env.id, hello_result());
+            } else if constexpr (std::is_same_v<T, proto::Join>) {
+                s.fail(env.id, mcastd::Errc::internal, "the fake daemon has no script for join");
+            } else if constexpr (std::is_same_v<T, proto::List>) {
+                s.reply(env.id, proto::ListResult{});
+            } else if constexpr (std::is_same_v<T, proto::Status>) {
+                proto::StatusResult st;
+                st.daemon = "rdma-mcastd 0.1.0-fake";
+                s.reply(env.id, st);
+            } else {
+                s.reply(env.id, proto::Empty{}); // leave, monitor
+            }
+        },
+        env.request);
+}
+
+mcastd::McRecord sample_record() {
+    mcastd::McRecord r;
+    r.mgid = *mcastd::parse_gid("ff15::1:2");
+    r.port_gid = *mcastd::parse_gid("fe80::2:c903:0:1");
+    r.qkey = 0x12345678;
+    r.mlid = 0xc001;
+    r.mtu_selector = mcastd::Selector::exactly;
+    r.mtu = 4; // 2048
+    r.tclass = 0x20;
+    r.pkey = 0xffff;
+    r.rate_selector = mcastd::Selector::exactly;
+    r.rate = 3; // 10 Gb/s
+    r.sl = 3;
+    r.flow_label = 0xabcde;
+    r.hop_limit = 7;
+    r.scope = 5;
+    r.join_state = mcastd::join::full;
+    return r;
+}
+
+proto::HelloResult hello_result() {
+    proto::HelloResult h;
+    h.version = 1;
+    h.daemon = "rdma-mcastd 0.1.0-fake";
+    return h;
+}
+
+} // namespace fake

@@ -1,0 +1,111 @@
+// A scripted stand-in for rdma-mcastd: a SOCK_SEQPACKET server on its own thread that speaks
+// the protocol through proto's codec. Each test gives it a handler for the requests it cares
+// about; everything else gets the daemon's ordinary answer (hello -> version 1, leave and
+// monitor -> {}, list and status -> empty results, join -> "internal: unscripted").
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol.hpp"
+
+namespace fake {
+
+namespace proto = mcastd::proto;
+
+class FakeDaemon;
+
+// One client connection, as the handler sees it. Only used on the daemon's thread.
+class Session {
+public:
+    void reply(std::uint64_t id, const proto::Result &result);
+    void fail(std::optional<std::uint64_t> id, mcastd::Errc code, std::string message,
+              std::optional<std::uint16_t> sa_status = std::nullopt, std::string field = {},
+              std::vector<unsigned> versions = {});
+    void event(const proto::Event &event);
+    void raw(const std::string &message);
+    void close();
+
+    int fd() const { return fd_; }
+    bool closed() const { return fd_ < 0; }
+
+private:
+    friend class FakeDaemon;
+    explicit Session(int fd) : fd_(fd) {}
+    int fd_;
+};
+
+// A request as the daemon received it.
+struct Received {
+    std::size_t session = 0; // index in accept order
+    proto::RequestEnvelope envelope;
+};
+
+class FakeDaemon {
+public:
+    // Return true when the request was handled; false falls back to the default answer.
+    using Handler = std::function<bool(Session &, const proto::RequestEnvelope &)>;
+
+    explicit FakeDaemon(Handler handler = {});
+    ~FakeDaemon();
+    FakeDaemon(const FakeDaemon &) = delete;
+    FakeDaemon &operator=(const FakeDaemon &) = delete;
+
+    const std::string &path() const { return path_; }
+
+    // Runs `fn` on the daemon's thread with every open session, and waits until it has run.
+    void with_sessions(const std::function<void(std::vector<Session *> &)> &fn);
+    void broadcast(const proto::Event &event);
+    void close_all();
+
+    // Everything received so far (decoded requests; undecodable ones are answered and not
+    // logged).
+    std::vector<Received> requests();
+    // Waits until `pred(requests())` holds; false after `timeout` (a safety net for a broken
+    // client, not a synchronisation delay: the condition is signalled on every request).
+    bool wait_for(const std::function<bool(const std::vector<Received> &)> &pred,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    // Waits until `n` sessions have been closed by their clients (or by close()).
+    bool wait_closed(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+    // Requests of one alternative, in order.
+    template <class T> std::vector<T> requests_of() {
+        std::vector<T> out;
+        for (const auto &r : requests())
+            if (const auto *t = std::get_if<T>(&r.envelope.request))
+                out.push_back(*t);
+        return out;
+    }
+
+private:
+    void run();
+    void handle(std::size_t index, const std::string &message);
+    void default_answer(Session &s, const proto::RequestEnvelope &env);
+
+    Handler handler_;
+    std::string dir_, path_;
+    int listen_fd_ = -1;
+    int wake_fd_ = -1;
+    std::vector<Session> sessions_; // daemon thread only
+    std::size_t closed_ = 0;
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<Received> log_;
+    std::vector<std::function<void()>> posted_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+// Ready-made values.
+mcastd::McRecord sample_record();
+proto::HelloResult hello_result();
+
+} // namespace fake
