@@ -1,0 +1,152 @@
+#include "sim/daemon_harness.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace mcastd::sim {
+
+namespace {
+
+sockaddr_un unix_address(const std::filesystem::path &p) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    const std::string s = p.string();
+    if (s.size() >= sizeof a.sun_path)
+        throw std::runtime_error("socket path too long: " + s);
+    std::memcpy(a.sun_path, s.c_str(), s.size() + 1);
+    return a;
+}
+
+bool readable(int fd, std::chrono::milliseconds timeout) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, static_cast<int>(timeout.count())) > 0;
+}
+
+} // namespace
+
+NotifySocket::NotifySocket(std::filesystem::path path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const sockaddr_un a = unix_address(path_);
+    std::filesystem::remove(path_);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr *>(&a), sizeof a) < 0)
+        throw std::system_error(errno, std::generic_category(), "notify socket " + path_.string());
+}
+
+NotifySocket::~NotifySocket() {
+    ::close(fd_);
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+}
+
+std::optional<std::string> NotifySocket::next(std::chrono::milliseconds timeout) {
+    if (!readable(fd_, timeout))
+        return std::nullopt;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n < 0)
+        return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::optional<std::string> NotifySocket::wait_for(const std::string &line, std::chrono::milliseconds timeout) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            return std::nullopt;
+        auto msg = next(left);
+        if (!msg)
+            return std::nullopt;
+        std::istringstream in(*msg);
+        for (std::string l; std::getline(in, l);)
+            if (l == line)
+                return msg;
+    }
+}
+
+RawClient::RawClient(const std::filesystem::path &socket) {
+    fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    const sockaddr_un a = unix_address(socket);
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr *>(&a), sizeof a) < 0)
+        throw std::system_error(errno, std::generic_category(), "connect " + socket.string());
+}
+
+RawClient::~RawClient() { ::close(fd_); }
+
+void RawClient::send(const std::string &message) {
+    if (::send(fd_, message.data(), message.size(), MSG_NOSIGNAL) < 0)
+        throw std::system_error(errno, std::generic_category(), "send");
+}
+
+std::optional<std::string> RawClient::receive(std::chrono::milliseconds timeout) {
+    if (!readable(fd_, timeout))
+        return std::nullopt;
+    // Peek at the size first: replies such as `list` can be larger than any fixed buffer.
+    const ssize_t size = ::recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+    if (size <= 0)
+        return std::nullopt;
+    std::string buf(static_cast<std::size_t>(size), '\0');
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+    if (n <= 0)
+        return std::nullopt;
+    buf.resize(static_cast<std::size_t>(n));
+    return buf;
+}
+
+std::string RawClient::call(const std::string &message, long long id, std::chrono::milliseconds timeout) {
+    send(message);
+    const std::string want = "\"id\":" + std::to_string(id) + ",";
+    const std::string want_end = "\"id\":" + std::to_string(id) + "}";
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        auto m = receive(std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));
+        if (!m)
+            break;
+        if (m->find(want) != std::string::npos || m->find(want_end) != std::string::npos)
+            return *m;
+    }
+    throw std::runtime_error("no reply with id " + std::to_string(id) + " to " + message);
+}
+
+void RawClient::hello() {
+    const std::string r = call(R"({"id":0,"op":"hello","versions":[1]})", 0);
+    if (r.find("\"ok\":true") == std::string::npos)
+        throw std::runtime_error("hello failed: " + r);
+}
+
+Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,
+               std::vector<std::string> extra_args) {
+    const auto dir = fabric.scratch() / ("daemon-" + node);
+    std::filesystem::create_directories(dir);
+    socket_ = dir / "mcastd.sock";
+    notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
+    const auto config = dir / "rdma-mcastd.json";
+    std::ofstream(config) << config_json;
+    std::vector<std::string> argv{MCASTD_DAEMON, "--config", config.string(), "--socket", socket_.string()};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    proc_ = &fabric.spawn_on(node, argv, {{"NOTIFY_SOCKET", notify_->path().string()}});
+    if (!notify_->wait_for("READY=1", std::chrono::seconds(30)))
+        throw std::runtime_error("rdma-mcastd on " + node + " never said READY=1: " + proc_->stderr_text());
+}
+
+Daemon::~Daemon() {
+    if (proc_)
+        proc_->stop();
+}
+
+std::optional<int> Daemon::stop(std::chrono::milliseconds timeout) {
+    proc_->signal(SIGTERM);
+    return proc_->wait(timeout);
+}
+
+} // namespace mcastd::sim

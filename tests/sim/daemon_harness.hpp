@@ -1,0 +1,76 @@
+// rdma-mcastd on a simulated node, for the sim tier: started with its own config and socket in
+// the fabric's scratch directory, ready when it says READY=1 on a NOTIFY_SOCKET the harness
+// owns (the systemd protocol, so no polling), and talked to over its Unix socket.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "sim/fabric.hpp"
+
+namespace mcastd::sim {
+
+// A datagram socket that collects sd_notify messages ("READY=1\nSTATUS=...").
+class NotifySocket {
+public:
+    explicit NotifySocket(std::filesystem::path path);
+    ~NotifySocket();
+    NotifySocket(const NotifySocket &) = delete;
+    NotifySocket &operator=(const NotifySocket &) = delete;
+
+    const std::filesystem::path &path() const { return path_; }
+    // Next datagram, or nullopt after `timeout`.
+    std::optional<std::string> next(std::chrono::milliseconds timeout);
+    // Reads datagrams until one contains `line` as one of its lines; returns that datagram.
+    std::optional<std::string> wait_for(const std::string &line, std::chrono::milliseconds timeout);
+
+private:
+    std::filesystem::path path_;
+    int fd_ = -1;
+};
+
+// A raw client connection: sends bytes, receives whole messages. No codec, so the tests can
+// send exactly the bad input they mean to.
+class RawClient {
+public:
+    explicit RawClient(const std::filesystem::path &socket);
+    ~RawClient();
+    RawClient(const RawClient &) = delete;
+    RawClient &operator=(const RawClient &) = delete;
+
+    void send(const std::string &message);
+    // Next message (reply or event), or nullopt on timeout or EOF.
+    std::optional<std::string> receive(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    // Sends a request and returns the next message whose "id" equals `id` (events are skipped).
+    std::string call(const std::string &message, long long id, std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // hello with version 1; throws unless it succeeds.
+    void hello();
+    int fd() const { return fd_; }
+
+private:
+    int fd_ = -1;
+};
+
+class Daemon {
+public:
+    // Starts rdma-mcastd attached to `node` with `config_json` (the "socket" key is set by
+    // the harness) and waits for READY=1.
+    Daemon(Fabric &fabric, const std::string &node, const std::string &config_json = "{}",
+           std::vector<std::string> extra_args = {});
+    ~Daemon();
+
+    const std::filesystem::path &socket() const { return socket_; }
+    Process &process() { return *proc_; }
+    NotifySocket &notify() { return *notify_; }
+    // SIGTERM and wait for a clean exit; returns the exit code.
+    std::optional<int> stop(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+private:
+    std::filesystem::path socket_;
+    std::unique_ptr<NotifySocket> notify_;
+    Process *proc_ = nullptr;
+};
+
+} // namespace mcastd::sim

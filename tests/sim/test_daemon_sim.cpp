@@ -1,0 +1,205 @@
+// rdma-mcastd end to end: the real daemon on a simulated node, its clients on its Unix socket
+// (rdma-mcastctl, raw protocol clients), and the SA's own view (saquery) as the judge.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "sim/daemon_harness.hpp"
+
+namespace mcastd::sim {
+namespace {
+
+using json = nlohmann::json;
+
+Gid G(const std::string &s) { return *parse_gid(s); }
+
+class DaemonSim : public ::testing::Test {
+protected:
+    Fabric fabric;
+    Gid h2() { return fabric.port_gid("H2"); }
+
+    // rdma-mcastctl, not attached to the fabric: it only talks to the daemon's socket.
+    Process &ctl(Daemon &d, std::vector<std::string> args) {
+        std::vector<std::string> argv{MCASTD_CTL, "--socket", d.socket().string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        procs_.push_back(std::make_unique<Process>(Process::Options{.argv = argv, .cwd = fabric.scratch()}));
+        return *procs_.back();
+    }
+    json ctl_json(Daemon &d, std::vector<std::string> args) {
+        args.insert(args.begin(), "--json");
+        Process &p = ctl(d, args);
+        auto rc = p.wait(20s);
+        EXPECT_EQ(rc, 0) << p.stderr_text();
+        return json::parse(p.read_all(1s));
+    }
+
+    std::vector<std::unique_ptr<Process>> procs_;
+};
+
+TEST_F(DaemonSim, TwoHoldersShareOneMembershipUntilBothAreKilled) {
+    Daemon d(fabric, "H2");
+    const Gid m = G("ff15:3::1");
+    Process &a = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:3::1", "--hold"});
+    Process &b = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:3::1", "--hold"});
+    auto ra = a.read_line(20s), rb = b.read_line(20s);
+    ASSERT_TRUE(ra && rb) << a.stderr_text() << b.stderr_text();
+    EXPECT_EQ(json::parse(*ra)["mlid"], json::parse(*rb)["mlid"]);
+    EXPECT_EQ(fabric.sa_join_state(m, h2()), 0x1);
+
+    a.signal(SIGKILL);
+    a.wait(5s);
+    // The daemon has seen the connection go once its listing shows one holder left.
+    for (int i = 0; i < 200; ++i) {
+        json l = ctl_json(d, {"list"});
+        if (l["ports"][0]["groups"][0]["members"].size() == 1)
+            break;
+    }
+    EXPECT_EQ(ctl_json(d, {"list"})["ports"][0]["groups"][0]["members"].size(), 1u);
+    EXPECT_EQ(fabric.sa_join_state(m, h2()), 0x1) << "one holder is still there";
+
+    b.signal(SIGKILL);
+    b.wait(5s);
+    EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 1s)) << "gone from the SA within 1 s";
+}
+
+TEST_F(DaemonSim, StormOf200ConnectionsLeavesTheSaEqualToWhatSurvivorsHold) {
+    Daemon d(fabric, "H2");
+    std::vector<std::string> mgids;
+    for (int i = 1; i <= 10; ++i)
+        mgids.push_back("ff15:57::" + std::to_string(i));
+    // 10 processes x 20 connections, 150 operations each; three are killed midway.
+    std::vector<std::unique_ptr<Process>> storm;
+    for (int p = 0; p < 10; ++p) {
+        std::vector<std::string> argv{MCASTD_STORM, d.socket().string(), "20", "150", std::to_string(p + 1),
+                                      "ibsim0", "1"};
+        argv.insert(argv.end(), mgids.begin(), mgids.end());
+        storm.push_back(std::make_unique<Process>(Process::Options{.argv = argv, .cwd = fabric.scratch(), .stdin_pipe = true}));
+    }
+    for (auto &p : storm)
+        ASSERT_TRUE(p->wait_for_line("started", 30s)) << p->stderr_text();
+    for (int p : {2, 5, 7}) {
+        storm[static_cast<std::size_t>(p)]->signal(SIGKILL);
+    }
+
+    std::map<std::string, unsigned> held;
+    for (std::size_t p = 0; p < storm.size(); ++p) {
+        if (p == 2 || p == 5 || p == 7)
+            continue;
+        auto line = storm[p]->wait_for_line("held", 120s);
+        ASSERT_TRUE(line) << storm[p]->stderr_text();
+        const json report = json::parse(*line); // not a temporary: items() refers into it
+        for (auto &[mgid, bits] : report.at("held").items())
+            held[mgid] |= bits.get<unsigned>();
+    }
+    // A port holds 0x1 when any survivor is a full member, else 0x8 when one is send-only.
+    for (const std::string &m : mgids) {
+        const unsigned b = held.count(m) ? held[m] : 0;
+        const std::optional<std::uint8_t> want =
+            (b & 1) ? std::optional<std::uint8_t>(1) : (b & 8) ? std::optional<std::uint8_t>(8) : std::nullopt;
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(m), h2(), want, 10s))
+            << m << ": survivors hold " << b << ", the SA has " << int(fabric.sa_join_state(G(m), h2()).value_or(0));
+    }
+    // Every survivor goes: nothing may be left behind.
+    for (auto &p : storm)
+        p->close_stdin();
+    for (auto &p : storm)
+        p->wait(20s);
+    for (const std::string &m : mgids)
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(m), h2(), std::nullopt, 10s)) << m << " leaked";
+    EXPECT_TRUE(ctl_json(d, {"list"})["ports"][0]["groups"].empty());
+}
+
+TEST_F(DaemonSim, BadInputGetsItsNamedErrorWhileAnotherClientStaysJoined) {
+    Daemon d(fabric, "H2");
+    RawClient holder(d.socket());
+    holder.hello();
+    const std::string joined = holder.call(
+        R"({"id":1,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:4::1","join_state":"full"})", 1);
+    ASSERT_NE(joined.find("\"ok\":true"), std::string::npos) << joined;
+
+    RawClient bad(d.socket());
+    auto expect = [&](const std::string &msg, const std::string &code, const std::string &field = {}) {
+        bad.send(msg);
+        auto r = bad.receive();
+        ASSERT_TRUE(r) << "no answer to " << msg.substr(0, 80);
+        json j = json::parse(*r);
+        EXPECT_EQ(j["ok"], false) << *r;
+        EXPECT_EQ(j["error"]["code"], code) << msg.substr(0, 80) << " -> " << *r;
+        if (!field.empty()) {
+            EXPECT_EQ(j["error"]["field"], field) << *r;
+        }
+        EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+    };
+    expect(R"({"id":7,"op":"hello","versions":[2,3]})", "unsupported-version", "/versions");
+    expect(R"({"id":8,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::1"})", "invalid-argument", "/op");
+    bad.hello();
+    expect("this is not JSON", "invalid-argument");
+    expect(R"([1,2,3])", "invalid-argument");
+    expect(R"({"id":2,"op":"dance"})", "invalid-argument", "/op");
+    expect(R"({"id":3,"op":"join","device":"ibsim0","port":"1","mgid":"ff15::1"})", "invalid-argument", "/port");
+    expect(R"({"id":4,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::1","colour":"red"})", "invalid-argument", "/colour");
+    expect(R"({"id":5,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::zz::1"})", "invalid-argument", "/mgid");
+    expect(R"({"id":6,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::1","sl":99})", "invalid-argument", "/sl");
+    expect(R"({"id":9,"op":"join","device":"mlx9_9","port":1,"mgid":"ff15::1"})", "no-such-device");
+    expect(R"({"id":10,"op":"join","device":"ibsim0","port":7,"mgid":"ff15::1"})", "no-such-port");
+    expect(R"({"id":11,"op":"join","device":"ibsim0","port":1,"mgid":"ff12:401b:ffff::1"})", "denied");
+    expect(R"({"id":12,"op":"leave","membership":424242})", "not-found");
+    expect(std::string(R"({"id":13,"op":"join","device":")") + std::string(70000, 'x') + "\"}", "too-large");
+    // Another Q_Key than the group's is refused locally, naming the group's value.
+    bad.send(R"({"id":14,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:4::1","qkey":1})");
+    json c = json::parse(*bad.receive());
+    EXPECT_EQ(c["error"]["code"], "conflict");
+    EXPECT_NE(c["error"]["message"].get<std::string>().find("Q_Key 0x01234567"), std::string::npos) << c.dump();
+
+    // The daemon still serves, and the other client's membership is intact.
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:4::1"), h2()), 0x1);
+    const std::string l = holder.call(R"({"id":2,"op":"list"})", 2);
+    EXPECT_NE(l.find("ff15:4::1"), std::string::npos) << l;
+}
+
+TEST_F(DaemonSim, PipelinedRequestsAreAllAnsweredInTurn) {
+    Daemon d(fabric, "H2");
+    RawClient holder(d.socket());
+    holder.hello();
+    holder.call(R"({"id":1,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:6::1"})", 1);
+    // 300 joins in one burst, more than the daemon reads from one client per turn: every one
+    // is answered (locally: the port holds the group), each with its own membership.
+    RawClient burst(d.socket());
+    burst.hello();
+    for (int i = 1; i <= 300; ++i)
+        burst.send(R"({"id":)" + std::to_string(i) +
+                   R"(,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:6::1"})");
+    std::set<std::uint64_t> ids, memberships;
+    for (int i = 0; i < 300; ++i) {
+        auto m = burst.receive();
+        ASSERT_TRUE(m) << "only " << i << " answers";
+        json j = json::parse(*m);
+        ASSERT_EQ(j["ok"], true) << *m;
+        ids.insert(j["id"].get<std::uint64_t>());
+        memberships.insert(j["result"]["membership"].get<std::uint64_t>());
+    }
+    EXPECT_EQ(ids.size(), 300u);
+    EXPECT_EQ(memberships.size(), 300u);
+}
+
+TEST_F(DaemonSim, StaticGroupsAreHeldAndAGracefulStopLeavesEverything) {
+    Daemon d(fabric, "H2", R"({"static_groups": [
+        {"device": "ibsim0", "port": 1, "mgid": "ff15:5::1"},
+        {"device": "ibsim0", "port": 1, "mgid": "ff15:5::2", "join_state": "sendonly-full"}]})");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:5::1"), h2(), 0x1, 10s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:5::2"), h2(), 0x8, 10s));
+    Process &c = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:5::3", "--hold"});
+    ASSERT_TRUE(c.read_line(20s)) << c.stderr_text();
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:5::3"), h2()), 0x1);
+
+    EXPECT_EQ(d.stop(), 0) << d.process().stderr_text();
+    EXPECT_TRUE(d.notify().wait_for("STOPPING=1", 1s));
+    for (const char *m : {"ff15:5::1", "ff15:5::2", "ff15:5::3"})
+        EXPECT_EQ(fabric.sa_join_state(G(m), h2()), std::nullopt) << m << " was left behind at stop";
+}
+
+} // namespace
+} // namespace mcastd::sim
