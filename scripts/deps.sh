@@ -5,6 +5,7 @@ MCASTD_PACKAGES=(
     libibumad-dev libibverbs-dev libsystemd-dev libspdlog-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev
     ibsim-utils libumad2sim0 opensm infiniband-diags
+    groff-base  # the man page lint in the library's install test
 )
 
 mcastd_install_deps() {

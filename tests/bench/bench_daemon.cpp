@@ -1,0 +1,207 @@
+// mcastd-bench-daemon: figures for rdma-mcastd's client path, on a simulated fabric.
+//
+//  1. Latency: a join of a group the port already holds (answered without any MAD), through
+//     librdmamcast, as round trips (p50, p99), beside a bare SOCK_SEQPACKET request/response
+//     round trip of the same sizes to another process, measured in the same run.
+//  2. Throughput: 64 clients (threads, one connection each) joining and leaving held groups
+//     concurrently; aggregate operations (joins + leaves) per second.
+//  3. Memory: the daemon's resident memory per membership, with 100,000 memberships held.
+//
+// It prints figures; it does not pass or fail on them.
+#include <arpa/inet.h>
+#include <rdmamcast/client.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/daemon_harness.hpp"
+
+using namespace mcastd::sim;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(p * double(v.size() - 1))];
+}
+
+long rss_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stol(line.substr(6));
+    return -1;
+}
+
+rdmamcast_client *connect_or_die(const std::string &path) {
+    rdmamcast_client *c = nullptr;
+    if (int rc = rdmamcast_connect(path.c_str(), &c); rc < 0) {
+        std::fprintf(stderr, "connect: %s\n", std::strerror(-rc));
+        std::exit(1);
+    }
+    return c;
+}
+
+rdmamcast_join_params params(const char *mgid) {
+    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+    p.device = "ibsim0";
+    p.port = 1;
+    inet_pton(AF_INET6, mgid, p.mgid);
+    return p;
+}
+
+std::uint64_t join_or_die(rdmamcast_client *c, const rdmamcast_join_params &p) {
+    rdmamcast_record rec;
+    std::uint64_t id = 0;
+    if (int rc = rdmamcast_join(c, &p, &rec, &id); rc < 0) {
+        const rdmamcast_error *e = rdmamcast_last_error(c);
+        std::fprintf(stderr, "join: %s\n", e ? e->message : std::strerror(-rc));
+        std::exit(1);
+    }
+    return id;
+}
+
+// The baseline: the same message sizes, echoed by another process with no work in between.
+std::vector<double> bare_round_trips(std::size_t request, std::size_t reply, int n) {
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+    const pid_t child = fork();
+    if (child == 0) {
+        close(sv[0]);
+        std::string in(65536, '\0'), out(reply, 'x');
+        while (recv(sv[1], in.data(), in.size(), 0) > 0)
+            send(sv[1], out.data(), out.size(), 0);
+        _exit(0);
+    }
+    close(sv[1]);
+    std::string msg(request, 'y'), in(65536, '\0');
+    std::vector<double> us;
+    for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        send(sv[0], msg.data(), msg.size(), 0);
+        recv(sv[0], in.data(), in.size(), 0);
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    close(sv[0]);
+    waitpid(child, nullptr, 0);
+    return us;
+}
+
+void latency(const Daemon &d) {
+    rdmamcast_client *anchor = connect_or_die(d.socket()), *c = connect_or_die(d.socket());
+    const auto p = params("ff15:b::1");
+    join_or_die(anchor, p); // the port now holds the group: every join below is local
+    const int n = 20000;
+    std::vector<double> us;
+    for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        const std::uint64_t id = join_or_die(c, p);
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        rdmamcast_leave(c, id);
+    }
+    // Sizes of a join request and its reply as they travel (measured on this run's messages).
+    const auto bare = bare_round_trips(110, 340, n);
+    const double jp50 = percentile(us, 0.5), jp99 = percentile(us, 0.99);
+    const double bp50 = percentile(bare, 0.5), bp99 = percentile(bare, 0.99);
+    std::printf("[ bench ] local join via librdmamcast: p50 %.1f us, p99 %.1f us (%d joins)\n", jp50, jp99, n);
+    std::printf("[ bench ] bare SOCK_SEQPACKET round trip:  p50 %.1f us, p99 %.1f us\n", bp50, bp99);
+    std::printf("[ bench ] join p50 / bare p50 = %.2fx (target: at most 3x)\n", jp50 / bp50);
+    rdmamcast_close(c);
+    rdmamcast_close(anchor);
+}
+
+void throughput(const Daemon &d) {
+    constexpr int kClients = 64, kGroups = 16;
+    rdmamcast_client *anchor = connect_or_die(d.socket());
+    std::vector<std::string> mgids;
+    for (int g = 1; g <= kGroups; ++g) {
+        mgids.push_back("ff15:c::" + std::to_string(g));
+        join_or_die(anchor, params(mgids.back().c_str()));
+    }
+    std::atomic<bool> go{false}, stop{false};
+    std::atomic<std::uint64_t> ops{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kClients; ++t)
+        threads.emplace_back([&, t] {
+            rdmamcast_client *c = connect_or_die(d.socket());
+            const auto p = params(mgids[static_cast<std::size_t>(t % kGroups)].c_str());
+            while (!go)
+                std::this_thread::yield();
+            std::uint64_t mine = 0;
+            while (!stop) {
+                rdmamcast_leave(c, join_or_die(c, p));
+                mine += 2;
+            }
+            ops += mine;
+            rdmamcast_close(c);
+        });
+    const auto t0 = Clock::now();
+    go = true;
+    std::this_thread::sleep_for(std::chrono::seconds(3)); // the measuring window
+    stop = true;
+    for (auto &t : threads)
+        t.join();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("[ bench ] %d clients joining/leaving held groups: %.0f ops/s (target: at least 50,000)\n",
+                kClients, double(ops) / s);
+    rdmamcast_close(anchor);
+}
+
+void memory(Daemon &d) {
+    constexpr int kConnections = 100, kPerConnection = 1000;
+    const pid_t pid = d.process().pid();
+    // The groups first (their SA work and records are per group, not per membership).
+    rdmamcast_client *anchor = connect_or_die(d.socket());
+    std::vector<std::string> mgids;
+    for (int g = 1; g <= kPerConnection; ++g) {
+        char m[40];
+        std::snprintf(m, sizeof m, "ff15:d::%x", g);
+        mgids.push_back(m);
+        join_or_die(anchor, params(m));
+    }
+    std::vector<rdmamcast_client *> conns;
+    for (int i = 0; i < kConnections; ++i)
+        conns.push_back(connect_or_die(d.socket()));
+    const long before = rss_kib(pid);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = t; i < kConnections; i += 4)
+                for (const auto &m : mgids)
+                    join_or_die(conns[static_cast<std::size_t>(i)], params(m.c_str()));
+        });
+    for (auto &t : threads)
+        t.join();
+    const long after = rss_kib(pid);
+    const long n = long(kConnections) * kPerConnection;
+    std::printf("[ bench ] daemon RSS %ld KiB -> %ld KiB with %ld memberships: %.0f bytes per membership "
+                "(target: under 1 KiB)\n",
+                before, after, n, double(after - before) * 1024.0 / double(n));
+    for (auto *c : conns)
+        rdmamcast_close(c);
+    rdmamcast_close(anchor);
+}
+
+} // namespace
+
+int main() {
+    Fabric fabric;
+    // Room for the memory figure: 1000 memberships per connection, 1100 clients.
+    Daemon d(fabric, "H2",
+             R"({"limits": {"max_memberships_per_client": 2000, "max_clients": 2000}, "log_level": "warning"})");
+    latency(d);
+    throughput(d);
+    memory(d);
+    return 0;
+}
