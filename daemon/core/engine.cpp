@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <random>
 #include <string_view>
 #include <unordered_set>
 
@@ -185,6 +186,7 @@ struct Engine::Impl {
         GroupParams params;
         MState state = MState::queued;
         bool sent = false; // an SA Set went out for this member (so it is not a local answer)
+        bool suspended = false; // told `lost` while its port is down or re-joining; restored later
         JoinCallback done;
     };
 
@@ -195,6 +197,8 @@ struct Engine::Impl {
         join_set,     // Set for the member at the head of the queue
         repair_set,   // Set of bits active members need but the SA no longer holds
         del,          // Delete of bits nobody needs
+        audit,        // Get(MGID|PortGID): does the SA still hold this port's membership
+        refresh,      // Get(MGID): the group's record now, for a re-join that needs no Set
     };
 
     struct Op {
@@ -204,6 +208,8 @@ struct Engine::Impl {
         MembershipId member = 0; // join_set only
         bool create = false;     // join_set: the create mask was used
         bool resync = false;     // probes: learning `held` (true) or `foreign` (false)
+        std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
+                                 // invalidation says nothing about the SA's state now
         std::vector<std::uint8_t> candidates; // probe_exact: JoinStates still to try
     };
 
@@ -219,6 +225,9 @@ struct Engine::Impl {
         bool probed = false; // foreign bits are known
         std::uint8_t held = 0, foreign = 0, uncertain = 0;
         bool warned_leak_hazard = false;
+        bool rejoin = false; // the SA may have lost our bits: re-set them when the port allows
+        std::uint64_t rec_epoch = 0; // the port's epoch when `rec` was last confirmed
+        bool rec_doubt = false;      // a Set went unanswered: it may have (re)created the group
         std::array<std::uint32_t, 4> count{};
         std::deque<MembershipId> queue;            // joins waiting, in arrival order
         std::unordered_set<MembershipId> settled;  // active and lost members
@@ -233,6 +242,13 @@ struct Engine::Impl {
         Gid gid{};
         bool active = false;
         std::unordered_map<Gid, GroupId, GidHash> by_mgid;
+        std::uint64_t epoch = 0;   // bumped by every invalidation and by going down
+        Timers::Id rejoin_timer = 0; // the jitter before a re-join starts
+        bool rejoining = false;
+        std::string rejoin_reason;
+        std::optional<TimePoint> rejoin_started, rejoin_finished;
+        std::size_t rejoin_groups = 0;
+        Gid audit_cursor{}; // the audit goes round the port's groups in MGID order
     };
 
     struct Client {
@@ -270,13 +286,17 @@ struct Engine::Impl {
         }
     };
 
-    Impl(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t) {}
+    std::mt19937_64 rng;
+
+    Impl(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
 
     ~Impl() {
         for (auto &[id, g] : groups) {
             if (g.op) sa.cancel(g.op->txn);
             timers.cancel(g.retry_timer);
         }
+        for (Port &p : ports)
+            timers.cancel(p.rejoin_timer);
     }
 
     void flush() {
@@ -298,6 +318,9 @@ struct Engine::Impl {
     bool is_idle() const {
         for (const auto &[id, g] : groups)
             if (g.op || g.retry_timer)
+                return false;
+        for (const Port &p : ports)
+            if (p.rejoin_timer)
                 return false;
         return true;
     }
@@ -427,13 +450,33 @@ struct Engine::Impl {
         }
     }
 
+    // Tells every active member its membership holds (again), and what changed.
+    // Tells active members their membership is gone for now (port down) while keeping them
+    // counted, so that the re-join brings them back.
+    void suspend(Group &g, const Error &why) {
+        for (MembershipId id : g.settled) {
+            Member &m = members.at(id);
+            if (m.state != MState::active || m.suspended)
+                continue;
+            m.suspended = true;
+            note_group(EngineNote::Kind::lost, g, m.bits, m.client, "lost " + where(g) + ": " + why.message);
+            if (sink) {
+                MembershipEvent ev{MembershipEvent::Kind::lost, member_record(g, m), 0, why};
+                deferred.push_back([this, c = m.client, id, ev = std::move(ev)] {
+                    if (sink) sink->membership_event(c, id, ev);
+                });
+            }
+        }
+    }
+
     void tell_restored(Group &g, std::uint64_t changed) {
         for (MembershipId id : g.settled) {
             Member &m = members.at(id);
             if (m.state != MState::active)
                 continue;
+            m.suspended = false;
             note_group(EngineNote::Kind::restored, g, m.bits, m.client,
-                       "record of " + where(g) + " changed");
+                       changed ? "record of " + where(g) + " changed" : where(g) + " holds again");
             if (sink) {
                 MembershipEvent ev{MembershipEvent::Kind::restored, member_record(g, m), changed, {}};
                 deferred.push_back([this, c = m.client, id, ev = std::move(ev)] {
@@ -452,6 +495,7 @@ struct Engine::Impl {
         case SaMethod::del: ++st.sa_deletes; break;
         }
         const GroupId gid = g.id;
+        op.epoch = ports[g.port].epoch;
         op.txn = sa.submit(SaRequest{g.port, method, rec, mask},
                            [this, gid](const SaResult &r) { on_result(gid, r); });
         g.op = std::move(op);
@@ -593,10 +637,16 @@ struct Engine::Impl {
         if (g.op)
             return;
         const Port &port = ports[g.port];
+        if (g.rejoin) {
+            // The re-join comes first; joins queued meanwhile wait for it. It needs a usable
+            // port, the end of the port's jitter, and the end of any backoff.
+            if (!port.active || port.rejoin_timer || g.retry_timer || rejoin_step(g))
+                return;
+        }
         while (!g.queue.empty()) {
             const MembershipId id = g.queue.front();
             Member &m = members.at(id);
-            if (g.have_rec) {
+            if (fresh(g)) {
                 if (auto why = mismatch(m.params, g.rec)) {
                     fail(g, id, Error{Errc::conflict, "cannot join " + where(g) + ": " + *why, {}});
                     continue;
@@ -604,10 +654,14 @@ struct Engine::Impl {
             }
             const std::uint8_t present = cover(static_cast<std::uint8_t>(g.held | g.foreign));
             const std::uint8_t need = static_cast<std::uint8_t>(m.bits & ~present);
-            if (!need && g.have_rec) {
+            if (!need && fresh(g)) {
                 g.queue.pop_front();
                 activate(g, id);
                 continue;
+            }
+            if (!need && g.probed && port.active) {
+                start_refresh(g); // the bits are there, the record may be old: ask first
+                return;
             }
             if (!port.active) {
                 fail(g, id, Error{Errc::port_not_active,
@@ -663,6 +717,12 @@ struct Engine::Impl {
             return;
         }
         if (extra) {
+            // Deleting 0x1 is safe only when the port surely does not hold 0x8: if 0x8 may
+            // still be there (a lost answer), learn the exact state first.
+            if ((extra & kFull) && (g.uncertain & kSendOnlyFull)) {
+                start_probe(g, true);
+                return;
+            }
             std::uint8_t del = extra;
             // Never Delete 0x1 while 0x8 stays held: delete both, then re-set 0x8.
             if ((del & kFull) && (g.held & kSendOnlyFull))
@@ -670,7 +730,238 @@ struct Engine::Impl {
             start_delete(g, del);
             return;
         }
+        if (wanted(g) && g.have_rec && !fresh(g)) {
+            // The bits are right, the record may not be (a Set that went unanswered may have
+            // re-created the group): members must hear of a new MLID.
+            start_refresh(g);
+            return;
+        }
         g.backoff = Duration{0};
+    }
+
+    // ---- re-join ----
+
+    // The SA may have lost this group's bits: what we held becomes uncertain (a Set confirms
+    // it), and if members want anything the group is re-set before anything else happens.
+    void mark_rejoin(Group &g) {
+        g.uncertain = static_cast<std::uint8_t>(g.uncertain | g.held);
+        g.held = 0;
+        if (wanted(g))
+            g.rejoin = true;
+    }
+
+    // A record confirmed since the port's last invalidation; an older one is only good for
+    // re-creating the group, never for answering a join.
+    bool fresh(const Group &g) const {
+        return g.have_rec && !g.rec_doubt && g.rec_epoch == ports[g.port].epoch;
+    }
+
+    // One step of a group's re-join. Returns true when an SA transaction is now in flight.
+    bool rejoin_step(Group &g) {
+        const std::uint8_t present = cover(static_cast<std::uint8_t>(g.held | g.foreign));
+        const std::uint8_t missing = static_cast<std::uint8_t>(wanted(g) & ~present);
+        if (missing && g.have_rec) {
+            start_repair_set(g, missing);
+            return true;
+        }
+        if (wanted(g) && g.have_rec) {
+            // Another agent's bits serve the members (the kernel re-joined by itself): nothing
+            // to set, but the group may have come back under another MLID. Ask for its record.
+            start_refresh(g);
+            return true;
+        }
+        finish_rejoin(g, 0);
+        return false;
+    }
+
+    // The group's record, asked for because the cached one predates the last invalidation
+    // (or a re-join that needs no Set wants the current one).
+    void start_refresh(Group &g) {
+        Op op;
+        op.kind = OpKind::refresh;
+        submit(g, std::move(op), SaMethod::get, base_record(g, 0), field::mgid);
+    }
+
+    void on_refresh(Group &g, const SaResult &r) {
+        if (r.kind != SaResult::Kind::response || (r.status && r.status != sa_status::no_records)) {
+            if (g.rejoin)
+                schedule_retry(g);
+            else if (!g.queue.empty())
+                fail_head_and_identical(g, g.queue.front(),
+                                        r.kind == SaResult::Kind::response
+                                            ? Error::sa(r.status, "join of " + where(g))
+                                            : Error{Errc::sa_timeout, "join of " + where(g) + ": " + timeout_text(r), {}});
+            return;
+        }
+        if (r.status == sa_status::no_records) {
+            // The group is gone: no one holds bits in it, whatever was believed. pump() sets
+            // (and creates) what the members need.
+            g.foreign = 0;
+            g.held = 0;
+            g.absent = true;
+            g.have_rec = g.rejoin; // a re-join re-creates it from the old record
+            return;
+        }
+        McRecord now = r.record;
+        now.port_gid = g.rec.port_gid;
+        now.join_state = g.rec.join_state;
+        now.scope = mgid_scope(now.mgid);
+        const std::uint64_t changed = g.have_rec ? record_diff(g.rec, now) : 0;
+        g.rec = now;
+        g.have_rec = true;
+        g.rec_epoch = ports[g.port].epoch;
+        g.rec_doubt = false;
+        if (g.rejoin)
+            finish_rejoin(g, changed);
+        else if (changed)
+            tell_restored(g, changed);
+    }
+
+    void finish_rejoin(Group &g, std::uint64_t changed) {
+        g.rejoin = false;
+        tell_restored(g, changed);
+        finish_port_rejoin(ports[g.port]);
+    }
+
+    void finish_port_rejoin(Port &p) {
+        if (!p.rejoining || p.rejoin_timer)
+            return;
+        for (const auto &[id, g] : groups)
+            if (g.rejoin && &ports[g.port] == &p)
+                return;
+        p.rejoining = false;
+        p.rejoin_finished = timers.now();
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*p.rejoin_finished -
+                                                                              *p.rejoin_started);
+        note(EngineNote{EngineNote::Kind::warning, static_cast<PortIndex>(&p - ports.data()), {}, 0, 0, 0, {},
+                        "re-joined " + std::to_string(p.rejoin_groups) + " group(s) on " + p.device + "/" +
+                            std::to_string(p.num) + " in " + std::to_string(ms.count()) + " ms (" +
+                            p.rejoin_reason + ")"});
+    }
+
+    // Starts (or restarts) a port's re-join after the jitter, if the port is usable.
+    void arm_rejoin(PortIndex pi) {
+        Port &p = ports[pi];
+        if (!p.active)
+            return;
+        timers.cancel(p.rejoin_timer);
+        const auto max = std::max<std::int64_t>(cfg.rejoin_jitter.count(), 0);
+        const Duration pause{max ? std::uniform_int_distribution<std::int64_t>(0, max)(rng) : 0};
+        p.rejoin_timer = timers.start(pause, [this, pi] {
+            Entry e(*this);
+            Port &port = ports[pi];
+            port.rejoin_timer = 0;
+            std::vector<GroupId> on_port;
+            for (const auto &[id, g] : groups)
+                if (g.port == pi)
+                    on_port.push_back(id);
+            for (GroupId id : on_port)
+                advance(id);
+            finish_port_rejoin(port);
+        });
+    }
+
+    void start_port_rejoin(PortIndex pi, const std::string &why) {
+        Port &p = ports[pi];
+        std::size_t n = 0;
+        for (auto &[id, g] : groups)
+            if (g.port == pi && g.rejoin)
+                ++n;
+        if (!p.rejoining) {
+            p.rejoining = n > 0;
+            p.rejoin_started = timers.now();
+            p.rejoin_groups = n;
+        } else {
+            p.rejoin_groups = std::max(p.rejoin_groups, n);
+        }
+        p.rejoin_reason = why;
+        arm_rejoin(pi);
+    }
+
+    void invalidate(PortIndex pi, const std::string &why) {
+        Port &p = ports[pi];
+        ++p.epoch;
+        for (auto &[id, g] : groups)
+            if (g.port == pi)
+                mark_rejoin(g);
+        note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
+                        p.device + "/" + std::to_string(p.num) + ": the SA may have lost this port's "
+                        "memberships (" + why + "); re-joining"});
+        start_port_rejoin(pi, why);
+    }
+
+    void set_active(PortIndex pi, bool active, const std::string &why) {
+        Port &p = ports[pi];
+        if (p.active == active)
+            return;
+        p.active = active;
+        const std::string name = p.device + "/" + std::to_string(p.num);
+        if (active) {
+            start_port_rejoin(pi, why.empty() ? "port back" : why);
+            return;
+        }
+        // The SA drops a port's memberships when its link goes down: members are told, and
+        // stay counted for the re-join when it comes back. Joins still waiting cannot go on.
+        ++p.epoch;
+        timers.cancel(p.rejoin_timer);
+        p.rejoin_timer = 0;
+        const Error down{Errc::port_not_active, name + " is down" + (why.empty() ? "" : ": " + why), {}};
+        std::vector<GroupId> on_port;
+        for (auto &[id, g] : groups)
+            if (g.port == pi)
+                on_port.push_back(id);
+        for (GroupId id : on_port) {
+            Group &g = groups.at(id);
+            mark_rejoin(g);
+            suspend(g, down);
+            const std::vector<MembershipId> waiting(g.queue.begin(), g.queue.end());
+            for (MembershipId m : waiting)
+                if (!g.op || g.op->member != m)
+                    fail(g, m, down);
+        }
+    }
+
+    // ---- audit ----
+
+    void audit(PortIndex pi) {
+        Port &p = ports[pi];
+        if (!p.active)
+            return;
+        // The next group after the cursor, in MGID order, that holds something and is idle.
+        Group *pick = nullptr, *first = nullptr;
+        for (auto &[id, g] : groups) {
+            if (g.port != pi || g.op || g.retry_timer || g.rejoin || !g.have_rec || !wanted(g) ||
+                !((g.held | g.foreign) & wanted(g)))
+                continue;
+            if (!first || g.mgid < first->mgid)
+                first = &g;
+            if (p.audit_cursor < g.mgid && (!pick || g.mgid < pick->mgid))
+                pick = &g;
+        }
+        if (!pick)
+            pick = first; // wrap around
+        if (!pick)
+            return;
+        p.audit_cursor = pick->mgid;
+        Op op;
+        op.kind = OpKind::audit;
+        submit(*pick, std::move(op), SaMethod::get, base_record(*pick, 0), field::mgid | field::port_gid);
+    }
+
+    void on_audit(Group &g, const SaResult &r) {
+        if (r.kind != SaResult::Kind::response)
+            return; // no answer: the next round asks again
+        if (r.status == sa_status::no_records) {
+            note_group(EngineNote::Kind::warning, g, g.held, 0,
+                       "the SA no longer holds this port's membership of " + where(g) + "; re-joining");
+            mark_rejoin(g);
+            return; // pump() re-joins it
+        }
+        if (r.status == 0 && r.record.mlid && r.record.mlid != g.rec.mlid) {
+            // Someone re-created the group (after an SM restart, say) with another MLID.
+            g.rec.mlid = r.record.mlid;
+            tell_restored(g, field::mlid);
+        }
     }
 
     // Moves a group on after anything happened to it, and forgets it once nothing is left.
@@ -703,8 +994,11 @@ struct Engine::Impl {
         g.probed = false;
     }
 
-    // A Set answered: take the record, and tell members if the group changed under them.
-    void adopt_record(Group &g, const McRecord &resp, std::uint8_t set_bits) {
+    // A Set answered: take the record. Returns the group fields that changed (field:: bits),
+    // for the caller to tell the members.
+    // An answer from before an invalidation (`trust_bits` false) gives a record but says
+    // nothing about the bits the port holds now.
+    std::uint64_t adopt_record(Group &g, const McRecord &resp, std::uint8_t set_bits, bool trust_bits = true) {
         const bool had = g.have_rec;
         const McRecord old = g.rec;
         g.rec = resp;
@@ -713,6 +1007,12 @@ struct Engine::Impl {
         g.rec.scope = mgid_scope(g.rec.mgid);
         g.have_rec = true;
         g.absent = false;
+        if (!trust_bits) {
+            g.uncertain = static_cast<std::uint8_t>(g.uncertain | set_bits);
+            return had && !is_zero(old.mgid) ? record_diff(old, g.rec) : 0;
+        }
+        g.rec_epoch = ports[g.port].epoch;
+        g.rec_doubt = false;
         // The response's JoinState is exactly what the port now holds, so it settles every
         // uncertainty. Bits nobody here accounts for were set by another agent since the
         // probe: never ours to delete. Bits that vanished are no longer held by anyone.
@@ -727,9 +1027,7 @@ struct Engine::Impl {
                        "another agent set " + join_state_name(others) + " in " + where(g) +
                            "; those bits are left alone");
         }
-        if (had && !is_zero(old.mgid))
-            if (std::uint64_t changed = record_diff(old, g.rec))
-                tell_restored(g, changed);
+        return had && !is_zero(old.mgid) ? record_diff(old, g.rec) : 0;
     }
 
     // An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on
@@ -776,14 +1074,31 @@ struct Engine::Impl {
         Op op = std::move(*g->op);
         g->op.reset();
         const bool answered = r.kind == SaResult::Kind::response;
+        const bool stale = op.epoch != ports[g->port].epoch;
 
+        if (stale && (op.kind == OpKind::probe_group || op.kind == OpKind::probe_member ||
+                      op.kind == OpKind::probe_exact || op.kind == OpKind::audit)) {
+            advance(g->id); // a Get from before the SA lost everything says nothing: ask again
+            return;
+        }
+        if (stale && op.kind == OpKind::refresh) {
+            advance(g->id);
+            return;
+        }
         switch (op.kind) {
+        case OpKind::audit:
+            on_audit(*g, r);
+            break;
+        case OpKind::refresh:
+            on_refresh(*g, r);
+            break;
         case OpKind::probe_group:
             if (answered && r.status == 0) {
                 g->rec = r.record;
                 g->rec.port_gid = ports[g->port].gid;
                 g->rec.join_state = 0;
                 g->have_rec = true;
+                g->rec_epoch = op.epoch;
                 start_probe(*g, false); // now: is this port a member?
                 return;
             }
@@ -860,12 +1175,18 @@ struct Engine::Impl {
                 g.mgid = r.record.mgid;
                 gp = &rekey(g);
             }
-            adopt_record(*gp, r.record, op.bits);
+            const bool stale = op.epoch != ports[gp->port].epoch;
+            if (const std::uint64_t changed = adopt_record(*gp, r.record, op.bits, !stale))
+                tell_restored(*gp, changed);
+            if (stale)
+                mark_rejoin(*gp); // answered before the SA lost everything: set it again
             return *gp; // the member, if still queued, is answered by pump()
         }
         if (r.kind == SaResult::Kind::timeout) {
-            // The Set may have reached the SA: its bits are uncertain until probed.
+            // The Set may have reached the SA: its bits are uncertain until probed, and it may
+            // have created the group under an MLID nobody told us.
             g.uncertain = static_cast<std::uint8_t>(g.uncertain | (op.bits & ~g.held));
+            g.rec_doubt = true;
             if (members.count(op.member))
                 fail_head_and_identical(g, op.member,
                                         Error{Errc::sa_timeout, "join of " + where(g) + ": " + timeout_text(r), {}});
@@ -883,13 +1204,24 @@ struct Engine::Impl {
     }
 
     void on_repair_set(Group &g, const Op &op, const SaResult &r) {
+        if (op.epoch != ports[g.port].epoch) {
+            // Sent before the SA lost the port's memberships: whatever it did is gone or
+            // unknown. The group is already marked for re-join.
+            g.uncertain = static_cast<std::uint8_t>(g.uncertain | op.bits);
+            return;
+        }
         if (r.ok()) {
-            adopt_record(g, r.record, op.bits);
+            const std::uint64_t changed = adopt_record(g, r.record, op.bits);
             g.backoff = Duration{0};
+            if (g.rejoin)
+                finish_rejoin(g, changed);
+            else if (changed)
+                tell_restored(g, changed);
             return;
         }
         if (r.kind == SaResult::Kind::timeout) {
             g.uncertain = static_cast<std::uint8_t>(g.uncertain | (op.bits & ~g.held));
+            g.rec_doubt = true;
             note_group(EngineNote::Kind::warning, g, op.bits, 0,
                        "re-join of " + join_state_name(op.bits) + " in " + where(g) + ": " +
                            timeout_text(r) + "; retrying");
@@ -907,9 +1239,20 @@ struct Engine::Impl {
         }
         for (MembershipId id : victims)
             lose(g, id, why);
+        // Members served by bits the SA did not refuse (another agent's) carry on with the
+        // re-join: pump() fetches the group's record for them and tells them.
+        if (g.rejoin && !wanted(g)) {
+            g.rejoin = false;
+            finish_port_rejoin(ports[g.port]);
+        }
     }
 
     void on_delete(Group &g, const Op &op, const SaResult &r) {
+        if (op.epoch != ports[g.port].epoch) {
+            g.held = static_cast<std::uint8_t>(g.held & ~op.bits);
+            g.uncertain = static_cast<std::uint8_t>(g.uncertain | op.bits);
+            return;
+        }
         if (r.ok()) {
             g.held = static_cast<std::uint8_t>(g.held & ~op.bits);
             g.uncertain = static_cast<std::uint8_t>(g.uncertain & ~op.bits);
@@ -1085,9 +1428,22 @@ PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &por
     return static_cast<PortIndex>(impl_->ports.size() - 1);
 }
 
-void Engine::set_port_active(PortIndex port, bool active) {
+void Engine::set_port_active(PortIndex port, bool active, const std::string &why) {
     Impl::Entry e(*impl_);
-    impl_->ports.at(port).active = active;
+    impl_->ports.at(port);
+    impl_->set_active(port, active, why);
+}
+
+void Engine::invalidate_port(PortIndex port, const std::string &why) {
+    Impl::Entry e(*impl_);
+    impl_->ports.at(port);
+    impl_->invalidate(port, why);
+}
+
+void Engine::audit_next(PortIndex port) {
+    Impl::Entry e(*impl_);
+    impl_->ports.at(port);
+    impl_->audit(port);
 }
 
 ClientId Engine::add_client(ClientInfo info) {
@@ -1130,7 +1486,8 @@ std::vector<PortView> Engine::ports() const {
     std::vector<PortView> out;
     for (PortIndex i = 0; i < impl_->ports.size(); ++i) {
         const auto &p = impl_->ports[i];
-        out.push_back(PortView{i, p.device, p.num, p.gid, p.active});
+        out.push_back(PortView{i, p.device, p.num, p.gid, p.active, p.rejoining, p.rejoin_reason,
+                               p.rejoin_started, p.rejoin_finished, p.rejoin_groups});
     }
     return out;
 }
@@ -1150,7 +1507,8 @@ std::vector<GroupView> Engine::groups() const {
         auto add = [&](MembershipId id) {
             const auto &m = impl_->members.at(id);
             MemberView mv{id, m.client, m.bits, MemberView::State::pending};
-            if (m.state == Impl::MState::active) mv.state = MemberView::State::active;
+            if (m.state == Impl::MState::active)
+                mv.state = m.suspended ? MemberView::State::lost : MemberView::State::active;
             if (m.state == Impl::MState::lost) mv.state = MemberView::State::lost;
             v.members.push_back(mv);
         };

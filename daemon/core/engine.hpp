@@ -95,10 +95,15 @@ struct EngineConfig {
         std::uint8_t scope = 0x5;
     } create;
 
-    // Background SA work that failed (a Delete, a re-sync probe) is retried with capped
-    // exponential backoff.
+    // Background SA work that failed (a Delete, a re-sync probe, a re-join) is retried with
+    // capped exponential backoff.
     Duration retry_min = std::chrono::seconds(1);
     Duration retry_max = std::chrono::seconds(16);
+
+    // A port's re-join starts after a random pause of up to this long, so that thousands of
+    // hosts told of the same SM restart do not all send their Sets in the same millisecond.
+    Duration rejoin_jitter = std::chrono::milliseconds(500);
+    std::uint64_t seed = 1; // for that jitter; the daemon seeds it randomly
 };
 
 struct EngineStats {
@@ -134,7 +139,11 @@ struct PortView {
     std::string device;
     std::uint8_t port = 0;
     Gid port_gid{};
-    bool active = false;
+    bool active = false;       // usable: ACTIVE with a subnet manager
+    bool rejoining = false;    // a re-join of the port's groups is under way
+    std::string rejoin_reason; // why the last re-join happened
+    std::optional<TimePoint> rejoin_started, rejoin_finished;
+    std::size_t rejoin_groups = 0; // groups the last re-join covered
 };
 
 class Engine {
@@ -149,7 +158,18 @@ public:
 
     // ---- ports (fed by daemon/port) ----
     PortIndex add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active);
-    void set_port_active(PortIndex port, bool active);
+    // The port is usable (ACTIVE with a subnet manager) or not. Going down tells every member
+    // `lost` (with `why`) but keeps the memberships; coming back re-joins them and tells them
+    // `restored`. Joins for a port that is down fail with port-not-active.
+    void set_port_active(PortIndex port, bool active, const std::string &why = {});
+    // The SA may have lost this port's memberships (SM restart or failover, client
+    // re-registration, LID change, ...): re-join them all once the port is usable, after the
+    // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins
+    // that arrive meanwhile wait for the re-join of their group.
+    void invalidate_port(PortIndex port, const std::string &why);
+    // Audits one group of the port, round robin: a Get of the port's membership; a group the
+    // SA lost is re-joined, a changed MLID is told to its members. Paced by the caller.
+    void audit_next(PortIndex port);
 
     // ---- clients (fed by the transports) ----
     ClientId add_client(ClientInfo info);

@@ -62,6 +62,26 @@ public:
         add(it->second, port, bits);
     }
 
+    // The SM's drop manager when a port's link goes down: every membership of the port goes,
+    // and groups left without a full member go with it.
+    void drop_port(const Gid &port) {
+        for (auto it = groups.begin(); it != groups.end();) {
+            Group &g = it->second;
+            auto m = g.members.find(port);
+            if (m != g.members.end()) {
+                if (fullish(m->second))
+                    --g.full_members;
+                g.members.erase(m);
+            }
+            if (g.full_members <= 0) {
+                mlids.erase(g.rec.mlid);
+                it = groups.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
     // Applies one request from `requester` and returns (status, response record).
     std::pair<std::uint16_t, McRecord> handle(const SaRequest &req, const Gid &requester) {
         const McRecord &r = req.record;
@@ -162,9 +182,11 @@ private:
             mgid = {0xff, static_cast<std::uint8_t>(0x10 | scope), 0xa0, 0x1b};
             for (int i = 0; i < 8; ++i)
                 mgid[static_cast<std::size_t>(4 + i)] = static_cast<std::uint8_t>(subnet_prefix >> (56 - 8 * i));
-            const std::uint32_t c = mgid_counter++;
-            for (int i = 0; i < 4; ++i) // little-endian into bytes 10-13, over the prefix (§9)
-                mgid[static_cast<std::size_t>(10 + i)] = static_cast<std::uint8_t>(c >> (8 * i));
+            do { // OpenSM skips MGIDs in use (its counter restarts at 0 with the SM)
+                const std::uint32_t c = mgid_counter++;
+                for (int i = 0; i < 4; ++i) // little-endian into bytes 10-13, over the prefix (§9)
+                    mgid[static_cast<std::size_t>(10 + i)] = static_cast<std::uint8_t>(c >> (8 * i));
+            } while (groups.count(mgid));
         } else if (mgid[0] != 0xff || (mgid[1] & 0xe0)) {
             return {sa_status::req_invalid, echo};
         }
