@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include "config/config.hpp"
 #include "mcastd/version.hpp"
@@ -86,6 +87,8 @@ int main(int argc, char **argv) {
     config::DaemonConfig cfg = std::get<config::DaemonConfig>(std::move(loaded));
     if (args.socket)
         cfg.socket = *args.socket;
+    // Hosts that saw the same SM event must not all rejoin in the same millisecond.
+    cfg.service.engine.seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
     const std::string level = args.log_level.value_or(cfg.log_level);
     const auto lvl = spdlog::level::from_str(level);
     if (lvl == spdlog::level::off && level != "off") {

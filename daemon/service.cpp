@@ -35,51 +35,98 @@ bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p
 
 Service::Service(runtime::EventLoop &loop, ServiceConfig cfg)
     : loop_(loop), transport_(loop), txns_(transport_, loop.timers(), cfg.sa), sa_client_(txns_),
-      engine_(cfg.engine, sa_client_, loop.timers()) {
-    open_ports(cfg.ports); // MadTransactions already receives what the transport reads
-    for (PortIndex i = 0; i < ports_.size(); ++i)
-        refresh_port(i);
+      engine_(cfg.engine, sa_client_, loop.timers()),
+      monitor_(txns_, sa_client_, loop.timers(), *this, cfg.monitor) {
+    // MadTransactions already receives what the transport reads.
     engine_.set_event_sink(this);
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
             o(n);
     });
+    monitor_.set_note_sink([this](PortIndex port, const port::Note &n) {
+        using L = port::Note::Level;
+        const auto level = n.level == L::error     ? spdlog::level::err
+                         : n.level == L::warning ? spdlog::level::warn
+                         : n.level == L::info    ? spdlog::level::info
+                                                 : spdlog::level::debug;
+        spdlog::log(level, "{}: {}", port_name(*this, port), n.text);
+    });
+    // A moved P_Key index moves the SA MADs' P_Key index with it.
+    monitor_.set_pkey_listener([this](PortIndex port, const std::vector<std::uint16_t> &table) {
+        ports_.at(port).pkeys = table;
+        if (ports_[port].sm_lid)
+            txns_.set_sa_address(port, sa_address_of(ports_[port]));
+    });
+    open_ports(cfg.ports);
+    // Verbs async events exist on real hardware only (none under the simulator).
+    port::VerbsEvents::Hooks hooks;
+    hooks.lookup = [this](std::string_view dev, std::uint8_t num) -> std::optional<PortIndex> {
+        for (PortIndex i = 0; i < ports_.size(); ++i)
+            if (ports_[i].device == dev && ports_[i].port_num == num)
+                return i;
+        return std::nullopt;
+    };
+    hooks.on_event = [this](PortIndex port, port::VerbsEvent ev) { monitor_.on_verbs_event(port, ev); };
+    hooks.on_fatal = [this](const std::string &dev) {
+        for (PortIndex i = 0; i < ports_.size(); ++i)
+            if (ports_[i].device == dev)
+                engine_.set_port_active(i, false, dev + " reported a fatal error");
+    };
+    hooks.note = [](const port::Note &n) { spdlog::info("verbs: {}", n.text); };
+    verbs_ = std::make_unique<port::VerbsEvents>(loop_, std::move(hooks));
+    verbs_->open();
+}
+
+Service::~Service() {
+    // The loop has finished: nothing may arm a timer now, so drop the MADs in flight first,
+    // before the monitor's cancels could admit queued ones.
+    txns_.abandon_all();
+    verbs_.reset();
+    for (PortIndex i = 0; i < ports_.size(); ++i)
+        monitor_.stop(i);
+    transport_.close_all();
 }
 
 void Service::refresh_port(PortIndex port, std::function<void()> done) {
-    const port::SmpBuf req = port::encode_portinfo_get(0, ports_.at(port).port_num);
-    txns_.submit(port, req, sa::Route::local_smp, [this, port, done = std::move(done)](const sa::TxnOutcome &out) {
-        const std::string where = port_name(*this, port);
-        if (out.kind != sa::TxnOutcome::Kind::response) {
-            spdlog::warn("{}: PortInfo query: {}", where, out.detail);
-        } else {
-            auto reply = port::decode_portinfo_reply(out.response);
-            if (auto *err = std::get_if<port::SmpError>(&reply))
-                spdlog::warn("{}: PortInfo query: {}", where, err->message);
-            else
-                apply_portinfo(port, std::get<port::PortInfoReply>(reply).info);
-        }
-        if (done)
-            done();
-    });
+    monitor_.poll_now(port, std::move(done));
 }
 
-void Service::apply_portinfo(PortIndex port, const port::PortInfo &info) {
+void Service::port_usable(PortIndex port, bool usable, const std::string &why) {
+    spdlog::log(usable ? spdlog::level::info : spdlog::level::warn, "{}: {}", port_name(*this, port),
+                usable ? "usable" : why);
+    engine_.set_port_active(port, usable, why);
+}
+
+void Service::port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) {
+    spdlog::warn("{}: {} ({}); re-joining its groups", port_name(*this, port), why, port::trigger_name(trigger));
+    engine_.invalidate_port(port, why);
+}
+
+void Service::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
     port::PortAttributes &p = ports_.at(port);
-    const bool sa_moved = info.master_sm_lid != p.sm_lid || info.master_sm_sl != p.sm_sl;
-    p.lid = info.lid;
-    p.sm_lid = info.master_sm_lid;
-    p.sm_sl = info.master_sm_sl;
-    p.state = info.port_state;
-    p.mtu = info.neighbor_mtu;
-    if (sa_moved && p.sm_lid) {
-        spdlog::info("{}: the SA is at LID {} SL {}", port_name(*this, port), p.sm_lid, p.sm_sl);
+    p.sm_lid = sm_lid;
+    p.sm_sl = sm_sl;
+    spdlog::info("{}: the SA is at LID {} SL {}", port_name(*this, port), sm_lid, sm_sl);
+    if (sm_lid)
         txns_.set_sa_address(port, sa_address_of(p));
-    }
-    engine_.set_port_active(port, p.is_active() && p.sm_lid != 0);
+    else
+        txns_.clear_sa_address(port);
 }
 
-ClientId Service::add_client(ClientInfo info, EventSink *sink) {
+void Service::sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) {
+    sms_.at(port) = SmView{lid, guid, act_count, true};
+}
+
+void Service::port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) {
+    port::PortAttributes &p = ports_.at(port);
+    p.lid = lid;
+    p.state = state;
+    p.mtu = mtu;
+}
+
+void Service::audit_due(PortIndex port) { engine_.audit_next(port); }
+
+ClientId Service::add_client(ClientInfo info, mcastd::EventSink *sink) {
     const ClientId id = engine_.add_client(std::move(info));
     sinks_[id] = sink;
     return id;
@@ -102,8 +149,6 @@ std::string port_name(const Service &service, PortIndex port) {
     return port < ports.size() ? ports[port].device + "/" + std::to_string(ports[port].port_num) : "?";
 }
 
-Service::~Service() { transport_.close_all(); }
-
 void Service::open_ports(const std::vector<std::string> &names) {
     port::Discovery found = port::discover_ports();
     for (const Error &e : found.errors)
@@ -123,6 +168,7 @@ void Service::open_ports(const std::vector<std::string> &names) {
         }
         const auto index = static_cast<PortIndex>(ports_.size());
         transport_.open_port(index, p.device, p.port_num);
+        // Until the first PortInfo answer, trust the (possibly stale) sysfs view.
         const bool usable = p.is_active() && p.sm_lid != 0;
         const PortIndex in_engine = engine_.add_port(p.device, p.port_num, p.port_gid(), usable);
         if (in_engine != index)
@@ -132,6 +178,8 @@ void Service::open_ports(const std::vector<std::string> &names) {
         spdlog::info("{}/{}: {} LID {} SM LID {} PortGID {}", p.device, p.port_num,
                      port::port_state_name(p.state), p.lid, p.sm_lid, format_gid(p.port_gid()));
         ports_.push_back(p);
+        sms_.push_back(SmView{});
+        monitor_.start(index, port::MonitoredPort{p.device, p.port_num, p.pkeys});
     }
     if (ports_.empty())
         throw std::runtime_error("no usable InfiniBand port found");

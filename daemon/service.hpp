@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "port/port_events.hpp"
 #include "port/port_info.hpp"
-#include "port/portinfo_smp.hpp"
+#include "port/port_monitor.hpp"
+#include "port/verbs_events.hpp"
 #include "runtime/event_loop.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
@@ -25,12 +27,13 @@ namespace mcastd {
 struct ServiceConfig {
     EngineConfig engine;
     sa::TransactionConfig sa;
+    port::MonitorConfig monitor; // the port event sources' polls
     // Restrict the daemon to these "device" or "device/port" names; empty means every
     // InfiniBand port found.
     std::vector<std::string> ports;
 };
 
-class Service : private EventSink {
+class Service : private mcastd::EventSink, private port::EventSink {
 public:
     // Discovers ports and opens them. Throws std::runtime_error naming the device and port
     // when a requested port cannot be used, or when no port is usable at all.
@@ -41,7 +44,7 @@ public:
 
     // Clients of every transport. The engine's membership events reach the sink the client's
     // transport registered, so the core never learns which transport a client came from.
-    ClientId add_client(ClientInfo info, EventSink *sink);
+    ClientId add_client(ClientInfo info, mcastd::EventSink *sink);
     void remove_client(ClientId client);
 
     // Every engine note goes to every observer (the log, monitor subscribers, the journal).
@@ -53,23 +56,41 @@ public:
     const sa::MadTransactions &transactions() const { return txns_; }
     const std::vector<port::PortAttributes> &ports() const { return ports_; }
 
-    // Asks the port itself (a directed-route SMP Get(PortInfo), answered locally, no SA
-    // involved) for its live LID, SM LID and SL, state and MTU, and follows what changed.
-    // `done` runs once the answer (or the timeout) is in.
+    // Asks the port itself for its PortInfo now (a directed-route SMP, answered locally), and
+    // acts on what changed; `done` runs once an answer newer than this call is applied.
     void refresh_port(PortIndex port, std::function<void()> done = {});
+
+    // The master SM as last seen on a port (SMInfoRecord), for status.
+    struct SmView {
+        std::uint16_t lid = 0;
+        std::uint64_t guid = 0;
+        std::uint32_t act_count = 0;
+        bool known = false;
+    };
+    const SmView &sm(PortIndex port) const { return sms_.at(port); }
 
 private:
     void open_ports(const std::vector<std::string> &wanted);
-    void apply_portinfo(PortIndex port, const port::PortInfo &info);
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+
+    // port::EventSink: what the port event sources observed.
+    void port_usable(PortIndex port, bool usable, const std::string &why) override;
+    void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;
+    void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override;
+    void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override;
+    void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override;
+    void audit_due(PortIndex port) override;
 
     runtime::EventLoop &loop_;
     sa::UmadTransport transport_;
     sa::MadTransactions txns_;
     sa::SaClient sa_client_;
     Engine engine_;
+    port::PortMonitor monitor_;
+    std::unique_ptr<port::VerbsEvents> verbs_;
     std::vector<port::PortAttributes> ports_; // index = PortIndex
-    std::unordered_map<ClientId, EventSink *> sinks_;
+    std::vector<SmView> sms_;                 // index = PortIndex
+    std::unordered_map<ClientId, mcastd::EventSink *> sinks_;
     std::vector<EngineObserver> observers_;
 };
 

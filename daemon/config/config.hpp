@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/request.hpp"
+#include "port/port_monitor.hpp"
 #include "server/socket_server.hpp"
 #include "service.hpp"
 

@@ -140,6 +140,36 @@ void read_sa(const ObjectReader &root, sa::TransactionConfig &sa) {
         sa.pacing_rate = static_cast<unsigned>(*v);
 }
 
+// A number that may have a fraction. ObjectReader::number() already refuses booleans and
+// strings (true is not 1, "0.2" is not 0.2) and what a double cannot hold.
+std::optional<double> number_in(const ObjectReader &in, std::string_view key, double lo,
+                                double hi, std::string_view range) {
+    const auto v = in.number(key);
+    if (v && (*v < lo || *v > hi))
+        in.fail(key, json_check::describe_value(*in.find(key)) + " out of range " + std::string(range));
+    return v;
+}
+
+// The port event sources' polls (port/port_monitor.hpp). Every SA-facing rate here is paid by
+// the SA once per host and port; config/README.md has the arithmetic.
+void read_monitor(const ObjectReader &root, port::MonitorConfig &m) {
+    const auto in = section(root, "monitor");
+    if (!in)
+        return;
+    in->require_only({"portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
+                      "audit_per_second", "jitter_percent"});
+    if (auto v = in->uint("portinfo_interval_ms", 100, 600000))
+        m.portinfo_interval = milliseconds(*v);
+    if (auto v = in->uint("sminfo_interval_ms", 100, 3600000))
+        m.sminfo_interval = milliseconds(*v);
+    if (auto v = in->uint("sminfo_timeout_ms", 1, 60000))
+        m.sminfo_timeout = milliseconds(*v);
+    if (auto v = number_in(*in, "audit_per_second", 0, 100, "[0, 100]"))
+        m.audit_per_second = *v;
+    if (auto v = in->uint("jitter_percent", 0, 50))
+        m.jitter_percent = static_cast<unsigned>(*v);
+}
+
 void read_groups(const ObjectReader &root, EngineConfig &engine) {
     const auto in = section(root, "groups");
     if (!in)
@@ -185,6 +215,16 @@ void read_retry(const ObjectReader &root, EngineConfig &engine) {
         engine.retry_max = milliseconds(*v);
     else
         engine.retry_max = std::max(engine.retry_max, engine.retry_min);
+}
+
+// A port's re-join starts after a random pause of up to jitter_ms (EngineConfig::rejoin_jitter).
+void read_rejoin(const ObjectReader &root, EngineConfig &engine) {
+    const auto in = section(root, "rejoin");
+    if (!in)
+        return;
+    in->require_only({"jitter_ms"});
+    if (auto v = in->uint("jitter_ms", 0, 60000))
+        engine.rejoin_jitter = milliseconds(*v);
 }
 
 void read_limits(const ObjectReader &root, server::Limits &limits) {
@@ -245,8 +285,8 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
 }
 
 DaemonConfig read_config(const ObjectReader &root) {
-    root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "limits",
-                       "access", "static_groups"});
+    root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
+                       "limits", "access", "static_groups"});
     DaemonConfig c;
     c.socket = read_socket(root);
     c.log_level = read_log_level(root);
@@ -254,6 +294,8 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_sa(root, c.service.sa);
     read_groups(root, c.service.engine);
     read_retry(root, c.service.engine);
+    read_monitor(root, c.service.monitor);
+    read_rejoin(root, c.service.engine);
     read_limits(root, c.limits);
     read_access(root, c.access);
     c.static_groups = read_static_groups(root, c.service.ports);

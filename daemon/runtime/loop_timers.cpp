@@ -105,6 +105,10 @@ void LoopTimers::dispatch() {
 
 void LoopTimers::rearm() {
     sd_event_source *s = source_.get();
+    // After the loop has finished nothing fires any more, and sd-event refuses (ESTALE) to
+    // re-arm; teardown still cancels timers, which must not throw.
+    if (sd_event_get_state(sd_event_source_get_event(s)) == SD_EVENT_FINISHED)
+        return;
     if (queue_.empty()) {
         sd_check(sd_event_source_set_enabled(s, SD_EVENT_OFF), "sd_event_source_set_enabled(timers, off)");
         return;

@@ -71,6 +71,17 @@ void SaClient::cancel(TxnId id) { txns_.cancel(id); }
 
 SaService::TxnId SaClient::get_sm_info(PortIndex port, const SmInfoQuery &query,
                                        SmInfoCallback done) {
+    return submit_sm_info(port, query, std::nullopt, std::move(done));
+}
+
+SaService::TxnId SaClient::get_sm_info(PortIndex port, const SmInfoQuery &query,
+                                       const TryPolicy &policy, SmInfoCallback done) {
+    return submit_sm_info(port, query, policy, std::move(done));
+}
+
+SaService::TxnId SaClient::submit_sm_info(PortIndex port, const SmInfoQuery &query,
+                                          const std::optional<TryPolicy> &policy,
+                                          SmInfoCallback done) {
     const MadBuf mad = encode_sminfo_get(query.match, query.comp_mask, 0);
     auto on_done = [done = std::move(done)](const TxnOutcome &out) {
         SmInfoResult r;
@@ -88,7 +99,7 @@ SaService::TxnId SaClient::get_sm_info(PortIndex port, const SmInfoQuery &query,
         if (done)
             done(r);
     };
-    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator);
+    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator, policy);
 }
 
 } // namespace mcastd::sa

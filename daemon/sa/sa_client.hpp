@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "core/sa_service.hpp"
 #include "sa/mad_codec.hpp"
@@ -61,8 +62,15 @@ public:
 
     // Get(SMInfoRecord) through the port's SA address; cancel() cancels it too.
     TxnId get_sm_info(PortIndex port, const SmInfoQuery &query, SmInfoCallback done);
+    // The same with its own timeouts and tries instead of the config's: a periodic poll uses
+    // one short try (port_monitor.hpp). Throws std::invalid_argument for an invalid policy.
+    TxnId get_sm_info(PortIndex port, const SmInfoQuery &query, const TryPolicy &policy,
+                      SmInfoCallback done);
 
 private:
+    TxnId submit_sm_info(PortIndex port, const SmInfoQuery &query,
+                         const std::optional<TryPolicy> &policy, SmInfoCallback done);
+
     MadTransactions &txns_;
 };
 

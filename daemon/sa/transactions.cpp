@@ -41,19 +41,41 @@ void check(bool ok, const char *what) {
 
 } // namespace
 
-std::chrono::milliseconds try_timeout(const TransactionConfig &cfg, unsigned index) {
-    milliseconds t = cfg.first_timeout;
+TryPolicy try_policy(const TransactionConfig &cfg) {
+    return TryPolicy{cfg.first_timeout, cfg.max_timeout, cfg.max_tries};
+}
+
+std::optional<std::string> check_try_policy(const TryPolicy &p) {
+    if (p.first_timeout.count() <= 0)
+        return "first_timeout must be positive";
+    if (p.max_timeout < p.first_timeout)
+        return "max_timeout must be >= first_timeout";
+    if (p.max_tries < 1)
+        return "max_tries must be at least 1";
+    return std::nullopt;
+}
+
+std::chrono::milliseconds try_timeout(const TryPolicy &p, unsigned index) {
+    milliseconds t = p.first_timeout;
     // Doubling stops at the cap, so neither the loop nor the value can overflow.
-    for (unsigned k = 0; k < index && t < cfg.max_timeout; ++k)
+    for (unsigned k = 0; k < index && t < p.max_timeout; ++k)
         t *= 2;
-    return std::min(t, cfg.max_timeout);
+    return std::min(t, p.max_timeout);
+}
+
+std::chrono::milliseconds timeout_bound(const TryPolicy &p) {
+    milliseconds sum{0};
+    for (unsigned k = 0; k < p.max_tries; ++k)
+        sum += try_timeout(p, k);
+    return sum;
+}
+
+std::chrono::milliseconds try_timeout(const TransactionConfig &cfg, unsigned index) {
+    return try_timeout(try_policy(cfg), index);
 }
 
 std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg) {
-    milliseconds sum{0};
-    for (unsigned k = 0; k < cfg.max_tries; ++k)
-        sum += try_timeout(cfg, k);
-    return sum;
+    return timeout_bound(try_policy(cfg));
 }
 
 std::string_view try_failure_name(TryFailure f) {
@@ -89,9 +111,8 @@ TxnStats &TxnStats::operator+=(const TxnStats &o) {
 
 MadTransactions::MadTransactions(MadTransport &transport, Timers &timers, TransactionConfig cfg)
     : transport_(transport), timers_(timers), cfg_(cfg) {
-    check(cfg_.first_timeout.count() > 0, "first_timeout must be positive");
-    check(cfg_.max_timeout >= cfg_.first_timeout, "max_timeout must be >= first_timeout");
-    check(cfg_.max_tries >= 1, "max_tries must be at least 1");
+    if (auto why = check_try_policy(try_policy(cfg_)))
+        check(false, why->c_str());
     check(cfg_.window >= 1, "window must be at least 1");
     check(cfg_.pacing_burst >= 1, "pacing_burst must be at least 1");
     if (cfg_.pacing_rate > 0) {
@@ -112,10 +133,21 @@ MadTransactions::MadTransactions(MadTransport &transport, Timers &timers, Transa
 
 MadTransactions::~MadTransactions() {
     transport_.set_receiver({});
+    abandon_all();
+}
+
+void MadTransactions::abandon_all() {
     for (auto &[id, t] : txns_)
         timers_.cancel(t.timer);
-    for (auto &[index, p] : ports_)
+    txns_.clear();
+    tids_.clear();
+    for (auto &[index, p] : ports_) {
         timers_.cancel(p.pace_timer);
+        p.pace_timer = 0;
+        p.waiting.clear();
+        p.ready.clear();
+        p.active = 0;
+    }
 }
 
 void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
@@ -130,12 +162,18 @@ std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
 }
 
 MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
-                                            Callback done, Validator validate) {
+                                            Callback done, Validator validate,
+                                            const std::optional<TryPolicy> &policy) {
+    if (policy) {
+        if (auto why = check_try_policy(*policy))
+            throw std::invalid_argument("MAD transaction try policy: " + *why);
+    }
     const Id id = next_id_++;
     Txn &t = txns_[id];
     t.port = port;
     t.mad = request;
     t.route = route;
+    t.policy = policy ? *policy : try_policy(cfg_);
     t.done = std::move(done);
     t.validate = std::move(validate);
 
@@ -241,7 +279,7 @@ void MadTransactions::send_try(Id id, Txn &t) {
     t.failure_errno = 0;
     t.failure_detail.clear();
 
-    const milliseconds timeout = try_timeout(cfg_, t.tries - 1);
+    const milliseconds timeout = try_timeout(t.policy, t.tries - 1);
     std::optional<MadAddress> addr;
     if (t.route == Route::local_smp)
         addr = kLocalSmpAddress;
@@ -275,9 +313,9 @@ void MadTransactions::on_try_deadline(Id id) {
     if (t.failure == TryFailure::none) {
         t.failure = TryFailure::no_answer;
         t.failure_detail = "no answer within " +
-                           std::to_string(try_timeout(cfg_, t.tries - 1).count()) + " ms";
+                           std::to_string(try_timeout(t.policy, t.tries - 1).count()) + " ms";
     }
-    if (t.tries < cfg_.max_tries) {
+    if (t.tries < t.policy.max_tries) {
         request_send(id, t);
         return;
     }

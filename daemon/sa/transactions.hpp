@@ -10,7 +10,9 @@
 //     bound = sum_{k=0}^{max_tries-1} min(first_timeout * 2^k, max_timeout) = 8.1 s
 //
 // (plus any time spent waiting for a window slot or a pacing token; timeout_bound() computes
-// it). The bound is the same whether the SA is silent or bounces every try: a MAD that comes
+// it). A submitter may replace that policy for one transaction with a TryPolicy: the port
+// monitor's polls use one short try, so that a poll of a silent SA holds a window slot for
+// one timeout instead of the whole bound, and the next poll is not stuck behind it. The bound is the same whether the SA is silent or bounces every try: a MAD that comes
 // back undelivered, a send() that fails, and a port with no SA address are all failed tries
 // whose retransmit still waits for that try's deadline, so an unreachable SA is not hammered.
 //
@@ -58,7 +60,26 @@ struct TransactionConfig {
     std::optional<std::uint32_t> first_tid;
 };
 
+// How long each try of one transaction waits and how many tries it makes: the config's
+// first_timeout, max_timeout and max_tries, or a submitter's override of them.
+struct TryPolicy {
+    std::chrono::milliseconds first_timeout{300}; // > 0
+    std::chrono::milliseconds max_timeout{2000};  // >= first_timeout
+    unsigned max_tries = 6;                       // >= 1
+
+    // One try that waits `timeout`, e.g. for a periodic poll that will simply run again.
+    static TryPolicy single(std::chrono::milliseconds timeout) { return {timeout, timeout, 1}; }
+    bool operator==(const TryPolicy &) const = default;
+};
+
+// The config's own policy.
+TryPolicy try_policy(const TransactionConfig &cfg);
+// Why `p` is unusable ("max_tries must be at least 1"), or nullopt when it is fine.
+std::optional<std::string> check_try_policy(const TryPolicy &p);
+
 // The timeout of try `index` (0-based) and the sum over all tries (see the header comment).
+std::chrono::milliseconds try_timeout(const TryPolicy &p, unsigned index);
+std::chrono::milliseconds timeout_bound(const TryPolicy &p);
 std::chrono::milliseconds try_timeout(const TransactionConfig &cfg, unsigned index);
 std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg);
 
@@ -136,11 +157,16 @@ public:
     // Starts a transaction for `request` (its TID bytes are overwritten at every try). The
     // first try goes out at once when the window and pacing allow. `done` runs exactly once,
     // from a timer or the receiver, never from inside submit(), unless cancelled first.
+    // `policy`, when given, replaces the config's timeouts and tries for this transaction
+    // only (window and pacing still apply); an invalid one throws std::invalid_argument.
     Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
-              Validator validate = {});
+              Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt);
     // Forgets a transaction: no callback, its window slot is freed, later answers are late.
     // A no-op for finished or unknown ids; safe from inside any callback.
     void cancel(Id id);
+    // Forgets every transaction at once, without callbacks and without admitting queued ones:
+    // for teardown, when the event loop may no longer accept timers. Later answers are late.
+    void abandon_all();
 
     // The transport's receiver; public so that a test or a demultiplexer can feed it.
     void on_receive(PortIndex port, std::span<const std::uint8_t> mad, int status);
@@ -160,6 +186,7 @@ private:
         PortIndex port = 0;
         MadBuf mad{};
         Route route = Route::sa;
+        TryPolicy policy; // the config's, or the submitter's override
         Callback done;
         Validator validate;
         Stage stage = Stage::waiting_window;

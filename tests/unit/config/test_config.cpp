@@ -57,6 +57,12 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(e.create.scope, 5);
     EXPECT_EQ(e.retry_min, milliseconds(1000));
     EXPECT_EQ(e.retry_max, milliseconds(16000));
+    const auto &m = c.service.monitor;
+    EXPECT_EQ(m.portinfo_interval, milliseconds(1000));
+    EXPECT_EQ(m.sminfo_interval, milliseconds(10000));
+    EXPECT_EQ(m.sminfo_timeout, milliseconds(1000));
+    EXPECT_EQ(m.audit_per_second, 0.2);
+    EXPECT_EQ(m.jitter_percent, 10u);
     EXPECT_EQ(c.limits.max_message_bytes, 65536u);
     EXPECT_EQ(c.limits.max_requests_in_flight, 64u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 4096u);
@@ -75,8 +81,8 @@ TEST(ConfigDefaults, EmptyObjectIsEveryDefault) {
 }
 
 TEST(ConfigDefaults, EmptySectionsAreDefaultsToo) {
-    expect_defaults(ok(R"({"sa":{},"groups":{"create":{}},"retry":{},"limits":{},"access":{},
-                           "ports":[],"static_groups":[]})"));
+    expect_defaults(ok(R"({"sa":{},"groups":{"create":{}},"retry":{},"monitor":{},"limits":{},
+                           "access":{},"ports":[],"static_groups":[]})"));
 }
 
 TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
@@ -91,7 +97,8 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
          {"socket", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
           "max_rate", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
-          "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
+          "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
+          "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
           "max_clients", "access", "allow_uids", "allow_gids", "static_groups"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
@@ -107,6 +114,9 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                    "create": {"qkey": 305419896, "pkey": 32769, "sl": 15, "traffic_class": 255,
                               "flow_label": 1048575, "scope": 14}},
         "retry": {"min_ms": 10, "max_ms": 3600000},
+        "rejoin": {"jitter_ms": 0},
+        "monitor": {"portinfo_interval_ms": 100, "sminfo_interval_ms": 3600000,
+                    "sminfo_timeout_ms": 60000, "audit_per_second": 0.05, "jitter_percent": 50},
         "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
                    "max_memberships_per_client": 10000000, "max_clients": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27]},
@@ -137,6 +147,12 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(e.create.scope, 14);
     EXPECT_EQ(e.retry_min, milliseconds(10));
     EXPECT_EQ(e.retry_max, milliseconds(3600000));
+    EXPECT_EQ(c.service.engine.rejoin_jitter, milliseconds(0));
+    EXPECT_EQ(c.service.monitor.portinfo_interval, milliseconds(100));
+    EXPECT_EQ(c.service.monitor.sminfo_interval, milliseconds(3600000));
+    EXPECT_EQ(c.service.monitor.sminfo_timeout, milliseconds(60000));
+    EXPECT_EQ(c.service.monitor.audit_per_second, 0.05);
+    EXPECT_EQ(c.service.monitor.jitter_percent, 50u);
     EXPECT_EQ(c.limits.max_message_bytes, 1024u);
     EXPECT_EQ(c.limits.max_requests_in_flight, 100000u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 10000000u);
@@ -203,6 +219,26 @@ TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {
     EXPECT_EQ(c.service.sa.max_timeout, milliseconds(700));
 }
 
+TEST(ConfigKeys, MonitorRangeEndsAndRates) {
+    auto c = ok(R"({"monitor":{"portinfo_interval_ms":600000,"sminfo_interval_ms":100,
+                               "sminfo_timeout_ms":1,"audit_per_second":100,"jitter_percent":0}})");
+    EXPECT_EQ(c.service.monitor.portinfo_interval, milliseconds(600000));
+    EXPECT_EQ(c.service.monitor.sminfo_interval, milliseconds(100));
+    EXPECT_EQ(c.service.monitor.sminfo_timeout, milliseconds(1));
+    EXPECT_EQ(c.service.monitor.audit_per_second, 100.0);
+    EXPECT_EQ(c.service.monitor.jitter_percent, 0u);
+    // audit_per_second is the one number with a fraction; integers are numbers too.
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":0}})").service.monitor.audit_per_second, 0.0);
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":1}})").service.monitor.audit_per_second, 1.0);
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":2.5e-1}})").service.monitor.audit_per_second, 0.25);
+    // Every value the file accepts is one the monitor accepts.
+    for (const char *text : {R"({"monitor":{"portinfo_interval_ms":100,"sminfo_interval_ms":100,
+                                            "sminfo_timeout_ms":1,"audit_per_second":0,
+                                            "jitter_percent":50}})",
+                             R"({"monitor":{"audit_per_second":1e-300}})"})
+        EXPECT_EQ(port::check_monitor_config(ok(text).service.monitor), std::nullopt) << text;
+}
+
 // ---- rejections: the file, the key's pointer, the cause ----
 
 struct Rejection {
@@ -250,6 +286,8 @@ const Rejection kRejections[] = {
     {"unknown create key", R"({"groups":{"create":{"qkye":1}}})",
      "test.json: /groups/create/qkye: unknown key"},
     {"unknown retry key", R"({"retry":{"jitter":1}})", "test.json: /retry/jitter: unknown key"},
+    {"unknown monitor key", R"({"monitor":{"portinfo_interval":1000}})",
+     "test.json: /monitor/portinfo_interval: unknown key"},
     {"unknown limits key", R"({"limits":{"max_queued_bytes":1}})",
      "test.json: /limits/max_queued_bytes: unknown key"},
     {"unknown access key", R"({"access":{"allow_users":["root"]}})",
@@ -267,6 +305,16 @@ const Rejection kRejections[] = {
      "test.json: /sa/timeout_ms: expected an integer in [1, 60000], got 300.0"},
     {"number as string", R"({"sa":{"tries":"6"}})",
      "test.json: /sa/tries: expected an integer in [1, 100], got \"6\""},
+    {"monitor not an object", R"({"monitor":1000})",
+     "test.json: /monitor: expected an object, got 1000"},
+    {"bool as a rate", R"({"monitor":{"audit_per_second":true}})",
+     "test.json: /monitor/audit_per_second: expected a number, got true"},
+    {"string as a rate", R"({"monitor":{"audit_per_second":"0.2"}})",
+     "test.json: /monitor/audit_per_second: expected a number, got \"0.2\""},
+    {"null as a rate", R"({"monitor":{"audit_per_second":null}})",
+     "test.json: /monitor/audit_per_second: expected a number, got null"},
+    {"fraction as an interval", R"({"monitor":{"sminfo_interval_ms":1500.5}})",
+     "test.json: /monitor/sminfo_interval_ms: expected an integer in [100, 3600000], got 1500.5"},
     {"bool as number", R"({"limits":{"max_clients":true}})",
      "test.json: /limits/max_clients: expected an integer in [1, 100000], got true"},
     {"number as bool", R"({"groups":{"allow_ipoib_mgids":1}})",
@@ -341,6 +389,28 @@ const Rejection kRejections[] = {
      "test.json: /retry/max_ms: 4999 out of range [5000, 3600000]"},
     {"retry max below default min", R"({"retry":{"max_ms":999}})",
      "test.json: /retry/max_ms: 999 out of range [1000, 3600000]"},
+    {"portinfo interval 99", R"({"monitor":{"portinfo_interval_ms":99}})",
+     "test.json: /monitor/portinfo_interval_ms: 99 out of range [100, 600000]"},
+    {"portinfo interval too long", R"({"monitor":{"portinfo_interval_ms":600001}})",
+     "test.json: /monitor/portinfo_interval_ms: 600001 out of range [100, 600000]"},
+    {"sminfo interval 99", R"({"monitor":{"sminfo_interval_ms":99}})",
+     "test.json: /monitor/sminfo_interval_ms: 99 out of range [100, 3600000]"},
+    {"sminfo interval over an hour", R"({"monitor":{"sminfo_interval_ms":3600001}})",
+     "test.json: /monitor/sminfo_interval_ms: 3600001 out of range [100, 3600000]"},
+    {"sminfo timeout 0", R"({"monitor":{"sminfo_timeout_ms":0}})",
+     "test.json: /monitor/sminfo_timeout_ms: 0 out of range [1, 60000]"},
+    {"sminfo timeout too long", R"({"monitor":{"sminfo_timeout_ms":60001}})",
+     "test.json: /monitor/sminfo_timeout_ms: 60001 out of range [1, 60000]"},
+    {"negative audit rate", R"({"monitor":{"audit_per_second":-0.1}})",
+     "test.json: /monitor/audit_per_second: -0.1 out of range [0, 100]"},
+    {"audit rate too high", R"({"monitor":{"audit_per_second":100.5}})",
+     "test.json: /monitor/audit_per_second: 100.5 out of range [0, 100]"},
+    {"audit rate beyond a double", R"({"monitor":{"audit_per_second":1e400}})",
+     "test.json: number overflow parsing '1e400'"}, // the parser's own message
+    {"jitter 51", R"({"monitor":{"jitter_percent":51}})",
+     "test.json: /monitor/jitter_percent: 51 out of range [0, 50]"},
+    {"negative jitter", R"({"monitor":{"jitter_percent":-1}})",
+     "test.json: /monitor/jitter_percent: -1 out of range [0, 50]"},
     {"message limit too small", R"({"limits":{"max_message_bytes":1023}})",
      "test.json: /limits/max_message_bytes: 1023 out of range [1024, 65536]"},
     {"message limit beyond the protocol", R"({"limits":{"max_message_bytes":65537}})",

@@ -121,6 +121,24 @@ TEST(EventLoopTimers, CancelBeforeFire) {
     EXPECT_FALSE(ran);
 }
 
+// Teardown after run() returned: objects destroyed then cancel their timers, and starting one
+// must not throw either (sd-event refuses to re-arm a finished loop with ESTALE).
+TEST(EventLoopTimers, CancelAndStartAfterTheLoopFinished) {
+    EventLoop loop;
+    auto &timers = loop.timers();
+    bool ran = false;
+    const auto a = timers.start(1h, [&] { ran = true; });
+    const auto b = timers.start(2h, [&] { ran = true; });
+    timers.start(0ms, [&] { loop.exit(0); });
+    arm_guard(loop);
+    EXPECT_EQ(loop.run(), 0);
+
+    EXPECT_NO_THROW(timers.cancel(a));
+    EXPECT_NO_THROW(timers.start(1ms, [&] { ran = true; }));
+    EXPECT_NO_THROW(timers.cancel(b));
+    EXPECT_FALSE(ran);
+}
+
 TEST(EventLoopTimers, CancelHeadRearmsForTheNextOne) {
     EventLoop loop;
     auto &timers = loop.timers();

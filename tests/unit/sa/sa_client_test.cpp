@@ -302,5 +302,31 @@ TEST_F(SaClientTest, SmInfoTimeoutAndCancel) {
     EXPECT_FALSE(got[0].bounced);
 }
 
+TEST_F(SaClientTest, SmInfoWithItsOwnTryPolicy) {
+    std::vector<SmInfoResult> got;
+    client->get_sm_info(0, SmInfoQuery::by_lid(1), TryPolicy::single(1000ms),
+                        [&](const SmInfoResult &r) { got.push_back(r); });
+    ASSERT_EQ(net.sent().size(), 1u);
+    EXPECT_EQ(net.last().timeout_ms, 1000u);
+    SmInfoRecord match;
+    match.lid = 1;
+    EXPECT_EQ(net.last().mad, encode_sminfo_get(match, sminfo_field::lid, 0x5a5a0001))
+        << "the same Get, only the tries differ";
+    net.bounce(net.last());
+    timers.run_until_idle();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].kind, SmInfoResult::Kind::timeout);
+    EXPECT_EQ(got[0].tries, 1u);
+    EXPECT_TRUE(got[0].bounced);
+    EXPECT_EQ(timers.now() - t0, 1000ms);
+    EXPECT_EQ(net.sent().size(), 1u) << "no retransmit";
+
+    // The config's policy still applies to a Get without one.
+    client->get_sm_info(0, SmInfoQuery::by_lid(1), [&](const SmInfoResult &r) { got.push_back(r); });
+    EXPECT_EQ(net.last().timeout_ms, 300u);
+    EXPECT_THROW(client->get_sm_info(0, SmInfoQuery::master(), TryPolicy{1000ms, 1000ms, 0}, {}),
+                 std::invalid_argument);
+}
+
 } // namespace
 } // namespace mcastd::sa

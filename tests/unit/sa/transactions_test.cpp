@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sa/mad_codec.hpp"
@@ -62,7 +63,7 @@ protected:
     }
 
     Id submit(PortIndex port = 0, Route route = Route::sa, MadBuf mad = request(),
-              MadTransactions::Validator v = {}) {
+              MadTransactions::Validator v = {}, std::optional<TryPolicy> policy = {}) {
         const std::size_t index = ids.size(); // the callback runs later: find the id by index
         const Id id = tx->submit(
             port, mad, route,
@@ -78,7 +79,7 @@ protected:
                 d.at = timers.now();
                 done.push_back(d);
             },
-            std::move(v));
+            std::move(v), policy);
         ids.push_back(id);
         return id;
     }
@@ -532,6 +533,24 @@ TEST_F(Transactions, CancelStopsRetransmits) {
     EXPECT_TRUE(done.empty());
 }
 
+TEST_F(Transactions, AbandonAllSendsNothingMoreAndRunsNoCallback) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    submit();
+    submit(); // queued behind the window
+    const Sent a = net.last();
+    tx->abandon_all();
+    EXPECT_EQ(timers.pending(), 0u) << "teardown may not leave or arm timers";
+    EXPECT_EQ(net.sent().size(), 1u) << "the queued one is not admitted";
+    tx->cancel(ids[1]); // what a caller still holding an id does next: a no-op
+    EXPECT_EQ(net.sent().size(), 1u);
+    answer(a);
+    EXPECT_EQ(tx->stats(0).late, 1u);
+    timers.run_until_idle();
+    EXPECT_TRUE(done.empty());
+}
+
 TEST_F(Transactions, CallbackMaySubmitAndCancel) {
     TransactionConfig cfg;
     cfg.window = 1;
@@ -767,6 +786,98 @@ TEST_F(Transactions, InvalidConfigIsRefusedWithTheField) {
     c = {};
     c.pacing_burst = 0;
     refused(c, "pacing_burst");
+}
+
+// --- per-transaction try policy ---------------------------------------------------------------
+
+TEST_F(Transactions, TryPolicyOfTheConfigAndItsBound) {
+    const TransactionConfig cfg;
+    EXPECT_EQ(try_policy(cfg), (TryPolicy{300ms, 2000ms, 6}));
+    EXPECT_EQ(timeout_bound(try_policy(cfg)), timeout_bound(cfg));
+    EXPECT_EQ(TryPolicy::single(500ms), (TryPolicy{500ms, 500ms, 1}));
+    EXPECT_EQ(timeout_bound(TryPolicy::single(500ms)), 500ms);
+    const TryPolicy p{100ms, 400ms, 4};
+    EXPECT_EQ(try_timeout(p, 0), 100ms);
+    EXPECT_EQ(try_timeout(p, 2), 400ms);
+    EXPECT_EQ(try_timeout(p, 9), 400ms);
+    EXPECT_EQ(timeout_bound(p), 1100ms);
+    EXPECT_EQ(check_try_policy(p), std::nullopt);
+}
+
+TEST_F(Transactions, TryPolicyOverridesTheConfigForOneTransactionOnly) {
+    make();
+    submit(0, Route::sa, request(), {}, TryPolicy{100ms, 400ms, 4});
+    submit(); // the config's policy
+    timers.run_until_idle();
+    // The two policies share no timeout value, so the value tells whose try a send was.
+    std::vector<unsigned> overridden, configured;
+    for (const Sent &s : net.sent()) {
+        const unsigned t = s.timeout_ms;
+        (t == 100 || t == 200 || t == 400 ? overridden : configured).push_back(t);
+    }
+    EXPECT_EQ(overridden, (std::vector<unsigned>{100, 200, 400, 400}));
+    EXPECT_EQ(configured, (std::vector<unsigned>{300, 600, 1200, 2000, 2000, 2000}));
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].id, ids[0]);
+    EXPECT_EQ(done[0].tries, 4u);
+    EXPECT_EQ(since_start(done[0].at), 1100ms);
+    EXPECT_EQ(done[0].detail, "no answer after 4 tries; last try: no answer within 400 ms");
+    EXPECT_EQ(done[1].tries, 6u);
+    EXPECT_EQ(since_start(done[1].at), 8100ms);
+}
+
+TEST_F(Transactions, SingleTryPolicyHoldsTheWindowSlotForOneTimeout) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    submit(0, Route::sa, request(), {}, TryPolicy::single(1000ms)); // a poll of a silent SA
+    submit();                                                       // a join behind it
+    ASSERT_EQ(net.sent().size(), 1u);
+    EXPECT_EQ(tx->queued(0), 1u);
+    timers.advance(999ms);
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(1ms);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].kind, TxnOutcome::Kind::timeout);
+    EXPECT_EQ(done[0].tries, 1u);
+    ASSERT_EQ(net.sent().size(), 2u) << "the join goes out when the poll gives up, not 8.1 s later";
+    EXPECT_EQ(net.last().timeout_ms, 300u);
+}
+
+TEST_F(Transactions, TryPolicyAppliesToLocalSmpsAndBouncesToo) {
+    make();
+    MadBuf smp = request(mad::method_get);
+    smp[1] = mad::class_smp_directed;
+    smp[2] = 1;
+    submit(0, Route::local_smp, smp, {}, TryPolicy::single(500ms));
+    EXPECT_EQ(net.last().timeout_ms, 500u);
+    net.bounce(net.last());
+    timers.run_until_idle();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].tries, 1u);
+    EXPECT_EQ(done[0].failure, TryFailure::bounced);
+    EXPECT_EQ(since_start(done[0].at), 500ms);
+}
+
+TEST_F(Transactions, InvalidTryPolicyIsRefusedAndStartsNothing) {
+    make();
+    const std::pair<TryPolicy, std::string> bad[] = {
+        {TryPolicy{0ms, 100ms, 1}, "first_timeout must be positive"},
+        {TryPolicy{200ms, 100ms, 1}, "max_timeout must be >= first_timeout"},
+        {TryPolicy{100ms, 100ms, 0}, "max_tries must be at least 1"},
+    };
+    for (const auto &[policy, why] : bad) {
+        EXPECT_EQ(check_try_policy(policy), why);
+        try {
+            tx->submit(0, request(), Route::sa, [](const TxnOutcome &) {}, {}, policy);
+            ADD_FAILURE() << why << ": accepted";
+        } catch (const std::invalid_argument &e) {
+            EXPECT_EQ(std::string(e.what()), "MAD transaction try policy: " + why);
+        }
+    }
+    EXPECT_TRUE(net.sent().empty());
+    EXPECT_EQ(tx->in_flight(0), 0u);
+    EXPECT_EQ(timers.pending(), 0u);
 }
 
 TEST_F(Transactions, TryFailureNames) {

@@ -1,0 +1,467 @@
+// PortWatch: every rule that invalidates a port's memberships, and every non-rule (a stable
+// sample, a baseline, ActCount growth, an SL change, a deferred re-registration) that must not.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "port/port_watch.hpp"
+#include "unit/port/recording_sink.hpp"
+
+namespace mcastd::port {
+namespace {
+
+using Lines = std::vector<std::string>;
+using test::RecordingSink;
+using test::port_info;
+using test::kDown;
+using test::kInit;
+using test::kArmed;
+using test::kActive;
+
+
+
+sa::SmInfoRecord sm(std::uint32_t act_count, std::uint64_t guid = 0x0002c90300000001ULL,
+                    std::uint16_t lid = 1) {
+    sa::SmInfoRecord r;
+    r.lid = lid;
+    r.guid = guid;
+    r.act_count = act_count;
+    r.priority = 0;
+    r.sm_state = sa::sm_state::master;
+    return r;
+}
+
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != s.npos; }
+
+class Watch : public ::testing::Test {
+protected:
+    // A watch that has seen a usable port (LID 3, SM at LID 1), with the recording cleared.
+    void baseline_usable() {
+        w.on_portinfo(port_info());
+        sink.take();
+    }
+
+    RecordingSink sink;
+    PortWatch w{7, sink};
+};
+
+// ---- PortInfo: the baseline ----
+
+TEST_F(Watch, FirstUsableSampleIsTheBaselineAndInvalidatesNothing) {
+    const Followup f = w.on_portinfo(port_info());
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 4 4", "sa_moved 7 1 0",
+                                  "usable 7 true port active, subnet manager at LID 1"}));
+    EXPECT_TRUE(f.poll_sminfo_soon) << "the SMInfo baseline is taken soon";
+    EXPECT_FALSE(f.poll_portinfo_now);
+    EXPECT_FALSE(f.note);
+    EXPECT_EQ(w.usable(), true);
+    EXPECT_EQ(w.sm_lid(), 1);
+}
+
+TEST_F(Watch, FirstUnusableSampleIsTheBaselineToo) {
+    w.on_portinfo(port_info(3, 1, kDown));
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 1 4", "sa_moved 7 1 0", "usable 7 false port down"}));
+    EXPECT_EQ(w.usable(), false);
+}
+
+TEST_F(Watch, NamesWhyAPortIsNotUsable) {
+    const std::pair<PortInfo, std::string> cases[] = {
+        {port_info(3, 1, kDown), "port down"},
+        {port_info(3, 1, kInit), "port not active (INIT)"},
+        {port_info(3, 1, kArmed), "port not active (ARMED)"},
+        {port_info(3, 0, kActive), "no subnet manager"},
+    };
+    for (const auto &[info, why] : cases) {
+        RecordingSink s;
+        PortWatch fresh(0, s);
+        fresh.on_portinfo(info);
+        EXPECT_EQ(s.take("usable"), Lines{"usable 0 false " + why});
+    }
+}
+
+TEST_F(Watch, StableSamplesEmitNothing) {
+    baseline_usable();
+    for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(w.on_portinfo(port_info()), Followup{});
+    EXPECT_TRUE(sink.take().empty());
+}
+
+TEST_F(Watch, NoSmLidMeansNoSaMove) {
+    w.on_portinfo(port_info(0, 0, kInit));
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 0 2 4", "usable 7 false port not active (INIT)"}));
+}
+
+// ---- PortInfo: state ----
+
+TEST_F(Watch, PortThatComesBackIsInvalidatedBeforeItIsUsable) {
+    baseline_usable();
+    w.on_portinfo(port_info(3, 1, kDown));
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 1 4", "usable 7 false port down"}));
+    w.on_portinfo(port_info(3, 1, kInit));
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 2 4"})) << "still not usable: no second usable(false)";
+    const Followup f = w.on_portinfo(port_info());
+    const Lines got = sink.take();
+    ASSERT_EQ(got.size(), 3u) << ::testing::PrintToString(got);
+    EXPECT_EQ(got[0], "port_info 7 3 4 4");
+    EXPECT_TRUE(got[1].starts_with("invalidated 7 port-up ")) << got[1];
+    EXPECT_TRUE(contains(got[1], "(it was: port down)")) << got[1];
+    EXPECT_EQ(got[2], "usable 7 true port active, subnet manager at LID 1");
+    EXPECT_TRUE(f.poll_sminfo_soon);
+}
+
+TEST_F(Watch, BaselineNotUsableThenUsableIsInvalidatedToo) {
+    // Conservative on purpose: the engine may have joined from a stale sysfs view first.
+    w.on_portinfo(port_info(3, 1, kInit));
+    sink.take();
+    w.on_portinfo(port_info());
+    const Lines inv = sink.take("invalidated");
+    ASSERT_EQ(inv.size(), 1u);
+    EXPECT_TRUE(inv[0].starts_with("invalidated 7 port-up ")) << inv[0];
+}
+
+TEST_F(Watch, MtuChangeIsOnlyReported) {
+    baseline_usable();
+    PortInfo p = port_info();
+    p.neighbor_mtu = 5;
+    w.on_portinfo(p);
+    EXPECT_EQ(sink.take(), Lines{"port_info 7 3 4 5"});
+}
+
+// ---- PortInfo: LID ----
+
+TEST_F(Watch, LidChangeWhileUsableInvalidates) {
+    baseline_usable();
+    w.on_portinfo(port_info(5));
+    EXPECT_EQ(sink.take(), (Lines{"port_info 7 5 4 4",
+                                  "invalidated 7 lid-change the port's LID changed from 3 to 5"}));
+}
+
+TEST_F(Watch, LidChangeWhileDownIsCoveredByTheReturn) {
+    baseline_usable();
+    w.on_portinfo(port_info(3, 1, kDown));
+    w.on_portinfo(port_info(5, 1, kInit));
+    sink.take();
+    w.on_portinfo(port_info(5));
+    const Lines inv = sink.take("invalidated");
+    ASSERT_EQ(inv.size(), 1u) << "one invalidation, not one per cause";
+    EXPECT_TRUE(inv[0].starts_with("invalidated 7 port-up ")) << inv[0];
+}
+
+// ---- PortInfo: the SM ----
+
+TEST_F(Watch, SmLidChangeMovesTheSaAndInvalidates) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    sink.take();
+    const Followup f = w.on_portinfo(port_info(3, 9));
+    EXPECT_EQ(sink.take(), (Lines{"sa_moved 7 9 0",
+                                  "invalidated 7 sm-change the master SM moved from LID 1 to LID 9"}));
+    EXPECT_TRUE(f.poll_sminfo_soon) << "the new SM needs an SMInfo baseline";
+    EXPECT_FALSE(w.sm_baseline()) << "the old SM's baseline is gone";
+}
+
+TEST_F(Watch, FirstSmIsNotAChange) {
+    w.on_portinfo(port_info(3, 0, kActive));
+    sink.take();
+    w.on_portinfo(port_info(3, 1));
+    const Lines got = sink.take();
+    EXPECT_EQ(got, (Lines{"sa_moved 7 1 0", "invalidated 7 port-up the port is usable again (it "
+                                            "was: no subnet manager); the SA dropped its "
+                                            "memberships when it went down",
+                          "usable 7 true port active, subnet manager at LID 1"}));
+}
+
+TEST_F(Watch, SlChangeAloneMovesTheSaButKeepsTheMemberships) {
+    baseline_usable();
+    PortInfo p = port_info();
+    p.master_sm_sl = 3;
+    w.on_portinfo(p);
+    EXPECT_EQ(sink.take(), Lines{"sa_moved 7 1 3"});
+}
+
+TEST_F(Watch, SmLidLostAndBackIsNoSmChange) {
+    baseline_usable();
+    w.on_portinfo(port_info(3, 0));
+    EXPECT_EQ(sink.take(), Lines{"usable 7 false no subnet manager"});
+    w.on_portinfo(port_info(3, 1));
+    const Lines got = sink.take();
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0], "sa_moved 7 1 0");
+    EXPECT_TRUE(got[1].starts_with("invalidated 7 port-up")) << got[1];
+    EXPECT_FALSE(contains(got[1], "moved")) << got[1];
+}
+
+TEST_F(Watch, EverythingAtOnceIsOneInvalidationNamingEveryCause) {
+    baseline_usable();
+    w.on_portinfo(port_info(3, 1, kDown));
+    sink.take();
+    w.on_portinfo(port_info(5, 9)); // back, with a new LID (ignored while down) and a new SM
+    const Lines inv = sink.take("invalidated");
+    ASSERT_EQ(inv.size(), 1u);
+    EXPECT_TRUE(inv[0].starts_with("invalidated 7 port-up the port is usable again")) << inv[0];
+    EXPECT_TRUE(contains(inv[0], "; the master SM moved from LID 1 to LID 9")) << inv[0];
+}
+
+// ---- PortInfo: ClientReregister ----
+
+TEST_F(Watch, ClientReregisterBitInvalidatesOncePerEdge) {
+    baseline_usable();
+    PortInfo p = port_info();
+    p.client_reregister = true;
+    w.on_portinfo(p);
+    EXPECT_EQ(sink.take(), (Lines{"invalidated 7 client-reregister the SM set ClientReregister "
+                                  "in PortInfo"}));
+    w.on_portinfo(p); // still set: the same request
+    EXPECT_TRUE(sink.take().empty());
+    w.on_portinfo(port_info());
+    w.on_portinfo(p); // set again: a new request
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+}
+
+TEST_F(Watch, ClientReregisterBitOnAnUnusablePortWaitsForIt) {
+    baseline_usable();
+    PortInfo p = port_info(3, 1, kInit);
+    p.client_reregister = true;
+    w.on_portinfo(p);
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    EXPECT_TRUE(w.reregister_pending());
+    w.on_portinfo(port_info());
+    const Lines inv = sink.take("invalidated");
+    ASSERT_EQ(inv.size(), 1u);
+    EXPECT_TRUE(inv[0].starts_with("invalidated 7 client-reregister ")) << inv[0];
+    EXPECT_FALSE(w.reregister_pending());
+}
+
+// ---- PortInfo: failures ----
+
+TEST_F(Watch, FailedPortInfoChangesNothingAndWarnsOncePerRun) {
+    baseline_usable();
+    Followup f = w.on_portinfo_failed("no answer within 500 ms");
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->level, Note::Level::warning);
+    EXPECT_EQ(f.note->text, "PortInfo query failed: no answer within 500 ms; keeping the last known state");
+    EXPECT_FALSE(f.poll_portinfo_now || f.poll_sminfo_soon || f.read_pkey_table);
+    f = w.on_portinfo_failed("no answer within 500 ms");
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->level, Note::Level::debug);
+    EXPECT_TRUE(contains(f.note->text, "(2 in a row)")) << f.note->text;
+    EXPECT_TRUE(sink.take().empty());
+    EXPECT_EQ(w.usable(), true);
+
+    f = w.on_portinfo(port_info());
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->level, Note::Level::info);
+    EXPECT_EQ(f.note->text, "PortInfo answers again after 2 failed queries");
+    EXPECT_FALSE(w.on_portinfo(port_info()).note);
+}
+
+// ---- SMInfoRecord ----
+
+TEST_F(Watch, FirstSmInfoIsTheBaseline) {
+    baseline_usable();
+    EXPECT_EQ(w.on_sminfo(sm(84)), Followup{});
+    EXPECT_EQ(sink.take(), Lines{"sm_seen 7 1 " + std::to_string(0x0002c90300000001ULL) + " 84"});
+    ASSERT_TRUE(w.sm_baseline());
+    EXPECT_EQ(w.sm_baseline()->act_count, 84u);
+}
+
+TEST_F(Watch, ActCountGrowthIsNormal) {
+    baseline_usable();
+    for (std::uint32_t n : {84u, 85u, 85u, 90u, 1000u})
+        w.on_sminfo(sm(n));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(Watch, ActCountGoingBackMeansTheSmRestarted) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    sink.take();
+    w.on_sminfo(sm(59));
+    EXPECT_EQ(sink.take(),
+              (Lines{"sm_seen 7 1 " + std::to_string(0x0002c90300000001ULL) + " 59",
+                     "invalidated 7 sm-restart the SM (GUID 0x0002c90300000001) restarted: its "
+                     "ActCount fell from 84 to 59"}));
+    // 59 is the new baseline: growth from there is fine.
+    w.on_sminfo(sm(60));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(Watch, GuidChangeMeansAnotherSmTookOver) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    sink.take();
+    w.on_sminfo(sm(200, 0x0002c90300000002ULL)); // a higher ActCount does not hide it
+    EXPECT_EQ(sink.take("invalidated"),
+              Lines{"invalidated 7 sm-restart another SM took over at LID 1: GUID "
+                    "0x0002c90300000001 -> 0x0002c90300000002, ActCount 84 -> 200"});
+}
+
+TEST_F(Watch, OnlySuccessfulSamplesMoveTheBaseline) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    w.on_sminfo_failed(false, "no answer");
+    w.on_sminfo(sm(90));
+    w.on_sminfo_failed(true, "bounced");
+    sink.take();
+    w.on_sminfo(sm(85)); // below the last success (90), though above the first (84)
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+}
+
+TEST_F(Watch, NewSmLidStartsANewBaseline) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    w.on_portinfo(port_info(3, 9));
+    sink.take();
+    // The new master: another GUID and a low ActCount, which is its baseline, not a restart.
+    w.on_sminfo(sm(5, 0x0002c90300000009ULL, 9));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    w.on_sminfo(sm(4, 0x0002c90300000009ULL, 9));
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+}
+
+TEST_F(Watch, RecordOfAnotherLidIsABaselineNotARestart) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    w.on_sminfo(sm(3, 0x0002c90300000009ULL, 9));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(Watch, FailedSmInfoAsksForASoonerRetryAndInvalidatesNothing) {
+    baseline_usable();
+    w.on_sminfo(sm(84));
+    sink.take();
+    Followup f = w.on_sminfo_failed(false, "no answer within 1000 ms");
+    EXPECT_TRUE(f.poll_sminfo_soon);
+    EXPECT_FALSE(f.poll_portinfo_now) << "a silent SA is not a moved one";
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->level, Note::Level::warning);
+    EXPECT_EQ(f.note->text, "SMInfoRecord poll failed: no answer within 1000 ms");
+    f = w.on_sminfo_failed(true, "bounced");
+    EXPECT_TRUE(f.poll_sminfo_soon);
+    EXPECT_TRUE(f.poll_portinfo_now) << "an unreachable SA: has the SM moved?";
+    EXPECT_EQ(f.note->level, Note::Level::debug);
+    EXPECT_TRUE(sink.take().empty());
+    f = w.on_sminfo(sm(85));
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->text, "the SM answers SMInfoRecord again after 2 failed polls");
+}
+
+TEST_F(Watch, SmThatIsNoLongerMasterAsksForPortInfo) {
+    baseline_usable();
+    sa::SmInfoRecord r = sm(84);
+    r.sm_state = sa::sm_state::standby;
+    const Followup f = w.on_sminfo(r);
+    EXPECT_TRUE(f.poll_portinfo_now);
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->text, "the SM at LID 1 is no longer master (SMState 2)");
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+// ---- verbs events ----
+
+TEST_F(Watch, ClientReregisterOnAUsablePortInvalidatesNow) {
+    baseline_usable();
+    const Followup f = w.on_verbs_event(VerbsEvent::client_reregister);
+    EXPECT_EQ(sink.take(), Lines{"invalidated 7 client-reregister the SM asked for "
+                                 "re-registration (CLIENT_REREGISTER)"});
+    EXPECT_FALSE(f.poll_portinfo_now);
+    EXPECT_FALSE(w.reregister_pending());
+}
+
+TEST_F(Watch, ClientReregisterOnAnUnusablePortIsDeferredUntilItIsUsable) {
+    baseline_usable();
+    w.on_portinfo(port_info(3, 1, kInit));
+    sink.take();
+    const Followup f = w.on_verbs_event(VerbsEvent::client_reregister);
+    EXPECT_TRUE(sink.take().empty()) << "nothing can be re-joined now";
+    EXPECT_TRUE(w.reregister_pending());
+    EXPECT_TRUE(f.poll_portinfo_now);
+    ASSERT_TRUE(f.note);
+    EXPECT_EQ(f.note->level, Note::Level::info);
+    w.on_portinfo(port_info(3, 1, kInit)); // still INIT: still waiting
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    w.on_verbs_event(VerbsEvent::port_active); // asks for a poll; the sample decides
+    EXPECT_TRUE(sink.take().empty());
+    w.on_portinfo(port_info());
+    const Lines inv = sink.take("invalidated");
+    ASSERT_EQ(inv.size(), 1u);
+    EXPECT_TRUE(inv[0].starts_with("invalidated 7 client-reregister ")) << inv[0];
+    EXPECT_TRUE(contains(inv[0], "CLIENT_REREGISTER arrived while the port was not usable")) << inv[0];
+    EXPECT_FALSE(w.reregister_pending());
+    w.on_portinfo(port_info());
+    EXPECT_TRUE(sink.take().empty()) << "applied once";
+}
+
+TEST_F(Watch, ClientReregisterBeforeAnySampleWaitsForTheFirstUsableOne) {
+    w.on_verbs_event(VerbsEvent::client_reregister);
+    EXPECT_TRUE(sink.take().empty());
+    w.on_portinfo(port_info());
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+}
+
+TEST_F(Watch, LidSmAndActiveEventsOnlyAskForAPoll) {
+    baseline_usable();
+    for (VerbsEvent e : {VerbsEvent::lid_change, VerbsEvent::sm_change, VerbsEvent::port_active}) {
+        const Followup f = w.on_verbs_event(e);
+        EXPECT_TRUE(f.poll_portinfo_now) << verbs_event_name(e);
+        EXPECT_FALSE(f.poll_sminfo_soon || f.read_pkey_table) << verbs_event_name(e);
+    }
+    EXPECT_TRUE(sink.take().empty());
+}
+
+TEST_F(Watch, PortErrMakesThePortUnusableAndItsReturnInvalidates) {
+    baseline_usable();
+    Followup f = w.on_verbs_event(VerbsEvent::port_err);
+    EXPECT_EQ(sink.take(), Lines{"usable 7 false port error"});
+    EXPECT_TRUE(f.poll_portinfo_now);
+    w.on_verbs_event(VerbsEvent::port_err);
+    EXPECT_TRUE(sink.take().empty()) << "transitions only";
+    w.on_portinfo(port_info()); // ACTIVE again (or still): the link went down meanwhile
+    const Lines got = sink.take();
+    ASSERT_EQ(got.size(), 2u) << ::testing::PrintToString(got);
+    EXPECT_TRUE(got[0].starts_with("invalidated 7 port-up ")) << got[0];
+    EXPECT_TRUE(contains(got[0], "(it was: port error)")) << got[0];
+    EXPECT_EQ(got[1], "usable 7 true port active, subnet manager at LID 1");
+}
+
+TEST_F(Watch, PkeyChangeAsksForTheTableAndOnlyAMovedIndexInvalidates) {
+    EXPECT_EQ(w.on_pkey_table(std::vector<std::uint16_t>{0xffff, 0x8001}), Followup{});
+    EXPECT_EQ(w.sa_pkey_index(), 0);
+    baseline_usable();
+    const Followup f = w.on_verbs_event(VerbsEvent::pkey_change);
+    EXPECT_TRUE(f.read_pkey_table);
+    EXPECT_FALSE(f.poll_portinfo_now);
+    EXPECT_TRUE(sink.take().empty());
+
+    w.on_pkey_table(std::vector<std::uint16_t>{0xffff, 0x8002, 0x8003}); // others changed
+    EXPECT_TRUE(sink.take().empty());
+    w.on_pkey_table(std::vector<std::uint16_t>{0x7fff, 0xffff}); // limited at 0, full at 1
+    EXPECT_EQ(sink.take(), Lines{"invalidated 7 pkey-change the default P_Key 0xffff moved from "
+                                 "index 0 to 1"});
+    EXPECT_EQ(w.sa_pkey_index(), 1);
+    w.on_pkey_table(std::vector<std::uint16_t>{0x8001}); // gone: index 0, as the kernel uses
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    EXPECT_EQ(w.sa_pkey_index(), 0);
+}
+
+TEST_F(Watch, FirstPkeyTableIsTheBaseline) {
+    w.on_pkey_table(std::vector<std::uint16_t>{0x8001, 0xffff});
+    EXPECT_TRUE(sink.take().empty());
+    EXPECT_EQ(w.sa_pkey_index(), 1);
+}
+
+TEST(WatchNames, TriggersAndEventsHaveNames) {
+    EXPECT_STREQ(trigger_name(Trigger::client_reregister), "client-reregister");
+    EXPECT_STREQ(trigger_name(Trigger::lid_change), "lid-change");
+    EXPECT_STREQ(trigger_name(Trigger::pkey_change), "pkey-change");
+    EXPECT_STREQ(trigger_name(Trigger::sm_change), "sm-change");
+    EXPECT_STREQ(trigger_name(Trigger::sm_restart), "sm-restart");
+    EXPECT_STREQ(trigger_name(Trigger::port_up), "port-up");
+    EXPECT_STREQ(verbs_event_name(VerbsEvent::client_reregister), "CLIENT_REREGISTER");
+    EXPECT_STREQ(verbs_event_name(VerbsEvent::port_active), "PORT_ACTIVE");
+    EXPECT_STREQ(verbs_event_name(VerbsEvent::pkey_change), "PKEY_CHANGE");
+}
+
+} // namespace
+} // namespace mcastd::port
