@@ -35,6 +35,7 @@ struct PortMonitor::Port {
     SaService::TxnId sminfo_txn = 0;
     bool sminfo_again = false; // a "soon" request came while a Get was in flight
     unsigned sminfo_failures = 0;
+    bool sminfo_ever_asked = false; // the port's first sample goes out at once
 
     Timers::Id audit_timer = 0;
     MonitorStats stats;
@@ -253,7 +254,9 @@ void PortMonitor::sminfo_soon(const PortPtr &p) {
     }
     // sminfo_retry after a success (a new baseline), doubling with each failure in a row,
     // never beyond the normal interval.
-    Duration delay = duration_cast<Duration>(cfg_.sminfo_retry);
+    // The very first sample at once: until a baseline exists an SM restart goes unnoticed
+    // (only the audit would find the loss, one group at a time).
+    Duration delay = p->sminfo_ever_asked ? duration_cast<Duration>(cfg_.sminfo_retry) : Duration::zero();
     const Duration cap = duration_cast<Duration>(cfg_.sminfo_interval);
     for (unsigned k = 1; k < p->sminfo_failures && delay < cap; ++k)
         delay *= 2;
@@ -274,6 +277,7 @@ void PortMonitor::send_sminfo(const PortPtr &p) {
         return;
     }
     ++p->stats.sminfo_polls;
+    p->sminfo_ever_asked = true;
     std::weak_ptr<Port> weak = p;
     p->sminfo_txn = sa_.get_sm_info(p->index, sa::SmInfoQuery::by_lid(lid),
                                     sa::TryPolicy::single(cfg_.sminfo_timeout),

@@ -10,8 +10,9 @@
 //   SMInfo    an SA Get(SMInfoRecord) of the master SM, selected by the MasterSMLID PortInfo
 //             last reported (a mask-0 Get fails with 0x0400 when standby SMs exist), every
 //             sminfo_interval (10 s). Only while the port is usable. The first one, which sets
-//             the baseline, goes out about sminfo_retry (1 s) after the port is first seen
-//             usable, and again after the SM LID changed. After a failure the next poll comes
+//             the baseline, goes out as soon as the port is first seen usable (an SM restart
+//             before it would go unnoticed); a new baseline about sminfo_retry (1 s) after
+//             the SM LID changed. After a failure the next poll comes
 //             sooner: sminfo_retry, doubling per failure up to sminfo_interval.
 //   audit     EventSink::audit_due() at audit_per_second (0.2/s), only while the port is
 //             usable; the engine picks the group and sends the SA Get. The first tick falls at

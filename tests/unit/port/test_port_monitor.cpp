@@ -298,14 +298,13 @@ TEST_F(Monitor, PortInfoAnswersDriveTheWatch) {
 
 // ---- SMInfoRecord ----
 
-TEST_F(Monitor, SmInfoBaselineSoonAfterTheFirstUsableSampleThenEveryInterval) {
+TEST_F(Monitor, SmInfoBaselineAtOnceAfterTheFirstUsableSampleThenEveryInterval) {
     make();
     start();
     run_for(60s);
     const auto t = sa_times();
     ASSERT_GE(t.size(), 5u);
-    EXPECT_GE(t[0], 900ms);
-    EXPECT_LE(t[0], 1100ms);
+    EXPECT_EQ(t[0], 0ms) << "a restart before the baseline would go unnoticed";
     for (Duration d : gaps(t)) {
         EXPECT_GE(d, 9000ms);
         EXPECT_LE(d, 11000ms);
@@ -365,14 +364,14 @@ TEST_F(Monitor, SmRestartDetectedEndToEnd) {
 TEST_F(Monitor, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
-    run_for(2s); // the baseline, at 1 s
+    run_for(2s); // the baseline, at 0 s
     sa_reply = Reply::silent;
-    run_for(94500ms); // to 96.5 s
-    // 11 s: the next regular poll; it times out at 12 s, then retries after 1, 2, 4, 8 s and
+    run_for(93500ms); // to 95.5 s
+    // 10 s: the next regular poll; it times out at 11 s, then retries after 1, 2, 4, 8 s and
     // then every 10 s (each after its 1 s timeout).
-    EXPECT_EQ(sa_times(), (std::vector<Duration>{1s, 11s, 13s, 16s, 21s, 30s, 41s, 52s, 63s, 74s,
-                                                 85s, 96s}));
-    EXPECT_EQ(txns->in_flight(0), 1u) << "the one poll sent at 96 s, and never more";
+    EXPECT_EQ(sa_times(), (std::vector<Duration>{0s, 10s, 12s, 15s, 20s, 29s, 40s, 51s, 62s, 73s,
+                                                 84s, 95s}));
+    EXPECT_EQ(txns->in_flight(0), 1u) << "the one poll sent at 95 s, and never more";
     run_for(1s);
     EXPECT_EQ(txns->in_flight(0), 0u) << "a poll holds its window slot for one timeout only";
     EXPECT_EQ(net.sent().size(), log.size());
@@ -389,10 +388,10 @@ TEST_F(Monitor, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
 TEST_F(Monitor, BouncedSmInfoAlsoAsksPortInfoAtOnce) {
     make(MonitorConfig{.portinfo_interval = 5000ms, .jitter_percent = 0});
     start();
-    run_for(2s); // PortInfo at 0 s, the SMInfo baseline at 1 s
+    run_for(2s); // PortInfo and the SMInfo baseline at 0 s
     sa_reply = Reply::bounce;
-    run_for(10500ms); // the regular SMInfo poll at 11 s bounces; its try ends at 12 s
-    EXPECT_EQ(smp_times(), (std::vector<Duration>{0s, 5s, 10s, 12s}))
+    run_for(10500ms); // the regular SMInfo poll at 10 s bounces; its try ends at 11 s
+    EXPECT_EQ(smp_times(), (std::vector<Duration>{0s, 5s, 10s, 11s}))
         << "a PortInfo query as soon as the SA proved unreachable";
     EXPECT_EQ(notes.back(),
               "0 SMInfoRecord poll could not reach the SA: the Get of the SM at LID 1 did not "
@@ -403,7 +402,7 @@ TEST_F(Monitor, SmInfoErrorStatusIsAFailureWithItsName) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
     sm_status = 0x0400;
-    run_for(1500ms); // the baseline attempt at 1 s, answered with an error
+    run_for(500ms); // the baseline attempt at 0 s, answered with an error
     ASSERT_EQ(notes.size(), 1u);
     EXPECT_TRUE(notes[0].starts_with("0 SMInfoRecord poll failed: the Get of the SM at LID 1 was "
                                      "answered with SA status 0x0400 ERR_TOO_MANY_RECORDS"))
@@ -416,17 +415,17 @@ TEST_F(Monitor, NoSecondSmInfoWhileOneIsInFlight) {
     make(MonitorConfig{.sminfo_timeout = 5000ms, .jitter_percent = 0});
     start();
     sa_reply = Reply::silent;
-    run_for(1500ms); // the baseline Get went out at 1 s and waits until 6 s
+    run_for(1500ms); // the baseline Get went out at 0 s and waits until 5 s
     ASSERT_EQ(sa_times().size(), 1u);
     pi[0] = port_info(3, 9); // a new SM asks for a Get soon, but one is in flight
     run_for(3s);
     EXPECT_EQ(sa_times().size(), 1u);
     sa_reply = Reply::answer;
     sm.lid = 9;
-    run_for(5s); // the first fails at 6 s; the one for the new SM follows soon after
+    run_for(5s); // the first fails at 5 s; the one for the new SM follows sminfo_retry after
     const auto t = sa_times();
     ASSERT_EQ(t.size(), 2u);
-    EXPECT_EQ(t[1], 7s);
+    EXPECT_EQ(t[1], 6s);
     EXPECT_EQ(sminfo_request(*sa_sends()[1]).record.lid, 9);
 }
 
