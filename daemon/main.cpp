@@ -12,6 +12,7 @@
 #include <random>
 
 #include "config/config.hpp"
+#include "dbus/dbus_server.hpp"
 #include "mcastd/version.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/signals.hpp"
@@ -111,6 +112,15 @@ int main(int argc, char **argv) {
         auto server = std::make_unique<server::SocketServer>(
             loop, service, server::listen_seqpacket(cfg.socket), cfg.limits, cfg.access,
             std::string("rdma-mcastd ") + MCASTD_VERSION);
+        // D-Bus is optional: without a system bus the socket still serves.
+        std::unique_ptr<dbus::DbusServer> bus;
+        if (cfg.dbus.enabled) {
+            try {
+                bus = std::make_unique<dbus::DbusServer>(loop, service, dbus::default_log_hooks());
+            } catch (const std::exception &e) {
+                spdlog::warn("D-Bus disabled: {}; serving the socket only", e.what());
+            }
+        }
         auto statics = std::make_unique<StaticGroups>(service, loop.timers(), cfg.static_groups,
                                                       cfg.service.engine.retry_min, cfg.service.engine.retry_max);
         spdlog::info("rdma-mcastd {} serving {} port(s) on {}", MCASTD_VERSION, service.ports().size(), cfg.socket);
@@ -128,6 +138,8 @@ int main(int argc, char **argv) {
             spdlog::info("signal {}: leaving every group and stopping", si.ssi_signo);
             server->stop_accepting();
             server->disconnect_all();
+            if (bus)
+                bus->disconnect_all();
             statics.reset();
             const auto bound = sa::timeout_bound(cfg.service.sa) + std::chrono::seconds(1);
             loop.timers().start(bound, [&] {
@@ -144,6 +156,7 @@ int main(int argc, char **argv) {
 
         const int rc = loop.run();
         statics.reset();
+        bus.reset();
         server.reset();
         spdlog::info("stopped");
         return rc;

@@ -6,6 +6,7 @@ MCASTD_PACKAGES=(
     libgtest-dev libgmock-dev
     ibsim-utils libumad2sim0 opensm infiniband-diags
     groff-base  # the man page lint in the library's install test
+    dbus-daemon systemd  # tests/system/dbus: a private bus, and busctl (from systemd)
 )
 
 mcastd_install_deps() {

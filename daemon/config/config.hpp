@@ -31,12 +31,19 @@ inline constexpr const char *kDefaultSocket = "/run/rdma-mcastd.sock";
 inline constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warning",
                                                   "error", "critical", "off"};
 
+// The D-Bus transport. When the system bus cannot be reached the daemon warns and serves the
+// socket only; `enabled: false` does not try.
+struct DbusConfig {
+    bool enabled = true;
+};
+
 struct DaemonConfig {
     std::string socket = kDefaultSocket;
     std::string log_level = "info"; // one of kLogLevels
     ServiceConfig service;          // "ports", "sa", "groups", "retry"
     server::Limits limits;
     server::AccessPolicy access;    // empty lists: anyone who can open the socket
+    DbusConfig dbus;
     std::vector<JoinRequest> static_groups;
     // Where this came from, for the log: the file's path, or "built-in defaults (no <path>)".
     std::string origin;

@@ -263,6 +263,15 @@ void read_access(const ObjectReader &root, server::AccessPolicy &access) {
     access.allow_gids = read_ids<gid_t>(*in, "allow_gids");
 }
 
+void read_dbus(const ObjectReader &root, DbusConfig &dbus) {
+    const auto in = section(root, "dbus");
+    if (!in)
+        return;
+    in->require_only({"enabled"});
+    if (auto v = in->boolean("enabled"))
+        dbus.enabled = *v;
+}
+
 // Each entry is a protocol join request without id and op, checked by the same decoder.
 std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
                                             const std::vector<std::string> &ports) {
@@ -286,7 +295,7 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
 
 DaemonConfig read_config(const ObjectReader &root) {
     root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
-                       "limits", "access", "static_groups"});
+                       "limits", "access", "dbus", "static_groups"});
     DaemonConfig c;
     c.socket = read_socket(root);
     c.log_level = read_log_level(root);
@@ -298,6 +307,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_rejoin(root, c.service.engine);
     read_limits(root, c.limits);
     read_access(root, c.access);
+    read_dbus(root, c.dbus);
     c.static_groups = read_static_groups(root, c.service.ports);
     return c;
 }

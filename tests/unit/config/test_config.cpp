@@ -70,6 +70,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.static_groups.empty());
+    EXPECT_TRUE(c.dbus.enabled);
 }
 
 TEST(ConfigDefaults, EmptyObjectIsEveryDefault) {
@@ -82,7 +83,7 @@ TEST(ConfigDefaults, EmptyObjectIsEveryDefault) {
 
 TEST(ConfigDefaults, EmptySectionsAreDefaultsToo) {
     expect_defaults(ok(R"({"sa":{},"groups":{"create":{}},"retry":{},"monitor":{},"limits":{},
-                           "access":{},"ports":[],"static_groups":[]})"));
+                           "access":{},"dbus":{},"ports":[],"static_groups":[]})"));
 }
 
 TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
@@ -99,7 +100,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-          "max_clients", "access", "allow_uids", "allow_gids", "static_groups"})
+          "max_clients", "access", "allow_uids", "allow_gids", "dbus", "enabled", "static_groups"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -120,6 +121,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
                    "max_memberships_per_client": 10000000, "max_clients": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27]},
+        "dbus": {"enabled": false},
         "static_groups": [
             {"device": "mlx5_0", "port": 1, "mgid": "ff15::1:2", "join_state": "sendonly-full",
              "qkey": 7, "pkey": 65535, "sl": 1, "traffic_class": 2, "flow_label": 3,
@@ -159,6 +161,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_clients, 1u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
+    EXPECT_FALSE(c.dbus.enabled);
     ASSERT_EQ(c.static_groups.size(), 2u);
     const JoinRequest &s = c.static_groups[0];
     EXPECT_EQ(s.device, "mlx5_0");
@@ -286,6 +289,7 @@ const Rejection kRejections[] = {
     {"unknown create key", R"({"groups":{"create":{"qkye":1}}})",
      "test.json: /groups/create/qkye: unknown key"},
     {"unknown retry key", R"({"retry":{"jitter":1}})", "test.json: /retry/jitter: unknown key"},
+    {"unknown dbus key", R"({"dbus":{"enable":true}})", "test.json: /dbus/enable: unknown key"},
     {"unknown monitor key", R"({"monitor":{"portinfo_interval":1000}})",
      "test.json: /monitor/portinfo_interval: unknown key"},
     {"unknown limits key", R"({"limits":{"max_queued_bytes":1}})",
@@ -319,6 +323,8 @@ const Rejection kRejections[] = {
      "test.json: /limits/max_clients: expected an integer in [1, 100000], got true"},
     {"number as bool", R"({"groups":{"allow_ipoib_mgids":1}})",
      "test.json: /groups/allow_ipoib_mgids: expected true or false, got 1"},
+    {"dbus enabled not a bool", R"({"dbus":{"enabled":"yes"}})",
+     "test.json: /dbus/enabled: expected true or false, got \"yes\""},
     {"ports not an array", R"({"ports":"mlx5_0"})",
      "test.json: /ports: expected an array, got \"mlx5_0\""},
     {"port entry not a string", R"({"ports":[1]})",

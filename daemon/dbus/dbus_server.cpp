@@ -1,0 +1,459 @@
+#include "dbus/dbus_server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "dbus/errors.hpp"
+#include "dbus/wire.hpp"
+#include "proto/protocol.hpp"
+#include "runtime/sd_error.hpp"
+#include "views.hpp"
+
+namespace mcastd::dbus {
+
+using runtime::sd_check;
+
+struct DbusServer::Owner {
+    DbusServer *server = nullptr;
+    std::string name; // unique bus name, ":1.42"
+    ClientId client = 0;
+    sd_bus_track *track = nullptr;
+    std::set<MembershipId> memberships;
+    ~Owner() { sd_bus_track_unref(track); }
+};
+
+struct DbusServer::Membership {
+    DbusServer *server = nullptr;
+    MembershipId id = 0;
+    std::string owner;
+    std::string path;
+    std::string device;
+    std::uint16_t port = 0;
+    McRecord record;
+    std::string state = "pending"; // pending, active, lost
+};
+
+namespace {
+
+DbusServer &server_of(void *userdata) { return *static_cast<DbusServer *>(userdata); }
+
+std::string membership_path(MembershipId id) { return std::string(kMembershipPrefix) + "/" + std::to_string(id); }
+
+// Errors go back to the caller as a reply; only a failure to send that reply is the handler's.
+int answer(sd_bus_message *m, const Error &e) { return reply_error(m, e); }
+
+} // namespace
+
+// ---- setup ----
+
+DbusServer::DbusServer(runtime::EventLoop &loop, Service &service, LogHooks log)
+    : loop_(loop), service_(service), log_(std::move(log)) {
+    // Names appear in introspection, which proto/org.rdmamcast1.xml fixes.
+    static const sd_bus_vtable manager[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_NAMES("Join", "sqssa{sv}",
+                                 SD_BUS_PARAM(device) SD_BUS_PARAM(port) SD_BUS_PARAM(mgid)
+                                     SD_BUS_PARAM(join_state) SD_BUS_PARAM(options),
+                                 "oa{sv}", SD_BUS_PARAM(membership) SD_BUS_PARAM(record), on_join,
+                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("ListGroups", "", "", "a(sqsquasasa(tssuus))", SD_BUS_PARAM(groups),
+                                 on_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_PROPERTY("Ports", "a(sqsb)", get_ports, 0, 0),
+        SD_BUS_VTABLE_END,
+    };
+    static const sd_bus_vtable membership[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Leave", "", "", on_leave, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_PROPERTY("Owner", "s", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Device", "s", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Port", "q", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("State", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("MGID", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("PortGID", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("MLID", "q", get_membership, 0, 0),
+        SD_BUS_PROPERTY("QKey", "u", get_membership, 0, 0),
+        SD_BUS_PROPERTY("PKey", "q", get_membership, 0, 0),
+        SD_BUS_PROPERTY("SL", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("MTU", "u", get_membership, 0, 0),
+        SD_BUS_PROPERTY("Rate", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("RateGbps", "d", get_membership, 0, 0),
+        SD_BUS_PROPERTY("FlowLabel", "u", get_membership, 0, 0),
+        SD_BUS_PROPERTY("TrafficClass", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("HopLimit", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("Scope", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("JoinState", "s", get_membership, 0, 0),
+        SD_BUS_SIGNAL_WITH_NAMES("StateChanged", "sa{sv}ass",
+                                 SD_BUS_PARAM(state) SD_BUS_PARAM(record) SD_BUS_PARAM(changed)
+                                     SD_BUS_PARAM(reason),
+                                 0),
+        SD_BUS_VTABLE_END,
+    };
+
+    sd_bus *bus = nullptr;
+    sd_check(sd_bus_open_system(&bus), "cannot connect to the system bus (sd_bus_open_system)");
+    bus_.reset(bus);
+    sd_check(sd_bus_error_add_map(error_map()), "sd_bus_error_add_map");
+    // A bus that goes away must not stop the daemon: the socket keeps serving.
+    sd_check(sd_bus_set_exit_on_disconnect(bus, 0), "sd_bus_set_exit_on_disconnect");
+
+    sd_bus_slot *s = nullptr;
+    sd_check(sd_bus_add_object_vtable(bus, &s, kManagerPath, "org.rdmamcast1.Manager", manager, this),
+             "registering org.rdmamcast1.Manager");
+    manager_slot_.reset(s);
+    sd_check(sd_bus_add_fallback_vtable(bus, &s, kMembershipPrefix, "org.rdmamcast1.Membership", membership,
+                                        find_membership, this),
+             "registering org.rdmamcast1.Membership");
+    membership_slot_.reset(s);
+    sd_check(sd_bus_add_node_enumerator(bus, &s, kMembershipPrefix, enumerate_memberships, this),
+             "registering the membership enumerator");
+    enumerator_slot_.reset(s);
+    sd_check(add_log_control(bus, &s, &log_), "registering org.freedesktop.LogControl1");
+    log_slot_.reset(s);
+    sd_check(sd_bus_match_signal(bus, &s, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                                 "org.freedesktop.DBus.Local", "Disconnected", on_disconnected, this),
+             "watching for the bus to disconnect");
+    disconnect_slot_.reset(s);
+
+    sd_check(sd_bus_attach_event(bus, loop_.get(), SD_EVENT_PRIORITY_NORMAL), "sd_bus_attach_event");
+    // Synchronous on purpose: main() says READY=1 only once the name is ours.
+    sd_check(sd_bus_request_name(bus, kBusName, 0), std::string("cannot own the bus name ") + kBusName);
+}
+
+DbusServer::~DbusServer() {
+    *alive_ = false;
+    disconnect_all();
+    log_slot_.reset();
+    disconnect_slot_.reset();
+    enumerator_slot_.reset();
+    membership_slot_.reset();
+    manager_slot_.reset();
+    if (bus_)
+        sd_bus_detach_event(bus_.get());
+}
+
+void DbusServer::disconnect_all() {
+    while (!owners_.empty())
+        release_owner(owners_.begin()->first);
+}
+
+// ---- callers ----
+
+DbusServer::Owner *DbusServer::owner_for(sd_bus_message *m, std::string &why) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (!sender) {
+        why = "the call carries no sender";
+        return nullptr;
+    }
+    if (auto it = owners_.find(sender); it != owners_.end())
+        return it->second.get();
+
+    // Who the caller is, as the bus says (never as the caller says).
+    sd_bus_creds *c = nullptr;
+    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_PID |
+                                             SD_BUS_CREDS_COMM | SD_BUS_CREDS_AUGMENT,
+                                      &c);
+    if (r < 0) {
+        why = std::string("cannot read the caller's credentials: ") + std::strerror(-r);
+        return nullptr;
+    }
+    ClientInfo info;
+    sd_bus_creds_get_euid(c, &info.uid);
+    sd_bus_creds_get_egid(c, &info.gid);
+    sd_bus_creds_get_pid(c, &info.pid);
+    const char *comm = nullptr;
+    info.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
+    sd_bus_creds_unref(c);
+
+    auto o = std::make_unique<Owner>();
+    o->server = this;
+    o->name = sender;
+    r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
+    if (r >= 0)
+        r = sd_bus_track_add_sender(o->track, m);
+    if (r < 0) {
+        why = std::string("cannot track the caller on the bus: ") + std::strerror(-r);
+        return nullptr;
+    }
+    o->client = service_.add_client(info, this);
+    spdlog::debug("D-Bus client {} pid {} uid {} ({}) connected", o->name, info.pid, info.uid, info.comm);
+    Owner *raw = o.get();
+    by_client_[raw->client] = raw;
+    owners_.emplace(raw->name, std::move(o));
+    return raw;
+}
+
+void DbusServer::release_owner(const std::string &name) {
+    auto node = owners_.extract(name);
+    if (node.empty())
+        return;
+    Owner &o = *node.mapped();
+    for (MembershipId id : std::set<MembershipId>(o.memberships))
+        drop_membership(id);
+    by_client_.erase(o.client);
+    // Releases every membership as if each had been left; pending joins die unanswered.
+    service_.remove_client(o.client);
+    spdlog::debug("D-Bus client {} gone", name);
+}
+
+// Called where the engine may be mid-callback, so the release runs from the loop.
+void DbusServer::release_if_idle(const std::string &name) {
+    loop_.post([this, name, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.lock())
+            return;
+        auto it = owners_.find(name);
+        if (it != owners_.end() && it->second->memberships.empty())
+            release_owner(name);
+    });
+}
+
+// The caller's unique name left the bus (exited, crashed, closed its connection).
+int DbusServer::on_owner_gone(sd_bus_track *, void *userdata) {
+    auto *o = static_cast<Owner *>(userdata);
+    // Destroys the track too: a track left alive and empty would be reported again on every
+    // loop iteration (systemd 252).
+    o->server->release_owner(std::string(o->name));
+    return 0;
+}
+
+int DbusServer::on_disconnected(sd_bus_message *, void *userdata, sd_bus_error *) {
+    DbusServer &srv = server_of(userdata);
+    spdlog::warn("lost the connection to the system bus; releasing the memberships of {} D-Bus client(s) and "
+                 "serving the socket only",
+                 srv.owners_.size());
+    srv.disconnect_all();
+    return 0;
+}
+
+// ---- memberships ----
+
+DbusServer::Membership &DbusServer::ensure_membership(MembershipId id, const std::string &owner,
+                                                      const std::string &device, std::uint16_t port) {
+    auto &slot = memberships_[id];
+    if (!slot) {
+        slot = std::make_unique<Membership>();
+        slot->server = this;
+        slot->id = id;
+        slot->owner = owner;
+        slot->path = membership_path(id);
+        slot->device = device;
+        slot->port = port;
+        if (auto it = owners_.find(owner); it != owners_.end())
+            it->second->memberships.insert(id);
+    }
+    return *slot;
+}
+
+void DbusServer::drop_membership(MembershipId id) {
+    auto node = memberships_.extract(id);
+    if (node.empty())
+        return;
+    if (auto it = owners_.find(node.mapped()->owner); it != owners_.end())
+        it->second->memberships.erase(id);
+}
+
+int DbusServer::find_membership(sd_bus *, const char *path, const char *, void *userdata, void **found,
+                                sd_bus_error *) {
+    DbusServer &srv = server_of(userdata);
+    const std::string_view p = path, prefix = kMembershipPrefix;
+    if (p.size() <= prefix.size() + 1 || p.substr(0, prefix.size()) != prefix || p[prefix.size()] != '/')
+        return 0;
+    const std::string tail(p.substr(prefix.size() + 1));
+    char *end = nullptr;
+    const unsigned long long id = std::strtoull(tail.c_str(), &end, 10);
+    if (*end != '\0' || tail.empty() || tail[0] == '0')
+        return 0;
+    auto it = srv.memberships_.find(id);
+    if (it == srv.memberships_.end())
+        return 0;
+    *found = it->second.get();
+    return 1;
+}
+
+int DbusServer::enumerate_memberships(sd_bus *, const char *, void *userdata, char ***nodes, sd_bus_error *) {
+    DbusServer &srv = server_of(userdata);
+    auto **v = static_cast<char **>(std::calloc(srv.memberships_.size() + 1, sizeof(char *)));
+    if (!v)
+        return -ENOMEM;
+    std::size_t i = 0;
+    for (const auto &[id, mb] : srv.memberships_)
+        if (!(v[i++] = strdup(mb->path.c_str()))) {
+            for (std::size_t j = 0; j < i; ++j)
+                std::free(v[j]);
+            std::free(v);
+            return -ENOMEM;
+        }
+    *nodes = v;
+    return 0;
+}
+
+int DbusServer::get_membership(sd_bus *, const char *, const char *, const char *property, sd_bus_message *reply,
+                               void *userdata, sd_bus_error *error) {
+    const Membership &mb = *static_cast<Membership *>(userdata);
+    const std::string_view p = property;
+    if (p == "Owner")
+        return sd_bus_message_append_basic(reply, 's', mb.owner.c_str());
+    if (p == "Device")
+        return sd_bus_message_append_basic(reply, 's', mb.device.c_str());
+    if (p == "Port")
+        return sd_bus_message_append_basic(reply, 'q', &mb.port);
+    if (p == "State")
+        return sd_bus_message_append_basic(reply, 's', mb.state.c_str());
+    if (auto v = record_property(mb.record, p))
+        return append_value(reply, *v);
+    return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "no property %s", property);
+}
+
+void DbusServer::membership_event(ClientId, MembershipId id, const MembershipEvent &ev) {
+    auto it = memberships_.find(id);
+    if (it == memberships_.end())
+        return;
+    Membership &mb = *it->second;
+    mb.record = ev.record;
+    mb.state = ev.kind == MembershipEvent::Kind::restored ? "active" : "lost";
+    const std::string reason = ev.reason ? ev.reason->message : std::string();
+
+    // Unicast: only the owner hears about its membership.
+    sd_bus_message *sig = nullptr;
+    int r = sd_bus_message_new_signal(bus_.get(), &sig, mb.path.c_str(), "org.rdmamcast1.Membership", "StateChanged");
+    if (r >= 0) r = sd_bus_message_set_destination(sig, mb.owner.c_str());
+    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', mb.state.c_str());
+    if (r >= 0) r = append_record(sig, mb.record);
+    if (r >= 0) r = sd_bus_message_open_container(sig, 'a', "s");
+    for (const auto &name : proto::changed_field_names(ev.changed))
+        if (r >= 0) r = sd_bus_message_append_basic(sig, 's', name.c_str());
+    if (r >= 0) r = sd_bus_message_close_container(sig);
+    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', reason.c_str());
+    if (r >= 0) r = sd_bus_send(bus_.get(), sig, nullptr);
+    sd_bus_message_unref(sig);
+    if (r < 0)
+        spdlog::warn("cannot tell D-Bus client {} that membership {} is {}: {}", mb.owner, id, mb.state,
+                     std::strerror(-r));
+}
+
+// ---- methods ----
+
+int DbusServer::on_join(sd_bus_message *m, void *userdata, sd_bus_error *) { return server_of(userdata).join(m); }
+
+int DbusServer::join(sd_bus_message *m) {
+    JoinArgs a;
+    const char *device = nullptr, *mgid = nullptr, *state = nullptr;
+    int r = sd_bus_message_read(m, "sqss", &device, &a.port, &mgid, &state);
+    if (r < 0)
+        return r;
+    a.device = device;
+    a.mgid = mgid;
+    a.join_state = state;
+    std::string bad;
+    if ((r = read_options(m, a.options, bad)) < 0)
+        return r;
+    if (!bad.empty())
+        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    auto decoded = decode_join_args(a);
+    if (auto *e = std::get_if<Error>(&decoded))
+        return answer(m, *e);
+
+    std::string why;
+    Owner *o = owner_for(m, why);
+    if (!o)
+        return answer(m, Error{Errc::internal, why, std::nullopt});
+
+    // The reply waits for the SA: the call is kept until the engine answers (or is dropped
+    // with the callback when the caller leaves the bus first).
+    std::shared_ptr<sd_bus_message> call(sd_bus_message_ref(m), sd_bus_message_unref);
+    auto done = std::make_shared<bool>(false);
+    const std::string owner = o->name;
+    const MembershipId id = service_.engine().join(
+        o->client, std::get<JoinRequest>(decoded), [this, call, done, owner, dev = a.device, port = a.port](const JoinResult &res) {
+            *done = true;
+            if (res.error) {
+                drop_membership(res.id);
+                if (int rc = answer(call.get(), *res.error); rc < 0)
+                    spdlog::warn("cannot answer D-Bus client {}: {}", owner, std::strerror(-rc));
+                release_if_idle(owner);
+                return;
+            }
+            Membership &mb = ensure_membership(res.id, owner, dev, port);
+            mb.record = res.record;
+            mb.state = "active";
+            sd_bus_message *reply = nullptr;
+            int rc = sd_bus_message_new_method_return(call.get(), &reply);
+            if (rc >= 0) rc = sd_bus_message_append_basic(reply, 'o', mb.path.c_str());
+            if (rc >= 0) rc = append_record(reply, mb.record);
+            if (rc >= 0) rc = sd_bus_send(nullptr, reply, nullptr);
+            sd_bus_message_unref(reply);
+            if (rc < 0)
+                spdlog::warn("cannot answer D-Bus client {}: {}", owner, std::strerror(-rc));
+        });
+    if (!*done)
+        ensure_membership(id, owner, a.device, a.port); // visible as "pending" until the SA answers
+    return 1;
+}
+
+int DbusServer::on_leave(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    auto &mb = *static_cast<Membership *>(userdata);
+    return mb.server->leave(m, mb);
+}
+
+int DbusServer::leave(sd_bus_message *m, Membership &mb) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (!sender || mb.owner != sender)
+        return answer(m, Error{Errc::denied,
+                               "only its owner (" + mb.owner + ") may leave membership " + std::to_string(mb.id),
+                               std::nullopt});
+    const MembershipId id = mb.id;
+    const std::string owner = mb.owner;
+    const Owner *o = owners_.at(owner).get();
+    // A pending join is withdrawn: its Join call is answered Cancelled by the callback.
+    if (auto err = service_.engine().leave(o->client, id))
+        return answer(m, *err);
+    drop_membership(id);
+    release_if_idle(owner);
+    return sd_bus_reply_method_return(m, "");
+}
+
+int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    const proto::ListResult list = list_view(server_of(userdata).service_);
+    sd_bus_message *reply = nullptr;
+    int r = sd_bus_message_new_method_return(m, &reply);
+    if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(sqsquasasa(tssuus))");
+    for (const auto &p : list.ports)
+        for (const auto &g : p.groups) {
+            const std::string mgid = format_gid(g.mgid);
+            if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsquasasa(tssuus)");
+            if (r >= 0) r = sd_bus_message_append(reply, "sqsqu", p.device.c_str(), std::uint16_t{p.port},
+                                                  mgid.c_str(), g.mlid, g.qkey);
+            if (r >= 0) r = append_join_state_names(reply, g.held);
+            if (r >= 0) r = append_join_state_names(reply, g.foreign);
+            if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(tssuus)");
+            for (const auto &mem : g.members)
+                if (r >= 0)
+                    r = sd_bus_message_append(reply, "(tssuus)", std::uint64_t{mem.membership},
+                                              join_state_name(mem.join_state).c_str(), mem.state.c_str(),
+                                              static_cast<std::uint32_t>(mem.pid), static_cast<std::uint32_t>(mem.uid),
+                                              mem.comm.c_str());
+            if (r >= 0) r = sd_bus_message_close_container(reply);
+            if (r >= 0) r = sd_bus_message_close_container(reply);
+        }
+    if (r >= 0) r = sd_bus_message_close_container(reply);
+    if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
+    sd_bus_message_unref(reply);
+    return r < 0 ? r : 1;
+}
+
+int DbusServer::get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
+                          void *userdata, sd_bus_error *) {
+    int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
+    for (const auto &p : server_of(userdata).service_.engine().ports()) {
+        const std::string gid = format_gid(p.port_gid);
+        if (r >= 0)
+            r = sd_bus_message_append(reply, "(sqsb)", p.device.c_str(), std::uint16_t{p.port}, gid.c_str(),
+                                      static_cast<int>(p.active));
+    }
+    if (r >= 0) r = sd_bus_message_close_container(reply);
+    return r;
+}
+
+} // namespace mcastd::dbus

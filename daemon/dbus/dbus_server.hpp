@@ -1,0 +1,84 @@
+// The D-Bus transport (proto/DBUS.md): org.rdmamcast1 on the system bus, over the same core
+// as the Unix socket. One engine client per caller's unique name, tracked with sd_bus_track,
+// so a caller that leaves the bus releases its memberships exactly as a closed socket does.
+// One object per membership, which only its owner may leave and only its owner hears about.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <systemd/sd-bus.h>
+
+#include "dbus/log_control.hpp"
+#include "runtime/event_loop.hpp"
+#include "service.hpp"
+
+namespace mcastd::dbus {
+
+inline constexpr const char *kBusName = "org.rdmamcast1";
+inline constexpr const char *kManagerPath = "/org/rdmamcast1";
+inline constexpr const char *kMembershipPrefix = "/org/rdmamcast1/membership";
+
+class DbusServer final : private EventSink {
+public:
+    // Connects to the system bus (sd_bus_open_system(), which honours DBUS_SYSTEM_BUS_ADDRESS),
+    // registers every object, attaches to `loop` and only then requests the bus name, so no
+    // caller ever sees a half-built service. Throws std::system_error naming the step that
+    // failed (no bus, name taken or refused by the bus policy).
+    DbusServer(runtime::EventLoop &loop, Service &service, LogHooks log);
+    ~DbusServer() override;
+    DbusServer(const DbusServer &) = delete;
+    DbusServer &operator=(const DbusServer &) = delete;
+
+    // Graceful stop: releases every D-Bus caller's memberships.
+    void disconnect_all();
+    std::size_t clients() const { return owners_.size(); }
+
+private:
+    struct Owner;
+    struct Membership;
+    struct Unref {
+        void operator()(sd_bus *b) const noexcept { sd_bus_flush_close_unref(b); }
+        void operator()(sd_bus_slot *s) const noexcept { sd_bus_slot_unref(s); }
+    };
+    using SlotPtr = std::unique_ptr<sd_bus_slot, Unref>;
+
+    // sd-bus callbacks (userdata: this, or the Membership the object path names).
+    static int on_join(sd_bus_message *m, void *userdata, sd_bus_error *error);
+    static int on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *error);
+    static int get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
+                         void *userdata, sd_bus_error *);
+    static int on_leave(sd_bus_message *m, void *userdata, sd_bus_error *error);
+    static int get_membership(sd_bus *, const char *, const char *, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error);
+    static int find_membership(sd_bus *, const char *path, const char *, void *userdata, void **found,
+                               sd_bus_error *);
+    static int enumerate_memberships(sd_bus *, const char *, void *userdata, char ***nodes, sd_bus_error *);
+    static int on_owner_gone(sd_bus_track *track, void *userdata);
+    static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *);
+
+    int join(sd_bus_message *m);
+    int leave(sd_bus_message *m, Membership &mb);
+    // The caller's Owner, created (engine client, credentials, track) on its first join.
+    Owner *owner_for(sd_bus_message *m, std::string &why);
+    void release_owner(const std::string &name);
+    void release_if_idle(const std::string &name);
+    Membership &ensure_membership(MembershipId id, const std::string &owner, const std::string &device,
+                                  std::uint16_t port);
+    void drop_membership(MembershipId id);
+    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+
+    runtime::EventLoop &loop_;
+    Service &service_;
+    LogHooks log_;
+    std::unique_ptr<sd_bus, Unref> bus_;
+    SlotPtr manager_slot_, membership_slot_, enumerator_slot_, log_slot_, disconnect_slot_;
+    std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
+    std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
+    std::map<ClientId, Owner *> by_client_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post
+};
+
+} // namespace mcastd::dbus

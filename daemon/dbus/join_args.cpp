@@ -1,0 +1,47 @@
+#include "dbus/join_args.hpp"
+
+#include <array>
+#include <string_view>
+
+#include "proto/join_decoder.hpp"
+
+namespace mcastd::dbus {
+
+namespace {
+
+using json_check::json;
+
+Error invalid(std::string message) { return Error{Errc::invalid_argument, std::move(message), std::nullopt}; }
+
+// Keys that are Join's own arguments, not options.
+constexpr std::array<std::string_view, 5> kArgumentKeys{"device", "port", "mgid", "create", "join_state"};
+
+} // namespace
+
+std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
+    // The request as the socket protocol would carry it; the decoder does the rest.
+    json req = json::object();
+    req["device"] = a.device;
+    req["port"] = a.port;
+    if (a.mgid.empty())
+        req["create"] = true;
+    else
+        req["mgid"] = a.mgid;
+    if (!a.join_state.empty())
+        req["join_state"] = a.join_state;
+    for (const auto &[key, value] : a.options) {
+        for (auto k : kArgumentKeys)
+            if (key == k)
+                return invalid("/" + key + ": is an argument of Join, not an option");
+        if (req.contains(key))
+            return invalid("/" + key + ": given twice");
+        std::visit([&req, &key = key](const auto &v) { req[key] = v; }, value);
+    }
+    try {
+        return proto::decode_join(json_check::ObjectReader(req, ""));
+    } catch (const json_check::FieldError &e) {
+        return invalid(e.describe());
+    }
+}
+
+} // namespace mcastd::dbus

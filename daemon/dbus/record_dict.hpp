@@ -1,0 +1,31 @@
+// A group record as D-Bus shows it: the a{sv} dictionary Join and StateChanged carry (keys are
+// the socket protocol's RECORD keys) and the Membership object's properties (CamelCase names),
+// built from one table so the two never disagree. Pure data; wire.hpp writes it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/record.hpp"
+
+namespace mcastd::dbus {
+
+// D-Bus basic types: y, q, u, d, s.
+using Value = std::variant<std::uint8_t, std::uint16_t, std::uint32_t, double, std::string>;
+
+struct RecordEntry {
+    std::string_view key;      // "mlid": the a{sv} key, as PROTOCOL.md's RECORD
+    std::string_view property; // "MLID": the Membership property
+    Value value;
+};
+
+// Every RECORD key, in PROTOCOL.md's order.
+std::vector<RecordEntry> record_entries(const McRecord &record);
+// The value of one Membership record property ("MLID"), nullopt for a name not in the table.
+std::optional<Value> record_property(const McRecord &record, std::string_view property);
+
+} // namespace mcastd::dbus

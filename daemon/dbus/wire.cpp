@@ -1,0 +1,98 @@
+#include "dbus/wire.hpp"
+
+namespace mcastd::dbus {
+
+namespace {
+
+char type_of(const Value &v) {
+    static constexpr char kTypes[] = {'y', 'q', 'u', 'd', 's'};
+    return kTypes[v.index()];
+}
+
+// Reads one basic value of type `t` (already inside the variant) into an option value.
+int read_basic(sd_bus_message *m, char t, OptionValue &out) {
+    int r = 0;
+    switch (t) {
+    case 'y': { std::uint8_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::uint64_t{v}; break; }
+    case 'q': { std::uint16_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::uint64_t{v}; break; }
+    case 'u': { std::uint32_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::uint64_t{v}; break; }
+    case 't': { std::uint64_t v; r = sd_bus_message_read_basic(m, t, &v); out = v; break; }
+    case 'n': { std::int16_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::int64_t{v}; break; }
+    case 'i': { std::int32_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::int64_t{v}; break; }
+    case 'x': { std::int64_t v; r = sd_bus_message_read_basic(m, t, &v); out = v; break; }
+    case 'b': { int v; r = sd_bus_message_read_basic(m, t, &v); out = v != 0; break; }
+    case 's': { const char *v; r = sd_bus_message_read_basic(m, t, &v); out = std::string(v); break; }
+    default: return -EINVAL;
+    }
+    return r;
+}
+
+} // namespace
+
+int append_value(sd_bus_message *m, const Value &v) {
+    return std::visit(
+        [m, &v](const auto &x) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::string>)
+                return sd_bus_message_append_basic(m, 's', x.c_str());
+            else
+                return sd_bus_message_append_basic(m, type_of(v), &x);
+        },
+        v);
+}
+
+int append_record(sd_bus_message *m, const McRecord &record) {
+    int r = sd_bus_message_open_container(m, 'a', "{sv}");
+    for (const auto &e : record_entries(record)) {
+        const char sig[2] = {type_of(e.value), '\0'};
+        const std::string key(e.key);
+        if (r >= 0) r = sd_bus_message_open_container(m, 'e', "sv");
+        if (r >= 0) r = sd_bus_message_append_basic(m, 's', key.c_str());
+        if (r >= 0) r = sd_bus_message_open_container(m, 'v', sig);
+        if (r >= 0) r = append_value(m, e.value);
+        if (r >= 0) r = sd_bus_message_close_container(m);
+        if (r >= 0) r = sd_bus_message_close_container(m);
+    }
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int append_join_state_names(sd_bus_message *m, std::uint8_t bits) {
+    int r = sd_bus_message_open_container(m, 'a', "s");
+    for (std::uint8_t bit = 1; r >= 0 && bit <= join::send_only_full; bit = static_cast<std::uint8_t>(bit << 1))
+        if (bits & bit)
+            r = sd_bus_message_append_basic(m, 's', join_state_name(bit).c_str());
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int read_options(sd_bus_message *m, Options &out, std::string &bad) {
+    int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+    if (r < 0)
+        return r;
+    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+        const char *key = nullptr;
+        if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
+            return r;
+        const char *contents = nullptr;
+        if ((r = sd_bus_message_peek_type(m, nullptr, &contents)) < 0)
+            return r;
+        if (std::string_view(contents).size() != 1 || std::string_view("yqutnixbs").find(contents[0]) == std::string_view::npos) {
+            bad = "/" + std::string(key) + ": a value of D-Bus type '" + contents +
+                  "' where an integer, a boolean or a string belongs";
+            return 0;
+        }
+        if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0)
+            return r;
+        OptionValue v;
+        if ((r = read_basic(m, contents[0], v)) < 0)
+            return r;
+        out.emplace_back(key, std::move(v));
+        if ((r = sd_bus_message_exit_container(m)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+            return r;
+    }
+    if (r < 0)
+        return r;
+    return sd_bus_message_exit_container(m);
+}
+
+} // namespace mcastd::dbus

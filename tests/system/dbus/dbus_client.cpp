@@ -1,0 +1,151 @@
+// mcastd-dbus-client: one long-lived D-Bus connection to org.rdmamcast1 driven by lines on
+// stdin, so the system tests can act as an owner that joins and later leaves (busctl opens a
+// new connection, i.e. a new owner, per call) and can watch which signals reach whom.
+//
+//   join DEVICE PORT MGID|- JOIN_STATE   -> "ok PATH MLID" or "error NAME MESSAGE"
+//   leave PATH                           -> "ok" or "error NAME MESSAGE"
+//   ping                                 -> "pong" after every signal that arrived before the
+//                                           daemon's answer to a Peer.Ping has been printed
+//   StateChanged signals from org.rdmamcast1 (any sender match, unicast or not):
+//                                        -> "signal PATH STATE CHANGED,... REASON"
+// EOF on stdin exits.
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+sd_bus *bus = nullptr;
+sd_event *loop = nullptr;
+std::string pending;
+
+void say(const std::string &line) {
+    std::cout << line << std::endl;
+}
+
+std::string error_line(const sd_bus_error &e) {
+    return std::string("error ") + (e.name ? e.name : "?") + " " + (e.message ? e.message : "");
+}
+
+// Skips one a{sv} record, returning its "mlid".
+unsigned read_record_mlid(sd_bus_message *m) {
+    unsigned mlid = 0;
+    sd_bus_message_enter_container(m, 'a', "{sv}");
+    while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+        const char *key = nullptr;
+        sd_bus_message_read(m, "s", &key);
+        if (std::strcmp(key, "mlid") == 0) {
+            std::uint16_t v = 0;
+            sd_bus_message_read(m, "v", "q", &v);
+            mlid = v;
+        } else {
+            sd_bus_message_skip(m, "v");
+        }
+        sd_bus_message_exit_container(m);
+    }
+    sd_bus_message_exit_container(m);
+    return mlid;
+}
+
+int on_state_changed(sd_bus_message *m, void *, sd_bus_error *) {
+    const char *state = nullptr, *reason = nullptr;
+    sd_bus_message_read(m, "s", &state);
+    read_record_mlid(m);
+    std::string changed;
+    sd_bus_message_enter_container(m, 'a', "s");
+    for (const char *c = nullptr; sd_bus_message_read(m, "s", &c) > 0;)
+        changed += (changed.empty() ? "" : ",") + std::string(c);
+    sd_bus_message_exit_container(m);
+    sd_bus_message_read(m, "s", &reason);
+    say(std::string("signal ") + sd_bus_message_get_path(m) + " " + state + " " +
+        (changed.empty() ? "-" : changed) + " " + reason);
+    return 0;
+}
+
+void command(const std::string &line) {
+    std::istringstream in(line);
+    std::string op;
+    in >> op;
+    sd_bus_error e = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = nullptr;
+    if (op == "join") {
+        std::string dev, mgid, state;
+        unsigned port = 0;
+        in >> dev >> port >> mgid >> state;
+        if (mgid == "-")
+            mgid.clear();
+        if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
+                               &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port), mgid.c_str(),
+                               state.c_str(), 0) < 0) {
+            say(error_line(e));
+        } else {
+            const char *path = nullptr;
+            sd_bus_message_read(reply, "o", &path);
+            const std::string p = path;
+            say("ok " + p + " " + std::to_string(read_record_mlid(reply)));
+        }
+    } else if (op == "leave") {
+        std::string path;
+        in >> path;
+        if (sd_bus_call_method(bus, "org.rdmamcast1", path.c_str(), "org.rdmamcast1.Membership", "Leave", &e,
+                               &reply, "") < 0)
+            say(error_line(e));
+        else
+            say("ok");
+    } else if (op == "ping") {
+        if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.freedesktop.DBus.Peer", "Ping", &e,
+                               &reply, "") < 0) {
+            say(error_line(e));
+        } else {
+            // Messages that came before the answer were queued by the call: dispatch them now.
+            while (sd_bus_process(bus, nullptr) > 0) {
+            }
+            say("pong");
+        }
+    } else {
+        say("error usage unknown command: " + op);
+    }
+    sd_bus_message_unref(reply);
+    sd_bus_error_free(&e);
+}
+
+int on_stdin(sd_event_source *, int fd, std::uint32_t, void *) {
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+        sd_event_exit(loop, 0);
+        return 0;
+    }
+    pending.append(buf, static_cast<std::size_t>(n));
+    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+        const std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        command(line);
+    }
+    return 0;
+}
+
+} // namespace
+
+int main() {
+    if (int r = sd_bus_open_system(&bus); r < 0) {
+        std::fprintf(stderr, "mcastd-dbus-client: cannot connect to the system bus: %s\n", std::strerror(-r));
+        return 1;
+    }
+    sd_event_default(&loop);
+    sd_bus_attach_event(bus, loop, 0);
+    sd_bus_match_signal(bus, nullptr, "org.rdmamcast1", nullptr, "org.rdmamcast1.Membership", "StateChanged",
+                        on_state_changed, nullptr);
+    sd_event_add_io(loop, nullptr, STDIN_FILENO, EPOLLIN, on_stdin, nullptr);
+    say("ready");
+    const int r = sd_event_loop(loop);
+    sd_bus_flush_close_unref(bus);
+    sd_event_unref(loop);
+    return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,278 @@
+// The D-Bus transport end to end: a private dbus-daemon that includes the shipped policy
+// (systemd/org.rdmamcast1.conf), the real daemon on a simulated node connected to it, busctl
+// and mcastd-dbus-client as callers, and the SA as the judge of what the daemon holds.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include "sim/daemon_harness.hpp"
+
+namespace mcastd::sim {
+namespace {
+
+Gid G(const std::string &s) { return *parse_gid(s); }
+
+// The org.rdmamcast1.* interfaces of an introspection document, comments and the whitespace
+// between tags dropped, so the served XML and proto/'s hand-written one compare as text.
+std::string rdmamcast_interfaces(const std::string &xml) {
+    std::string s = std::regex_replace(xml, std::regex("<!--[\\s\\S]*?-->"), "");
+    s = std::regex_replace(s, std::regex(">\\s+<"), "><");
+    std::string out;
+    const std::regex iface("<interface name=\"org\\.rdmamcast1\\.[^\"]*\">[\\s\\S]*?</interface>");
+    for (std::sregex_iterator it(s.begin(), s.end(), iface), end; it != end; ++it)
+        out += it->str() + "\n";
+    return out;
+}
+
+class DbusSystem : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // The bus socket must be reachable by the unprivileged caller, or a denial would test
+        // "cannot connect" instead of the policy.
+        ::chmod(fabric.scratch().c_str(), 0755);
+        const auto dir = fabric.scratch() / "bus";
+        std::filesystem::create_directories(dir / "system.d");
+        ::chmod(dir.c_str(), 0755);
+        std::filesystem::copy_file(MCASTD_DBUS_POLICY, dir / "system.d" / "org.rdmamcast1.conf");
+        socket_ = dir / "bus.sock";
+        std::ofstream(dir / "bus.conf") << R"(<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=)" << socket_.string() << R"(</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+  </policy>
+  <includedir>)" << (dir / "system.d").string() << R"(</includedir>
+</busconfig>
+)";
+        bus_ = std::make_unique<Process>(Process::Options{
+            .argv = {"dbus-daemon", "--config-file=" + (dir / "bus.conf").string(), "--print-address=1", "--nofork"},
+            .cwd = dir});
+        // The address is printed once the bus listens: that is its readiness.
+        auto addr = bus_->read_line(10s);
+        ASSERT_TRUE(addr) << "dbus-daemon did not start: " << bus_->stderr_text();
+        address_ = *addr;
+        // The daemon harness passes the test's environment on (sd_bus_open_system reads it).
+        ::setenv("DBUS_SYSTEM_BUS_ADDRESS", address_.c_str(), 1);
+    }
+    void TearDown() override { ::unsetenv("DBUS_SYSTEM_BUS_ADDRESS"); }
+
+    Gid h2() { return fabric.port_gid("H2"); }
+
+    RunResult run(std::vector<std::string> argv) {
+        Process p(Process::Options{.argv = std::move(argv), .cwd = fabric.scratch()});
+        RunResult r;
+        r.exit_code = p.wait(20s).value_or(-1);
+        r.out = p.read_all(1s);
+        r.err = p.stderr_text();
+        return r;
+    }
+    RunResult busctl(std::vector<std::string> args, bool as_nobody = false) {
+        std::vector<std::string> argv;
+        if (as_nobody)
+            argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+        argv.insert(argv.end(), {"busctl", "--address=" + address_});
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    }
+    std::string property(const std::string &path, const std::string &iface, const std::string &name) {
+        auto r = busctl({"get-property", "org.rdmamcast1", path, iface, name});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        while (!r.out.empty() && r.out.back() == '\n')
+            r.out.pop_back();
+        return r.out;
+    }
+
+    // A long-lived D-Bus caller (mcastd-dbus-client) and its answers.
+    Process &client() {
+        clients_.push_back(std::make_unique<Process>(
+            Process::Options{.argv = {MCASTD_DBUS_CLIENT}, .cwd = fabric.scratch(), .stdin_pipe = true}));
+        auto ready = clients_.back()->read_line(10s);
+        EXPECT_EQ(ready.value_or(""), "ready") << clients_.back()->stderr_text();
+        return *clients_.back();
+    }
+    std::string ask(Process &c, const std::string &command) {
+        c.write_stdin(command + "\n");
+        return c.read_line(20s).value_or("(no answer: " + c.stderr_text() + ")");
+    }
+    // "ok PATH MLID" -> PATH
+    static std::string path_of(const std::string &answer) {
+        std::istringstream in(answer);
+        std::string ok, path;
+        in >> ok >> path;
+        return ok == "ok" ? path : std::string();
+    }
+
+    Fabric fabric;
+    std::filesystem::path socket_;
+    std::string address_;
+    std::unique_ptr<Process> bus_;
+    std::vector<std::unique_ptr<Process>> clients_;
+};
+
+TEST_F(DbusSystem, OwnerJoinsAndLeavesAndTheSaFollows) {
+    Daemon d(fabric, "H2");
+    const Gid m = G("ff15:db::1");
+    Process &c = client();
+    const std::string path = path_of(ask(c, "join ibsim0 1 ff15:db::1 full"));
+    ASSERT_FALSE(path.empty());
+    EXPECT_EQ(fabric.sa_join_state(m, h2()), 0x1);
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "MGID"), "s \"ff15:db::1\"");
+
+    EXPECT_EQ(ask(c, "leave " + path), "ok");
+    EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 5s)) << "left at the SA";
+    EXPECT_NE(busctl({"introspect", "org.rdmamcast1", path}).exit_code, 0) << "the object is gone";
+}
+
+TEST_F(DbusSystem, OnlyTheOwnerMayLeave) {
+    Daemon d(fabric, "H2");
+    Process &owner = client();
+    Process &other = client();
+    const std::string path = path_of(ask(owner, "join ibsim0 1 ff15:db::2 full"));
+    ASSERT_FALSE(path.empty());
+    const std::string refused = ask(other, "leave " + path);
+    EXPECT_EQ(refused.rfind("error org.rdmamcast1.Error.Denied only its owner", 0), 0u) << refused;
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::2"), h2()), 0x1) << "still held";
+}
+
+TEST_F(DbusSystem, ErrorsCarryTheProtocolCodeAndSentence) {
+    Daemon d(fabric, "H2");
+    Process &c = client();
+    EXPECT_EQ(ask(c, "join nosuch0 1 ff15:db::3 full").rfind("error org.rdmamcast1.Error.NoSuchDevice ", 0), 0u);
+    EXPECT_EQ(ask(c, "join ibsim0 1 ff15:db::3 bogus"),
+              "error org.rdmamcast1.Error.InvalidArgument /join_state: \"bogus\" is not a join state (full, "
+              "nonmember, sendonly-nonmember or sendonly-full)");
+    auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                     "ibsim0", "1", "", "full", "1", "qkey", "t", "4294967296"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("/qkey: 4294967296 out of range [0, 4294967295]"), std::string::npos) << r.err;
+}
+
+TEST_F(DbusSystem, CallerOutsideTheGroupIsDeniedByTheBus) {
+    Daemon d(fabric, "H2");
+    auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                     "ibsim0", "1", "ff15:db::4", "full", "0"},
+                    /*as_nobody=*/true);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("Access denied"), std::string::npos) << r.err;
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::4"), h2()), std::nullopt);
+}
+
+TEST_F(DbusSystem, CallerThatLeavesTheBusLosesItsMemberships) {
+    Daemon d(fabric, "H2");
+    // busctl joins and exits: its connection, and so the membership, ends with it.
+    auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                     "ibsim0", "1", "ff15:db::5", "full", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("/org/rdmamcast1/membership/"), std::string::npos) << r.out;
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::5"), h2(), std::nullopt, 5s));
+
+    // A killed caller: both its memberships go.
+    Process &c = client();
+    ASSERT_FALSE(path_of(ask(c, "join ibsim0 1 ff15:db::6 full")).empty());
+    const std::string second = ask(c, "join ibsim0 1 ff15:db::7 full");
+    ASSERT_FALSE(path_of(second).empty()) << second;
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::6"), h2()), 0x1);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::7"), h2()), 0x1);
+    c.signal(SIGKILL);
+    c.wait(5s);
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::6"), h2(), std::nullopt, 5s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::7"), h2(), std::nullopt, 5s));
+}
+
+TEST_F(DbusSystem, GracefulStopLeavesTheBusClientsGroups) {
+    Daemon d(fabric, "H2");
+    Process &c = client();
+    ASSERT_FALSE(path_of(ask(c, "join ibsim0 1 ff15:db::a full")).empty());
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::a"), h2()), 0x1);
+    EXPECT_EQ(d.stop(), 0);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::a"), h2()), std::nullopt) << "left before exiting";
+}
+
+TEST_F(DbusSystem, ServedIntrospectionEqualsProtoXml) {
+    Daemon d(fabric, "H2");
+    Process &c = client();
+    const std::string path = path_of(ask(c, "join ibsim0 1 ff15:db::8 full"));
+    ASSERT_FALSE(path.empty());
+    auto manager = busctl({"introspect", "--xml-interface", "org.rdmamcast1", "/org/rdmamcast1"});
+    auto member = busctl({"introspect", "--xml-interface", "org.rdmamcast1", path});
+    ASSERT_EQ(manager.exit_code, 0) << manager.err;
+    ASSERT_EQ(member.exit_code, 0) << member.err;
+    const std::string served = rdmamcast_interfaces(manager.out) + rdmamcast_interfaces(member.out);
+    EXPECT_NE(served.find("<interface name=\"org.rdmamcast1.Manager\">"), std::string::npos) << manager.out;
+    EXPECT_NE(served.find("<interface name=\"org.rdmamcast1.Membership\">"), std::string::npos) << member.out;
+    EXPECT_EQ(served, rdmamcast_interfaces(read_text_file(MCASTD_DBUS_XML)));
+}
+
+TEST_F(DbusSystem, StateChangedReachesOnlyTheOwner) {
+    Daemon d(fabric, "H2", R"({"monitor": {"portinfo_interval_ms": 100}})");
+    Process &owner = client();
+    Process &bystander = client();
+    const std::string path = path_of(ask(owner, "join ibsim0 1 ff15:db::9 full"));
+    ASSERT_FALSE(path.empty());
+
+    fabric.console("Unlink \"H2\"");
+    auto lost = owner.read_line(20s);
+    ASSERT_TRUE(lost);
+    EXPECT_EQ(lost->rfind("signal " + path + " lost ", 0), 0u) << *lost;
+    fabric.console("ReLink \"H2\"");
+    auto back = owner.read_line(30s);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->rfind("signal " + path + " active ", 0), 0u) << *back;
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+
+    // Had the daemon broadcast, the bus would have delivered the signals to the bystander
+    // before the daemon's answer to its ping.
+    EXPECT_EQ(ask(bystander, "ping"), "pong");
+}
+
+TEST_F(DbusSystem, LogControlSetsTheLevel) {
+    Daemon d(fabric, "H2");
+    const std::string path = "/org/freedesktop/LogControl1", iface = "org.freedesktop.LogControl1";
+    EXPECT_EQ(property(path, iface, "LogLevel"), "s \"info\"");
+    EXPECT_EQ(busctl({"set-property", "org.rdmamcast1", path, iface, "LogLevel", "s", "debug"}).exit_code, 0);
+    EXPECT_EQ(property(path, iface, "LogLevel"), "s \"debug\"");
+    auto bad = busctl({"set-property", "org.rdmamcast1", path, iface, "LogLevel", "s", "loud"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("'loud' is not a log level"), std::string::npos) << bad.err;
+    EXPECT_EQ(property(path, iface, "SyslogIdentifier"), "s \"rdma-mcastd\"");
+    EXPECT_NE(busctl({"set-property", "org.rdmamcast1", path, iface, "LogLevel", "s", "err"}, true).exit_code, 0)
+        << "only root sets properties";
+}
+
+TEST_F(DbusSystem, WithoutABusTheSocketStillServes) {
+    ::setenv("DBUS_SYSTEM_BUS_ADDRESS", ("unix:path=" + (fabric.scratch() / "no-bus.sock").string()).c_str(), 1);
+    Daemon d(fabric, "H2"); // READY=1 all the same
+    EXPECT_NE(d.process().stderr_text().find("D-Bus disabled: cannot connect to the system bus"), std::string::npos)
+        << d.process().stderr_text();
+    RawClient raw(d.socket());
+    raw.hello();
+}
+
+TEST_F(DbusSystem, DisabledInConfigStaysOffTheBus) {
+    Daemon d(fabric, "H2", R"({"dbus": {"enabled": false}})");
+    auto r = busctl({"status", "org.rdmamcast1"});
+    EXPECT_NE(r.exit_code, 0) << r.out;
+}
+
+} // namespace
+} // namespace mcastd::sim

@@ -1,0 +1,187 @@
+// daemon/dbus without a bus: what each domain error is called on D-Bus, how a record becomes
+// a{sv} and properties, how Join's arguments are validated, and LogControl1's level names.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/gid.hpp"
+#include "dbus/errors.hpp"
+#include "dbus/join_args.hpp"
+#include "dbus/log_control.hpp"
+#include "dbus/record_dict.hpp"
+
+namespace mcastd::dbus {
+namespace {
+
+constexpr Errc kAll[] = {Errc::invalid_argument, Errc::no_such_device, Errc::no_such_port, Errc::port_not_active,
+                         Errc::conflict,         Errc::sa_error,       Errc::sa_timeout,   Errc::denied,
+                         Errc::too_large,        Errc::unsupported_version, Errc::not_found, Errc::cancelled,
+                         Errc::limit,            Errc::internal};
+
+// "sa-timeout" -> "SaTimeout"
+std::string camel(std::string_view kebab) {
+    std::string out;
+    bool up = true;
+    for (char c : kebab) {
+        if (c == '-') {
+            up = true;
+            continue;
+        }
+        out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+        up = false;
+    }
+    return out;
+}
+
+TEST(DbusErrors, EveryCodeIsItsProtocolNameInCamelCase) {
+    std::set<std::string> names;
+    for (Errc c : kAll) {
+        EXPECT_EQ(error_name(c), std::string(kErrorPrefix) + camel(errc_name(c)));
+        names.insert(error_name(c));
+    }
+    EXPECT_EQ(names.size(), std::size(kAll));
+    EXPECT_STREQ(error_name(Errc::sa_error), "org.rdmamcast1.Error.SaError");
+    EXPECT_STREQ(error_name(Errc::port_not_active), "org.rdmamcast1.Error.PortNotActive");
+}
+
+TEST(DbusErrors, TheMapGivesClientsTheErrno) {
+    ASSERT_GE(sd_bus_error_add_map(error_map()), 0);
+    for (Errc c : kAll) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        EXPECT_EQ(sd_bus_error_set(&e, error_name(c), "why"), -error_errno(c)) << error_name(c);
+        EXPECT_EQ(sd_bus_error_get_errno(&e), error_errno(c));
+        sd_bus_error_free(&e);
+    }
+    EXPECT_EQ(error_errno(Errc::sa_timeout), ETIMEDOUT);
+    EXPECT_EQ(error_errno(Errc::denied), EACCES);
+}
+
+TEST(DbusRecord, EntriesCarryEveryRecordKeyWithItsDbusType) {
+    McRecord r;
+    r.mgid = *parse_gid("ff15::1:2");
+    r.port_gid = *parse_gid("fe80::10:3");
+    r.mlid = 0xc001;
+    r.qkey = 0x12345678;
+    r.pkey = 0xffff;
+    r.sl = 3;
+    r.mtu = 4;  // 2048
+    r.rate = 3; // 10 Gb/s
+    r.flow_label = 0xabcde;
+    r.tclass = 7;
+    r.hop_limit = 9;
+    r.scope = 5;
+    r.join_state = join::full | join::send_only_full;
+    const auto entries = record_entries(r);
+    std::vector<std::string> keys;
+    for (const auto &e : entries)
+        keys.emplace_back(e.key);
+    EXPECT_EQ(keys, (std::vector<std::string>{"mgid", "port_gid", "mlid", "qkey", "pkey", "sl", "mtu", "rate",
+                                              "rate_gbps", "flow_label", "traffic_class", "hop_limit", "scope",
+                                              "join_state"}));
+    EXPECT_EQ(record_property(r, "MGID"), Value(std::string("ff15::1:2")));
+    EXPECT_EQ(record_property(r, "PortGID"), Value(std::string("fe80::10:3")));
+    EXPECT_EQ(record_property(r, "MLID"), Value(std::uint16_t{0xc001}));
+    EXPECT_EQ(record_property(r, "QKey"), Value(std::uint32_t{0x12345678}));
+    EXPECT_EQ(record_property(r, "PKey"), Value(std::uint16_t{0xffff}));
+    EXPECT_EQ(record_property(r, "SL"), Value(std::uint8_t{3}));
+    EXPECT_EQ(record_property(r, "MTU"), Value(std::uint32_t{2048}));
+    EXPECT_EQ(record_property(r, "Rate"), Value(std::uint8_t{3}));
+    EXPECT_EQ(record_property(r, "RateGbps"), Value(10.0));
+    EXPECT_EQ(record_property(r, "FlowLabel"), Value(std::uint32_t{0xabcde}));
+    EXPECT_EQ(record_property(r, "TrafficClass"), Value(std::uint8_t{7}));
+    EXPECT_EQ(record_property(r, "HopLimit"), Value(std::uint8_t{9}));
+    EXPECT_EQ(record_property(r, "Scope"), Value(std::uint8_t{5}));
+    EXPECT_EQ(record_property(r, "JoinState"), Value(std::string("full+sendonly-full")));
+    EXPECT_EQ(record_property(r, "Nope"), std::nullopt);
+}
+
+JoinArgs args(std::string mgid, Options options = {}) {
+    return JoinArgs{"mlx5_0", 1, std::move(mgid), "", std::move(options)};
+}
+
+std::string rejected(const JoinArgs &a) {
+    auto r = decode_join_args(a);
+    if (auto *e = std::get_if<Error>(&r)) {
+        EXPECT_EQ(e->code, Errc::invalid_argument);
+        return e->message;
+    }
+    ADD_FAILURE() << "accepted";
+    return {};
+}
+
+TEST(DbusJoinArgs, ArgumentsAndOptionsBecomeTheRequest) {
+    auto r = decode_join_args(JoinArgs{"mlx5_0", 2, "ff15::7", "sendonly-full",
+                                       {{"qkey", std::uint64_t{0x11}},
+                                        {"pkey", std::int64_t{0x7fff}},
+                                        {"sl", std::uint64_t{3}},
+                                        {"mtu", std::uint64_t{2048}},
+                                        {"mtu_selector", std::string("greater")},
+                                        {"hop_limit", std::uint64_t{4}}}});
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(r)) << std::get<Error>(r).message;
+    const auto &j = std::get<JoinRequest>(r);
+    EXPECT_EQ(j.device, "mlx5_0");
+    EXPECT_EQ(j.port, 2);
+    EXPECT_EQ(j.mgid, parse_gid("ff15::7"));
+    EXPECT_EQ(j.join_state, join::send_only_full);
+    EXPECT_EQ(j.params.qkey, 0x11u);
+    EXPECT_EQ(j.params.pkey, 0x7fff);
+    EXPECT_EQ(j.params.sl, 3);
+    EXPECT_EQ(j.params.mtu, (Selected{Selector::greater, 4}));
+    EXPECT_EQ(j.params.hop_limit, 4);
+}
+
+TEST(DbusJoinArgs, EmptyMgidCreatesAndEmptyStateIsFull) {
+    auto r = decode_join_args(args("", {{"scope", std::uint64_t{2}}}));
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(r)) << std::get<Error>(r).message;
+    const auto &j = std::get<JoinRequest>(r);
+    EXPECT_TRUE(is_zero(j.mgid));
+    EXPECT_EQ(j.scope, 2);
+    EXPECT_EQ(j.join_state, join::full);
+}
+
+TEST(DbusJoinArgs, MistakesGetTheSocketProtocolsSentence) {
+    EXPECT_EQ(rejected(args("ff15::1", {{"qkey", std::uint64_t{1} << 32}})),
+              "/qkey: 4294967296 out of range [0, 4294967295]");
+    EXPECT_EQ(rejected(args("ff15::1", {{"sl", std::int64_t{-1}}})), "/sl: -1 out of range [0, 15]");
+    EXPECT_EQ(rejected(args("ff15::1", {{"qkey", std::string("5")}})).rfind("/qkey: ", 0), 0u);
+    EXPECT_EQ(rejected(args("ff15::1", {{"colour", true}})), "/colour: unknown key");
+    EXPECT_EQ(rejected(args("ff15::1", {{"scope", std::uint64_t{2}}})),
+              "/scope: needs create: an existing group's scope is part of its mgid");
+    EXPECT_EQ(rejected(args("fe80::1")),
+              "/mgid: \"fe80::1\" is not a multicast GID (those begin with ff)");
+    EXPECT_EQ(rejected(JoinArgs{"mlx5_0", 0, "ff15::1", "", {}}), "/port: 0 out of range [1, 254]");
+}
+
+TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {
+    EXPECT_EQ(rejected(args("ff15::1", {{"device", std::string("mlx5_1")}})),
+              "/device: is an argument of Join, not an option");
+    EXPECT_EQ(rejected(args("ff15::1", {{"create", true}})), "/create: is an argument of Join, not an option");
+    EXPECT_EQ(rejected(args("ff15::1", {{"sl", std::uint64_t{1}}, {"sl", std::uint64_t{2}}})), "/sl: given twice");
+}
+
+TEST(DbusLogControl, SystemdLevelNamesMapOntoSpdlog) {
+    using spdlog::level::level_enum;
+    EXPECT_EQ(level_from_name("emerg"), level_enum::critical);
+    EXPECT_EQ(level_from_name("alert"), level_enum::critical);
+    EXPECT_EQ(level_from_name("crit"), level_enum::critical);
+    EXPECT_EQ(level_from_name("err"), level_enum::err);
+    EXPECT_EQ(level_from_name("warning"), level_enum::warn);
+    EXPECT_EQ(level_from_name("notice"), level_enum::info);
+    EXPECT_EQ(level_from_name("info"), level_enum::info);
+    EXPECT_EQ(level_from_name("debug"), level_enum::debug);
+    EXPECT_EQ(level_from_name("trace"), std::nullopt) << "spdlog's name, not systemd's";
+    EXPECT_EQ(level_name(level_enum::trace), "debug");
+    EXPECT_EQ(level_name(level_enum::debug), "debug");
+    EXPECT_EQ(level_name(level_enum::info), "info");
+    EXPECT_EQ(level_name(level_enum::warn), "warning");
+    EXPECT_EQ(level_name(level_enum::err), "err");
+    EXPECT_EQ(level_name(level_enum::critical), "crit");
+    EXPECT_EQ(level_name(level_enum::off), "emerg");
+    // Every name read back is one systemd accepts.
+    for (auto l : {level_enum::trace, level_enum::debug, level_enum::info, level_enum::warn, level_enum::err,
+                   level_enum::critical, level_enum::off})
+        EXPECT_TRUE(level_from_name(level_name(l))) << level_name(l);
+}
+
+} // namespace
+} // namespace mcastd::dbus
