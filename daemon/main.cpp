@@ -2,7 +2,6 @@
 // modules named here; stopping runs the same list backwards.
 #include <getopt.h>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
@@ -13,6 +12,8 @@
 
 #include "config/config.hpp"
 #include "dbus/dbus_server.hpp"
+#include "logging/logging.hpp"
+#include "logging/membership_log.hpp"
 #include "mcastd/version.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/signals.hpp"
@@ -32,6 +33,7 @@ struct Args {
     bool config_given = false;
     std::optional<std::string> socket;
     std::optional<std::string> log_level;
+    std::string log_target = "auto";
 };
 
 void usage(std::FILE *to) {
@@ -41,6 +43,8 @@ void usage(std::FILE *to) {
                  "  -c, --config FILE     configuration file (default %s)\n"
                  "  -s, --socket PATH     client socket (overrides the config's \"socket\")\n"
                  "  -l, --log-level LEVEL trace, debug, info, warning, error, critical or off\n"
+                 "  -t, --log-target T    console, journal or auto (default: the journal when\n"
+                 "                        stderr is connected to it)\n"
                  "  -h, --help            show this help and exit\n"
                  "  -V, --version         show the version and exit\n\n"
                  "See rdma-mcastd(8) and rdma-mcastd.json(5).\n",
@@ -52,14 +56,16 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
     static const option opts[] = {{"config", required_argument, nullptr, 'c'},
                                   {"socket", required_argument, nullptr, 's'},
                                   {"log-level", required_argument, nullptr, 'l'},
+                                  {"log-target", required_argument, nullptr, 't'},
                                   {"help", no_argument, nullptr, 'h'},
                                   {"version", no_argument, nullptr, 'V'},
                                   {nullptr, 0, nullptr, 0}};
-    for (int c; (c = getopt_long(argc, argv, "c:s:l:hV", opts, nullptr)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "c:s:l:t:hV", opts, nullptr)) != -1;) {
         switch (c) {
         case 'c': a.config = optarg; a.config_given = true; break;
         case 's': a.socket = optarg; break;
         case 'l': a.log_level = optarg; break;
+        case 't': a.log_target = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': std::printf("rdma-mcastd %s\n", MCASTD_VERSION); return 0;
         default: usage(stderr); return 2;
@@ -96,10 +102,11 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "rdma-mcastd: --log-level: unknown level '%s'\n", level.c_str());
         return 2;
     }
-    // Logs go to stderr: stdout is nobody's business, and under systemd stderr is the journal.
-    spdlog::set_default_logger(spdlog::stderr_color_mt("rdma-mcastd"));
-    spdlog::set_level(lvl);
-    spdlog::set_pattern("%^%l%$: %v");
+    // Logs go to stderr (stdout is nobody's business) or, under systemd, to the journal.
+    if (auto err = logging::setup(lvl, args.log_target)) {
+        std::fprintf(stderr, "rdma-mcastd: --log-target: %s\n", err->c_str());
+        return 2;
+    }
 
     try {
         // Before any thread exists, so that signals reach only the loop's signalfd.
@@ -107,7 +114,7 @@ int main(int argc, char **argv) {
         runtime::EventLoop loop(runtime::EventLoop::Kind::thread_default);
 
         Service service(loop, cfg.service);
-        service.add_observer(log_observer(service));
+        service.add_observer(logging::membership_log(service));
 
         auto server = std::make_unique<server::SocketServer>(
             loop, service, server::listen_seqpacket(cfg.socket), cfg.limits, cfg.access,

@@ -185,16 +185,4 @@ void Service::open_ports(const std::vector<std::string> &names) {
         throw std::runtime_error("no usable InfiniBand port found");
 }
 
-EngineObserver log_observer(const Service &service) {
-    return [&service](const EngineNote &n) {
-        const bool warn = n.kind == EngineNote::Kind::warning || n.kind == EngineNote::Kind::lost;
-        const auto level = warn ? spdlog::level::warn : spdlog::level::info;
-        if (!spdlog::should_log(level))
-            return; // the sentence is only built for a log that keeps it
-        const std::string where = port_name(service, n.port);
-        spdlog::log(level, "{}: {}{}", where, n.kind == EngineNote::Kind::join_failed ? "join failed: " : "",
-                    describe(n, where));
-    };
-}
-
 } // namespace mcastd

@@ -97,9 +97,6 @@ private:
 // SA address of a port: the SM's LID and SL on QP1, through the P_Key index of 0xFFFF.
 sa::MadAddress sa_address_of(const port::PortAttributes &p);
 
-// Logs engine notes through spdlog ("joined ...", "deleted ..."), with the port named.
-EngineObserver log_observer(const Service &service);
-
 // "mlx5_0/1" for a port index the service knows, "?" otherwise.
 std::string port_name(const Service &service, PortIndex port);
 

@@ -6,7 +6,8 @@ MCASTD_PACKAGES=(
     libgtest-dev libgmock-dev
     ibsim-utils libumad2sim0 opensm infiniband-diags
     groff-base  # the man page lint in the library's install test
-    dbus-daemon systemd  # tests/system/dbus: a private bus, and busctl (from systemd)
+    dbus-daemon  # tests/system/dbus: a private bus
+    systemd      # busctl, systemd-journald, journalctl: the D-Bus and journal system tests
 )
 
 mcastd_install_deps() {

@@ -326,6 +326,8 @@ struct Engine::Impl {
     }
 
     void note(EngineNote n) {
+        if (auto c = n.client ? clients.find(n.client) : clients.end(); c != clients.end())
+            n.client_info = c->second.info;
         if (observer)
             deferred.push_back([this, n = std::move(n)] { if (observer) observer(n); });
     }

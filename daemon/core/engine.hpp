@@ -71,6 +71,9 @@ struct EngineNote {
     std::optional<std::uint16_t> sa_status; // when an SA status is involved
     std::string message;                    // empty for routine notes: see describe()
     bool local = false;                     // joined: answered without any SA work
+    // Who that client is, captured when the note is made: a client that went away is no
+    // longer known by the time its last notes ("left") reach the observers.
+    std::optional<ClientInfo> client_info{};
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
 

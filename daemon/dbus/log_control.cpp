@@ -2,25 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <array>
-#include <utility>
+#include "logging/logging.hpp"
 
 namespace mcastd::dbus {
 
 namespace {
-
-using spdlog::level::level_enum;
-
-constexpr std::array<std::pair<std::string_view, level_enum>, 8> kLevels{{
-    {"emerg", level_enum::critical},
-    {"alert", level_enum::critical},
-    {"crit", level_enum::critical},
-    {"err", level_enum::err},
-    {"warning", level_enum::warn},
-    {"notice", level_enum::info},
-    {"info", level_enum::info},
-    {"debug", level_enum::debug},
-}};
 
 LogHooks &hooks_of(void *userdata) { return *static_cast<LogHooks *>(userdata); }
 
@@ -28,7 +14,7 @@ int get_string(sd_bus *, const char *, const char *, const char *property, sd_bu
                void *userdata, sd_bus_error *) {
     LogHooks &h = hooks_of(userdata);
     const std::string_view p = property;
-    std::string value = p == "LogLevel"    ? std::string(level_name(h.get_level()))
+    std::string value = p == "LogLevel"    ? h.get_level()
                         : p == "LogTarget" ? h.get_target()
                                            : h.syslog_identifier;
     return sd_bus_message_append_basic(reply, 's', value.c_str());
@@ -39,12 +25,8 @@ int set_level(sd_bus *, const char *, const char *, const char *, sd_bus_message
     const char *name = nullptr;
     if (int r = sd_bus_message_read_basic(value, 's', &name); r < 0)
         return r;
-    auto level = level_from_name(name);
-    if (!level)
-        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                 "'%s' is not a log level (emerg, alert, crit, err, warning, notice, info or debug)",
-                                 name);
-    hooks_of(userdata).set_level(*level);
+    if (auto why = hooks_of(userdata).set_level(name))
+        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", why->c_str());
     spdlog::info("log level set to {} over D-Bus", name);
     return 1;
 }
@@ -54,9 +36,9 @@ int set_target(sd_bus *, const char *, const char *, const char *, sd_bus_messag
     const char *target = nullptr;
     if (int r = sd_bus_message_read_basic(value, 's', &target); r < 0)
         return r;
-    const std::string why = hooks_of(userdata).set_target(target);
-    if (!why.empty())
-        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", why.c_str());
+    if (auto why = hooks_of(userdata).set_target(target))
+        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", why->c_str());
+    spdlog::info("log target set to {} over D-Bus", target);
     return 1;
 }
 
@@ -72,35 +54,13 @@ const sd_bus_vtable kVtable[] = {
 } // namespace
 
 LogHooks default_log_hooks() {
-    LogHooks h;
-    h.get_level = [] { return spdlog::get_level(); };
-    h.set_level = [](level_enum l) { spdlog::set_level(l); };
-    h.get_target = [] { return std::string("console"); };
-    h.set_target = [](const std::string &t) {
-        return t == "console" ? std::string() : "log target '" + t + "' is not available: this daemon logs to the console (stderr) only";
+    return LogHooks{
+        .get_level = [] { return logging::log_level(); },
+        .set_level = [](std::string_view name) { return logging::set_log_level(name); },
+        .get_target = [] { return logging::log_target(); },
+        .set_target = [](std::string_view target) { return logging::set_log_target(target); },
+        .syslog_identifier = logging::kSyslogIdentifier,
     };
-    return h;
-}
-
-std::optional<level_enum> level_from_name(std::string_view name) {
-    for (const auto &[n, l] : kLevels)
-        if (n == name)
-            return l;
-    return std::nullopt;
-}
-
-std::string_view level_name(level_enum level) {
-    switch (level) {
-    case level_enum::trace:
-    case level_enum::debug: return "debug";
-    case level_enum::info: return "info";
-    case level_enum::warn: return "warning";
-    case level_enum::err: return "err";
-    case level_enum::critical: return "crit";
-    case level_enum::off:
-    case level_enum::n_levels: break;
-    }
-    return "emerg";
 }
 
 int add_log_control(sd_bus *bus, sd_bus_slot **slot, LogHooks *hooks) {

@@ -1,7 +1,7 @@
 // org.freedesktop.LogControl1 at /org/freedesktop/LogControl1, so that
 // `systemctl service-log-level rdma-mcastd debug` and `service-log-target` work. The daemon
 // passes in how its logging is read and changed (LogHooks); this file only speaks the
-// interface and maps systemd's level names onto spdlog's.
+// interface.
 #pragma once
 
 #include <functional>
@@ -9,28 +9,22 @@
 #include <string>
 #include <string_view>
 
-#include <spdlog/common.h>
 #include <systemd/sd-bus.h>
 
 namespace mcastd::dbus {
 
+// Levels and targets by their systemd names (emerg..debug; console, journal, auto). A setter
+// returns why the value cannot be used, nullopt when it now is.
 struct LogHooks {
-    std::function<spdlog::level::level_enum()> get_level;
-    std::function<void(spdlog::level::level_enum)> set_level;
+    std::function<std::string()> get_level;
+    std::function<std::optional<std::string>(std::string_view)> set_level;
     std::function<std::string()> get_target;
-    // Returns why `target` cannot be used ("" when it now is).
-    std::function<std::string(const std::string &target)> set_target;
-    std::string syslog_identifier = "rdma-mcastd";
+    std::function<std::optional<std::string>(std::string_view)> set_target;
+    std::string syslog_identifier;
 };
 
-// The spdlog default logger's level; the one target "console" (stderr).
+// The daemon's logging (daemon/logging).
 LogHooks default_log_hooks();
-
-// systemd's names (emerg, alert, crit, err, warning, notice, info, debug) -> spdlog. spdlog has
-// no emerg, alert or notice: the first two are critical, notice is info.
-std::optional<spdlog::level::level_enum> level_from_name(std::string_view name);
-// spdlog -> systemd's name: trace reads as debug, off as emerg (nothing below it is logged).
-std::string_view level_name(spdlog::level::level_enum level);
 
 inline constexpr const char *kLogControlPath = "/org/freedesktop/LogControl1";
 

@@ -435,10 +435,10 @@ void SocketServer::on_note(const EngineNote &n) {
             ev.mgid = n.mgid;
             ev.mlid = n.mlid;
             ev.join_state = n.join_state;
-            if (const ClientInfo *c = n.client ? service_.engine().client_info(n.client) : nullptr) {
-                ev.pid = c->pid;
-                ev.uid = c->uid;
-                ev.comm = c->comm;
+            if (n.client_info) { // the client may be gone already ("left" after its disconnect)
+                ev.pid = n.client_info->pid;
+                ev.uid = n.client_info->uid;
+                ev.comm = n.client_info->comm;
             }
             ev.message = describe(n, ev.device + "/" + std::to_string(ev.port));
             ev.sa_status = n.sa_status;

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "core/sa_status.hpp"
+#include "logging/membership_log.hpp"
 #include "service.hpp"
 
 using json = nlohmann::json;
@@ -300,7 +301,7 @@ int main(int argc, char **argv) {
     try {
         runtime::EventLoop loop;
         Service svc(loop, cfg);
-        svc.add_observer(log_observer(svc));
+        svc.add_observer(logging::membership_log(svc));
         Driver driver(svc);
         std::string buffer;
         auto in = loop.watch_io(STDIN_FILENO, EPOLLIN, [&](std::uint32_t) {

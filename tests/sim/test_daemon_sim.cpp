@@ -65,6 +65,29 @@ TEST_F(DaemonSim, TwoHoldersShareOneMembershipUntilBothAreKilled) {
     EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 1s)) << "gone from the SA within 1 s";
 }
 
+TEST_F(DaemonSim, MonitorNamesTheClientOfALeftEvenWhenItWasKilled) {
+    Daemon d(fabric, "H2");
+    RawClient mon(d.socket());
+    mon.hello();
+    ASSERT_NE(mon.call(R"({"id":1,"op":"monitor","enable":true})", 1).find("\"ok\":true"), std::string::npos);
+    Process &a = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:3::9", "--hold"});
+    ASSERT_TRUE(a.read_line(20s)) << a.stderr_text();
+    a.signal(SIGKILL);
+    a.wait(5s);
+    std::map<std::string, json> seen; // kind -> its monitor event
+    while (!seen.count("left"))
+        if (auto m = mon.receive(10s)) {
+            json j = json::parse(*m);
+            seen[j.value("kind", "")] = j;
+        } else {
+            FAIL() << "no left event";
+        }
+    for (const char *kind : {"joined", "left"}) {
+        EXPECT_EQ(seen[kind]["pid"], a.pid()) << kind << ": " << seen[kind].dump();
+        EXPECT_EQ(seen[kind]["comm"], "rdma-mcastctl") << kind;
+    }
+}
+
 TEST_F(DaemonSim, StormOf200ConnectionsLeavesTheSaEqualToWhatSurvivorsHold) {
     Daemon d(fabric, "H2");
     std::vector<std::string> mgids;

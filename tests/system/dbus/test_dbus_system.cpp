@@ -245,7 +245,7 @@ TEST_F(DbusSystem, StateChangedReachesOnlyTheOwner) {
     EXPECT_EQ(ask(bystander, "ping"), "pong");
 }
 
-TEST_F(DbusSystem, LogControlSetsTheLevel) {
+TEST_F(DbusSystem, LogControlSetsTheLevelAndTarget) {
     Daemon d(fabric, "H2");
     const std::string path = "/org/freedesktop/LogControl1", iface = "org.freedesktop.LogControl1";
     EXPECT_EQ(property(path, iface, "LogLevel"), "s \"info\"");
@@ -253,7 +253,12 @@ TEST_F(DbusSystem, LogControlSetsTheLevel) {
     EXPECT_EQ(property(path, iface, "LogLevel"), "s \"debug\"");
     auto bad = busctl({"set-property", "org.rdmamcast1", path, iface, "LogLevel", "s", "loud"});
     EXPECT_NE(bad.exit_code, 0);
-    EXPECT_NE(bad.err.find("'loud' is not a log level"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("unknown log level 'loud'"), std::string::npos) << bad.err;
+    EXPECT_EQ(property(path, iface, "LogTarget"), "s \"auto\"");
+    EXPECT_EQ(busctl({"set-property", "org.rdmamcast1", path, iface, "LogTarget", "s", "console"}).exit_code, 0);
+    EXPECT_EQ(property(path, iface, "LogTarget"), "s \"console\"");
+    auto bad_target = busctl({"set-property", "org.rdmamcast1", path, iface, "LogTarget", "s", "kmsg"});
+    EXPECT_NE(bad_target.err.find("unknown log target 'kmsg'"), std::string::npos) << bad_target.err;
     EXPECT_EQ(property(path, iface, "SyslogIdentifier"), "s \"rdma-mcastd\"");
     EXPECT_NE(busctl({"set-property", "org.rdmamcast1", path, iface, "LogLevel", "s", "err"}, true).exit_code, 0)
         << "only root sets properties";

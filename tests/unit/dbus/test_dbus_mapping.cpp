@@ -159,29 +159,5 @@ TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {
     EXPECT_EQ(rejected(args("ff15::1", {{"sl", std::uint64_t{1}}, {"sl", std::uint64_t{2}}})), "/sl: given twice");
 }
 
-TEST(DbusLogControl, SystemdLevelNamesMapOntoSpdlog) {
-    using spdlog::level::level_enum;
-    EXPECT_EQ(level_from_name("emerg"), level_enum::critical);
-    EXPECT_EQ(level_from_name("alert"), level_enum::critical);
-    EXPECT_EQ(level_from_name("crit"), level_enum::critical);
-    EXPECT_EQ(level_from_name("err"), level_enum::err);
-    EXPECT_EQ(level_from_name("warning"), level_enum::warn);
-    EXPECT_EQ(level_from_name("notice"), level_enum::info);
-    EXPECT_EQ(level_from_name("info"), level_enum::info);
-    EXPECT_EQ(level_from_name("debug"), level_enum::debug);
-    EXPECT_EQ(level_from_name("trace"), std::nullopt) << "spdlog's name, not systemd's";
-    EXPECT_EQ(level_name(level_enum::trace), "debug");
-    EXPECT_EQ(level_name(level_enum::debug), "debug");
-    EXPECT_EQ(level_name(level_enum::info), "info");
-    EXPECT_EQ(level_name(level_enum::warn), "warning");
-    EXPECT_EQ(level_name(level_enum::err), "err");
-    EXPECT_EQ(level_name(level_enum::critical), "crit");
-    EXPECT_EQ(level_name(level_enum::off), "emerg");
-    // Every name read back is one systemd accepts.
-    for (auto l : {level_enum::trace, level_enum::debug, level_enum::info, level_enum::warn, level_enum::err,
-                   level_enum::critical, level_enum::off})
-        EXPECT_TRUE(level_from_name(level_name(l))) << level_name(l);
-}
-
 } // namespace
 } // namespace mcastd::dbus

@@ -1,0 +1,39 @@
+#include "logging/fields.hpp"
+
+#include <spdlog/fmt/fmt.h>
+
+#include "logging/message_ids.hpp"
+
+namespace mcastd::logging {
+
+namespace {
+thread_local const Fields *current = nullptr;
+} // namespace
+
+FieldScope::FieldScope(const Fields &fields) : outer_(current) { current = &fields; }
+FieldScope::~FieldScope() { current = outer_; }
+const Fields *scope_fields() { return current; }
+
+Fields note_fields(const EngineNote &n, const std::optional<PortName> &port) {
+    Fields f{{"MESSAGE_ID", std::string(message_id(n.kind).id)}};
+    if (port) {
+        f.push_back({"RDMA_DEVICE", port->device});
+        f.push_back({"RDMA_PORT", std::to_string(port->port)});
+    }
+    if (!is_zero(n.mgid))
+        f.push_back({"MCAST_MGID", format_gid(n.mgid)});
+    if (n.mlid)
+        f.push_back({"MCAST_MLID", fmt::format("{:#06x}", n.mlid)});
+    if (n.join_state)
+        f.push_back({"MCAST_JOIN_STATE", fmt::format("{:#x}", n.join_state)});
+    if (n.client_info) {
+        f.push_back({"CLIENT_PID", std::to_string(n.client_info->pid)});
+        f.push_back({"CLIENT_UID", std::to_string(n.client_info->uid)});
+        f.push_back({"CLIENT_COMM", n.client_info->comm});
+    }
+    if (n.sa_status)
+        f.push_back({"SA_STATUS", fmt::format("{:#06x}", *n.sa_status)});
+    return f;
+}
+
+} // namespace mcastd::logging

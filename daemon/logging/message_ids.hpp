@@ -1,0 +1,41 @@
+// The journal MESSAGE_IDs of rdma-mcastd's membership events, one per kind of event.
+// Each was generated once with `systemd-id128 new` and must never change: operators filter
+// on them (journalctl MESSAGE_ID=...), and systemd/rdma-mcastd.catalog explains each one.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "core/engine.hpp"
+
+namespace mcastd::logging {
+
+struct MessageId {
+    std::string_view name; // what the event is, for tests and documentation
+    std::string_view id;   // 32 lowercase hex digits
+};
+
+inline constexpr MessageId kJoined{"joined", "f60dd3c5b678467c99198b6d374ef909"};
+inline constexpr MessageId kLeft{"left", "83e0ef8f164148318c04f6118aa4ac7a"};
+inline constexpr MessageId kJoinFailed{"join-failed", "c559c617bded4f48b010f1ee8791182a"};
+inline constexpr MessageId kDeleted{"deleted", "ab508f177aa34a83ae7d49657ffc1b9b"};
+inline constexpr MessageId kLost{"lost", "85a99e51f97648d09901a0c421153839"};
+inline constexpr MessageId kRestored{"restored", "a1807ecae75f4de08e789adecfda4df3"};
+inline constexpr MessageId kWarning{"warning", "8d119520e6d844b7bd1a5cc3e97baf3b"};
+
+inline constexpr std::array kMessageIds{kJoined, kLeft, kJoinFailed, kDeleted, kLost, kRestored, kWarning};
+
+constexpr const MessageId &message_id(EngineNote::Kind kind) {
+    switch (kind) {
+    case EngineNote::Kind::joined: return kJoined;
+    case EngineNote::Kind::left: return kLeft;
+    case EngineNote::Kind::join_failed: return kJoinFailed;
+    case EngineNote::Kind::sa_left: return kDeleted;
+    case EngineNote::Kind::lost: return kLost;
+    case EngineNote::Kind::restored: return kRestored;
+    case EngineNote::Kind::warning: return kWarning;
+    }
+    return kWarning;
+}
+
+} // namespace mcastd::logging

@@ -1,0 +1,69 @@
+// The engine's notes carry who the client is, even when the client is already gone.
+#include "engine_fixture.hpp"
+
+namespace mcastd::test {
+namespace {
+
+const Gid kGroup = gid("ff15::a1");
+
+class EngineNotes : public EngineFixture {
+protected:
+    EngineNotes() {
+        engine.set_observer([this](const EngineNote &n) { notes.push_back(n); });
+    }
+    const EngineNote *last(EngineNote::Kind kind) const {
+        for (auto it = notes.rbegin(); it != notes.rend(); ++it)
+            if (it->kind == kind)
+                return &*it;
+        return nullptr;
+    }
+    std::vector<EngineNote> notes;
+};
+
+TEST_F(EngineNotes, JoinedAndLeftNameTheClient) {
+    MembershipId id = 0;
+    auto j = join(client, request(kGroup, join::full), &id);
+    settle();
+    ASSERT_TRUE(j->ok()) << j->message();
+    const EngineNote *joined = last(EngineNote::Kind::joined);
+    ASSERT_TRUE(joined);
+    ASSERT_TRUE(joined->client_info);
+    EXPECT_EQ(joined->client_info->pid, 100);
+    EXPECT_EQ(joined->client_info->uid, 1000u);
+    EXPECT_EQ(joined->client_info->comm, "app");
+
+    ASSERT_FALSE(engine.leave(client, id));
+    settle();
+    const EngineNote *left = last(EngineNote::Kind::left);
+    ASSERT_TRUE(left && left->client_info);
+    EXPECT_EQ(left->client_info->pid, 100);
+}
+
+TEST_F(EngineNotes, LeftOfAClientThatWentAwayStillNamesIt) {
+    join(other, request(kGroup, join::full));
+    settle();
+    engine.remove_client(other);
+    settle();
+    EXPECT_EQ(engine.client_info(other), nullptr);
+    const EngineNote *left = last(EngineNote::Kind::left);
+    ASSERT_TRUE(left);
+    ASSERT_TRUE(left->client_info) << "the note was made while the client was still known";
+    EXPECT_EQ(left->client_info->pid, 200);
+    EXPECT_EQ(left->client_info->uid, 1001u);
+    EXPECT_EQ(left->client_info->comm, "other");
+}
+
+TEST_F(EngineNotes, NotesAboutNoClientCarryNoClientInfo) {
+    auto j = join(client, request(kGroup, join::full));
+    settle();
+    ASSERT_TRUE(j->ok());
+    engine.remove_client(client);
+    settle();
+    const EngineNote *deleted = last(EngineNote::Kind::sa_left);
+    ASSERT_TRUE(deleted);
+    EXPECT_EQ(deleted->client, 0u);
+    EXPECT_FALSE(deleted->client_info);
+}
+
+} // namespace
+} // namespace mcastd::test
