@@ -3,7 +3,8 @@
 //
 //   rdmamcast::Client client;                        // connects, or throws rdmamcast::Error
 //   auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2").qkey(0x1234));
-//   ... attach a QP to m.record() ...
+//   ... attach a QP to m.record() (rdmamcast::AttachSet in <rdmamcast/verbs.hpp> keeps it
+//       attached when a restored event brings a new MLID) ...
 //   poll client.event_fd(); while (auto ev = client.next_event()) m.update(*ev);
 //                                                    // m leaves when it goes out of scope
 //
