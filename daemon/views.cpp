@@ -1,5 +1,6 @@
 #include "views.hpp"
 
+#include "core/record.hpp"
 #include "port/port_info.hpp"
 
 namespace mcastd {
@@ -37,31 +38,66 @@ proto::ListResult list_view(const Service &service) {
     return out;
 }
 
+namespace {
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The port's latest re-join as status shows it; nullopt if it never re-joined.
+std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now) {
+    if (!p.rejoin_started)
+        return std::nullopt;
+    proto::RejoinStatus r;
+    r.reason = p.rejoin_reason;
+    r.started_ago_s = seconds(now - *p.rejoin_started);
+    r.groups = p.rejoin_groups;
+    if (!p.rejoining) {
+        // A re-join that found no group to redo finishes as it starts, and the engine keeps
+        // the finish time of the one before it: that one's end is not this one's.
+        const bool finished = p.rejoin_finished && *p.rejoin_finished >= *p.rejoin_started;
+        r.duration_s = finished ? seconds(*p.rejoin_finished - *p.rejoin_started) : 0.0;
+    }
+    return r;
+}
+
+} // namespace
+
+proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
+                              const Service::SmView &sm, std::uint64_t groups, TimePoint now) {
+    proto::PortStatus ps;
+    ps.device = a.device;
+    ps.port = a.port_num;
+    ps.state = engine_port.active ? "ACTIVE" : port::port_state_name(a.state);
+    ps.lid = a.lid;
+    ps.sm_lid = a.sm_lid;
+    ps.sm_sl = a.sm_sl;
+    ps.port_gid = a.port_gid();
+    ps.link_layer = a.link_layer;
+    ps.rate_gbps = a.rate_gbps;
+    ps.groups = groups;
+    ps.mtu = mtu_bytes(a.mtu);
+    if (sm.known) {
+        ps.sm_guid = sm.guid;
+        ps.sm_act_count = sm.act_count;
+    }
+    ps.rejoining = engine_port.rejoining;
+    ps.last_rejoin = last_rejoin(engine_port, now);
+    return ps;
+}
+
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras) {
     const Engine &engine = service.engine();
     proto::StatusResult out;
     out.daemon = extras.daemon;
-    out.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - extras.started).count();
+    // The engine's times come from the loop's timers, which read this same clock.
+    const TimePoint now = Clock::now();
+    out.uptime_s = seconds(now - extras.started);
     out.clients = extras.clients;
     std::vector<std::uint64_t> groups(service.ports().size(), 0);
     for (const GroupView &g : engine.groups())
         ++groups.at(g.port);
     const auto engine_ports = engine.ports();
-    for (PortIndex i = 0; i < service.ports().size(); ++i) {
-        const port::PortAttributes &a = service.ports()[i];
-        proto::PortStatus ps;
-        ps.device = a.device;
-        ps.port = a.port_num;
-        ps.state = engine_ports[i].active ? "ACTIVE" : port::port_state_name(a.state);
-        ps.lid = a.lid;
-        ps.sm_lid = a.sm_lid;
-        ps.sm_sl = a.sm_sl;
-        ps.port_gid = a.port_gid();
-        ps.link_layer = a.link_layer;
-        ps.rate_gbps = a.rate_gbps;
-        ps.groups = groups[i];
-        out.ports.push_back(std::move(ps));
-    }
+    for (PortIndex i = 0; i < service.ports().size(); ++i)
+        out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), groups[i], now));
     const EngineStats &e = engine.stats();
     const sa::TxnStats t = service.transactions().total_stats();
     out.counters = proto::Counters{t.sent, t.retransmits, t.timeouts, t.bounces,

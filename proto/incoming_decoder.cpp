@@ -122,6 +122,33 @@ double required_number(const ObjectReader &in, std::string_view key) {
     in.fail(key, "required key is missing");
 }
 
+// A required key whose value may be null (nullopt).
+std::optional<std::uint64_t> nullable_uint(const ObjectReader &in, std::string_view key,
+                                           std::uint64_t hi) {
+    if (in.required(key).is_null())
+        return std::nullopt;
+    return in.uint(key, 0, hi);
+}
+
+std::optional<double> nullable_number(const ObjectReader &in, std::string_view key) {
+    if (in.required(key).is_null())
+        return std::nullopt;
+    return in.number(key);
+}
+
+std::optional<RejoinStatus> read_last_rejoin(const ObjectReader &port) {
+    const json &v = port.required("last_rejoin");
+    if (v.is_null())
+        return std::nullopt;
+    const ObjectReader in(v, port.pointer("last_rejoin"));
+    RejoinStatus r;
+    r.reason = in.required_string("reason");
+    r.started_ago_s = required_number(in, "started_ago_s");
+    r.duration_s = nullable_number(in, "duration_s");
+    r.groups = in.required_uint("groups", 0, UINT64_MAX);
+    return r;
+}
+
 StatusResult read_status(const ObjectReader &in) {
     StatusResult r;
     r.daemon = in.required_string("daemon");
@@ -141,6 +168,15 @@ StatusResult read_status(const ObjectReader &in) {
         s.link_layer = p.required_string("link_layer");
         s.rate_gbps = required_number(p, "rate_gbps");
         s.groups = p.required_uint("groups", 0, UINT64_MAX);
+        s.mtu = static_cast<std::uint32_t>(p.required_uint("mtu", 0, 4096));
+        s.sm_guid = wire::read_nullable_guid(p, "sm_guid");
+        if (auto n = nullable_uint(p, "sm_act_count", UINT32_MAX))
+            s.sm_act_count = static_cast<std::uint32_t>(*n);
+        if (auto b = p.boolean("rejoining"))
+            s.rejoining = *b;
+        else
+            p.fail("rejoining", "required key is missing");
+        s.last_rejoin = read_last_rejoin(p);
         r.ports.push_back(std::move(s));
     });
     const ObjectReader c(in.required("counters"), in.pointer("counters"));

@@ -113,6 +113,13 @@ struct PortGroups {
 struct ListResult {
     std::vector<PortGroups> ports;
 };
+// A port's most recent re-join of its groups (after an SM change, LID change, port down/up...).
+struct RejoinStatus {
+    std::string reason;                // what triggered it
+    double started_ago_s = 0;          // seconds since it started
+    std::optional<double> duration_s;  // how long it took; nullopt while it runs
+    std::uint64_t groups = 0;          // groups it covered
+};
 struct PortStatus {
     std::string device;
     std::uint8_t port = 0;
@@ -124,6 +131,12 @@ struct PortStatus {
     std::string link_layer;
     double rate_gbps = 0;
     std::uint64_t groups = 0;
+    std::uint32_t mtu = 0; // active MTU in bytes; 0 until the port answered a PortInfo query
+    // The master SM as last seen (SMInfoRecord); nullopt until one answered.
+    std::optional<std::uint64_t> sm_guid{};
+    std::optional<std::uint32_t> sm_act_count{};
+    bool rejoining = false;
+    std::optional<RejoinStatus> last_rejoin{}; // nullopt: never re-joined
 };
 struct Counters {
     std::uint64_t sa_mads_sent = 0, sa_retransmits = 0, sa_timeouts = 0, sa_bounces = 0;

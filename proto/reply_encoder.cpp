@@ -66,6 +66,33 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.member("link_layer", std::string_view(p.link_layer));
     w.member("rate_gbps", p.rate_gbps);
     w.member("groups", p.groups);
+    w.member("mtu", p.mtu);
+    w.key("sm_guid");
+    if (p.sm_guid)
+        w.value(std::string_view(wire::guid_text(*p.sm_guid)));
+    else
+        w.null();
+    w.key("sm_act_count");
+    if (p.sm_act_count)
+        w.value(*p.sm_act_count);
+    else
+        w.null();
+    w.member("rejoining", p.rejoining);
+    w.key("last_rejoin");
+    if (const auto &r = p.last_rejoin) {
+        w.begin_object();
+        w.member("reason", std::string_view(r->reason));
+        w.member("started_ago_s", r->started_ago_s);
+        w.key("duration_s");
+        if (r->duration_s)
+            w.value(*r->duration_s);
+        else
+            w.null();
+        w.member("groups", r->groups);
+        w.end_object();
+    } else {
+        w.null();
+    }
     w.end_object();
 }
 

@@ -19,8 +19,10 @@ constexpr const char *kListHelp =
 constexpr const char *kStatusHelp =
     "Usage: rdma-mcastctl status [--json]\n"
     "\n"
-    "Shows the daemon's version and uptime, its ports (state, LID, SM LID, rate, groups) and\n"
-    "its counters: SA MADs sent, retransmits, timeouts, joins and leaves.\n";
+    "Shows the daemon's version and uptime, its ports (state, LID, SM LID, rate, MTU,\n"
+    "groups), each port's master SM (LID, GUID, ActCount) and latest re-join (when, how\n"
+    "long, how many groups, why), and its counters: SA MADs sent, retransmits, timeouts,\n"
+    "joins and leaves.\n";
 
 constexpr const char *kMonitorHelp =
     "Usage: rdma-mcastctl monitor [--json]\n"

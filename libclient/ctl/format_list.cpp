@@ -14,6 +14,63 @@ std::string gbps_text(double gbps) {
     return buf;
 }
 
+std::string guid_text(std::uint64_t guid) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
+    return buf;
+}
+
+// Seconds for people: "4.2 s", "5m10s", "3h12m", "2d3h".
+std::string age_text(double s) {
+    char buf[40];
+    const auto whole = static_cast<unsigned long long>(s < 0 ? 0 : s);
+    if (s < 60)
+        std::snprintf(buf, sizeof buf, "%.1f s", s < 0 ? 0.0 : s);
+    else if (whole < 3600)
+        std::snprintf(buf, sizeof buf, "%llum%llus", whole / 60, whole % 60);
+    else if (whole < 86400)
+        std::snprintf(buf, sizeof buf, "%lluh%llum", whole / 3600, whole % 3600 / 60);
+    else
+        std::snprintf(buf, sizeof buf, "%llud%lluh", whole / 86400, whole % 86400 / 3600);
+    return buf;
+}
+
+std::string duration_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+    return buf;
+}
+
+// Per port: the master SM, and the latest re-join of the port's groups.
+std::string sm_rejoin_table(const std::vector<rdmamcast::PortStatus> &ports) {
+    Table t({"DEVICE", "PORT", "SM_LID", "SM_GUID", "SM_ACT_COUNT", "REJOINED", "DURATION",
+             "GROUPS", "REASON"});
+    for (const auto &p : ports) {
+        std::vector<std::string> row{p.device, std::to_string(p.port), std::to_string(p.sm_lid),
+                                     p.sm_guid ? guid_text(*p.sm_guid) : "-",
+                                     p.sm_act_count ? std::to_string(*p.sm_act_count) : "-"};
+        if (const auto &r = p.last_rejoin) {
+            row.push_back(age_text(r->started_ago_s) + " ago");
+            row.push_back(r->duration_s ? duration_text(*r->duration_s) : "running");
+            row.push_back(std::to_string(r->groups));
+            row.push_back(r->reason);
+        } else {
+            row.insert(row.end(), {"never", "-", "-", "-"});
+        }
+        t.add(std::move(row));
+    }
+    return t.render();
+}
+
+Json rejoin_json(const std::optional<rdmamcast::Rejoin> &r) {
+    if (!r)
+        return nullptr;
+    return Json{{"reason", r->reason},
+                {"started_ago_s", r->started_ago_s},
+                {"duration_s", r->duration_s ? Json(*r->duration_s) : Json(nullptr)},
+                {"groups", r->groups}};
+}
+
 const char *const kBitNames[4] = {"full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
 } // namespace
@@ -97,14 +154,15 @@ std::string status_text(const rdmamcast::Status &s) {
     if (s.ports.empty()) {
         out += "no ports\n";
     } else {
-        Table t({"DEVICE", "PORT", "STATE", "LID", "SM_LID", "SM_SL", "LINK", "RATE", "GROUPS",
-                 "PORT_GID"});
+        Table t({"DEVICE", "PORT", "STATE", "LID", "SM_LID", "SM_SL", "LINK", "RATE", "MTU",
+                 "GROUPS", "PORT_GID"});
         for (const auto &p : s.ports)
             t.add({p.device, std::to_string(p.port), p.state, std::to_string(p.lid),
                    std::to_string(p.sm_lid), std::to_string(p.sm_sl), p.link_layer,
-                   gbps_text(p.rate_gbps), std::to_string(p.groups),
-                   rdmamcast::gid_to_string(p.port_gid)});
+                   gbps_text(p.rate_gbps), p.mtu ? std::to_string(p.mtu) : "-",
+                   std::to_string(p.groups), rdmamcast::gid_to_string(p.port_gid)});
         out += t.render();
+        out += '\n' + sm_rejoin_table(s.ports);
     }
     out += '\n';
     const auto &c = s.counters;
@@ -131,7 +189,12 @@ Json status_json(const rdmamcast::Status &s) {
                              {"port_gid", rdmamcast::gid_to_string(p.port_gid)},
                              {"link_layer", p.link_layer},
                              {"rate_gbps", p.rate_gbps},
-                             {"groups", p.groups}});
+                             {"groups", p.groups},
+                             {"mtu", p.mtu},
+                             {"sm_guid", p.sm_guid ? Json(guid_text(*p.sm_guid)) : Json(nullptr)},
+                             {"sm_act_count", p.sm_act_count ? Json(*p.sm_act_count) : Json(nullptr)},
+                             {"rejoining", p.rejoining},
+                             {"last_rejoin", rejoin_json(p.last_rejoin)}});
     const auto &c = s.counters;
     return Json{{"daemon", s.daemon},
                 {"protocol", s.protocol},

@@ -76,11 +76,34 @@ Json membership_json(const rdmamcast::Record &r, std::uint64_t membership) {
 
 namespace {
 
+// A record key's value as record_text() shows it.
+std::string field_text(const rdmamcast::Record &r, std::string_view name) {
+    if (name == "mlid") return hex(r.mlid);
+    if (name == "mgid") return rdmamcast::gid_to_string(r.mgid);
+    if (name == "port_gid") return rdmamcast::gid_to_string(r.port_gid);
+    if (name == "qkey") return hex(r.qkey);
+    if (name == "pkey") return hex(r.pkey);
+    if (name == "sl") return std::to_string(r.sl);
+    if (name == "mtu") return std::to_string(r.mtu);
+    if (name == "rate") return rate_text(r.rate);
+    if (name == "flow_label") return hex(r.flow_label);
+    if (name == "traffic_class") return std::to_string(r.traffic_class);
+    if (name == "hop_limit") return std::to_string(r.hop_limit);
+    if (name == "scope") return std::to_string(r.scope);
+    if (name == "join_state") return rdmamcast::join_state_name(r.join_state);
+    return "?";
+}
+
+// "changed mlid=0xc00a sl=4 (mgid ff15::1:2)": the new values, MLID first as the event lists
+// them; or "unchanged (mgid ff15::1:2 mlid 0xc001)" when the membership merely holds again.
 std::string changed_text(const rdmamcast::RestoredEvent &r) {
     std::string out;
     for (auto name : r.changed_names())
-        out += (out.empty() ? "" : ",") + std::string(name);
-    return out.empty() ? "nothing" : out;
+        out += (out.empty() ? "changed " : " ") + std::string(name) + "=" + field_text(r.record, name);
+    const std::string mgid = rdmamcast::gid_to_string(r.record.mgid);
+    if (out.empty())
+        return "unchanged (mgid " + mgid + " mlid " + hex(r.record.mlid) + ")";
+    return out + " (mgid " + mgid + ")";
 }
 
 Json error_json(const std::string &code, const std::string &message,
@@ -95,11 +118,7 @@ Json error_json(const std::string &code, const std::string &message,
 
 std::string event_text(const rdmamcast::Event &ev) {
     if (const auto *r = std::get_if<rdmamcast::RestoredEvent>(&ev)) {
-        const auto &rec = r->record;
-        return "restored: membership " + std::to_string(r->membership) + ": changed " +
-               changed_text(*r) + ": mgid " + rdmamcast::gid_to_string(rec.mgid) + " mlid " +
-               hex(rec.mlid) + " qkey " + hex(rec.qkey) + " pkey " + hex(rec.pkey) + " sl " +
-               std::to_string(rec.sl) + " mtu " + std::to_string(rec.mtu);
+        return "restored: membership " + std::to_string(r->membership) + ": " + changed_text(*r);
     }
     if (const auto *l = std::get_if<rdmamcast::LostEvent>(&ev))
         return "lost: membership " + std::to_string(l->membership) + ": " + l->code_name + ": " +

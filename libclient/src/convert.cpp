@@ -325,6 +325,20 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
         copy_gid(cp->port_gid, p.port_gid);
         cp->rate_gbps = p.rate_gbps;
         cp->groups = p.groups;
+        cp->mtu = p.mtu;
+        cp->sm_known = p.sm_guid.has_value();
+        cp->sm_guid = p.sm_guid.value_or(0);
+        cp->sm_act_count = p.sm_act_count.value_or(0);
+        cp->rejoining = p.rejoining;
+        if (const auto &r = p.last_rejoin) {
+            auto *cr = arena->make<rdmamcast_rejoin>();
+            cr->reason = arena->str(r->reason);
+            cr->started_ago_s = r->started_ago_s;
+            cr->finished = r->duration_s.has_value();
+            cr->duration_s = r->duration_s.value_or(0);
+            cr->groups = r->groups;
+            cp->last_rejoin = cr;
+        }
         pub.ports[i] = cp;
     }
     holder->arena = arena.release();

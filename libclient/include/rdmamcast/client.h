@@ -408,6 +408,16 @@ struct rdmamcast_group_list {
 RDMAMCAST_EXPORT int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out);
 RDMAMCAST_EXPORT void rdmamcast_list_free(struct rdmamcast_group_list *list);
 
+/* A port's latest re-join of its groups (after an SM restart or failover, a LID change, the port
+ * going down and up, ...). */
+struct rdmamcast_rejoin {
+	const char *reason;   /* what triggered it, in the daemon's words */
+	double started_ago_s; /* seconds since it started */
+	bool finished;        /* false while it runs */
+	double duration_s;    /* how long it took, when finished */
+	uint64_t groups;      /* groups it covered */
+};
+
 struct rdmamcast_port_status {
 	const char *device;
 	uint8_t port;
@@ -419,6 +429,12 @@ struct rdmamcast_port_status {
 	uint8_t port_gid[16];
 	double rate_gbps;
 	uint64_t groups;
+	uint32_t mtu;           /* active MTU in bytes; 0 until the daemon read the port's PortInfo */
+	bool sm_known;          /* the daemon has read the master SM's SMInfoRecord: */
+	uint32_t sm_act_count;  /* its ActCount (it goes backwards when the SM restarts) */
+	uint64_t sm_guid;       /* and its port GUID, host order */
+	bool rejoining;         /* a re-join of the port's groups is under way */
+	const struct rdmamcast_rejoin *last_rejoin; /* the latest re-join; NULL if none yet */
 };
 
 struct rdmamcast_counters {

@@ -3,7 +3,8 @@
 //
 //   rdmamcast::Client client;                        // connects, or throws rdmamcast::Error
 //   auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2").qkey(0x1234));
-//   ... attach a QP to m.record() ...
+//   ... attach a QP to m.record() (rdmamcast::AttachSet in <rdmamcast/verbs.hpp> keeps it
+//       attached when a restored event brings a new MLID) ...
 //   poll client.event_fd(); while (auto ev = client.next_event()) m.update(*ev);
 //                                                    // m leaves when it goes out of scope
 //
@@ -288,6 +289,14 @@ struct PortGroups {
     std::vector<Group> groups;
 };
 
+// A port's latest re-join of its groups.
+struct Rejoin {
+    std::string reason;
+    double started_ago_s = 0;
+    std::optional<double> duration_s; // nullopt while it runs
+    std::uint64_t groups = 0;
+};
+
 struct PortStatus {
     std::string device;
     std::uint8_t port = 0;
@@ -299,6 +308,12 @@ struct PortStatus {
     std::string link_layer;
     double rate_gbps = 0;
     std::uint64_t groups = 0;
+    std::uint32_t mtu = 0; // bytes; 0 until known
+    // The master SM, once the daemon has read its SMInfoRecord.
+    std::optional<std::uint64_t> sm_guid;
+    std::optional<std::uint32_t> sm_act_count;
+    bool rejoining = false;
+    std::optional<Rejoin> last_rejoin; // nullopt: none yet
 };
 
 struct Status {
@@ -460,9 +475,19 @@ public:
         Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}};
         for (std::size_t i = 0; i < s->num_ports; ++i) {
             const auto &p = *s->ports[i];
-            out.ports.push_back(PortStatus{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
-                                           detail::gid(p.port_gid), p.link_layer, p.rate_gbps,
-                                           p.groups});
+            PortStatus ps{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
+                          detail::gid(p.port_gid), p.link_layer, p.rate_gbps, p.groups, p.mtu,
+                          {}, {}, p.rejoining, {}};
+            if (p.sm_known) {
+                ps.sm_guid = p.sm_guid;
+                ps.sm_act_count = p.sm_act_count;
+            }
+            if (const rdmamcast_rejoin *r = p.last_rejoin) {
+                ps.last_rejoin = Rejoin{r->reason, r->started_ago_s, std::nullopt, r->groups};
+                if (r->finished)
+                    ps.last_rejoin->duration_s = r->duration_s;
+            }
+            out.ports.push_back(std::move(ps));
         }
         return out;
     }

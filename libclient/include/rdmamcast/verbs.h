@@ -39,7 +39,9 @@ RDMAMCAST_EXPORT int rdmamcast_detach(struct ibv_qp *qp, const struct rdmamcast_
  * An attach set keeps UD QPs attached to their groups across record changes. Register each QP
  * with the membership it receives for; hand every event to rdmamcast_attach_set_update(), and
  * on a RESTORED event whose MGID or MLID differ from what a QP is attached to, it detaches the
- * QP from the old (mgid, mlid) and attaches it to the new one.
+ * QP from the old (mgid, mlid) and attaches it to the new one. A LOST event changes nothing:
+ * the QPs stay registered (and attached) until the daemon restores the membership, and the
+ * RESTORED event that follows moves them if the MLID changed meanwhile.
  *
  * The set only remembers QPs: freeing it detaches nothing (destroying a QP detaches it), and a
  * QP must be removed from the set before it is destroyed if the set lives on.

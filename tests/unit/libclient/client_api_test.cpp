@@ -551,7 +551,14 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
         st.uptime_s = 12.5;
         st.clients = 3;
         st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"), "InfiniBand",
-                            100, 4});
+                            100, 4, 4096, 0x0002c90300000001, 77, false,
+                            proto::RejoinStatus{"SM changed", 30.5, 0.25, 4}});
+        // Port 2: nothing known about its SM yet, mid re-join; port 3: never re-joined.
+        st.ports.push_back({"mlx5_0", 2, "ACTIVE", 4, 1, 0, gid("fe80::10:4"), "InfiniBand",
+                            100, 0, 0, std::nullopt, std::nullopt, true,
+                            proto::RejoinStatus{"port active again", 1, std::nullopt, 2}});
+        st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"), "InfiniBand",
+                            0, 0});
         st.counters = {10, 1, 2, 3, 12, 8, 1, 5};
         s.reply(env.id, st);
         return true;
@@ -563,7 +570,7 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     EXPECT_EQ(s->protocol, 1u);
     EXPECT_DOUBLE_EQ(s->uptime_s, 12.5);
     EXPECT_EQ(s->clients, 3u);
-    ASSERT_EQ(s->num_ports, 1u);
+    ASSERT_EQ(s->num_ports, 3u);
     const auto &p = *s->ports[0];
     EXPECT_STREQ(p.device, "mlx5_0");
     EXPECT_EQ(p.port, 1);
@@ -574,6 +581,25 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     EXPECT_STREQ(p.link_layer, "InfiniBand");
     EXPECT_DOUBLE_EQ(p.rate_gbps, 100);
     EXPECT_EQ(p.groups, 4u);
+    EXPECT_EQ(p.mtu, 4096u);
+    EXPECT_TRUE(p.sm_known);
+    EXPECT_EQ(p.sm_guid, 0x0002c90300000001u);
+    EXPECT_EQ(p.sm_act_count, 77u);
+    EXPECT_FALSE(p.rejoining);
+    ASSERT_NE(p.last_rejoin, nullptr);
+    EXPECT_STREQ(p.last_rejoin->reason, "SM changed");
+    EXPECT_DOUBLE_EQ(p.last_rejoin->started_ago_s, 30.5);
+    EXPECT_TRUE(p.last_rejoin->finished);
+    EXPECT_DOUBLE_EQ(p.last_rejoin->duration_s, 0.25);
+    EXPECT_EQ(p.last_rejoin->groups, 4u);
+    const auto &p2 = *s->ports[1];
+    EXPECT_FALSE(p2.sm_known);
+    EXPECT_EQ(p2.sm_guid, 0u);
+    EXPECT_TRUE(p2.rejoining);
+    ASSERT_NE(p2.last_rejoin, nullptr);
+    EXPECT_FALSE(p2.last_rejoin->finished);
+    EXPECT_EQ(p2.last_rejoin->groups, 2u);
+    EXPECT_EQ(s->ports[2]->last_rejoin, nullptr);
     EXPECT_EQ(s->counters->sa_mads_sent, 10u);
     EXPECT_EQ(s->counters->sa_retransmits, 1u);
     EXPECT_EQ(s->counters->sa_timeouts, 2u);

@@ -242,7 +242,11 @@ TEST(ClientCpp, ListAndStatus) {
             proto::StatusResult st;
             st.daemon = "rdma-mcastd 9";
             st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::1"), "InfiniBand",
-                                56, 1});
+                                56, 1, 2048, 0xabc, 9, true,
+                                proto::RejoinStatus{"LID changed", 2, std::nullopt, 1}});
+            st.ports.push_back({"mlx5_0", 2, "ACTIVE", 4, 1, 0, gid("fe80::2"), "InfiniBand",
+                                56, 0, 2048, std::nullopt, std::nullopt, false,
+                                proto::RejoinStatus{"SM changed", 9, 0.5, 0}});
             st.counters.joins = 5;
             s.reply(env.id, st);
             return true;
@@ -263,9 +267,20 @@ TEST(ClientCpp, ListAndStatus) {
 
     auto st = client.status();
     EXPECT_EQ(st.daemon, "rdma-mcastd 9");
-    ASSERT_EQ(st.ports.size(), 1u);
+    ASSERT_EQ(st.ports.size(), 2u);
     EXPECT_EQ(st.ports[0].state, "ACTIVE");
     EXPECT_DOUBLE_EQ(st.ports[0].rate_gbps, 56);
+    EXPECT_EQ(st.ports[0].mtu, 2048u);
+    EXPECT_EQ(st.ports[0].sm_guid, 0xabcu);
+    EXPECT_EQ(st.ports[0].sm_act_count, 9u);
+    EXPECT_TRUE(st.ports[0].rejoining);
+    ASSERT_TRUE(st.ports[0].last_rejoin);
+    EXPECT_EQ(st.ports[0].last_rejoin->reason, "LID changed");
+    EXPECT_FALSE(st.ports[0].last_rejoin->duration_s);
+    EXPECT_FALSE(st.ports[1].sm_guid);
+    EXPECT_FALSE(st.ports[1].sm_act_count);
+    ASSERT_TRUE(st.ports[1].last_rejoin);
+    EXPECT_EQ(st.ports[1].last_rejoin->duration_s, 0.5);
     EXPECT_EQ(st.counters.joins, 5u);
 }
 

@@ -27,17 +27,7 @@ proto::LostEvent lost(std::uint64_t membership) {
 }
 
 proto::MonitorEvent monitor_event() {
-    proto::MonitorEvent m;
-    m.kind = "joined";
-    m.device = "mlx5_0";
-    m.port = 1;
-    m.mgid = gid("ff15::1:2");
-    m.mlid = 0xc001;
-    m.join_state = mcastd::join::full;
-    m.pid = 4242;
-    m.uid = 1000;
-    m.comm = "my-app";
-    m.message = "joined ff15::1:2";
+    proto::MonitorEvent m = sample_monitor_event();
     m.sa_status = 0x0100;
     return m;
 }

@@ -355,6 +355,23 @@ TEST(CtlHold, HumanEventLinesAndSigint) {
     auto line = child.read_line();
     ASSERT_TRUE(line);
     EXPECT_EQ(*line, "lost: membership 7: sa-timeout: the SA stopped answering");
+
+    // What changed, with the new values, MLID first; then a restore that changed nothing.
+    proto::RestoredEvent re;
+    re.membership = 7;
+    re.record = sample_record();
+    re.record.mlid = 0xc00a;
+    re.record.sl = 4;
+    re.changed = mcastd::field::sl | mcastd::field::mlid;
+    d.broadcast(re);
+    line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "restored: membership 7: changed mlid=0xc00a sl=4 (mgid ff15::1:2)");
+    re.changed = 0;
+    d.broadcast(re);
+    line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "restored: membership 7: unchanged (mgid ff15::1:2 mlid 0xc00a)");
     child.signal(SIGINT);
     EXPECT_EQ(child.wait().exit_code, 0);
     EXPECT_EQ(d.requests_of<proto::Leave>().size(), 1u);
@@ -397,7 +414,14 @@ FakeDaemon::Handler views() {
             st.uptime_s = 12.5;
             st.clients = 3;
             st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"),
-                                "InfiniBand", 100, 4});
+                                "InfiniBand", 100, 4, 4096, 0x0002c90300000001, 5123, false,
+                                proto::RejoinStatus{"SM changed", 310.2, 0.42, 4}});
+            // Port 2 has not heard from its SM yet and is re-joining; port 3 never re-joined.
+            st.ports.push_back({"mlx5_0", 2, "ACTIVE", 4, 1, 0, gid("fe80::10:4"),
+                                "InfiniBand", 100, 2, 0, std::nullopt, std::nullopt, true,
+                                proto::RejoinStatus{"port active again", 3.25, std::nullopt, 2}});
+            st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"),
+                                "InfiniBand", 0, 0});
             st.counters = {10, 1, 2, 0, 12, 8, 1, 5};
             s.reply(env.id, st);
             return true;
@@ -455,6 +479,17 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_EQ(j["ports"].at(0)["state"], "ACTIVE");
     EXPECT_EQ(j["ports"].at(0)["lid"], 3);
     EXPECT_EQ(j["ports"].at(0)["sm_lid"], 1);
+    EXPECT_EQ(j["ports"].at(0)["mtu"], 4096);
+    EXPECT_EQ(j["ports"].at(0)["sm_guid"], "0x0002c90300000001");
+    EXPECT_EQ(j["ports"].at(0)["sm_act_count"], 5123);
+    EXPECT_EQ(j["ports"].at(0)["rejoining"], false);
+    EXPECT_EQ(j["ports"].at(0)["last_rejoin"], json::parse(R"({"reason": "SM changed",
+        "started_ago_s": 310.2, "duration_s": 0.42, "groups": 4})"));
+    EXPECT_TRUE(j["ports"].at(1)["sm_guid"].is_null());
+    EXPECT_TRUE(j["ports"].at(1)["sm_act_count"].is_null());
+    EXPECT_EQ(j["ports"].at(1)["rejoining"], true);
+    EXPECT_TRUE(j["ports"].at(1)["last_rejoin"]["duration_s"].is_null());
+    EXPECT_TRUE(j["ports"].at(2)["last_rejoin"].is_null());
     EXPECT_EQ(j["counters"]["sa_mads_sent"], 10);
     EXPECT_EQ(j["counters"]["sa_retransmits"], 1);
     EXPECT_EQ(j["counters"]["sa_timeouts"], 2);
@@ -470,24 +505,41 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_NE(h.out.find("SA MADs sent"), std::string::npos) << h.out;
 }
 
-TEST(CtlMonitor, StreamsUntilInterrupted) {
-    FakeDaemon d;
-    Child child({kCtl, "--socket", d.path(), "--json", "monitor"});
-    ASSERT_TRUE(d.wait_for([](const auto &reqs) {
+TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {
+    FakeDaemon d(views());
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_NE(h.out.find("RATE      MTU   GROUPS"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("100 Gb/s  4096  4"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("DEVICE  PORT  SM_LID  SM_GUID             SM_ACT_COUNT  REJOINED   "
+                         "DURATION  GROUPS  REASON\n"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("mlx5_0  1     1       0x0002c90300000001  5123          5m10s ago  "
+                         "0.420 s   4       SM changed\n"), std::string::npos) << h.out;
+    // Unknown SM, a re-join under way, and none ever.
+    EXPECT_NE(h.out.find("mlx5_0  2     1       -                   -             3.2 s ago  "
+                         "running   2       port active again\n"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("mlx5_1  1     0       -                   -             never      "
+                         "-         -       -\n"), std::string::npos) << h.out;
+}
+
+// True once `d` has received the monitor request.
+bool monitor_requested(FakeDaemon &d) {
+    return d.wait_for([](const auto &reqs) {
         for (const auto &r : reqs)
             if (std::holds_alternative<proto::Monitor>(r.envelope.request))
                 return true;
         return false;
-    }));
-    proto::MonitorEvent m;
+    });
+}
+
+TEST(CtlMonitor, StreamsUntilInterrupted) {
+    FakeDaemon d;
+    Child child({kCtl, "--socket", d.path(), "--json", "monitor"});
+    ASSERT_TRUE(monitor_requested(d));
+    proto::MonitorEvent m = sample_monitor_event();
     m.kind = "join-failed";
-    m.device = "mlx5_0";
-    m.port = 1;
     m.mgid = gid("ff15::9");
-    m.join_state = mcastd::join::full;
     m.pid = 55;
-    m.uid = 1000;
-    m.comm = "app";
     m.message = "SA said no";
     m.sa_status = 0x0200;
     d.broadcast(m);
@@ -501,6 +553,30 @@ TEST(CtlMonitor, StreamsUntilInterrupted) {
     EXPECT_EQ(j["mgid"], "ff15::9");
     EXPECT_EQ(j["pid"], 55);
     EXPECT_EQ(j["sa_status"], 0x0200);
+    child.signal(SIGINT);
+    EXPECT_EQ(child.wait().exit_code, 0);
+}
+
+TEST(CtlMonitor, HumanLinesForLostAndRestored) {
+    FakeDaemon d;
+    Child child({kCtl, "--socket", d.path(), "monitor"});
+    ASSERT_TRUE(monitor_requested(d));
+    proto::MonitorEvent m = sample_monitor_event();
+    m.kind = "lost";
+    m.message = "lost ff15::1:2 on mlx5_0/1: the SM restarted";
+    d.broadcast(m);
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "lost: mlx5_0/1 ff15::1:2 mlid 0xc001 full pid 4242 uid 1000 (my-app): "
+                     "lost ff15::1:2 on mlx5_0/1: the SM restarted");
+    m.kind = "restored";
+    m.mlid = 0xc00b;
+    m.message = "record of ff15::1:2 on mlx5_0/1 changed";
+    d.broadcast(m);
+    line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "restored: mlx5_0/1 ff15::1:2 mlid 0xc00b full pid 4242 uid 1000 (my-app): "
+                     "record of ff15::1:2 on mlx5_0/1 changed");
     child.signal(SIGINT);
     EXPECT_EQ(child.wait().exit_code, 0);
 }

@@ -239,6 +239,21 @@ mcastd::McRecord sample_record() {
     return r;
 }
 
+proto::MonitorEvent sample_monitor_event() {
+    proto::MonitorEvent m;
+    m.kind = "joined";
+    m.device = "mlx5_0";
+    m.port = 1;
+    m.mgid = *mcastd::parse_gid("ff15::1:2");
+    m.mlid = 0xc001;
+    m.join_state = mcastd::join::full;
+    m.pid = 4242;
+    m.uid = 1000;
+    m.comm = "my-app";
+    m.message = "joined ff15::1:2";
+    return m;
+}
+
 proto::HelloResult hello_result() {
     proto::HelloResult h;
     h.version = 1;

@@ -107,5 +107,7 @@ private:
 // Ready-made values.
 mcastd::McRecord sample_record();
 proto::HelloResult hello_result();
+// A "joined" activity entry of pid 4242 (my-app, uid 1000) for ff15::1:2 on mlx5_0/1.
+proto::MonitorEvent sample_monitor_event();
 
 } // namespace fake

@@ -24,7 +24,8 @@ install)
         "$lib/cmake/RdmaMcast/RdmaMcastConfigVersion.cmake" \
         "$lib/cmake/RdmaMcast/RdmaMcastTargets.cmake" \
         "$prefix/include/rdmamcast/client.h" "$prefix/include/rdmamcast/client.hpp" \
-        "$prefix/include/rdmamcast/verbs.h" "$prefix/bin/rdma-mcastctl" \
+        "$prefix/include/rdmamcast/verbs.h" "$prefix/include/rdmamcast/verbs.hpp" \
+        "$prefix/bin/rdma-mcastctl" \
         "$prefix/share/man/man1/rdma-mcastctl.1"; do
         [ -e "$f" ] || { echo "missing after install: $f"; exit 1; }
     done

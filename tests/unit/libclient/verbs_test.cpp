@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <rdmamcast/verbs.h>
+#include <rdmamcast/verbs.hpp>
 
 #include "verbs_ops.hpp"
 
@@ -254,12 +255,111 @@ TEST_F(VerbsAttachSet, FailedReattachIsRetriedByTheNextEvent) {
     EXPECT_TRUE(g_calls.empty());
 }
 
+TEST_F(VerbsAttachSet, LostKeepsTheQpUntilTheRestoreMovesIt) {
+    auto r = record_with(0xc001);
+    ASSERT_EQ(rdmamcast_attach_set_add(set_, qp1_, 7, &r), 0);
+    g_calls.clear();
+    rdmamcast_event lost{};
+    lost.type = RDMAMCAST_EVENT_LOST;
+    lost.membership = 7;
+    lost.lost.code = RDMAMCAST_E_SA_ERROR;
+    EXPECT_EQ(rdmamcast_attach_set_update(set_, &lost, 1, 0, nullptr), 0);
+    EXPECT_TRUE(g_calls.empty()) << "nothing is detached while the daemon restores it";
+
+    // Restored under a new MLID (the SM restarted and handed out another one).
+    auto ev = restored(7, record_with(0xc00b));
+    ibv_ah_attr ah{};
+    EXPECT_EQ(rdmamcast_attach_set_update(set_, &ev, 1, 0, &ah), 1);
+    ASSERT_EQ(g_calls.size(), 2u);
+    EXPECT_FALSE(g_calls[0].attach);
+    EXPECT_EQ(g_calls[0].lid, 0xc001);
+    EXPECT_TRUE(g_calls[1].attach);
+    EXPECT_EQ(g_calls[1].lid, 0xc00b);
+    EXPECT_EQ(ah.dlid, 0xc00b);
+}
+
 TEST_F(VerbsAttachSet, NullArguments) {
     auto r = record_with(0xc001);
     EXPECT_EQ(rdmamcast_attach_set_new(nullptr), -EINVAL);
     EXPECT_EQ(rdmamcast_attach_set_add(nullptr, qp1_, 7, &r), -EINVAL);
     EXPECT_EQ(rdmamcast_attach_set_update(set_, nullptr, 1, 0, nullptr), -EINVAL);
     rdmamcast_attach_set_free(nullptr);
+}
+
+// ---- the C++ wrapper (<rdmamcast/verbs.hpp>) ----
+
+rdmamcast::RestoredEvent restored_cpp(std::uint64_t membership, const rdmamcast_record &r,
+                                      std::uint32_t changed) {
+    return rdmamcast::RestoredEvent{membership, r, changed};
+}
+
+TEST_F(Verbs, CppAttachSetFollowsTheMlid) {
+    rdmamcast::AttachSet set;
+    const auto old_rec = record_with(0xc001);
+    set.add(qp1_, 7, old_rec);
+    ASSERT_EQ(g_calls.size(), 1u);
+    EXPECT_TRUE(g_calls[0].attach);
+    g_calls.clear();
+
+    // MLID changed: detach old, attach new, fresh AH attributes.
+    auto fresh = set.update(restored_cpp(7, record_with(0xc002), RDMAMCAST_FIELD_MLID), 1, 3);
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(fresh->dlid, 0xc002);
+    EXPECT_EQ(fresh->grh.sgid_index, 3);
+    ASSERT_EQ(g_calls.size(), 2u);
+    EXPECT_FALSE(g_calls[0].attach);
+    EXPECT_EQ(g_calls[0].lid, 0xc001);
+    EXPECT_TRUE(g_calls[1].attach);
+    EXPECT_EQ(g_calls[1].lid, 0xc002);
+    g_calls.clear();
+
+    // MLID unchanged: no verbs call, but the AH still reflects the record.
+    auto same = record_with(0xc002);
+    same.sl = 2;
+    fresh = set.update(restored_cpp(7, same, RDMAMCAST_FIELD_SL), 1, 3);
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(fresh->sl, 2);
+    EXPECT_TRUE(g_calls.empty());
+
+    // Lost, another membership's restore: nothing to do, no AH.
+    EXPECT_FALSE(set.update(rdmamcast::LostEvent{7, RDMAMCAST_E_SA_ERROR, "sa-error", "gone", 0x300},
+                            1, 3));
+    EXPECT_FALSE(set.update(restored_cpp(8, record_with(0xc009), RDMAMCAST_FIELD_MLID), 1, 3));
+    EXPECT_TRUE(g_calls.empty());
+
+    set.remove(qp1_, 7);
+    ASSERT_EQ(g_calls.size(), 1u);
+    EXPECT_FALSE(g_calls[0].attach);
+    EXPECT_EQ(g_calls[0].lid, 0xc002);
+}
+
+TEST_F(Verbs, CppAttachSetFailuresThrowWithTheErrno) {
+    rdmamcast::AttachSet set;
+    set.add(qp1_, 7, record_with(0xc001));
+    g_results = {0, ENOSPC}; // detach works, attach fails
+    try {
+        set.update(restored_cpp(7, record_with(0xc002), RDMAMCAST_FIELD_MLID), 1, 0);
+        FAIL() << "no exception";
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.error_number(), ENOSPC);
+        EXPECT_EQ(e.code(), RDMAMCAST_E_SYSTEM);
+        EXPECT_EQ(e.message(), std::string("re-attach the QPs of membership 7: ") +
+                                   std::strerror(ENOSPC));
+    }
+    // The next restore of the membership attaches it (it is detached now: no detach first).
+    g_calls.clear();
+    EXPECT_TRUE(set.update(restored_cpp(7, record_with(0xc002), 0), 1, 0));
+    ASSERT_EQ(g_calls.size(), 1u);
+    EXPECT_TRUE(g_calls[0].attach);
+
+    g_results = {EPERM};
+    EXPECT_THROW(set.add(qp2_, 7, record_with(0xc002)), rdmamcast::Error);
+    try {
+        set.remove(qp2_, 7);
+        FAIL() << "a QP whose add failed is not in the set";
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.error_number(), ENOENT);
+    }
 }
 
 } // namespace

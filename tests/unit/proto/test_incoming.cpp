@@ -159,6 +159,66 @@ TEST(ProtoIncoming, ResultDecodersRejectWhatIsNotTheirs) {
     EXPECT_TRUE(std::get<ListResult>(ok).ports.empty());
 }
 
+// A status result with one port, whose `key` is `value` (erased when `value` is discarded).
+std::string status_with(const std::string &key, const json &value) {
+    StatusResult st;
+    PortStatus p;
+    p.device = "mlx5_0";
+    p.port = 1;
+    p.state = "ACTIVE";
+    p.sm_guid = 1;
+    p.sm_act_count = 2;
+    p.last_rejoin = RejoinStatus{"SM changed", 3, 0.25, 4};
+    st.ports.push_back(p);
+    json j = json::parse(encode_reply(1, st)).at("result");
+    json &target = key.rfind("last_rejoin/", 0) == 0 ? j["ports"][0]["last_rejoin"] : j["ports"][0];
+    const std::string k = key.substr(key.find('/') == std::string::npos ? 0 : key.find('/') + 1);
+    if (value.is_discarded())
+        target.erase(k);
+    else
+        target[k] = value;
+    return j.dump();
+}
+
+TEST(ProtoIncoming, StatusPortFieldsAreCheckedWithTheirPointers) {
+    const json gone = json::value_t::discarded;
+    struct Case {
+        std::string key;
+        json value;
+        const char *says;
+    } cases[] = {
+        {"sm_guid", "0x1", "/ports/0/sm_guid: \"0x1\" is not a GUID"},
+        {"sm_guid", "0x0002c9030000000g", "/ports/0/sm_guid"},
+        {"sm_guid", 1, "/ports/0/sm_guid: expected a string"},
+        {"sm_guid", gone, "/ports/0/sm_guid: required"},
+        {"sm_act_count", 4294967296, "/ports/0/sm_act_count: 4294967296 out of range"},
+        {"mtu", 8192, "/ports/0/mtu: 8192 out of range"},
+        {"rejoining", gone, "/ports/0/rejoining: required"},
+        {"last_rejoin", gone, "/ports/0/last_rejoin: required"},
+        {"last_rejoin", 5, "/ports/0/last_rejoin: expected an object"},
+        {"last_rejoin/reason", gone, "/ports/0/last_rejoin/reason: required"},
+        {"last_rejoin/duration_s", "long", "/ports/0/last_rejoin/duration_s: expected a number"},
+        {"last_rejoin/groups", -1, "/ports/0/last_rejoin/groups: -1 out of range"},
+    };
+    for (const auto &c : cases) {
+        auto r = decode_status_result(status_with(c.key, c.value));
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
+        EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+    // Null: not known (SM), never happened (re-join), still running (duration).
+    for (const char *key : {"sm_guid", "sm_act_count", "last_rejoin", "last_rejoin/duration_s"}) {
+        auto r = decode_status_result(status_with(key, nullptr));
+        EXPECT_TRUE(std::holds_alternative<StatusResult>(r)) << key;
+    }
+    auto r = decode_status_result(status_with("sm_guid", "0x0002C90300000001"));
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(r));
+    EXPECT_EQ(std::get<StatusResult>(r).ports.at(0).sm_guid, 0x0002c90300000001u);
+    r = decode_status_result(status_with("last_rejoin", nullptr));
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(r));
+    EXPECT_FALSE(std::get<StatusResult>(r).ports.at(0).last_rejoin);
+}
+
 TEST(ProtoIncoming, ListMembersAreChecked) {
     json j = json::parse(R"({"ports":[{"device":"d","port":1,"port_gid":"fe80::1","groups":[
         {"mgid":"ff15::1","mlid":1,"qkey":1,"busy":false,"held":["full","bogus"],"foreign":[],

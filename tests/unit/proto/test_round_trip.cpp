@@ -219,6 +219,13 @@ StatusResult sample_status() {
                                  "InfiniBand", 100, 4});
     s.ports.push_back(PortStatus{"mlx5_0", 2, "DOWN", 0, 0, 15, gid("fe80::10:4"),
                                  "InfiniBand", 2.5, 0});
+    // Port 1 knows its SM, its MTU and a finished re-join; port 2 is mid re-join.
+    s.ports[0].mtu = 4096;
+    s.ports[0].sm_guid = 0x0002c90300000001;
+    s.ports[0].sm_act_count = UINT32_MAX;
+    s.ports[0].last_rejoin = RejoinStatus{"SM changed", 310.25, 0.5, 4};
+    s.ports[1].rejoining = true;
+    s.ports[1].last_rejoin = RejoinStatus{"port active again", 1.5, std::nullopt, 0};
     s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX};
     return s;
 }
@@ -243,6 +250,16 @@ TEST(ProtoRoundTrip, StatusResult) {
         EXPECT_EQ(out.ports[i].link_layer, in.ports[i].link_layer);
         EXPECT_EQ(out.ports[i].rate_gbps, in.ports[i].rate_gbps);
         EXPECT_EQ(out.ports[i].groups, in.ports[i].groups);
+        EXPECT_EQ(out.ports[i].mtu, in.ports[i].mtu);
+        EXPECT_EQ(out.ports[i].sm_guid, in.ports[i].sm_guid);
+        EXPECT_EQ(out.ports[i].sm_act_count, in.ports[i].sm_act_count);
+        EXPECT_EQ(out.ports[i].rejoining, in.ports[i].rejoining);
+        ASSERT_TRUE(out.ports[i].last_rejoin);
+        const RejoinStatus &a = *out.ports[i].last_rejoin, &b = *in.ports[i].last_rejoin;
+        EXPECT_EQ(a.reason, b.reason);
+        EXPECT_EQ(a.started_ago_s, b.started_ago_s);
+        EXPECT_EQ(a.duration_s, b.duration_s);
+        EXPECT_EQ(a.groups, b.groups);
     }
     const Counters &a = out.counters, &b = in.counters;
     EXPECT_EQ(a.sa_mads_sent, b.sa_mads_sent);
@@ -329,7 +346,19 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     EXPECT_EQ(j.at("uptime_s"), 12.5);
     EXPECT_EQ(j.at("ports").at(0), json::parse(R"({"device":"mlx5_0","port":1,
         "state":"ACTIVE","lid":3,"sm_lid":1,"sm_sl":0,"port_gid":"fe80::10:3",
-        "link_layer":"InfiniBand","rate_gbps":100,"groups":4})"));
+        "link_layer":"InfiniBand","rate_gbps":100,"groups":4,"mtu":4096,
+        "sm_guid":"0x0002c90300000001","sm_act_count":4294967295,"rejoining":false,
+        "last_rejoin":{"reason":"SM changed","started_ago_s":310.25,"duration_s":0.5,
+                       "groups":4}})"));
+    // Not known yet, still running, never happened: null, not absent.
+    const json &p2 = j.at("ports").at(1);
+    EXPECT_TRUE(p2.at("sm_guid").is_null());
+    EXPECT_TRUE(p2.at("sm_act_count").is_null());
+    EXPECT_EQ(p2.at("rejoining"), true);
+    EXPECT_TRUE(p2.at("last_rejoin").at("duration_s").is_null());
+    auto s = sample_status();
+    s.ports[1].last_rejoin.reset();
+    EXPECT_TRUE(json::parse(encode_reply(6, s)).at("result").at("ports").at(1).at("last_rejoin").is_null());
     EXPECT_EQ(j.at("counters").size(), 8u);
 }
 

@@ -1,0 +1,90 @@
+// `status` per port: the SM, the MTU and the last re-join, built from hand-made engine and port
+// state (the sim tier checks the same fields against a real OpenSM).
+#include <gtest/gtest.h>
+
+#include "views.hpp"
+
+namespace mcastd {
+namespace {
+
+using namespace std::chrono_literals;
+
+port::PortAttributes attrs() {
+    port::PortAttributes a;
+    a.device = "mlx5_0";
+    a.port_num = 1;
+    a.lid = 3;
+    a.sm_lid = 1;
+    a.state = static_cast<std::uint8_t>(port::PortState::active);
+    a.link_layer = "InfiniBand";
+    a.mtu = 5; // IBA enum: 4096 bytes
+    return a;
+}
+
+const TimePoint kNow = TimePoint{} + 1000s;
+
+TEST(StatusView, SmAndMtuOfAPort) {
+    const Service::SmView sm{1, 0x0002c90300000001, 42, true};
+    PortView pv;
+    pv.active = true;
+    const auto ps = port_status(attrs(), pv, sm, 4, kNow);
+    EXPECT_EQ(ps.state, "ACTIVE");
+    EXPECT_EQ(ps.mtu, 4096u);
+    EXPECT_EQ(ps.sm_guid, 0x0002c90300000001u);
+    EXPECT_EQ(ps.sm_act_count, 42u);
+    EXPECT_EQ(ps.groups, 4u);
+    EXPECT_FALSE(ps.rejoining);
+    EXPECT_FALSE(ps.last_rejoin) << "never re-joined";
+}
+
+TEST(StatusView, UnknownSmAndMtuStayUnset) {
+    auto a = attrs();
+    a.mtu = 0; // no PortInfo answer yet
+    const auto ps = port_status(a, PortView{}, Service::SmView{}, 0, kNow);
+    EXPECT_EQ(ps.mtu, 0u);
+    EXPECT_FALSE(ps.sm_guid);
+    EXPECT_FALSE(ps.sm_act_count);
+}
+
+TEST(StatusView, RunningRejoinHasNoDuration) {
+    PortView pv;
+    pv.rejoining = true;
+    pv.rejoin_reason = "SM changed";
+    pv.rejoin_started = kNow - 2500ms;
+    pv.rejoin_groups = 7;
+    const auto ps = port_status(attrs(), pv, Service::SmView{}, 7, kNow);
+    EXPECT_TRUE(ps.rejoining);
+    ASSERT_TRUE(ps.last_rejoin);
+    EXPECT_EQ(ps.last_rejoin->reason, "SM changed");
+    EXPECT_DOUBLE_EQ(ps.last_rejoin->started_ago_s, 2.5);
+    EXPECT_FALSE(ps.last_rejoin->duration_s);
+    EXPECT_EQ(ps.last_rejoin->groups, 7u);
+}
+
+TEST(StatusView, FinishedRejoinHasItsDuration) {
+    PortView pv;
+    pv.rejoin_reason = "LID changed";
+    pv.rejoin_started = kNow - 60s;
+    pv.rejoin_finished = kNow - 60s + 420ms;
+    pv.rejoin_groups = 3;
+    const auto ps = port_status(attrs(), pv, Service::SmView{}, 3, kNow);
+    ASSERT_TRUE(ps.last_rejoin);
+    EXPECT_DOUBLE_EQ(ps.last_rejoin->started_ago_s, 60.0);
+    ASSERT_TRUE(ps.last_rejoin->duration_s);
+    EXPECT_DOUBLE_EQ(*ps.last_rejoin->duration_s, 0.42);
+}
+
+TEST(StatusView, RejoinWithNothingToDoTookNoTime) {
+    // The engine keeps the earlier re-join's finish; it must not become a negative duration.
+    PortView pv;
+    pv.rejoin_reason = "client re-registration";
+    pv.rejoin_started = kNow - 5s;
+    pv.rejoin_finished = kNow - 90s;
+    pv.rejoin_groups = 0;
+    const auto ps = port_status(attrs(), pv, Service::SmView{}, 0, kNow);
+    ASSERT_TRUE(ps.last_rejoin && ps.last_rejoin->duration_s);
+    EXPECT_EQ(*ps.last_rejoin->duration_s, 0.0);
+}
+
+} // namespace
+} // namespace mcastd
