@@ -79,6 +79,22 @@ rdmamcast_client *connect_or_die(const std::string &path) {
     return c;
 }
 
+void wait_for_sm_baseline(rdmamcast_client *client) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        rdmamcast_daemon_status *st = nullptr;
+        if (int rc = rdmamcast_status(client, &st); rc < 0)
+            throw std::runtime_error(std::string("status: ") + std::strerror(-rc));
+        const bool known = st->num_ports > 0 && st->ports[0]->sm_known;
+        rdmamcast_status_free(st);
+        if (known)
+            return;
+        if (Clock::now() > deadline)
+            throw std::runtime_error("the daemon never read the SM's SMInfoRecord");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
+    }
+}
+
 std::string mgid_text(unsigned i) {
     char m[48];
     std::snprintf(m, sizeof m, "%s%x", kDaemonBase, i);
@@ -163,11 +179,6 @@ int main(int argc, char **argv) {
                       R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
                       kRejoinJitterMs, kSmInfoMs, kSmInfoTimeoutMs, kPortInfoMs);
         Daemon daemon(fabric, "H2", config);
-        // The daemon takes its first SMInfoRecord sample (the baseline a restart is judged
-        // against) about 1 s (sminfo_retry) after the port is usable. An SM restarted before it
-        // goes unnoticed until the audit, and the daemon exposes no sign that it was taken, so
-        // the restart below waits this long after READY (the joins use most of it).
-        const auto baseline_taken = Clock::now() + std::chrono::milliseconds(1000 + 2 * kSmInfoTimeoutMs + 300);
         rdmamcast_client *client = connect_or_die(daemon.socket().string());
         for (unsigned i = 1; i <= groups; ++i) {
             rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
@@ -180,7 +191,9 @@ int main(int argc, char **argv) {
             }
         }
 
-        std::this_thread::sleep_until(baseline_taken);
+        // A restart is judged against the daemon's first SMInfoRecord sample (taken as soon as
+        // the port is usable); status says when it exists.
+        wait_for_sm_baseline(client);
         fabric.stop_opensm();
         // Started after the stop, so that its first answer is the new SA's.
         Process &watcher = fabric.spawn_on("H3",
