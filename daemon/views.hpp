@@ -19,4 +19,8 @@ struct StatusExtras {
 };
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras);
 
+// One line for sd_notify STATUS= and `systemctl status`:
+// "1/1 ports active, 3 groups, 2 clients" (", 1 port re-joining" while one is).
+std::string status_line(const Service &service);
+
 } // namespace mcastd
