@@ -6,6 +6,7 @@ MCASTD_PACKAGES=(
     libgtest-dev libgmock-dev
     ibsim-utils libumad2sim0 opensm infiniband-diags
     groff-base  # the man page lint in the library's install test
+    systemd     # systemd-analyze and systemd-socket-activate for the system tests
 )
 
 mcastd_install_deps() {
