@@ -3,8 +3,6 @@
 #include <getopt.h>
 
 #include <spdlog/spdlog.h>
-#include <systemd/sd-daemon.h>
-
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -15,12 +13,15 @@
 #include "logging/logging.hpp"
 #include "logging/membership_log.hpp"
 #include "mcastd/version.hpp"
+#include "reload.hpp"
 #include "runtime/event_loop.hpp"
+#include "runtime/notifier.hpp"
 #include "runtime/signals.hpp"
-#include "server/listener.hpp"
+#include "server/activation.hpp"
 #include "server/socket_server.hpp"
 #include "service.hpp"
 #include "static_groups.hpp"
+#include "views.hpp"
 
 using namespace mcastd;
 
@@ -79,6 +80,18 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
     return std::nullopt;
 }
 
+// The config file with the command line's overrides, at start and on every reload.
+config::ConfigResult load_effective_config(const Args &a) {
+    auto loaded = config::load_config(a.config, !a.config_given);
+    if (auto *cfg = std::get_if<config::DaemonConfig>(&loaded)) {
+        if (a.socket)
+            cfg->socket = *a.socket;
+        if (a.log_level)
+            cfg->log_level = *a.log_level;
+    }
+    return loaded;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -86,20 +99,17 @@ int main(int argc, char **argv) {
     if (auto rc = parse_args(argc, argv, args))
         return *rc;
 
-    auto loaded = config::load_config(args.config, !args.config_given);
+    auto loaded = load_effective_config(args);
     if (auto *err = std::get_if<Error>(&loaded)) {
         std::fprintf(stderr, "rdma-mcastd: %s\n", err->message.c_str());
         return 78; // EX_CONFIG
     }
     config::DaemonConfig cfg = std::get<config::DaemonConfig>(std::move(loaded));
-    if (args.socket)
-        cfg.socket = *args.socket;
     // Hosts that saw the same SM event must not all rejoin in the same millisecond.
     cfg.service.engine.seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-    const std::string level = args.log_level.value_or(cfg.log_level);
-    const auto lvl = spdlog::level::from_str(level);
-    if (lvl == spdlog::level::off && level != "off") {
-        std::fprintf(stderr, "rdma-mcastd: --log-level: unknown level '%s'\n", level.c_str());
+    const auto lvl = spdlog::level::from_str(cfg.log_level);
+    if (lvl == spdlog::level::off && cfg.log_level != "off") {
+        std::fprintf(stderr, "rdma-mcastd: --log-level: unknown level '%s'\n", cfg.log_level.c_str());
         return 2;
     }
     // Logs go to stderr (stdout is nobody's business) or, under systemd, to the journal.
@@ -115,10 +125,12 @@ int main(int argc, char **argv) {
 
         Service service(loop, cfg.service);
         service.add_observer(logging::membership_log(service));
+        runtime::Notifier notifier(loop.timers(), [&service] { return status_line(service); });
+        service.set_change_listener([&notifier] { notifier.changed(); });
 
-        auto server = std::make_unique<server::SocketServer>(
-            loop, service, server::listen_seqpacket(cfg.socket), cfg.limits, cfg.access,
-            std::string("rdma-mcastd ") + MCASTD_VERSION);
+        const server::ListenSocket listener = server::open_client_socket(cfg.socket);
+        auto server = std::make_unique<server::SocketServer>(loop, service, listener.fd, cfg.limits, cfg.access,
+                                                             std::string("rdma-mcastd ") + MCASTD_VERSION);
         // D-Bus is optional: without a system bus the socket still serves.
         std::unique_ptr<dbus::DbusServer> bus;
         if (cfg.dbus.enabled) {
@@ -130,9 +142,17 @@ int main(int argc, char **argv) {
         }
         auto statics = std::make_unique<StaticGroups>(service, loop.timers(), cfg.static_groups,
                                                       cfg.service.engine.retry_min, cfg.service.engine.retry_max);
-        spdlog::info("rdma-mcastd {} serving {} port(s) on {}", MCASTD_VERSION, service.ports().size(), cfg.socket);
-        // Ready once clients can connect; SA joins may take long (ports can be down for hours).
-        sd_notifyf(0, "READY=1\nSTATUS=serving %zu port(s) on %s", service.ports().size(), cfg.socket.c_str());
+        // WatchdogSec=: sd-event sends WATCHDOG=1 from this loop, so a wedged loop misses them.
+        if (auto period = runtime::EventLoop::watchdog_period(); period && loop.enable_watchdog())
+            spdlog::info("watchdog: the service manager expects a keep-alive every {} ms",
+                         std::chrono::duration_cast<std::chrono::milliseconds>(*period).count());
+        spdlog::info("rdma-mcastd {} serving {} port(s) on {}{}", MCASTD_VERSION, service.ports().size(), listener.path,
+                     listener.activated ? " (socket activation)" : "");
+
+        // ---- READY=1 ----
+        // Once clients can connect (the D-Bus name, when there is one, is acquired above this
+        // line); not after SA joins, which may wait hours for a port to come up.
+        notifier.ready();
 
         // Graceful stop: no new clients, every membership left, every Delete answered (or
         // given up on) before the SA sessions close.
@@ -141,7 +161,7 @@ int main(int argc, char **argv) {
             if (stopping)
                 return;
             stopping = true;
-            sd_notify(0, "STOPPING=1\nSTATUS=leaving every group");
+            notifier.stopping("leaving every group");
             spdlog::info("signal {}: leaving every group and stopping", si.ssi_signo);
             server->stop_accepting();
             server->disconnect_all();
@@ -157,8 +177,12 @@ int main(int argc, char **argv) {
         };
         auto on_term = loop.watch_signal(SIGTERM, stop);
         auto on_int = loop.watch_signal(SIGINT, stop);
-        auto on_hup = loop.watch_signal(SIGHUP, [](const signalfd_siginfo &) {
-            spdlog::warn("SIGHUP: configuration reload is not supported yet; keeping the current one");
+        auto on_hup = loop.watch_signal(SIGHUP, [&](const signalfd_siginfo &) {
+            if (stopping)
+                return;
+            notifier.reloading();
+            reload_config(load_effective_config(args), cfg, LiveParts{service, loop.timers(), *server, statics});
+            notifier.ready();
         });
 
         const int rc = loop.run();

@@ -42,6 +42,7 @@ Service::Service(runtime::EventLoop &loop, ServiceConfig cfg)
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
             o(n);
+        changed();
     });
     monitor_.set_note_sink([this](PortIndex port, const port::Note &n) {
         using L = port::Note::Level;
@@ -95,11 +96,13 @@ void Service::port_usable(PortIndex port, bool usable, const std::string &why) {
     spdlog::log(usable ? spdlog::level::info : spdlog::level::warn, "{}: {}", port_name(*this, port),
                 usable ? "usable" : why);
     engine_.set_port_active(port, usable, why);
+    changed();
 }
 
 void Service::port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) {
     spdlog::warn("{}: {} ({}); re-joining its groups", port_name(*this, port), why, port::trigger_name(trigger));
     engine_.invalidate_port(port, why);
+    changed();
 }
 
 void Service::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
@@ -129,12 +132,14 @@ void Service::audit_due(PortIndex port) { engine_.audit_next(port); }
 ClientId Service::add_client(ClientInfo info, mcastd::EventSink *sink) {
     const ClientId id = engine_.add_client(std::move(info));
     sinks_[id] = sink;
+    changed();
     return id;
 }
 
 void Service::remove_client(ClientId client) {
     engine_.remove_client(client);
     sinks_.erase(client);
+    changed();
 }
 
 void Service::add_observer(EngineObserver observer) { observers_.push_back(std::move(observer)); }

@@ -49,6 +49,11 @@ public:
 
     // Every engine note goes to every observer (the log, monitor subscribers, the journal).
     void add_observer(EngineObserver observer);
+    // `fn` runs after anything a one-line summary shows may have changed: a client came or
+    // went, a port became usable or not, an engine note. For sd_notify STATUS= (notify.hpp).
+    void set_change_listener(std::function<void()> fn) { changed_ = std::move(fn); }
+    // Clients of every transport, the daemon's own static-groups holder included.
+    std::size_t clients() const { return sinks_.size(); }
 
     Engine &engine() { return engine_; }
     const Engine &engine() const { return engine_; }
@@ -92,6 +97,11 @@ private:
     std::vector<SmView> sms_;                 // index = PortIndex
     std::unordered_map<ClientId, mcastd::EventSink *> sinks_;
     std::vector<EngineObserver> observers_;
+    std::function<void()> changed_;
+    void changed() const {
+        if (changed_)
+            changed_();
+    }
 };
 
 // SA address of a port: the SM's LID and SL on QP1, through the P_Key index of 0xFFFF.

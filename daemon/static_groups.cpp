@@ -23,7 +23,9 @@ bool can_pass(Errc c) {
 StaticGroups::StaticGroups(Service &service, Timers &timers, std::vector<JoinRequest> groups,
                            Duration retry_min, Duration retry_max)
     : service_(service), timers_(timers), retry_min_(retry_min), retry_max_(retry_max) {
-    client_ = service_.add_client(ClientInfo{getpid(), getuid(), getgid(), "static-groups"}, this);
+    // No groups, no client: `clients` in the status counts only real holders.
+    if (!groups.empty())
+        client_ = service_.add_client(ClientInfo{getpid(), getuid(), getgid(), "static-groups"}, this);
     for (JoinRequest &r : groups)
         entries_.push_back(Entry{std::move(r), false, Duration{0}, 0});
     for (std::size_t i = 0; i < entries_.size(); ++i)
@@ -33,7 +35,8 @@ StaticGroups::StaticGroups(Service &service, Timers &timers, std::vector<JoinReq
 StaticGroups::~StaticGroups() {
     for (Entry &e : entries_)
         timers_.cancel(e.retry);
-    service_.remove_client(client_);
+    if (client_)
+        service_.remove_client(client_);
 }
 
 std::size_t StaticGroups::held() const {

@@ -105,4 +105,20 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
     return out;
 }
 
+std::string status_line(const Service &service) {
+    const auto ports = service.engine().ports();
+    std::size_t active = 0, rejoining = 0;
+    for (const PortView &p : ports) {
+        active += p.active;
+        rejoining += p.rejoining;
+    }
+    const std::size_t groups = service.engine().groups().size();
+    std::string s = std::to_string(active) + "/" + std::to_string(ports.size()) + " ports active, " +
+                    std::to_string(groups) + (groups == 1 ? " group, " : " groups, ") +
+                    std::to_string(service.clients()) + (service.clients() == 1 ? " client" : " clients");
+    if (rejoining)
+        s += ", " + std::to_string(rejoining) + (rejoining == 1 ? " port" : " ports") + " re-joining";
+    return s;
+}
+
 } // namespace mcastd

@@ -24,4 +24,8 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
 proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
                               const Service::SmView &sm, std::uint64_t groups, TimePoint now);
 
+// One line for sd_notify STATUS= and `systemctl status`:
+// "1/1 ports active, 3 groups, 2 clients" (", 1 port re-joining" while one is).
+std::string status_line(const Service &service);
+
 } // namespace mcastd

@@ -7,7 +7,7 @@ MCASTD_PACKAGES=(
     ibsim-utils libumad2sim0 opensm infiniband-diags
     groff-base  # the man page lint in the library's install test
     dbus-daemon  # tests/system/dbus: a private bus
-    systemd      # busctl, systemd-journald, journalctl: the D-Bus and journal system tests
+    systemd      # busctl, systemd-analyze, systemd-socket-activate, systemd-journald, journalctl
 )
 
 mcastd_install_deps() {

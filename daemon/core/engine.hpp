@@ -96,6 +96,7 @@ struct EngineConfig {
         // Site-local, not the SA's link-local default: OpenSM refuses to re-create an
         // SA-assigned link-local MGID explicitly, so only these survive an SM restart.
         std::uint8_t scope = 0x5;
+        bool operator==(const CreateDefaults &) const = default;
     } create;
 
     // Background SA work that failed (a Delete, a re-sync probe, a re-join) is retried with

@@ -50,6 +50,7 @@ struct JoinRequest {
     std::uint8_t join_state = join::full;
     GroupParams params;
     std::optional<std::uint8_t> scope; // MGID 0 only: scope of the MGID the SA assigns
+    bool operator==(const JoinRequest &) const = default;
 };
 
 } // namespace mcastd

@@ -58,6 +58,7 @@ struct TransactionConfig {
     // Start of the TID counter; unset = random (std::random_device). Set only for reproducible
     // traces: two daemons with the same start would share TIDs.
     std::optional<std::uint32_t> first_tid;
+    bool operator==(const TransactionConfig &) const = default;
 };
 
 // How long each try of one transaction waits and how many tries it makes: the config's

@@ -25,6 +25,7 @@ struct AccessPolicy {
     std::vector<uid_t> allow_uids;
     std::vector<gid_t> allow_gids;
     bool allows(const Peer &p) const;
+    bool operator==(const AccessPolicy &) const = default;
 };
 
 } // namespace mcastd::server

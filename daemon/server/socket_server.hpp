@@ -21,6 +21,7 @@ struct Limits {
     std::size_t max_memberships_per_client = 4096;
     std::size_t max_clients = 1024;
     std::size_t max_queued_bytes = 4u << 20;     // replies and events a slow reader may owe
+    bool operator==(const Limits &) const = default;
 };
 
 class SocketServer final : private EventSink {
@@ -37,6 +38,12 @@ public:
     // Closes every connection, releasing its memberships.
     void disconnect_all();
     std::size_t clients() const { return sessions_.size(); }
+
+    // A configuration reload (SIGHUP). Limits apply to the next request, and
+    // max_message_bytes to connections made from now on (a connection's buffer is sized once).
+    // The access policy applies to the next hello: connected clients keep what they hold.
+    void set_limits(const Limits &limits) { limits_ = limits; }
+    void set_access(AccessPolicy access) { access_ = std::move(access); }
 
 private:
     class Session;

@@ -125,17 +125,20 @@ void RawClient::hello() {
 }
 
 Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,
-               std::vector<std::string> extra_args) {
+               std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env) {
     const auto dir = fabric.scratch() / ("daemon-" + node);
     std::filesystem::create_directories(dir);
     socket_ = dir / "mcastd.sock";
     notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
-    const auto config = dir / "rdma-mcastd.json";
-    std::ofstream(config) << config_json;
-    std::vector<std::string> argv{MCASTD_DAEMON, "--config", config.string(), "--socket", socket_.string()};
+    config_ = dir / "rdma-mcastd.json";
+    std::ofstream(config_) << config_json;
+    std::vector<std::string> argv{MCASTD_DAEMON, "--config", config_.string(), "--socket", socket_.string()};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-    proc_ = &fabric.spawn_on(node, argv, {{"NOTIFY_SOCKET", notify_->path().string()}});
-    if (!notify_->wait_for("READY=1", std::chrono::seconds(30)))
+    extra_env["NOTIFY_SOCKET"] = notify_->path().string();
+    proc_ = &fabric.spawn_on(node, argv, std::move(extra_env));
+    if (auto ready = notify_->wait_for("READY=1", std::chrono::seconds(30)))
+        ready_ = std::move(*ready);
+    else
         throw std::runtime_error("rdma-mcastd on " + node + " never said READY=1: " + proc_->stderr_text());
 }
 

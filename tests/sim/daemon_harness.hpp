@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/fabric.hpp"
 
@@ -56,12 +58,17 @@ private:
 class Daemon {
 public:
     // Starts rdma-mcastd attached to `node` with `config_json` (the "socket" key is set by
-    // the harness) and waits for READY=1.
+    // the harness) and waits for READY=1. `extra_env` is added to its environment (e.g.
+    // WATCHDOG_USEC).
     Daemon(Fabric &fabric, const std::string &node, const std::string &config_json = "{}",
-           std::vector<std::string> extra_args = {});
+           std::vector<std::string> extra_args = {}, std::map<std::string, std::string> extra_env = {});
     ~Daemon();
 
     const std::filesystem::path &socket() const { return socket_; }
+    // The config file the daemon was started with; rewrite it and send SIGHUP to reload.
+    const std::filesystem::path &config() const { return config_; }
+    // The datagram that said READY=1 (with its STATUS=).
+    const std::string &ready_message() const { return ready_; }
     Process &process() { return *proc_; }
     NotifySocket &notify() { return *notify_; }
     // SIGTERM and wait for a clean exit; returns the exit code.
@@ -69,6 +76,8 @@ public:
 
 private:
     std::filesystem::path socket_;
+    std::filesystem::path config_;
+    std::string ready_;
     std::unique_ptr<NotifySocket> notify_;
     Process *proc_ = nullptr;
 };

@@ -71,6 +71,9 @@ public:
                                              std::chrono::milliseconds timeout);
     // Everything read from stderr so far (drained without blocking).
     std::string stderr_text();
+    // Waits until stderr contains `needle` (a background thread drains it, so a line the
+    // child wrote before some other signal may arrive a moment later). False on timeout/EOF.
+    bool wait_for_stderr(const std::string &needle, std::chrono::milliseconds timeout);
     // The rest of stdout (what read_line has not consumed) once the pipe reaches EOF or the
     // child has been reaped; on timeout, whatever has arrived so far.
     std::string read_all(std::chrono::milliseconds timeout);

@@ -469,6 +469,13 @@ std::string Process::stderr_text() {
     return impl_->err;
 }
 
+bool Process::wait_for_stderr(const std::string &needle, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(impl_->mu);
+    return impl_->cv.wait_for(lock, timeout, [&] {
+        return impl_->err.find(needle) != std::string::npos || impl_->drained;
+    }) && impl_->err.find(needle) != std::string::npos;
+}
+
 std::string Process::read_all(std::chrono::milliseconds timeout) {
     std::unique_lock lock(impl_->mu);
     impl_->cv.wait_for(lock, timeout, [&] { return impl_->drained; });
