@@ -50,11 +50,8 @@ std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now)
     r.reason = p.rejoin_reason;
     r.started_ago_s = seconds(now - *p.rejoin_started);
     r.groups = p.rejoin_groups;
-    if (!p.rejoining) {
-        // A re-join that found no group to redo finishes as it starts, and the engine keeps
-        // the finish time of the one before it: that one's end is not this one's.
-        const bool finished = p.rejoin_finished && *p.rejoin_finished >= *p.rejoin_started;
-        r.duration_s = finished ? seconds(*p.rejoin_finished - *p.rejoin_started) : 0.0;
+    if (!p.rejoining && p.rejoin_finished) {
+        r.duration_s = seconds(*p.rejoin_finished - *p.rejoin_started);
     }
     return r;
 }

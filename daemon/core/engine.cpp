@@ -873,6 +873,8 @@ struct Engine::Impl {
             p.rejoining = n > 0;
             p.rejoin_started = timers.now();
             p.rejoin_groups = n;
+            if (n == 0)
+                p.rejoin_finished = p.rejoin_started; // nothing to redo: done as it starts
         } else {
             p.rejoin_groups = std::max(p.rejoin_groups, n);
         }

@@ -66,6 +66,26 @@ TEST_F(Rejoin, SmRestartRejoinsEveryGroupAndTellsEachMemberWithTheNewMlid) {
     ASSERT_TRUE(pv.rejoin_started && pv.rejoin_finished);
 }
 
+TEST_F(Rejoin, ARejoinWithNoGroupsFinishesAsItStarts) {
+    MembershipId a;
+    join(client, request(kA, join::full), &a);
+    settle();
+    engine.invalidate_port(port, "SM restarted");
+    settle();
+    const TimePoint first_finished = *engine.ports()[port].rejoin_finished;
+    engine.leave(client, a);
+    settle();
+    timers.advance(std::chrono::seconds(5));
+    engine.invalidate_port(port, "client reregister");
+    settle();
+    const PortView pv = engine.ports()[port];
+    EXPECT_FALSE(pv.rejoining);
+    EXPECT_EQ(pv.rejoin_groups, 0u);
+    ASSERT_TRUE(pv.rejoin_started && pv.rejoin_finished);
+    EXPECT_EQ(*pv.rejoin_finished, *pv.rejoin_started) << "not the earlier re-join's finish";
+    EXPECT_GT(*pv.rejoin_finished, first_finished);
+}
+
 TEST_F(Rejoin, UnchangedRecordStillSaysRestoredWithNothingChanged) {
     MembershipId a;
     join(client, request(kA, join::full), &a);

@@ -74,17 +74,5 @@ TEST(StatusView, FinishedRejoinHasItsDuration) {
     EXPECT_DOUBLE_EQ(*ps.last_rejoin->duration_s, 0.42);
 }
 
-TEST(StatusView, RejoinWithNothingToDoTookNoTime) {
-    // The engine keeps the earlier re-join's finish; it must not become a negative duration.
-    PortView pv;
-    pv.rejoin_reason = "client re-registration";
-    pv.rejoin_started = kNow - 5s;
-    pv.rejoin_finished = kNow - 90s;
-    pv.rejoin_groups = 0;
-    const auto ps = port_status(attrs(), pv, Service::SmView{}, 0, kNow);
-    ASSERT_TRUE(ps.last_rejoin && ps.last_rejoin->duration_s);
-    EXPECT_EQ(*ps.last_rejoin->duration_s, 0.0);
-}
-
 } // namespace
 } // namespace mcastd
