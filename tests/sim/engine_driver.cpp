@@ -29,6 +29,7 @@
 #include <string>
 
 #include "core/sa_status.hpp"
+#include "logging/logging.hpp"
 #include "logging/membership_log.hpp"
 #include "service.hpp"
 
@@ -283,7 +284,8 @@ int main(int argc, char **argv) {
                                   {"log-level", required_argument, nullptr, 'l'},
                                   {"help", no_argument, nullptr, 'h'},
                                   {nullptr, 0, nullptr, 0}};
-    spdlog::set_level(spdlog::level::warn);
+    // stdout carries the line protocol: every log line goes to stderr, as the daemon's do.
+    logging::setup(spdlog::level::warn, "console");
     for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
         switch (c) {
         case 'p': cfg.ports.push_back(optarg); break;
