@@ -224,6 +224,17 @@ protected:
     }
     std::vector<std::unique_ptr<Daemon>> daemons_;
 
+    // How the daemons learnt that the SA may have lost their memberships (their log), for
+    // the record.
+    void print_rejoin_causes() {
+        for (auto &d : daemons_) {
+            std::istringstream log(d->process().stderr_text());
+            for (std::string line; std::getline(log, line);)
+                if (line.find("the SA may have lost") != std::string::npos)
+                    std::printf("[ log ] %s\n", line.c_str());
+        }
+    }
+
     Gid gid(const std::string &node) {
         if (!gids.contains(node))
             gids[node] = fabric.port_gid(node);
@@ -389,13 +400,7 @@ TEST_F(RejoinSim, SmRestartEveryMembershipIsBackWithinTheBoundAndEveryMemberRest
     }
     std::printf("[ figures ] SM restart: %zu of 300 memberships came back with another MLID\n", moved);
     EXPECT_GT(moved, 0u) << "the partitions' broadcast groups took some of the old MLIDs";
-    // How the daemons learnt of it (their log), for the record.
-    for (auto &d : daemons_) {
-        std::istringstream log(d->process().stderr_text());
-        for (std::string line; std::getline(log, line);)
-            if (line.find("re-joining") != std::string::npos)
-                std::printf("[ log ] %s\n", line.c_str());
-    }
+    print_rejoin_causes();
 }
 
 // Failover: the master SM dies and an SM on another node takes over. (A live handover, a
@@ -434,6 +439,7 @@ TEST_F(RejoinSim, FailoverTheDaemonsFollowTheNewSmAndRejoin) {
     for (const auto &[id, m] : b.held)
         EXPECT_TRUE(fabric.wait_sa_join_state(*parse_gid(m.mgid), gid("H3"), 0x8, 10s)) << m.mgid;
     expect_sa_holds({&a, &b}, 10s);
+    print_rejoin_causes();
 }
 
 TEST_F(RejoinSim, UnlinkedPortMembersGetLostThenRestored) {
@@ -470,6 +476,7 @@ TEST_F(RejoinSim, LidChangeEndsWithTheSaHoldingExactlyWhatClientsHold) {
     expect_sa_holds({&a, &b}, 10s);
 
     const std::size_t before = a.events.size();
+    const auto moved = Clock::now();
     fabric.console("Baselid \"H2\"[1] 40");
     // While the LID is moved (until OpenSM's next sweep puts it back), clients change what
     // they hold: these requests go out from the moved LID and must still end up right.
@@ -481,6 +488,10 @@ TEST_F(RejoinSim, LidChangeEndsWithTheSaHoldingExactlyWhatClientsHold) {
     // OpenSM's sweep put the LID back: H2 answers there, asked from H6 (LID-routed).
     EXPECT_EQ(fabric.run_on("H6", {"smpquery", "portinfo", std::to_string(lid), "1"}).exit_code, 0);
     expect_sa_holds({&a, &b}, 15s);
+    std::printf("[ figures ] LID change: every member restored and the SA equal to the clients "
+                "%.2f s after Baselid\n",
+                std::chrono::duration<double>(Clock::now() - moved).count());
+    print_rejoin_causes();
 }
 
 // The counters of `status` that show SA MADs went unanswered.
@@ -525,6 +536,7 @@ TEST_F(RejoinSim, RejoinUnder30PercentLossEndsWithTheSaHoldingExactlyWhatClients
                 restored, std::chrono::duration<double>(Clock::now() - start).count(), losses);
     EXPECT_TRUE(exact) << why;
     EXPECT_GT(losses, 0) << "the loss was really injected";
+    print_rejoin_causes();
 }
 
 } // namespace
