@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -282,6 +283,8 @@ int main(int argc, char **argv) {
                                   {"log-level", required_argument, nullptr, 'l'},
                                   {"help", no_argument, nullptr, 'h'},
                                   {nullptr, 0, nullptr, 0}};
+    // stdout carries the JSON answers: a log line there breaks the test's parser.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("mcastd-engine-driver"));
     spdlog::set_level(spdlog::level::warn);
     for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
         switch (c) {
