@@ -5,7 +5,7 @@
 //
 //   mcastd-sim-join join  MGID JOINSTATE [qkey=N] [pkey=N] [sl=N] [flow_label=N] [tclass=N]
 //                                        [hop_limit=N]
-//   mcastd-sim-join leave MGID JOINSTATE
+//   mcastd-sim-join leave MGID JOINSTATE [timeout_ms=N]
 //   mcastd-sim-join get   MGID PORTGID [MGID PORTGID ...]
 //
 // `get` asks the SA, per pair, for that port's membership (a trusted Get with mask
@@ -15,6 +15,7 @@
 // "MGID PORTGID status=0x...." / "... unanswered". Exit 0 when every pair got an answer of
 // status 0 or 0x0300, 3 when some did not.
 //
+// join and leave wait timeout_ms (3000) for the answer.
 // A join uses the create mask (0x130C7, plus HopLimit when given), so it creates the group
 // when it does not exist; a leave uses 0x10003. Output: "key=value" lines of the response
 // record plus "status=0x....". Exit 0 on SA status 0, 1 on another status, 3 when the SA did
@@ -46,7 +47,7 @@ constexpr int kTimeoutMs = 3000;
 int usage(const char *argv0) {
     std::fprintf(stderr,
                  "usage: %s join|leave MGID JOINSTATE [qkey=N] [pkey=N] [sl=N] [flow_label=N]"
-                 " [tclass=N] [hop_limit=N]\n       %s get MGID PORTGID [MGID PORTGID ...]\n",
+                 " [tclass=N] [hop_limit=N] [timeout_ms=N]\n       %s get MGID PORTGID [MGID PORTGID ...]\n",
                  argv0, argv0);
     return 2;
 }
@@ -205,7 +206,8 @@ int main(int argc, char **argv) {
                                              {"flow_label", 0}, {"tclass", 0}};
     const std::map<std::string, unsigned long> max{{"qkey", 0xffffffff}, {"pkey", 0xffff},
                                                    {"sl", 0xf},           {"flow_label", 0xfffff},
-                                                   {"tclass", 0xff},      {"hop_limit", 0xff}};
+                                                   {"tclass", 0xff},      {"hop_limit", 0xff},
+                                                   {"timeout_ms", 60000}};
     for (int i = 4; i < argc; ++i) {
         std::string kv = argv[i];
         auto eq = kv.find('=');
@@ -257,7 +259,8 @@ int main(int argc, char **argv) {
         return fail("umad_send", rc);
 
     std::vector<std::uint8_t> recv_buf(send_buf.size());
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    const auto timeout = std::chrono::milliseconds(opt.count("timeout_ms") ? opt["timeout_ms"] : kTimeoutMs);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
