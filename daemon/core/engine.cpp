@@ -889,8 +889,9 @@ struct Engine::Impl {
             if (g.port == pi)
                 mark_rejoin(g);
         note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
-                        p.device + "/" + std::to_string(p.num) + ": the SA may have lost this port's "
-                        "memberships (" + why + "); re-joining"});
+                        // The log and `monitor` events name the port already.
+                        "the SA may have lost the memberships of " + p.device + "/" + std::to_string(p.num) +
+                            " (" + why + "); re-joining"});
         start_port_rejoin(pi, why);
     }
 
@@ -956,6 +957,17 @@ struct Engine::Impl {
         if (r.kind != SaResult::Kind::response)
             return; // no answer: the next round asks again
         if (r.status == sa_status::no_records) {
+            // A full-type membership goes away only with the SA's whole state for the port
+            // (an SM restart whose ActCount did not fall, because the old SM had not run
+            // long; a port flap between two PortInfo polls): the other groups are gone too,
+            // and one audit Get at a time would take G / audit_per_second to find them. A
+            // non-member alone can lose its group legitimately (the last full member left),
+            // so that re-joins just the group.
+            if (g.held & (kFull | kSendOnlyFull)) {
+                invalidate(g.port, "the SA no longer holds this port's " + join_state_name(g.held) +
+                                       " membership of " + where(g) + ", so it has probably lost them all");
+                return;
+            }
             note_group(EngineNote::Kind::warning, g, g.held, 0,
                        "the SA no longer holds this port's membership of " + where(g) + "; re-joining");
             mark_rejoin(g);

@@ -171,8 +171,10 @@ public:
     // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins
     // that arrive meanwhile wait for the re-join of their group.
     void invalidate_port(PortIndex port, const std::string &why);
-    // Audits one group of the port, round robin: a Get of the port's membership; a group the
-    // SA lost is re-joined, a changed MLID is told to its members. Paced by the caller.
+    // Audits one group of the port, round robin: a Get of the port's membership. A lost
+    // full-type membership (FullMember, SendOnlyFullMember) means the SA lost the port's whole
+    // state, so the port is invalidated as above; a lost non-member membership re-joins just
+    // its group. A changed MLID is told to its members. Paced by the caller.
     void audit_next(PortIndex port);
 
     // ---- clients (fed by the transports) ----

@@ -366,6 +366,12 @@ void PortMonitor::act(const PortPtr &p, Followup f) {
         note_(p->index, *f.note);
     if (p->stopped)
         return;
+    if (f.audit_now && p->watch.usable() == true) {
+        ++p->stats.audits;
+        sink_.audit_due(p->index);
+        if (p->stopped)
+            return;
+    }
     if (f.read_pkey_table)
         read_pkeys(p);
     if (f.poll_portinfo_now)

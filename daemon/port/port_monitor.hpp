@@ -16,7 +16,8 @@
 //             sooner: sminfo_retry, doubling per failure up to sminfo_interval.
 //   audit     EventSink::audit_due() at audit_per_second (0.2/s), only while the port is
 //             usable; the engine picks the group and sends the SA Get. The first tick falls at
-//             a random point of the first interval.
+//             a random point of the first interval. One more, at once, when the SMInfo poll
+//             succeeds after failing (PortWatch's audit_now).
 //
 // Every delay is drawn from [d * (1 - j), d * (1 + j)] with j = jitter_percent / 100, so that
 // thousands of hosts started together do not poll the SA in step.

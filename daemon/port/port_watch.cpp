@@ -198,6 +198,7 @@ Followup PortWatch::on_sminfo(const sa::SmInfoRecord &r) {
         f.note = note(Note::Level::info, "the SM answers SMInfoRecord again after " +
                                              std::to_string(sminfo_failures_) + " failed polls");
         sminfo_failures_ = 0;
+        f.audit_now = true; // a restart meanwhile may not show in ActCount
     }
     sink_.sm_seen(port_, r.lid, r.guid, r.act_count);
     if (r.sm_state != sa::sm_state::master) {
@@ -221,8 +222,10 @@ Followup PortWatch::on_sminfo(const sa::SmInfoRecord &r) {
         why = "the SM (GUID " + hex64(r.guid) + ") restarted: its ActCount fell from " +
               std::to_string(sm_->act_count) + " to " + std::to_string(r.act_count);
     sm_ = r;
-    if (!why.empty())
+    if (!why.empty()) {
+        f.audit_now = false; // the re-join covers every group
         sink_.port_invalidated(port_, Trigger::sm_restart, why);
+    }
     return f;
 }
 

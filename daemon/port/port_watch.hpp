@@ -16,7 +16,10 @@
 //   SMInfo     The first successful sample of an SM (after start, or after its LID changed)
 //              is the baseline. A later one with another GUID, or with an ActCount below the
 //              last successful sample's, means the SM restarted or failed over (sm_restart).
-//              ActCount growing is normal. Failed samples change nothing.
+//              ActCount growing is normal. Failed samples change nothing. The first success
+//              after failed ones asks for an audit now: OpenSM's ActCount counts the SMPs it
+//              sent, so an SM restarted while the polls failed need not show a lower one, and
+//              one membership Get tells whether the SA still holds the port's state.
 //   verbs      CLIENT_REREGISTER invalidates a usable port at once; on a port that is not
 //              usable it is remembered and applied when the port becomes usable (ibacm's
 //              pending_rereg). LID_CHANGE, SM_CHANGE and PORT_ACTIVE ask for a PortInfo poll
@@ -74,6 +77,7 @@ struct Followup {
     bool poll_sminfo_soon = false;  // (re)take the SMInfo baseline, or retry a failed sample,
                                     // sooner than the normal interval
     bool read_pkey_table = false;   // re-read the P_Key table and call on_pkey_table()
+    bool audit_now = false;         // audit one membership now (EventSink::audit_due)
     std::optional<Note> note;
 
     bool operator==(const Followup &) const = default;

@@ -5,8 +5,17 @@
 //
 //   mcastd-sim-join join  MGID JOINSTATE [qkey=N] [pkey=N] [sl=N] [flow_label=N] [tclass=N]
 //                                        [hop_limit=N]
-//   mcastd-sim-join leave MGID JOINSTATE
+//   mcastd-sim-join leave MGID JOINSTATE [timeout_ms=N]
+//   mcastd-sim-join get   MGID PORTGID [MGID PORTGID ...]
 //
+// `get` asks the SA, per pair, for that port's membership (a trusted Get with mask
+// MGID|PortGID, SM_Key 1: the per-port Get of testbed.md §9, exact and never cut short like
+// saquery's GetTable). All Gets are in flight together; one line per pair, in argument order:
+// "MGID PORTGID join_state=0x1 mlid=0xc001", "MGID PORTGID none" (status 0x0300), or
+// "MGID PORTGID status=0x...." / "... unanswered". Exit 0 when every pair got an answer of
+// status 0 or 0x0300, 3 when some did not.
+//
+// join and leave wait timeout_ms (3000) for the answer.
 // A join uses the create mask (0x130C7, plus HopLimit when given), so it creates the group
 // when it does not exist; a leave uses 0x10003. Output: "key=value" lines of the response
 // record plus "status=0x....". Exit 0 on SA status 0, 1 on another status, 3 when the SA did
@@ -18,6 +27,7 @@
 #include <infiniband/umad_sa_mcm.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -37,8 +47,8 @@ constexpr int kTimeoutMs = 3000;
 int usage(const char *argv0) {
     std::fprintf(stderr,
                  "usage: %s join|leave MGID JOINSTATE [qkey=N] [pkey=N] [sl=N] [flow_label=N]"
-                 " [tclass=N] [hop_limit=N]\n",
-                 argv0);
+                 " [tclass=N] [hop_limit=N] [timeout_ms=N]\n       %s get MGID PORTGID [MGID PORTGID ...]\n",
+                 argv0, argv0);
     return 2;
 }
 
@@ -54,9 +64,135 @@ bool parse_uint(const char *s, unsigned long max, unsigned long &out) {
     return *s && !*end && errno == 0 && out <= max;
 }
 
+
+// The node's port with an SA agent registered on it.
+struct SaPort {
+    umad_port_t port{};
+    int fd = -1;
+    int agent = -1;
+};
+
+// 0, or the exit code after printing why it failed.
+int open_sa(SaPort &sp) {
+    if (int rc = umad_init(); rc < 0)
+        return fail("umad_init", rc);
+    // The simulated node has one CA with one port; NULL/0 picks it (on hardware: the first
+    // active port).
+    if (int rc = umad_get_port(nullptr, 0, &sp.port); rc < 0)
+        return fail("umad_get_port", rc);
+    sp.fd = umad_open_port(sp.port.ca_name, sp.port.portnum);
+    if (sp.fd < 0)
+        return fail("umad_open_port", sp.fd);
+    sp.agent = umad_register(sp.fd, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION, 0, nullptr);
+    if (sp.agent < 0)
+        return fail("umad_register", sp.agent);
+    return 0;
+}
+
+void mcmr_header(umad_sa_packet *sa, int method, std::uint32_t tid) {
+    sa->mad_hdr.base_version = UMAD_BASE_VERSION;
+    sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
+    sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
+    sa->mad_hdr.method = static_cast<std::uint8_t>(method);
+    sa->mad_hdr.tid = htobe64(tid);
+    sa->mad_hdr.attr_id = htobe16(UMAD_SA_ATTR_MCMEMBER_REC);
+}
+
+// SA MADs go to the SM's LID on QP1. The P_Key index and Q_Key are not simulated, but are
+// what hardware needs: index 0 (holding 0xFFFF on a default port) and the QP1 Q_Key.
+void address_sa(void *umad, const umad_port_t &port) {
+    umad_set_addr(umad, static_cast<int>(port.sm_lid), 1, static_cast<int>(port.sm_sl), kQp1Qkey);
+    umad_set_pkey(umad, 0);
+}
+
+// Low 32 bits of a TID are ours (the transport rewrites the upper ones): distinct per run.
+std::uint32_t tid_base() {
+    return (static_cast<std::uint32_t>(::getpid()) << 12) ^
+           static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+// `get MGID PORTGID ...`: every per-port Get in flight at once, answers in argument order.
+int run_get(int argc, char **argv) {
+    if (argc < 4 || (argc - 2) % 2 != 0)
+        return usage(argv[0]);
+    std::vector<std::pair<mcastd::Gid, mcastd::Gid>> pairs;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        auto m = mcastd::parse_gid(argv[i]), g = mcastd::parse_gid(argv[i + 1]);
+        if (!m || !g)
+            return usage(argv[0]);
+        pairs.emplace_back(*m, *g);
+    }
+    SaPort sp;
+    if (int rc = open_sa(sp); rc != 0)
+        return rc;
+    // Low TID bits: the pair's index, so answers map back without a table.
+    const std::uint32_t base = tid_base() & ~0xfffffu;
+    std::vector<std::uint8_t> buf(umad_size() + 256);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        std::memset(buf.data(), 0, buf.size());
+        auto *sa = static_cast<umad_sa_packet *>(umad_get_mad(buf.data()));
+        mcmr_header(sa, UMAD_METHOD_GET, base | static_cast<std::uint32_t>(i));
+        // OpenSM's default SM_Key: trusted, so PortGID and JoinState are not zeroed.
+        const std::uint64_t sm_key = htobe64(1);
+        std::memcpy(sa->sm_key, &sm_key, sizeof sm_key);
+        sa->comp_mask = htobe64(UMAD_SA_MCM_COMP_MASK_MGID | UMAD_SA_MCM_COMP_MASK_PORT_GID);
+        auto *rec = reinterpret_cast<umad_sa_mcmember_record *>(sa->data);
+        std::memcpy(rec->mgid, pairs[i].first.data(), 16);
+        std::memcpy(rec->portgid, pairs[i].second.data(), 16);
+        address_sa(buf.data(), sp.port);
+        if (int rc = umad_send(sp.fd, sp.agent, buf.data(), 256, kTimeoutMs, 0); rc < 0)
+            return fail("umad_send", rc);
+    }
+    std::vector<std::string> answer(pairs.size());
+    std::size_t answered = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    while (answered < pairs.size()) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            break;
+        int len = 256;
+        int rc = umad_recv(sp.fd, buf.data(), &len, static_cast<int>(left.count()));
+        if (rc < 0) {
+            if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EINTR)
+                continue;
+            return fail("umad_recv", rc);
+        }
+        const auto *resp = static_cast<const umad_sa_packet *>(umad_get_mad(buf.data()));
+        const auto tid = static_cast<std::uint32_t>(be64toh(resp->mad_hdr.tid));
+        const std::size_t i = tid & 0xfffffu;
+        if ((tid & ~0xfffffu) != base || i >= pairs.size() || !answer[i].empty() ||
+            umad_status(buf.data()) != 0)
+            continue; // not ours, a duplicate, or a bounce: it stays unanswered
+        const auto *r = reinterpret_cast<const umad_sa_mcmember_record *>(resp->data);
+        const std::uint16_t status = be16toh(resp->mad_hdr.status);
+        char text[64];
+        if (status == 0) {
+            std::uint8_t scope = 0, state = 0;
+            umad_sa_mcm_get_scope_state(r->scope_state, &scope, &state);
+            std::snprintf(text, sizeof text, "join_state=0x%x mlid=0x%04x", state, be16toh(r->mlid));
+        } else {
+            std::snprintf(text, sizeof text, status == (UMAD_SA_STATUS_NO_RECORDS << 8) ? "none" : "status=0x%04x",
+                          status);
+        }
+        answer[i] = text;
+        ++answered;
+    }
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+        std::printf("%s %s %s\n", mcastd::format_gid(pairs[i].first).c_str(),
+                    mcastd::format_gid(pairs[i].second).c_str(),
+                    answer[i].empty() ? "unanswered" : answer[i].c_str());
+    const bool all = std::all_of(answer.begin(), answer.end(), [](const std::string &a) {
+        return !a.empty() && !a.starts_with("status=");
+    });
+    return all ? 0 : 3;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+    if (argc >= 2 && std::string(argv[1]) == "get")
+        return run_get(argc, argv);
     if (argc < 4)
         return usage(argv[0]);
     std::string op = argv[1];
@@ -70,7 +206,8 @@ int main(int argc, char **argv) {
                                              {"flow_label", 0}, {"tclass", 0}};
     const std::map<std::string, unsigned long> max{{"qkey", 0xffffffff}, {"pkey", 0xffff},
                                                    {"sl", 0xf},           {"flow_label", 0xfffff},
-                                                   {"tclass", 0xff},      {"hop_limit", 0xff}};
+                                                   {"tclass", 0xff},      {"hop_limit", 0xff},
+                                                   {"timeout_ms", 60000}};
     for (int i = 4; i < argc; ++i) {
         std::string kv = argv[i];
         auto eq = kv.find('=');
@@ -81,34 +218,17 @@ int main(int argc, char **argv) {
         opt[kv.substr(0, eq)] = v;
     }
 
-    if (int rc = umad_init(); rc < 0)
-        return fail("umad_init", rc);
-    // The simulated node has one CA with one port; NULL/0 picks it (on hardware: the first
-    // active port).
-    umad_port_t port{};
-    if (int rc = umad_get_port(nullptr, 0, &port); rc < 0)
-        return fail("umad_get_port", rc);
-    int fd = umad_open_port(port.ca_name, port.portnum);
-    if (fd < 0)
-        return fail("umad_open_port", fd);
-    int agent = umad_register(fd, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION, 0, nullptr);
-    if (agent < 0)
-        return fail("umad_register", agent);
+    SaPort sp;
+    if (int rc = open_sa(sp); rc != 0)
+        return rc;
+    umad_port_t &port = sp.port;
+    const int fd = sp.fd, agent = sp.agent;
 
     std::vector<std::uint8_t> send_buf(umad_size() + 256);
     auto *sa = static_cast<umad_sa_packet *>(umad_get_mad(send_buf.data()));
     std::memset(sa, 0, sizeof *sa);
-    // Low 32 bits of the TID are ours; the transport rewrites the upper ones.
-    auto tid = static_cast<std::uint32_t>(
-        (static_cast<std::uint32_t>(::getpid()) << 12) ^
-        static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    sa->mad_hdr.base_version = UMAD_BASE_VERSION;
-    sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
-    sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
-    sa->mad_hdr.method = static_cast<std::uint8_t>(op == "join" ? int{UMAD_METHOD_SET}
-                                                                 : int{UMAD_SA_METHOD_DELETE});
-    sa->mad_hdr.tid = htobe64(tid);
-    sa->mad_hdr.attr_id = htobe16(UMAD_SA_ATTR_MCMEMBER_REC);
+    const std::uint32_t tid = tid_base();
+    mcmr_header(sa, op == "join" ? int{UMAD_METHOD_SET} : int{UMAD_SA_METHOD_DELETE}, tid);
     std::uint64_t mask = UMAD_SA_MCM_COMP_MASK_MGID | UMAD_SA_MCM_COMP_MASK_PORT_GID |
                          UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
     auto *rec = reinterpret_cast<umad_sa_mcmember_record *>(sa->data);
@@ -134,16 +254,13 @@ int main(int argc, char **argv) {
     }
     sa->comp_mask = htobe64(mask);
 
-    // SA MADs go to the SM's LID on QP1. The P_Key index and Q_Key are not simulated, but
-    // are what hardware needs: index 0 (holding 0xFFFF on a default port) and the QP1 Q_Key.
-    umad_set_addr(send_buf.data(), static_cast<int>(port.sm_lid), 1, static_cast<int>(port.sm_sl),
-                  kQp1Qkey);
-    umad_set_pkey(send_buf.data(), 0);
+    address_sa(send_buf.data(), port);
     if (int rc = umad_send(fd, agent, send_buf.data(), 256, kTimeoutMs, 0); rc < 0)
         return fail("umad_send", rc);
 
     std::vector<std::uint8_t> recv_buf(send_buf.size());
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    const auto timeout = std::chrono::milliseconds(opt.count("timeout_ms") ? opt["timeout_ms"] : kTimeoutMs);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());

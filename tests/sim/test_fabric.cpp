@@ -182,6 +182,15 @@ TEST(Fabric, JoinStateAndGroupFollowRawSaJoinsAndLeaves) {
     ASSERT_EQ(second.exit_code, 0) << second.err;
     EXPECT_EQ(f.sa_join_state(mgid, h3), 0x3);
     EXPECT_EQ(f.sa_join_state(mgid, h2), 0x1);
+    // The bulk per-port Get says the same, and "none" for a group the port is not in.
+    auto gets = f.run_on("H4", {MCASTD_SIM_JOIN, "get", mgid_text, format_gid(h2), mgid_text,
+                                format_gid(h3), "ff12:1234::99", format_gid(h2)});
+    ASSERT_EQ(gets.exit_code, 0) << gets.err;
+    char mlid[8];
+    std::snprintf(mlid, sizeof mlid, "0x%04x", static_cast<unsigned>(g->mlid));
+    EXPECT_EQ(gets.out, mgid_text + " " + format_gid(h2) + " join_state=0x1 mlid=" + mlid + "\n" +
+                            mgid_text + " " + format_gid(h3) + " join_state=0x3 mlid=" + mlid + "\n" +
+                            "ff12:1234::99 " + format_gid(h2) + " none\n");
 
     auto left = sim_join(f, "H2", {"leave", mgid_text, "1"});
     ASSERT_EQ(left.exit_code, 0) << left.err;
@@ -276,6 +285,16 @@ TEST(Fabric, SaDbDumpIsWritten) {
     EXPECT_TRUE(eventually(10s, [&] {
         return read_text_file(f.sa_dump_path()).find(needle) != std::string::npos;
     }));
+    // parse_sa_dump reads OpenSM's real format: the broadcast group and the joined member.
+    std::map<Gid, SaDumpGroup> groups;
+    for (auto &g : parse_sa_dump(read_text_file(f.sa_dump_path())))
+        groups[g.mgid] = g;
+    ASSERT_EQ(groups.size(), 2u) << read_text_file(f.sa_dump_path());
+    const SaDumpGroup &bcast = groups[kBroadcastMgid], &joined = groups[*parse_gid("ff12:1234::4")];
+    EXPECT_TRUE(bcast.well_known);
+    EXPECT_EQ(bcast.mlid, kFirstMulticastLid);
+    EXPECT_FALSE(joined.well_known);
+    EXPECT_EQ(joined.members, (std::map<Gid, std::uint8_t>{{f.port_gid("H2"), 0x1}}));
 }
 
 TEST(Fabric, RunOnReportsExitCodesAndKillsOnTimeout) {

@@ -242,5 +242,45 @@ TEST(FabricToolOutput, NumbersAreStrict) {
     EXPECT_THROW(field_gid(r, "lid"), std::runtime_error);
 }
 
+// Two groups of a dump as OpenSM 3.3.23 writes them (the member lines come from the same
+// format string as a live dump; test_fabric checks a real one).
+constexpr const char *kSaDump =
+    "MC Group 0xc000  (well known): mgid=0xff12401bffff0000:0x00000000ffffffff "
+    "port_gid=0x0000000000000000:0x0000000000000000 qkey=0x00000b1b mlid=0xc000 mtu=0x84 "
+    "tclass=0x00 pkey=0xffff rate=0x83 pkt_life=0x92 sl_flow_hop=0x00000000 scope_state=0x21 "
+    "proxy_join=0x0\n\n"
+    "MC Group 0xc001 : mgid=0xff15000700000000:0x0000000000000001 "
+    "port_gid=0xfe80000000000000:0x0000000000100003 qkey=0x01234567 mlid=0xc001 mtu=0x84 "
+    "tclass=0x00 pkey=0xffff rate=0x83 pkt_life=0x92 sl_flow_hop=0x00000000 scope_state=0x51 "
+    "proxy_join=0x0\n\n"
+    "mcm_port: port_gid=0xfe80000000000000:0x0000000000100003 scope_state=0x51 proxy_join=0x0\n\n"
+    "mcm_port: port_gid=0xfe80000000000000:0x0000000000100005 scope_state=0x58 proxy_join=0x0\n\n";
+
+TEST(FabricToolOutput, ParsesAnSaDump) {
+    auto groups = parse_sa_dump(kSaDump);
+    ASSERT_EQ(groups.size(), 2u);
+    EXPECT_TRUE(groups[0].well_known);
+    EXPECT_EQ(groups[0].mgid, parse_gid("ff12:401b:ffff::ffff:ffff"));
+    EXPECT_EQ(groups[0].mlid, 0xc000);
+    EXPECT_TRUE(groups[0].members.empty());
+    EXPECT_FALSE(groups[1].well_known);
+    EXPECT_EQ(groups[1].mgid, parse_gid("ff15:7::1"));
+    EXPECT_EQ(groups[1].mlid, 0xc001);
+    EXPECT_EQ(groups[1].members, (std::map<Gid, std::uint8_t>{{*parse_gid("fe80::10:3"), 0x1},
+                                                              {*parse_gid("fe80::10:5"), 0x8}}));
+    EXPECT_TRUE(parse_sa_dump("").empty());
+}
+
+TEST(FabricToolOutput, MalformedSaDumpLinesThrowNamingTheLine) {
+    EXPECT_THROW(parse_sa_dump("mcm_port: port_gid=0x1:0x2 scope_state=0x51\n"), std::runtime_error);
+    EXPECT_THROW(parse_sa_dump("MC Group 0xc001 : mgid=0xff15 mlid=0xc001\n"), std::runtime_error);
+    try {
+        parse_sa_dump("MC Group 0xc001 : mgid=0x1:0x2 mlid=0xc001\nmcm_port: port_gid=zz scope_state=0x51\n");
+        FAIL() << "no throw";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("port_gid=zz"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace
 } // namespace mcastd::sim

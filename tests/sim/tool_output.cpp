@@ -117,4 +117,63 @@ Gid field_gid(const ToolRecord &rec, const std::string &key) {
     return *g;
 }
 
+namespace {
+
+// The value of " key=" in `line` up to the next blank.
+std::optional<std::string_view> dump_value(std::string_view line, std::string_view key) {
+    const std::string needle = " " + std::string(key) + "=";
+    auto at = line.find(needle);
+    if (at == std::string_view::npos)
+        return std::nullopt;
+    std::string_view v = line.substr(at + needle.size());
+    return v.substr(0, v.find(' '));
+}
+
+// "0x<hi>:0x<lo>", two 64-bit halves as OpenSM prints a GID.
+std::optional<Gid> dump_gid(std::string_view text) {
+    auto colon = text.find(':');
+    if (colon == std::string_view::npos)
+        return std::nullopt;
+    auto hi = parse_number(text.substr(0, colon)), lo = parse_number(text.substr(colon + 1));
+    if (!hi || !lo)
+        return std::nullopt;
+    return make_gid(*hi, *lo);
+}
+
+} // namespace
+
+std::vector<SaDumpGroup> parse_sa_dump(std::string_view text) {
+    std::vector<SaDumpGroup> groups;
+    for_each_line(text, [&](std::string_view line) {
+        auto bad = [&](const char *why) {
+            throw std::runtime_error(std::string("opensm-sa.dump: ") + why + ": '" +
+                                     std::string(line) + "'");
+        };
+        if (line.starts_with("MC Group ")) {
+            auto mgid = dump_value(line, "mgid");
+            auto mlid = dump_value(line, "mlid");
+            if (!mgid || !mlid)
+                bad("a group line without mgid= or mlid=");
+            auto g = dump_gid(*mgid);
+            auto l = parse_number(*mlid, 0xffff);
+            if (!g || !l)
+                bad("a group line with a malformed mgid or mlid");
+            groups.push_back(SaDumpGroup{*g, static_cast<std::uint16_t>(*l),
+                                         line.find("(well known)") != std::string_view::npos, {}});
+        } else if (line.starts_with("mcm_port:")) {
+            if (groups.empty())
+                bad("a member before any group");
+            auto gid = dump_value(line, "port_gid");
+            auto ss = dump_value(line, "scope_state");
+            std::optional<Gid> g = gid ? dump_gid(*gid) : std::nullopt;
+            std::optional<std::uint64_t> s = ss ? parse_number(*ss, 0xff) : std::nullopt;
+            if (!g || !s)
+                bad("a member line with a malformed port_gid or scope_state");
+            // scope_state: scope in the high nibble, JoinState in the low one.
+            groups.back().members[*g] = static_cast<std::uint8_t>(*s & 0xf);
+        }
+    });
+    return groups;
+}
+
 } // namespace mcastd::sim

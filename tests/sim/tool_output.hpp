@@ -1,4 +1,4 @@
-// Parsing the text that infiniband-diags tools print (saquery, smpquery).
+// Parsing the text that infiniband-diags tools print (saquery, smpquery), and OpenSM's SA dump.
 //
 // Both print "Label<dots>value" lines, e.g. saquery's "\t\tJoinState...............0x1" and
 // smpquery's "Lid:.............................3". saquery prints one block per record, each
@@ -41,5 +41,17 @@ std::uint64_t field_number(const ToolRecord &rec, const std::string &key,
                            std::uint64_t max = UINT64_MAX);
 // The value of `key` as a GID in IPv6 text form; throws like field_number.
 Gid field_gid(const ToolRecord &rec, const std::string &key);
+
+// One multicast group of OpenSM's opensm-sa.dump (testbed.md §9): the complete SA picture,
+// unlike saquery's GetTable answers, which umad2sim cuts to one MAD.
+struct SaDumpGroup {
+    Gid mgid{};
+    std::uint16_t mlid = 0;
+    bool well_known = false;                     // tagged "(well known)": OpenSM made it itself
+    std::map<Gid, std::uint8_t> members{};       // PortGID -> JoinState
+};
+// The groups of a dump's text, in file order. Throws std::runtime_error naming the line when
+// a "MC Group" or "mcm_port" line is malformed, or a member comes before any group.
+std::vector<SaDumpGroup> parse_sa_dump(std::string_view text);
 
 } // namespace mcastd::sim

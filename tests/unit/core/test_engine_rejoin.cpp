@@ -235,16 +235,43 @@ TEST_F(Rejoin, TimeoutsAreRetriedWithBackoff) {
     EXPECT_GE(timers.now() - t0, std::chrono::seconds(3)) << "1 s then 2 s";
 }
 
-TEST_F(Rejoin, TheAuditFindsAGroupTheSaLost) {
+TEST_F(Rejoin, TheAuditFindingALostFullMembershipRejoinsTheWholePort) {
+    // An SM restart that neither the PortInfo nor the SMInfo poll noticed: the audit is the
+    // first to see it, on one group, and every group comes back at once.
     MembershipId a, b;
     join(client, request(kA, join::full), &a);
-    join(client, request(kB, join::full), &b);
+    join(client, request(kB, join::send_only_full), &b);
+    settle();
+    sm_restart(/*taken=*/1);
+    engine.audit_next(port); // one Get, of kA
+    settle();
+    EXPECT_EQ(sa_bits(kA), join::full);
+    EXPECT_EQ(sa_bits(kB), join::send_only_full) << "re-joined without an audit of its own";
+    for (MembershipId id : {a, b}) {
+        ASSERT_EQ(events_for(id).size(), 1u) << "membership " << id;
+        EXPECT_EQ(events_for(id)[0].ev.kind, Kind::restored);
+    }
+    const PortView pv = engine.ports()[port];
+    EXPECT_EQ(pv.rejoin_groups, 2u);
+    EXPECT_NE(pv.rejoin_reason.find("the SA no longer holds this port's full membership of group "
+                                    "ff15:1234::a"),
+              std::string::npos)
+        << pv.rejoin_reason;
+}
+
+TEST_F(Rejoin, TheAuditRejoinsJustTheGroupOfALostNonMember) {
+    // A non-member loses its membership legitimately when the group's last full member
+    // leaves (the SA deletes the group): that says nothing about the port's other groups.
+    sa.state.seed(kB, kFar, join::full);
+    MembershipId a, b;
+    join(client, request(kA, join::full), &a);
+    join(client, request(kB, join::non_member), &b);
     settle();
     sa.state.groups.at(kB).members.erase(port_gid()); // lost at the SA, silently
     engine.audit_next(port);
     engine.audit_next(port);
     settle();
-    EXPECT_EQ(sa_bits(kB), join::full) << "re-joined";
+    EXPECT_EQ(sa_bits(kB), join::non_member) << "re-joined";
     EXPECT_TRUE(events_for(a).empty()) << "the healthy group is left alone";
     ASSERT_EQ(events_for(b).size(), 1u);
     EXPECT_EQ(events_for(b)[0].ev.kind, Kind::restored);

@@ -398,6 +398,26 @@ TEST_F(Monitor, BouncedSmInfoAlsoAsksPortInfoAtOnce) {
               "reach the SA (it bounced, could not be sent, or the port has no SA address)");
 }
 
+TEST_F(Monitor, SmInfoAnsweringAgainAuditsAtOnce) {
+    make(MonitorConfig{.audit_per_second = 0, .jitter_percent = 0}); // no periodic audit
+    start();
+    run_for(2s); // the baseline at 0 s
+    std::vector<Duration> audits;
+    sink.on_call = [&](const std::string &line) {
+        if (line == "audit 0")
+            audits.push_back(std::chrono::duration_cast<Duration>(timers.now() - t0));
+    };
+    sa_reply = Reply::bounce; // the SM is gone: the poll at 10 s bounces, failing at 11 s
+    run_for(9500ms);
+    EXPECT_TRUE(audits.empty());
+    sa_reply = Reply::answer; // back, with an ActCount that did not fall
+    sm.act_count = 100;
+    run_for(10s);
+    EXPECT_EQ(audits, (std::vector<Duration>{12s})) << "right after the first answer (the retry at 12 s), once";
+    EXPECT_EQ(mon->stats(0).audits, 1u);
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
 TEST_F(Monitor, SmInfoErrorStatusIsAFailureWithItsName) {
     make(MonitorConfig{.jitter_percent = 0});
     start();

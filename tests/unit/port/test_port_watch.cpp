@@ -347,6 +347,19 @@ TEST_F(Watch, FailedSmInfoAsksForASoonerRetryAndInvalidatesNothing) {
     EXPECT_EQ(f.note->text, "the SM answers SMInfoRecord again after 2 failed polls");
 }
 
+TEST_F(Watch, SmInfoAnsweringAgainAfterFailuresAsksForAnAudit) {
+    baseline_usable();
+    EXPECT_FALSE(w.on_sminfo(sm(84)).audit_now);
+    w.on_sminfo_failed(true, "bounced");
+    // Same GUID, higher ActCount: a restarted OpenSM that has sent more SMPs than the old one.
+    EXPECT_TRUE(w.on_sminfo(sm(90)).audit_now) << "one Get tells whether the SA lost the port";
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    EXPECT_FALSE(w.on_sminfo(sm(91)).audit_now) << "only after failures";
+    w.on_sminfo_failed(false, "no answer");
+    EXPECT_FALSE(w.on_sminfo(sm(50)).audit_now) << "a detected restart re-joins everything anyway";
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+}
+
 TEST_F(Watch, SmThatIsNoLongerMasterAsksForPortInfo) {
     baseline_usable();
     sa::SmInfoRecord r = sm(84);
