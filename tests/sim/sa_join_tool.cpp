@@ -65,11 +65,24 @@ bool parse_uint(const char *s, unsigned long max, unsigned long &out) {
 }
 
 
-// The node's port with an SA agent registered on it.
+// The node's port with an SA agent registered on it, released on every return path
+// (umad_get_port allocates the P_Key table; LeakSanitizer would turn a leak into exit 1
+// and drop the unflushed tail of stdout).
 struct SaPort {
     umad_port_t port{};
     int fd = -1;
     int agent = -1;
+
+    SaPort() = default;
+    SaPort(const SaPort &) = delete;
+    SaPort &operator=(const SaPort &) = delete;
+    ~SaPort() {
+        if (agent >= 0)
+            umad_unregister(fd, agent);
+        if (fd >= 0)
+            umad_close_port(fd);
+        umad_release_port(&port);
+    }
 };
 
 // 0, or the exit code after printing why it failed.
@@ -299,9 +312,6 @@ int main(int argc, char **argv) {
                     mcastd::format_gid(g).c_str(), be16toh(r->mlid), be32toh(r->qkey),
                     be16toh(r->pkey), r->mtu, r->rate, r->pkt_life, sl, flow, hop, r->tclass,
                     scope, state, (r->proxy_join & 0x80) ? 1u : 0u);
-        umad_unregister(fd, agent);
-        umad_close_port(fd);
-        umad_release_port(&port);
         return status == 0 ? 0 : 1;
     }
 }
