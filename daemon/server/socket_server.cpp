@@ -48,9 +48,7 @@ class SocketServer::Session {
 public:
     Session(SocketServer &srv, int fd, Peer peer) : srv_(srv), fd_(fd), peer_(std::move(peer)) {
         client_ = srv_.service_.add_client(ClientInfo{peer_.pid, peer_.uid, peer_.gid, peer_.comm}, &srv_);
-        // Edge-triggered: with many clients, a level-triggered watch makes every epoll_wait
-        // (one per dispatched message in sd-event) report every busy socket again.
-        io_ = srv_.loop_.watch_io(fd_, EPOLLIN | EPOLLET, [this](std::uint32_t ev) { on_io(ev); }, "client");
+        io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
         buf_.resize(srv_.limits_.max_message_bytes);
     }
 
@@ -88,7 +86,7 @@ public:
             close();
             return;
         }
-        sd_event_source_set_io_events(io_.get(), EPOLLIN | EPOLLOUT | EPOLLET);
+        io_.set_events(EPOLLIN | EPOLLOUT);
     }
 
 private:
@@ -128,57 +126,43 @@ private:
                     close();
                     return;
                 }
-                sd_event_source_set_io_events(io_.get(), EPOLLIN | EPOLLET);
+                io_.set_events(EPOLLIN);
             }
         }
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-            read_messages();
+            read_message();
     }
 
-    // The watch is edge-triggered, so this reads until EAGAIN. A client with many messages
-    // queued gets a batch, then waits for a turn behind the others (posted to the loop).
-    void read_messages() {
-        for (int i = 0; !closing_; ++i) {
-            if (i == 64) {
-                if (!continuing_) {
-                    continuing_ = true;
-                    SocketServer &srv = srv_;
-                    const int fd = fd_;
-                    srv.loop_.post([&srv, fd] {
-                        if (auto it = srv.sessions_.find(fd); it != srv.sessions_.end()) {
-                            it->second->continuing_ = false;
-                            it->second->read_messages();
-                        }
-                    });
-                }
+    // One message per turn: the watch is level-triggered, so a client with more queued is
+    // called again in the next batch, behind the other clients that were ready (IoGroup).
+    void read_message() {
+        if (closing_)
+            return;
+        iovec iov{buf_.data(), buf_.size()};
+        msghdr mh{};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
                 return;
-            }
-            iovec iov{buf_.data(), buf_.size()};
-            msghdr mh{};
-            mh.msg_iov = &iov;
-            mh.msg_iovlen = 1;
-            const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
-            if (n < 0) {
-                if (errno == EAGAIN || errno == EWOULDBLOCK)
-                    return;
-                if (errno != ECONNRESET)
-                    spdlog::warn("client pid {} ({}): recv: {}", peer_.pid, peer_.comm, std::strerror(errno));
-                close();
-                return;
-            }
-            if (n == 0) { // the client went away
-                close();
-                return;
-            }
-            if (mh.msg_flags & MSG_TRUNC) {
-                send(proto::encode_error(std::nullopt,
-                                         failure(Errc::too_large,
-                                                 "the message is longer than the " +
-                                                     std::to_string(buf_.size()) + " bytes this daemon accepts")));
-                continue;
-            }
-            handle(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
+            if (errno != ECONNRESET)
+                spdlog::warn("client pid {} ({}): recv: {}", peer_.pid, peer_.comm, std::strerror(errno));
+            close();
+            return;
         }
+        if (n == 0) { // the client went away
+            close();
+            return;
+        }
+        if (mh.msg_flags & MSG_TRUNC) {
+            send(proto::encode_error(std::nullopt,
+                                     failure(Errc::too_large, "the message is longer than the " +
+                                                                  std::to_string(buf_.size()) +
+                                                                  " bytes this daemon accepts")));
+            return;
+        }
+        handle(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
     }
 
     void reply_error(std::optional<std::uint64_t> id, proto::Failure f) { send(proto::encode_error(id, f)); }
@@ -323,13 +307,12 @@ private:
     int fd_;
     Peer peer_;
     ClientId client_ = 0;
-    runtime::EventSource io_;
+    runtime::IoGroup::Watch io_;
     std::string buf_;
     bool hello_ = false;
     bool monitor_ = false;
     bool closing_ = false;
     bool close_after_flush_ = false;
-    bool continuing_ = false; // a read_messages() continuation is posted
     std::unordered_map<std::uint64_t, MembershipId> pending_; // join request id -> membership
     std::size_t memberships_ = 0;
     std::deque<std::string> out_;
@@ -343,7 +326,8 @@ private:
 SocketServer::SocketServer(runtime::EventLoop &loop, Service &service, int listen_fd, Limits limits,
                            AccessPolicy access, std::string daemon_name)
     : loop_(loop), service_(service), listen_fd_(listen_fd), limits_(limits), access_(std::move(access)),
-      daemon_name_(std::move(daemon_name)), started_(std::chrono::steady_clock::now()) {
+      daemon_name_(std::move(daemon_name)), started_(std::chrono::steady_clock::now()),
+      clients_io_(loop, "clients") {
     accept_source_ = loop_.watch_io(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); }, "listener");
     service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         if (alive.lock())

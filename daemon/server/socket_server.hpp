@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/event_loop.hpp"
+#include "runtime/io_group.hpp"
 #include "server/peer.hpp"
 #include "service.hpp"
 
@@ -61,6 +62,7 @@ private:
     AccessPolicy access_;
     std::string daemon_name_;
     std::chrono::steady_clock::time_point started_;
+    runtime::IoGroup clients_io_; // before sessions_: their watches go first
     std::map<int, std::unique_ptr<Session>> sessions_;     // by fd
     std::map<ClientId, Session *> by_client_;
     int monitors_ = 0; // sessions that asked for monitor events
