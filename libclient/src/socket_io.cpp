@@ -1,10 +1,12 @@
 #include "socket_io.hpp"
 
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -69,12 +71,48 @@ int send_message(int fd, std::string_view message) {
     }
 }
 
+namespace {
+
+// Where a message lands before it is copied out: big enough for any message we accept, so one
+// recv() takes it whole (peeking at the length first would cost a second system call on the
+// path every request takes). One per thread, reserved but not committed: only the pages a
+// message touches become resident, and those past kKeptBytes are handed back after a big one.
+class ReceiveArea {
+public:
+    static constexpr std::size_t kKeptBytes = 256u << 10;
+
+    ReceiveArea() {
+        void *p = ::mmap(nullptr, kMaxIncomingBytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        base_ = p == MAP_FAILED ? nullptr : static_cast<char *>(p);
+    }
+    ~ReceiveArea() {
+        if (base_)
+            ::munmap(base_, kMaxIncomingBytes);
+    }
+    ReceiveArea(const ReceiveArea &) = delete;
+    ReceiveArea &operator=(const ReceiveArea &) = delete;
+
+    char *data() const { return base_; }
+    // After a message of `bytes` has been copied out.
+    void release(std::size_t bytes) const {
+        if (bytes > kKeptBytes)
+            (void)::madvise(base_ + kKeptBytes, std::min(bytes, kMaxIncomingBytes) - kKeptBytes, MADV_DONTNEED);
+    }
+
+private:
+    char *base_ = nullptr;
+};
+
+} // namespace
+
 int recv_message(int fd, bool dontwait, std::string &out) {
+    thread_local const ReceiveArea area;
+    if (!area.data())
+        return -ENOMEM;
     for (;;) {
-        // MSG_TRUNC on a peek reports the whole message's length, so we can size the buffer
-        // exactly instead of guessing an upper bound. Without MSG_DONTWAIT the peek is also
-        // the wait: two system calls per message, on the path every request takes.
-        ssize_t len = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC | (dontwait ? MSG_DONTWAIT : 0));
+        // MSG_TRUNC: the return value is the whole message's length even when it did not fit.
+        const ssize_t len = ::recv(fd, area.data(), kMaxIncomingBytes, MSG_TRUNC | (dontwait ? MSG_DONTWAIT : 0));
         if (len < 0) {
             if (errno == EINTR)
                 continue;
@@ -84,20 +122,11 @@ int recv_message(int fd, bool dontwait, std::string &out) {
         // zero length is the end of the stream.
         if (len == 0)
             return -ECONNRESET;
-        if (static_cast<std::size_t>(len) > kMaxIncomingBytes) {
-            char discard;
-            (void)::recv(fd, &discard, 1, MSG_DONTWAIT | MSG_TRUNC);
-            return -EMSGSIZE;
-        }
-        out.resize(static_cast<std::size_t>(len));
-        ssize_t n = ::recv(fd, out.data(), out.size(), MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        out.resize(static_cast<std::size_t>(n));
-        return 0;
+        const auto n = static_cast<std::size_t>(len);
+        if (n <= kMaxIncomingBytes)
+            out.assign(area.data(), n);
+        area.release(n);
+        return n <= kMaxIncomingBytes ? 0 : -EMSGSIZE; // too long: the kernel discarded the rest
     }
 }
 

@@ -1,0 +1,66 @@
+// librdmamcast's message I/O: one recv per message, whatever its size up to the limit.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "socket_io.hpp"
+
+namespace rdmamcast::detail {
+namespace {
+
+struct Pair {
+    int ours = -1, theirs = -1;
+    Pair() {
+        int fds[2];
+        EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+        ours = fds[0];
+        theirs = fds[1];
+        // Room for the 3 MiB message below in one datagram (the kernel caps this at
+        // 2 x net.core.wmem_max, 8 MiB by default).
+        const int size = 8 << 20;
+        setsockopt(theirs, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    }
+    ~Pair() {
+        ::close(ours);
+        if (theirs >= 0)
+            ::close(theirs);
+    }
+};
+
+std::string pattern(std::size_t n) {
+    std::string s(n, '\0');
+    for (std::size_t i = 0; i < n; ++i)
+        s[i] = static_cast<char>('a' + i % 23);
+    return s;
+}
+
+TEST(SocketIo, MessagesOfEverySizeUpToTheLimitArriveWholeAndInOrder) {
+    Pair p;
+    std::string out;
+    for (std::size_t n : {std::size_t(1), std::size_t(70000), std::size_t(3u << 20), std::size_t(5)}) {
+        const std::string m = pattern(n);
+        // A big send blocks until we read, so it runs beside us.
+        std::thread writer([&] { EXPECT_EQ(send_message(p.theirs, m), 0) << n; });
+        ASSERT_EQ(recv_message(p.ours, false, out), 0) << n;
+        writer.join();
+        EXPECT_EQ(out.size(), n);
+        EXPECT_TRUE(out == m) << "a message of " << n << " bytes came back changed";
+    }
+}
+
+TEST(SocketIo, NothingQueuedIsEagainWithDontwaitAndAClosedPeerIsEconnreset) {
+    Pair p;
+    std::string out;
+    EXPECT_EQ(recv_message(p.ours, true, out), -EAGAIN);
+    ::close(p.theirs);
+    p.theirs = -1;
+    EXPECT_EQ(recv_message(p.ours, false, out), -ECONNRESET);
+}
+
+} // namespace
+} // namespace rdmamcast::detail
