@@ -59,7 +59,7 @@ std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now)
 } // namespace
 
 proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
-                              const Service::SmView &sm, std::uint64_t groups, TimePoint now) {
+                              const Service::SmView &sm, TimePoint now) {
     proto::PortStatus ps;
     ps.device = a.device;
     ps.port = a.port_num;
@@ -70,7 +70,7 @@ proto::PortStatus port_status(const port::PortAttributes &a, const PortView &eng
     ps.port_gid = a.port_gid();
     ps.link_layer = a.link_layer;
     ps.rate_gbps = a.rate_gbps;
-    ps.groups = groups;
+    ps.groups = engine_port.groups;
     ps.mtu = mtu_bytes(a.mtu);
     if (sm.known) {
         ps.sm_guid = sm.guid;
@@ -89,12 +89,9 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
     const TimePoint now = Clock::now();
     out.uptime_s = seconds(now - extras.started);
     out.clients = extras.clients;
-    std::vector<std::uint64_t> groups(service.ports().size(), 0);
-    for (const GroupView &g : engine.groups())
-        ++groups.at(g.port);
     const auto engine_ports = engine.ports();
     for (PortIndex i = 0; i < service.ports().size(); ++i)
-        out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), groups[i], now));
+        out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
     const EngineStats &e = engine.stats();
     const sa::TxnStats t = service.transactions().total_stats();
     out.counters = proto::Counters{t.sent, t.retransmits, t.timeouts, t.bounces,
@@ -103,13 +100,14 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
 }
 
 std::string status_line(const Service &service) {
+    // Called for every STATUS= update: counts only, never the groups' full views.
     const auto ports = service.engine().ports();
-    std::size_t active = 0, rejoining = 0;
+    std::size_t active = 0, rejoining = 0, groups = 0;
     for (const PortView &p : ports) {
         active += p.active;
         rejoining += p.rejoining;
+        groups += p.groups;
     }
-    const std::size_t groups = service.engine().groups().size();
     std::string s = std::to_string(active) + "/" + std::to_string(ports.size()) + " ports active, " +
                     std::to_string(groups) + (groups == 1 ? " group, " : " groups, ") +
                     std::to_string(service.clients()) + (service.clients() == 1 ? " client" : " clients");

@@ -20,9 +20,9 @@ struct StatusExtras {
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras);
 
 // One port of `status`: what discovery and the PortInfo polls know (`a`), the engine's view
-// (state, re-joins) and the SM last seen; `now` on the engine's clock.
+// (state, groups, re-joins) and the SM last seen; `now` on the engine's clock.
 proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
-                              const Service::SmView &sm, std::uint64_t groups, TimePoint now);
+                              const Service::SmView &sm, TimePoint now);
 
 // One line for sd_notify STATUS= and `systemctl status`:
 // "1/1 ports active, 3 groups, 2 clients" (", 1 port re-joining" while one is).

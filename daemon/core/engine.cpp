@@ -1503,8 +1503,10 @@ std::vector<PortView> Engine::ports() const {
     for (PortIndex i = 0; i < impl_->ports.size(); ++i) {
         const auto &p = impl_->ports[i];
         out.push_back(PortView{i, p.device, p.num, p.gid, p.active, p.rejoining, p.rejoin_reason,
-                               p.rejoin_started, p.rejoin_finished, p.rejoin_groups});
+                               p.rejoin_started, p.rejoin_finished, p.rejoin_groups, 0});
     }
+    for (const auto &[gid, g] : impl_->groups)
+        ++out.at(g.port).groups;
     return out;
 }
 

@@ -148,6 +148,7 @@ struct PortView {
     std::string rejoin_reason; // why the last re-join happened
     std::optional<TimePoint> rejoin_started, rejoin_finished;
     std::size_t rejoin_groups = 0; // groups the last re-join covered
+    std::size_t groups = 0;        // groups the engine keeps on the port
 };
 
 class Engine {

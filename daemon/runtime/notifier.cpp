@@ -25,7 +25,7 @@ void Notifier::send(const std::string &message) {
 
 void Notifier::ready() {
     last_status_ = status_();
-    last_sent_ = timers_.now();
+    last_built_ = timers_.now();
     send("READY=1\nSTATUS=" + last_status_);
 }
 
@@ -48,8 +48,8 @@ void Notifier::changed() {
     if (stopping_ || pending_)
         return;
     Duration wait{0};
-    if (last_sent_) {
-        const auto since = std::chrono::duration_cast<Duration>(timers_.now() - *last_sent_);
+    if (last_built_) {
+        const auto since = std::chrono::duration_cast<Duration>(timers_.now() - *last_built_);
         if (since < min_interval_)
             wait = min_interval_ - since;
     }
@@ -59,10 +59,10 @@ void Notifier::changed() {
 void Notifier::flush() {
     pending_ = 0;
     std::string text = status_();
+    last_built_ = timers_.now();
     if (text == last_status_)
         return;
     last_status_ = std::move(text);
-    last_sent_ = timers_.now();
     send("STATUS=" + last_status_);
 }
 

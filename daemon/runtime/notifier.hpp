@@ -31,8 +31,10 @@ public:
     void reloading();
     // "STOPPING=1" with STATUS=`why`. Later changed() calls send nothing.
     void stopping(const std::string &why);
-    // Something the status shows may have changed: the status is re-built and, if it differs,
-    // sent at once or as soon as `min_interval` has passed since the last one. Bursts coalesce.
+    // Something the status shows may have changed: the status is re-built at once, or as soon
+    // as `min_interval` has passed since it was last built, and sent if it differs. Bursts
+    // coalesce, and a daemon busy with joins that leave the text alone builds it once per
+    // interval, not once per join.
     void changed();
 
     // The last STATUS= text sent, for tests.
@@ -46,7 +48,7 @@ private:
     StatusFn status_;
     Duration min_interval_;
     std::string last_status_;
-    std::optional<TimePoint> last_sent_;
+    std::optional<TimePoint> last_built_;
     Timers::Id pending_ = 0;
     bool stopping_ = false;
     bool warned_ = false;

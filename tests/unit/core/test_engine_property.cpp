@@ -284,12 +284,17 @@ struct World {
             ASSERT_EQ(int(actual), int(expected))
                 << "port " << k.first << " group " << format_gid(k.second);
         }
-        // The engine's own counts agree with what it told clients.
+        // The engine's own counts agree with what it told clients, and each port's group count
+        // (what STATUS= and `status` show) with the groups it lists.
+        std::vector<std::size_t> per_port(ports.size(), 0);
         for (const auto &g : engine.groups()) {
             const auto it = counts.find({g.port, g.mgid});
             const std::array<std::uint32_t, 4> zero{};
             ASSERT_EQ(g.counts, it == counts.end() ? zero : it->second) << format_gid(g.mgid);
+            ++per_port.at(g.port);
         }
+        for (const PortView &pv : engine.ports())
+            ASSERT_EQ(pv.groups, per_port.at(pv.index)) << "group count of port " << pv.index;
     }
 };
 

@@ -50,7 +50,11 @@ protected:
 
     test::FakeTimers timers;
     std::string status = "0/1 ports active";
-    Notifier notifier{timers, [this] { return status; }};
+    int builds = 0;
+    Notifier notifier{timers, [this] {
+                          ++builds;
+                          return status;
+                      }};
 
 private:
     std::filesystem::path path_;
@@ -81,8 +85,22 @@ TEST_F(NotifierTest, StatusIsSentFromTheLoopAndOnlyWhenItChanged) {
     EXPECT_EQ(next(), std::nullopt) << "the same text is not sent again";
     status = "1/1 ports active";
     notifier.changed();
-    timers.advance(0s);
+    timers.advance(1s);
     EXPECT_EQ(next(), "STATUS=1/1 ports active");
+}
+
+TEST_F(NotifierTest, AStatusThatDoesNotChangeIsBuiltOncePerSecond) {
+    // Every join and leave calls changed(); building the text walks the engine, so a busy
+    // daemon must not build it per request just because the text stays the same.
+    notifier.ready();
+    next();
+    builds = 0;
+    for (int i = 0; i < 3000; ++i) {
+        notifier.changed();
+        timers.advance(1ms);
+    }
+    EXPECT_EQ(builds, 3) << "one build per second over 3 s";
+    EXPECT_EQ(next(), std::nullopt);
 }
 
 TEST_F(NotifierTest, ABurstOfChangesSendsAtMostOneStatusPerSecond) {
