@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 #include "port/port_discovery.hpp"
 
 namespace mcastd {
@@ -129,7 +129,7 @@ void Service::port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, s
 
 void Service::audit_due(PortIndex port) { engine_.audit_next(port); }
 
-ClientId Service::add_client(ClientInfo info, mcastd::EventSink *sink) {
+ClientId Service::add_client(ClientInfo info, MembershipEventSink *sink) {
     const ClientId id = engine_.add_client(std::move(info));
     sinks_[id] = sink;
     changed();
@@ -184,7 +184,7 @@ void Service::open_ports(const std::vector<std::string> &names) {
                      port::port_state_name(p.state), p.lid, p.sm_lid, format_gid(p.port_gid()));
         ports_.push_back(p);
         sms_.push_back(SmView{});
-        monitor_.start(index, port::MonitoredPort{p.device, p.port_num, p.pkeys});
+        monitor_.start(index, port::PolledPort{p.device, p.port_num, p.pkeys});
     }
     if (ports_.empty())
         throw std::runtime_error("no usable InfiniBand port found");

@@ -14,8 +14,8 @@
 
 #include "core/engine.hpp"
 #include "port/port_events.hpp"
-#include "port/port_info.hpp"
-#include "port/port_monitor.hpp"
+#include "port/port_attributes.hpp"
+#include "port/port_poller.hpp"
 #include "port/verbs_events.hpp"
 #include "runtime/event_loop.hpp"
 #include "sa/sa_client.hpp"
@@ -33,7 +33,7 @@ struct ServiceConfig {
     std::vector<std::string> ports;
 };
 
-class Service : private mcastd::EventSink, private port::EventSink {
+class Service : private MembershipEventSink, private port::PortEventSink {
 public:
     // Discovers ports and opens them. Throws std::runtime_error naming the device and port
     // when a requested port cannot be used, or when no port is usable at all.
@@ -44,7 +44,7 @@ public:
 
     // Clients of every transport. The engine's membership events reach the sink the client's
     // transport registered, so the core never learns which transport a client came from.
-    ClientId add_client(ClientInfo info, mcastd::EventSink *sink);
+    ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     void remove_client(ClientId client);
 
     // Every engine note goes to every observer (the log, monitor subscribers, the journal).
@@ -78,7 +78,7 @@ private:
     void open_ports(const std::vector<std::string> &wanted);
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
 
-    // port::EventSink: what the port event sources observed.
+    // port::PortEventSink: what the port event sources observed.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override;
@@ -91,11 +91,11 @@ private:
     sa::MadTransactions txns_;
     sa::SaClient sa_client_;
     Engine engine_;
-    port::PortMonitor monitor_;
+    port::PortPoller monitor_;
     std::unique_ptr<port::VerbsEvents> verbs_;
     std::vector<port::PortAttributes> ports_; // index = PortIndex
     std::vector<SmView> sms_;                 // index = PortIndex
-    std::unordered_map<ClientId, mcastd::EventSink *> sinks_;
+    std::unordered_map<ClientId, MembershipEventSink *> sinks_;
     std::vector<EngineObserver> observers_;
     std::function<void()> changed_;
     void changed() const {

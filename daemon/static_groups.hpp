@@ -9,7 +9,7 @@
 
 namespace mcastd {
 
-class StaticGroups final : private EventSink {
+class StaticGroups final : private MembershipEventSink {
 public:
     // Joins every group now. A join that fails for a reason that can pass (SA timeout or
     // error, port not active, a conflict with other members) is retried with capped backoff;

@@ -1,7 +1,7 @@
 #include "views.hpp"
 
-#include "core/record.hpp"
-#include "port/port_info.hpp"
+#include "common/record.hpp"
+#include "port/port_attributes.hpp"
 
 namespace mcastd {
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <string_view>
 
-#include "core/request.hpp"
-#include "json_check.hpp"
+#include "common/request.hpp"
+#include "common/json_check.hpp"
 
 namespace mcastd::proto {
 

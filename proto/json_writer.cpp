@@ -1,6 +1,6 @@
 #include "json_writer.hpp"
 
-#include "utf8.hpp"
+#include "common/utf8.hpp"
 
 #include <charconv>
 #include <cmath>

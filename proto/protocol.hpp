@@ -15,9 +15,9 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/record.hpp"
-#include "core/request.hpp"
+#include "common/error.hpp"
+#include "common/record.hpp"
+#include "common/request.hpp"
 
 namespace mcastd::proto {
 

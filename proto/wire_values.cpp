@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "core/gid.hpp"
-#include "core/sa_status.hpp"
+#include "common/gid.hpp"
+#include "common/sa_status.hpp"
 
 namespace mcastd::proto::wire {
 

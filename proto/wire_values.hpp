@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "json_check.hpp"
+#include "common/json_check.hpp"
 #include "json_writer.hpp"
 #include "protocol.hpp"
 

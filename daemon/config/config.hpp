@@ -16,9 +16,9 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/request.hpp"
-#include "port/port_monitor.hpp"
+#include "common/error.hpp"
+#include "common/request.hpp"
+#include "port/port_poller.hpp"
 #include "server/socket_server.hpp"
 #include "service.hpp"
 

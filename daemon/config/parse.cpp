@@ -6,8 +6,8 @@
 #include <charconv>
 
 #include "config.hpp"
-#include "join_decoder.hpp"
-#include "json_check.hpp"
+#include "proto/join_decoder.hpp"
+#include "common/json_check.hpp"
 #include "protocol.hpp"
 
 namespace mcastd::config {
@@ -150,7 +150,7 @@ std::optional<double> number_in(const ObjectReader &in, std::string_view key, do
     return v;
 }
 
-// The port event sources' polls (port/port_monitor.hpp). Every SA-facing rate here is paid by
+// The port event sources' polls (port/port_poller.hpp). Every SA-facing rate here is paid by
 // the SA once per host and port; config/README.md has the arithmetic.
 void read_monitor(const ObjectReader &root, port::MonitorConfig &m) {
     const auto in = section(root, "monitor");

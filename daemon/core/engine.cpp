@@ -18,7 +18,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 
 namespace mcastd {
 
@@ -259,7 +259,7 @@ struct Engine::Impl {
     EngineConfig cfg;
     SaService &sa;
     Timers &timers;
-    EventSink *sink = nullptr;
+    MembershipEventSink *sink = nullptr;
     EngineObserver observer;
     EngineStats st;
 
@@ -1431,7 +1431,7 @@ Engine::Engine(EngineConfig cfg, SaService &sa, Timers &timers)
 
 Engine::~Engine() = default;
 
-void Engine::set_event_sink(EventSink *sink) { impl_->sink = sink; }
+void Engine::set_event_sink(MembershipEventSink *sink) { impl_->sink = sink; }
 void Engine::set_observer(EngineObserver observer) { impl_->observer = std::move(observer); }
 
 PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active) {

@@ -2,7 +2,7 @@
 // transaction in flight per group, coalescing, local answers. (DESIGN.md §5)
 //
 // Pure logic: it asks the SA for work through SaService, keeps time through Timers, and tells
-// clients about their memberships through callbacks and an EventSink. It knows nothing of
+// clients about their memberships through callbacks and an MembershipEventSink. It knows nothing of
 // transports, MADs or libibumad. Single-threaded: call it only from the event loop.
 #pragma once
 
@@ -18,9 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/record.hpp"
-#include "core/request.hpp"
+#include "common/error.hpp"
+#include "common/record.hpp"
+#include "common/request.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
 
@@ -44,9 +44,9 @@ struct MembershipEvent {
     std::optional<Error> reason; // lost only
 };
 
-class EventSink {
+class MembershipEventSink {
 public:
-    virtual ~EventSink() = default;
+    virtual ~MembershipEventSink() = default;
     virtual void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) = 0;
 };
 
@@ -158,7 +158,7 @@ public:
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
 
-    void set_event_sink(EventSink *sink);
+    void set_event_sink(MembershipEventSink *sink);
     void set_observer(EngineObserver observer);
 
     // ---- ports (fed by daemon/port) ----

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 
 namespace mcastd {
 

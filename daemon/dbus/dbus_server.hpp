@@ -21,7 +21,7 @@ inline constexpr const char *kBusName = "org.rdmamcast1";
 inline constexpr const char *kManagerPath = "/org/rdmamcast1";
 inline constexpr const char *kMembershipPrefix = "/org/rdmamcast1/membership";
 
-class DbusServer final : private EventSink {
+class DbusServer final : private MembershipEventSink {
 public:
     // Connects to the system bus (sd_bus_open_system(), which honours DBUS_SYSTEM_BUS_ADDRESS),
     // registers every object, attaches to `loop` and only then requests the bus name, so no

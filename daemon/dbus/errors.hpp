@@ -7,7 +7,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "core/error.hpp"
+#include "common/error.hpp"
 
 namespace mcastd::dbus {
 

@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/request.hpp"
+#include "common/error.hpp"
+#include "common/request.hpp"
 
 namespace mcastd::dbus {
 

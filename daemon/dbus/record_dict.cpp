@@ -1,6 +1,6 @@
 #include "dbus/record_dict.hpp"
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace mcastd::dbus {
 

@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 
 namespace mcastd::dbus {
 

@@ -6,7 +6,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 #include "dbus/join_args.hpp"
 #include "dbus/record_dict.hpp"
 

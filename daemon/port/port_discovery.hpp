@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
-#include "port/port_info.hpp"
+#include "common/error.hpp"
+#include "port/port_attributes.hpp"
 
 struct umad_port; // <infiniband/umad.h>, kept out of this header
 

@@ -21,9 +21,9 @@ enum class Trigger : std::uint8_t {
 };
 const char *trigger_name(Trigger t);
 
-class EventSink {
+class PortEventSink {
 public:
-    virtual ~EventSink() = default;
+    virtual ~PortEventSink() = default;
 
     // The port is usable (ACTIVE with an SM) or not. `why` names the cause for the log and for
     // the `lost` event members get ("port down", "no subnet manager").

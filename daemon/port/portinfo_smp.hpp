@@ -29,7 +29,7 @@ inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr std::uint32_t kSmiQp = 0;
 
 // The PortInfo fields the daemon uses, host order. Enumerations are kept as the raw IBA
-// numbers (see port_info.hpp for PortState/PhysState and record.hpp's mtu_bytes()).
+// numbers (see port_attributes.hpp for PortState/PhysState and record.hpp's mtu_bytes()).
 struct PortInfo {
     std::uint64_t gid_prefix = 0;
     std::uint16_t lid = 0;

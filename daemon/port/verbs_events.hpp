@@ -28,7 +28,7 @@
 #include <infiniband/verbs.h>
 
 #include "core/sa_service.hpp" // PortIndex
-#include "port/port_watch.hpp" // VerbsEvent, Note
+#include "port/port_rules.hpp" // VerbsEvent, Note
 #include "runtime/event_loop.hpp"
 
 namespace mcastd::port {
@@ -47,7 +47,7 @@ struct VerbsApi {
 // The real libibverbs.
 const VerbsApi &libibverbs_api();
 
-// The port event an IBV_EVENT_* is, or nullopt for events a port watch does not act on.
+// The port event an IBV_EVENT_* is, or nullopt for events the port rules do not act on.
 std::optional<VerbsEvent> port_event_of(ibv_event_type type);
 
 class VerbsEvents {
@@ -58,7 +58,7 @@ public:
         // (device, port number) -> the daemon's port; nullopt: not served, event ignored.
         std::function<std::optional<PortIndex>(std::string_view device, std::uint8_t port_num)>
             lookup;
-        // A port event of a served port (PortMonitor::on_verbs_event).
+        // A port event of a served port (PortPoller::on_verbs_event).
         std::function<void(PortIndex, VerbsEvent)> on_event;
         // IBV_EVENT_DEVICE_FATAL: the device and all its ports are unusable until it is reset.
         std::function<void(const std::string &device)> on_fatal;

@@ -17,7 +17,7 @@
 #include <infiniband/umad_sa.h>
 #include <infiniband/umad_types.h>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 #include "core/sa_service.hpp"
 #include "sa/mad_transport.hpp"
 

@@ -63,7 +63,7 @@ public:
     // Get(SMInfoRecord) through the port's SA address; cancel() cancels it too.
     TxnId get_sm_info(PortIndex port, const SmInfoQuery &query, SmInfoCallback done);
     // The same with its own timeouts and tries instead of the config's: a periodic poll uses
-    // one short try (port_monitor.hpp). Throws std::invalid_argument for an invalid policy.
+    // one short try (port_poller.hpp). Throws std::invalid_argument for an invalid policy.
     TxnId get_sm_info(PortIndex port, const SmInfoQuery &query, const TryPolicy &policy,
                       SmInfoCallback done);
 

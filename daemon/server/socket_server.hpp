@@ -25,7 +25,7 @@ struct Limits {
     bool operator==(const Limits &) const = default;
 };
 
-class SocketServer final : private EventSink {
+class SocketServer final : private MembershipEventSink {
 public:
     // Takes ownership of `listen_fd` (bound and listening, from listen_seqpacket() or systemd).
     SocketServer(runtime::EventLoop &loop, Service &service, int listen_fd, Limits limits,

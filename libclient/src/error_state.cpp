@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 
 namespace rdmamcast::detail {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "common/error.hpp"
 #include "protocol.hpp"
 #include "rdmamcast/client.h"
 

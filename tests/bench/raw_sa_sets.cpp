@@ -46,7 +46,7 @@
 #include <system_error>
 #include <vector>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 #include "runtime/event_loop.hpp"
 #include "sa/mad_codec.hpp"
 #include "sa/transactions.hpp"

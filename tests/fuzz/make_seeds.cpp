@@ -10,8 +10,8 @@
 #include <span>
 #include <string>
 
-#include "core/gid.hpp"
-#include "core/sa_status.hpp"
+#include "common/gid.hpp"
+#include "common/sa_status.hpp"
 #include "port/portinfo_smp.hpp"
 #include "sa/mad_codec.hpp"
 

@@ -28,7 +28,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 #include "logging/logging.hpp"
 #include "logging/membership_log.hpp"
 #include "service.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace mcastd::sim {
 

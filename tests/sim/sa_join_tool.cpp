@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace {
 

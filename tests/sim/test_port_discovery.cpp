@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 #include "port/portinfo_smp.hpp"
 #include "sim/fabric.hpp"
 #include "sim/tool_output.hpp"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace mcastd::sim {
 

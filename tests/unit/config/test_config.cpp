@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "config/config.hpp"
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace mcastd::config {
 namespace {

@@ -20,7 +20,7 @@ inline Gid gid(const char *text) {
 }
 
 // Records what the engine tells clients outside of join answers.
-struct RecordingSink : EventSink {
+struct RecordingSink : MembershipEventSink {
     struct Event {
         ClientId client;
         MembershipId id;

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 #include "dbus/errors.hpp"
 #include "dbus/join_args.hpp"
 #include "dbus/log_control.hpp"

@@ -12,9 +12,9 @@
 #include <set>
 #include <vector>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 #include "core/sa_service.hpp"
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 
 namespace mcastd::test {
 

@@ -1,4 +1,4 @@
-// An EventSink that records every call as one line, so tests compare whole sequences:
+// An PortEventSink that records every call as one line, so tests compare whole sequences:
 //   "usable 0 false port down", "invalidated 0 port-up ...", "sa_moved 0 1 0", ...
 // `why` texts are kept, so a test can also check that a cause names the real values.
 #pragma once
@@ -28,7 +28,7 @@ inline PortInfo port_info(std::uint16_t lid = 3, std::uint16_t sm_lid = 1, std::
     return p;
 }
 
-class RecordingSink final : public EventSink {
+class RecordingSink final : public PortEventSink {
 public:
     void port_usable(PortIndex port, bool usable, const std::string &why) override {
         add("usable " + std::to_string(port) + (usable ? " true " : " false ") + why);

@@ -7,7 +7,7 @@
 #include <string>
 #include <variant>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 #include "protocol.hpp"
 
 namespace mcastd::proto::testing_support {

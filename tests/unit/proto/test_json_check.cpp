@@ -2,7 +2,7 @@
 // depth bounds, syntax errors with positions, and getters that never convert silently.
 #include <gtest/gtest.h>
 
-#include "json_check.hpp"
+#include "common/json_check.hpp"
 #include "json_writer.hpp"
 
 namespace mcastd::json_check {

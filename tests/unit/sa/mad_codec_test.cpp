@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/gid.hpp"
-#include "core/record.hpp"
-#include "core/sa_status.hpp"
+#include "common/gid.hpp"
+#include "common/record.hpp"
+#include "common/sa_status.hpp"
 #include "sa/mad_codec.hpp"
 
 namespace mcastd::sa {

@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/gid.hpp"
-#include "core/sa_status.hpp"
+#include "common/gid.hpp"
+#include "common/sa_status.hpp"
 #include "sa/mad_codec.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"

@@ -1,11 +1,11 @@
-// PortWatch: every rule that invalidates a port's memberships, and every non-rule (a stable
+// PortRules: every rule that invalidates a port's memberships, and every non-rule (a stable
 // sample, a baseline, ActCount growth, an SL change, a deferred re-registration) that must not.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "port/port_watch.hpp"
+#include "port/port_rules.hpp"
 #include "unit/port/recording_sink.hpp"
 
 namespace mcastd::port {
@@ -34,21 +34,21 @@ sa::SmInfoRecord sm(std::uint32_t act_count, std::uint64_t guid = 0x0002c9030000
 
 bool contains(const std::string &s, const std::string &part) { return s.find(part) != s.npos; }
 
-class Watch : public ::testing::Test {
+class Rules : public ::testing::Test {
 protected:
-    // A watch that has seen a usable port (LID 3, SM at LID 1), with the recording cleared.
+    // Rules that have seen a usable port (LID 3, SM at LID 1), with the recording cleared.
     void baseline_usable() {
         w.on_portinfo(port_info());
         sink.take();
     }
 
     RecordingSink sink;
-    PortWatch w{7, sink};
+    PortRules w{7, sink};
 };
 
 // ---- PortInfo: the baseline ----
 
-TEST_F(Watch, FirstUsableSampleIsTheBaselineAndInvalidatesNothing) {
+TEST_F(Rules, FirstUsableSampleIsTheBaselineAndInvalidatesNothing) {
     const Followup f = w.on_portinfo(port_info());
     EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 4 4", "sa_moved 7 1 0",
                                   "usable 7 true port active, subnet manager at LID 1"}));
@@ -59,13 +59,13 @@ TEST_F(Watch, FirstUsableSampleIsTheBaselineAndInvalidatesNothing) {
     EXPECT_EQ(w.sm_lid(), 1);
 }
 
-TEST_F(Watch, FirstUnusableSampleIsTheBaselineToo) {
+TEST_F(Rules, FirstUnusableSampleIsTheBaselineToo) {
     w.on_portinfo(port_info(3, 1, kDown));
     EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 1 4", "sa_moved 7 1 0", "usable 7 false port down"}));
     EXPECT_EQ(w.usable(), false);
 }
 
-TEST_F(Watch, NamesWhyAPortIsNotUsable) {
+TEST_F(Rules, NamesWhyAPortIsNotUsable) {
     const std::pair<PortInfo, std::string> cases[] = {
         {port_info(3, 1, kDown), "port down"},
         {port_info(3, 1, kInit), "port not active (INIT)"},
@@ -74,27 +74,27 @@ TEST_F(Watch, NamesWhyAPortIsNotUsable) {
     };
     for (const auto &[info, why] : cases) {
         RecordingSink s;
-        PortWatch fresh(0, s);
+        PortRules fresh(0, s);
         fresh.on_portinfo(info);
         EXPECT_EQ(s.take("usable"), Lines{"usable 0 false " + why});
     }
 }
 
-TEST_F(Watch, StableSamplesEmitNothing) {
+TEST_F(Rules, StableSamplesEmitNothing) {
     baseline_usable();
     for (int i = 0; i < 5; ++i)
         EXPECT_EQ(w.on_portinfo(port_info()), Followup{});
     EXPECT_TRUE(sink.take().empty());
 }
 
-TEST_F(Watch, NoSmLidMeansNoSaMove) {
+TEST_F(Rules, NoSmLidMeansNoSaMove) {
     w.on_portinfo(port_info(0, 0, kInit));
     EXPECT_EQ(sink.take(), (Lines{"port_info 7 0 2 4", "usable 7 false port not active (INIT)"}));
 }
 
 // ---- PortInfo: state ----
 
-TEST_F(Watch, PortThatComesBackIsInvalidatedBeforeItIsUsable) {
+TEST_F(Rules, PortThatComesBackIsInvalidatedBeforeItIsUsable) {
     baseline_usable();
     w.on_portinfo(port_info(3, 1, kDown));
     EXPECT_EQ(sink.take(), (Lines{"port_info 7 3 1 4", "usable 7 false port down"}));
@@ -110,7 +110,7 @@ TEST_F(Watch, PortThatComesBackIsInvalidatedBeforeItIsUsable) {
     EXPECT_TRUE(f.poll_sminfo_soon);
 }
 
-TEST_F(Watch, BaselineNotUsableThenUsableIsInvalidatedToo) {
+TEST_F(Rules, BaselineNotUsableThenUsableIsInvalidatedToo) {
     // Conservative on purpose: the engine may have joined from a stale sysfs view first.
     w.on_portinfo(port_info(3, 1, kInit));
     sink.take();
@@ -120,7 +120,7 @@ TEST_F(Watch, BaselineNotUsableThenUsableIsInvalidatedToo) {
     EXPECT_TRUE(inv[0].starts_with("invalidated 7 port-up ")) << inv[0];
 }
 
-TEST_F(Watch, MtuChangeIsOnlyReported) {
+TEST_F(Rules, MtuChangeIsOnlyReported) {
     baseline_usable();
     PortInfo p = port_info();
     p.neighbor_mtu = 5;
@@ -130,14 +130,14 @@ TEST_F(Watch, MtuChangeIsOnlyReported) {
 
 // ---- PortInfo: LID ----
 
-TEST_F(Watch, LidChangeWhileUsableInvalidates) {
+TEST_F(Rules, LidChangeWhileUsableInvalidates) {
     baseline_usable();
     w.on_portinfo(port_info(5));
     EXPECT_EQ(sink.take(), (Lines{"port_info 7 5 4 4",
                                   "invalidated 7 lid-change the port's LID changed from 3 to 5"}));
 }
 
-TEST_F(Watch, LidChangeWhileDownIsCoveredByTheReturn) {
+TEST_F(Rules, LidChangeWhileDownIsCoveredByTheReturn) {
     baseline_usable();
     w.on_portinfo(port_info(3, 1, kDown));
     w.on_portinfo(port_info(5, 1, kInit));
@@ -150,7 +150,7 @@ TEST_F(Watch, LidChangeWhileDownIsCoveredByTheReturn) {
 
 // ---- PortInfo: the SM ----
 
-TEST_F(Watch, SmLidChangeMovesTheSaAndInvalidates) {
+TEST_F(Rules, SmLidChangeMovesTheSaAndInvalidates) {
     baseline_usable();
     w.on_sminfo(sm(84));
     sink.take();
@@ -161,7 +161,7 @@ TEST_F(Watch, SmLidChangeMovesTheSaAndInvalidates) {
     EXPECT_FALSE(w.sm_baseline()) << "the old SM's baseline is gone";
 }
 
-TEST_F(Watch, FirstSmIsNotAChange) {
+TEST_F(Rules, FirstSmIsNotAChange) {
     w.on_portinfo(port_info(3, 0, kActive));
     sink.take();
     w.on_portinfo(port_info(3, 1));
@@ -172,7 +172,7 @@ TEST_F(Watch, FirstSmIsNotAChange) {
                           "usable 7 true port active, subnet manager at LID 1"}));
 }
 
-TEST_F(Watch, SlChangeAloneMovesTheSaButKeepsTheMemberships) {
+TEST_F(Rules, SlChangeAloneMovesTheSaButKeepsTheMemberships) {
     baseline_usable();
     PortInfo p = port_info();
     p.master_sm_sl = 3;
@@ -180,7 +180,7 @@ TEST_F(Watch, SlChangeAloneMovesTheSaButKeepsTheMemberships) {
     EXPECT_EQ(sink.take(), Lines{"sa_moved 7 1 3"});
 }
 
-TEST_F(Watch, SmLidLostAndBackIsNoSmChange) {
+TEST_F(Rules, SmLidLostAndBackIsNoSmChange) {
     baseline_usable();
     w.on_portinfo(port_info(3, 0));
     EXPECT_EQ(sink.take(), Lines{"usable 7 false no subnet manager"});
@@ -192,7 +192,7 @@ TEST_F(Watch, SmLidLostAndBackIsNoSmChange) {
     EXPECT_FALSE(contains(got[1], "moved")) << got[1];
 }
 
-TEST_F(Watch, EverythingAtOnceIsOneInvalidationNamingEveryCause) {
+TEST_F(Rules, EverythingAtOnceIsOneInvalidationNamingEveryCause) {
     baseline_usable();
     w.on_portinfo(port_info(3, 1, kDown));
     sink.take();
@@ -205,7 +205,7 @@ TEST_F(Watch, EverythingAtOnceIsOneInvalidationNamingEveryCause) {
 
 // ---- PortInfo: ClientReregister ----
 
-TEST_F(Watch, ClientReregisterBitInvalidatesOncePerEdge) {
+TEST_F(Rules, ClientReregisterBitInvalidatesOncePerEdge) {
     baseline_usable();
     PortInfo p = port_info();
     p.client_reregister = true;
@@ -219,7 +219,7 @@ TEST_F(Watch, ClientReregisterBitInvalidatesOncePerEdge) {
     EXPECT_EQ(sink.take("invalidated").size(), 1u);
 }
 
-TEST_F(Watch, ClientReregisterBitOnAnUnusablePortWaitsForIt) {
+TEST_F(Rules, ClientReregisterBitOnAnUnusablePortWaitsForIt) {
     baseline_usable();
     PortInfo p = port_info(3, 1, kInit);
     p.client_reregister = true;
@@ -235,7 +235,7 @@ TEST_F(Watch, ClientReregisterBitOnAnUnusablePortWaitsForIt) {
 
 // ---- PortInfo: failures ----
 
-TEST_F(Watch, FailedPortInfoChangesNothingAndWarnsOncePerRun) {
+TEST_F(Rules, FailedPortInfoChangesNothingAndWarnsOncePerRun) {
     baseline_usable();
     Followup f = w.on_portinfo_failed("no answer within 500 ms");
     ASSERT_TRUE(f.note);
@@ -258,7 +258,7 @@ TEST_F(Watch, FailedPortInfoChangesNothingAndWarnsOncePerRun) {
 
 // ---- SMInfoRecord ----
 
-TEST_F(Watch, FirstSmInfoIsTheBaseline) {
+TEST_F(Rules, FirstSmInfoIsTheBaseline) {
     baseline_usable();
     EXPECT_EQ(w.on_sminfo(sm(84)), Followup{});
     EXPECT_EQ(sink.take(), Lines{"sm_seen 7 1 " + std::to_string(0x0002c90300000001ULL) + " 84"});
@@ -266,14 +266,14 @@ TEST_F(Watch, FirstSmInfoIsTheBaseline) {
     EXPECT_EQ(w.sm_baseline()->act_count, 84u);
 }
 
-TEST_F(Watch, ActCountGrowthIsNormal) {
+TEST_F(Rules, ActCountGrowthIsNormal) {
     baseline_usable();
     for (std::uint32_t n : {84u, 85u, 85u, 90u, 1000u})
         w.on_sminfo(sm(n));
     EXPECT_TRUE(sink.take("invalidated").empty());
 }
 
-TEST_F(Watch, ActCountGoingBackMeansTheSmRestarted) {
+TEST_F(Rules, ActCountGoingBackMeansTheSmRestarted) {
     baseline_usable();
     w.on_sminfo(sm(84));
     sink.take();
@@ -287,7 +287,7 @@ TEST_F(Watch, ActCountGoingBackMeansTheSmRestarted) {
     EXPECT_TRUE(sink.take("invalidated").empty());
 }
 
-TEST_F(Watch, GuidChangeMeansAnotherSmTookOver) {
+TEST_F(Rules, GuidChangeMeansAnotherSmTookOver) {
     baseline_usable();
     w.on_sminfo(sm(84));
     sink.take();
@@ -297,7 +297,7 @@ TEST_F(Watch, GuidChangeMeansAnotherSmTookOver) {
                     "0x0002c90300000001 -> 0x0002c90300000002, ActCount 84 -> 200"});
 }
 
-TEST_F(Watch, OnlySuccessfulSamplesMoveTheBaseline) {
+TEST_F(Rules, OnlySuccessfulSamplesMoveTheBaseline) {
     baseline_usable();
     w.on_sminfo(sm(84));
     w.on_sminfo_failed(false, "no answer");
@@ -308,7 +308,7 @@ TEST_F(Watch, OnlySuccessfulSamplesMoveTheBaseline) {
     EXPECT_EQ(sink.take("invalidated").size(), 1u);
 }
 
-TEST_F(Watch, NewSmLidStartsANewBaseline) {
+TEST_F(Rules, NewSmLidStartsANewBaseline) {
     baseline_usable();
     w.on_sminfo(sm(84));
     w.on_portinfo(port_info(3, 9));
@@ -320,14 +320,14 @@ TEST_F(Watch, NewSmLidStartsANewBaseline) {
     EXPECT_EQ(sink.take("invalidated").size(), 1u);
 }
 
-TEST_F(Watch, RecordOfAnotherLidIsABaselineNotARestart) {
+TEST_F(Rules, RecordOfAnotherLidIsABaselineNotARestart) {
     baseline_usable();
     w.on_sminfo(sm(84));
     w.on_sminfo(sm(3, 0x0002c90300000009ULL, 9));
     EXPECT_TRUE(sink.take("invalidated").empty());
 }
 
-TEST_F(Watch, FailedSmInfoAsksForASoonerRetryAndInvalidatesNothing) {
+TEST_F(Rules, FailedSmInfoAsksForASoonerRetryAndInvalidatesNothing) {
     baseline_usable();
     w.on_sminfo(sm(84));
     sink.take();
@@ -347,7 +347,7 @@ TEST_F(Watch, FailedSmInfoAsksForASoonerRetryAndInvalidatesNothing) {
     EXPECT_EQ(f.note->text, "the SM answers SMInfoRecord again after 2 failed polls");
 }
 
-TEST_F(Watch, SmInfoAnsweringAgainAfterFailuresAsksForAnAudit) {
+TEST_F(Rules, SmInfoAnsweringAgainAfterFailuresAsksForAnAudit) {
     baseline_usable();
     EXPECT_FALSE(w.on_sminfo(sm(84)).audit_now);
     w.on_sminfo_failed(true, "bounced");
@@ -360,7 +360,7 @@ TEST_F(Watch, SmInfoAnsweringAgainAfterFailuresAsksForAnAudit) {
     EXPECT_EQ(sink.take("invalidated").size(), 1u);
 }
 
-TEST_F(Watch, SmThatIsNoLongerMasterAsksForPortInfo) {
+TEST_F(Rules, SmThatIsNoLongerMasterAsksForPortInfo) {
     baseline_usable();
     sa::SmInfoRecord r = sm(84);
     r.sm_state = sa::sm_state::standby;
@@ -373,7 +373,7 @@ TEST_F(Watch, SmThatIsNoLongerMasterAsksForPortInfo) {
 
 // ---- verbs events ----
 
-TEST_F(Watch, ClientReregisterOnAUsablePortInvalidatesNow) {
+TEST_F(Rules, ClientReregisterOnAUsablePortInvalidatesNow) {
     baseline_usable();
     const Followup f = w.on_verbs_event(VerbsEvent::client_reregister);
     EXPECT_EQ(sink.take(), Lines{"invalidated 7 client-reregister the SM asked for "
@@ -382,7 +382,7 @@ TEST_F(Watch, ClientReregisterOnAUsablePortInvalidatesNow) {
     EXPECT_FALSE(w.reregister_pending());
 }
 
-TEST_F(Watch, ClientReregisterOnAnUnusablePortIsDeferredUntilItIsUsable) {
+TEST_F(Rules, ClientReregisterOnAnUnusablePortIsDeferredUntilItIsUsable) {
     baseline_usable();
     w.on_portinfo(port_info(3, 1, kInit));
     sink.take();
@@ -406,14 +406,14 @@ TEST_F(Watch, ClientReregisterOnAnUnusablePortIsDeferredUntilItIsUsable) {
     EXPECT_TRUE(sink.take().empty()) << "applied once";
 }
 
-TEST_F(Watch, ClientReregisterBeforeAnySampleWaitsForTheFirstUsableOne) {
+TEST_F(Rules, ClientReregisterBeforeAnySampleWaitsForTheFirstUsableOne) {
     w.on_verbs_event(VerbsEvent::client_reregister);
     EXPECT_TRUE(sink.take().empty());
     w.on_portinfo(port_info());
     EXPECT_EQ(sink.take("invalidated").size(), 1u);
 }
 
-TEST_F(Watch, LidSmAndActiveEventsOnlyAskForAPoll) {
+TEST_F(Rules, LidSmAndActiveEventsOnlyAskForAPoll) {
     baseline_usable();
     for (VerbsEvent e : {VerbsEvent::lid_change, VerbsEvent::sm_change, VerbsEvent::port_active}) {
         const Followup f = w.on_verbs_event(e);
@@ -423,7 +423,7 @@ TEST_F(Watch, LidSmAndActiveEventsOnlyAskForAPoll) {
     EXPECT_TRUE(sink.take().empty());
 }
 
-TEST_F(Watch, PortErrMakesThePortUnusableAndItsReturnInvalidates) {
+TEST_F(Rules, PortErrMakesThePortUnusableAndItsReturnInvalidates) {
     baseline_usable();
     Followup f = w.on_verbs_event(VerbsEvent::port_err);
     EXPECT_EQ(sink.take(), Lines{"usable 7 false port error"});
@@ -438,7 +438,7 @@ TEST_F(Watch, PortErrMakesThePortUnusableAndItsReturnInvalidates) {
     EXPECT_EQ(got[1], "usable 7 true port active, subnet manager at LID 1");
 }
 
-TEST_F(Watch, PkeyChangeAsksForTheTableAndOnlyAMovedIndexInvalidates) {
+TEST_F(Rules, PkeyChangeAsksForTheTableAndOnlyAMovedIndexInvalidates) {
     EXPECT_EQ(w.on_pkey_table(std::vector<std::uint16_t>{0xffff, 0x8001}), Followup{});
     EXPECT_EQ(w.sa_pkey_index(), 0);
     baseline_usable();
@@ -458,13 +458,13 @@ TEST_F(Watch, PkeyChangeAsksForTheTableAndOnlyAMovedIndexInvalidates) {
     EXPECT_EQ(w.sa_pkey_index(), 0);
 }
 
-TEST_F(Watch, FirstPkeyTableIsTheBaseline) {
+TEST_F(Rules, FirstPkeyTableIsTheBaseline) {
     w.on_pkey_table(std::vector<std::uint16_t>{0x8001, 0xffff});
     EXPECT_TRUE(sink.take().empty());
     EXPECT_EQ(w.sa_pkey_index(), 1);
 }
 
-TEST(WatchNames, TriggersAndEventsHaveNames) {
+TEST(RulesNames, TriggersAndEventsHaveNames) {
     EXPECT_STREQ(trigger_name(Trigger::client_reregister), "client-reregister");
     EXPECT_STREQ(trigger_name(Trigger::lid_change), "lid-change");
     EXPECT_STREQ(trigger_name(Trigger::pkey_change), "pkey-change");

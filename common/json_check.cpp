@@ -1,6 +1,6 @@
-#include "json_check.hpp"
+#include "common/json_check.hpp"
 
-#include "utf8.hpp"
+#include "common/utf8.hpp"
 
 #include <algorithm>
 #include <charconv>

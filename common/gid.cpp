@@ -1,4 +1,4 @@
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-// PortMonitor on the fake MAD transport and the fake clock: what it sends, when (intervals
+// PortPoller on the fake MAD transport and the fake clock: what it sends, when (intervals
 // within the jitter bounds, sooner after a failure), that polls never overlap, that the
 // SMInfoRecord Get follows the SM's LID, and SM restart detection end to end through encoded
 // and decoded MADs.
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "port/port_monitor.hpp"
+#include "port/port_poller.hpp"
 #include "sa/mad_codec.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
@@ -72,9 +72,9 @@ bool is_sa(const Sent &s) { return s.mgmt_class() == sa::mad::class_subn_adm; }
 
 enum class Reply { answer, silent, bounce };
 
-class Monitor : public ::testing::Test {
+class Poller : public ::testing::Test {
 protected:
-    Monitor() {
+    Poller() {
         sa::TransactionConfig tc;
         tc.first_tid = 0x01000000;
         txns = std::make_unique<sa::MadTransactions>(net, timers, tc);
@@ -84,14 +84,14 @@ protected:
             txns->set_sa_address(port, sa::MadAddress{.dlid = lid, .sl = sl});
         };
     }
-    ~Monitor() override {
+    ~Poller() override {
         mon.reset(); // before the transactions it uses
     }
 
     void make(MonitorConfig cfg = {}) {
         if (!cfg.seed)
             cfg.seed = 42;
-        mon = std::make_unique<PortMonitor>(*txns, *client, timers, sink, cfg);
+        mon = std::make_unique<PortPoller>(*txns, *client, timers, sink, cfg);
         mon->set_note_sink([this](PortIndex port, const Note &n) {
             notes.push_back(std::to_string(port) + " " + n.text);
         });
@@ -99,7 +99,7 @@ protected:
     }
 
     void start(PortIndex port = 0, std::uint8_t num = 1, std::vector<std::uint16_t> pkeys = {0xffff}) {
-        mon->start(port, MonitoredPort{.device = "mlx5_0", .port_num = num, .pkeys = std::move(pkeys)});
+        mon->start(port, PolledPort{.device = "mlx5_0", .port_num = num, .pkeys = std::move(pkeys)});
     }
 
     // Plays the fabric for every send not yet seen: the local port answers PortInfo from
@@ -174,7 +174,7 @@ protected:
     std::unique_ptr<sa::MadTransactions> txns;
     std::unique_ptr<sa::SaClient> client;
     RecordingSink sink;
-    std::unique_ptr<PortMonitor> mon;
+    std::unique_ptr<PortPoller> mon;
     std::vector<std::string> notes;
     TimePoint t0;
 
@@ -190,7 +190,7 @@ protected:
 
 // ---- PortInfo ----
 
-TEST_F(Monitor, StartAsksThePortAtOnceWithOneShortTry) {
+TEST_F(Poller, StartAsksThePortAtOnceWithOneShortTry) {
     make();
     start(0, 2);
     ASSERT_EQ(net.sent().size(), 1u) << "no waiting for the first interval";
@@ -203,17 +203,17 @@ TEST_F(Monitor, StartAsksThePortAtOnceWithOneShortTry) {
     EXPECT_EQ(txns->in_flight(0), 0u) << "a local SMP never takes an SA window slot";
 }
 
-TEST_F(Monitor, TheFirstAnswerIsTheBaseline) {
+TEST_F(Poller, TheFirstAnswerIsTheBaseline) {
     make();
     start();
     serve();
     EXPECT_EQ(sink.take(), (Lines{"port_info 0 3 4 4", "sa_moved 0 1 0",
                                   "usable 0 true port active, subnet manager at LID 1"}));
-    ASSERT_NE(mon->watch(0), nullptr);
-    EXPECT_EQ(mon->watch(0)->usable(), true);
+    ASSERT_NE(mon->rules(0), nullptr);
+    EXPECT_EQ(mon->rules(0)->usable(), true);
 }
 
-TEST_F(Monitor, PortInfoIntervalsStayWithinTheJitter) {
+TEST_F(Poller, PortInfoIntervalsStayWithinTheJitter) {
     make();
     start();
     run_for(120s);
@@ -230,7 +230,7 @@ TEST_F(Monitor, PortInfoIntervalsStayWithinTheJitter) {
     EXPECT_TRUE(sink.take("invalidated").empty()) << "stable samples";
 }
 
-TEST_F(Monitor, NoJitterMeansExactIntervals) {
+TEST_F(Poller, NoJitterMeansExactIntervals) {
     make(MonitorConfig{.portinfo_interval = 250ms, .jitter_percent = 0});
     start();
     run_for(5s);
@@ -238,7 +238,7 @@ TEST_F(Monitor, NoJitterMeansExactIntervals) {
         EXPECT_EQ(d, 250ms);
 }
 
-TEST_F(Monitor, UnansweredPortInfoFailsAfterOneTryAndTheNextPollWaitsForIt) {
+TEST_F(Poller, UnansweredPortInfoFailsAfterOneTryAndTheNextPollWaitsForIt) {
     smp_reply = Reply::silent;
     make();
     start();
@@ -259,7 +259,7 @@ TEST_F(Monitor, UnansweredPortInfoFailsAfterOneTryAndTheNextPollWaitsForIt) {
     EXPECT_EQ(net.sent().size(), mon->stats(0).portinfo_polls) << "one try per poll";
 }
 
-TEST_F(Monitor, PollNowDuringAQueryRunsOnceRightAfterIt) {
+TEST_F(Poller, PollNowDuringAQueryRunsOnceRightAfterIt) {
     smp_reply = Reply::silent;
     make();
     start();
@@ -272,7 +272,7 @@ TEST_F(Monitor, PollNowDuringAQueryRunsOnceRightAfterIt) {
     EXPECT_EQ(smp_times()[1], 500ms);
 }
 
-TEST_F(Monitor, PollNowWhenIdleAsksAtOnceAndRestartsTheInterval) {
+TEST_F(Poller, PollNowWhenIdleAsksAtOnceAndRestartsTheInterval) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
     run_for(300ms);
@@ -281,7 +281,7 @@ TEST_F(Monitor, PollNowWhenIdleAsksAtOnceAndRestartsTheInterval) {
     EXPECT_EQ(smp_times(), (std::vector<Duration>{0ms, 300ms, 1300ms}));
 }
 
-TEST_F(Monitor, PortInfoAnswersDriveTheWatch) {
+TEST_F(Poller, PortInfoAnswersDriveTheWatch) {
     make();
     start();
     run_for(1ms);
@@ -298,7 +298,7 @@ TEST_F(Monitor, PortInfoAnswersDriveTheWatch) {
 
 // ---- SMInfoRecord ----
 
-TEST_F(Monitor, SmInfoBaselineAtOnceAfterTheFirstUsableSampleThenEveryInterval) {
+TEST_F(Poller, SmInfoBaselineAtOnceAfterTheFirstUsableSampleThenEveryInterval) {
     make();
     start();
     run_for(60s);
@@ -312,7 +312,7 @@ TEST_F(Monitor, SmInfoBaselineAtOnceAfterTheFirstUsableSampleThenEveryInterval) 
     EXPECT_EQ(sink.take("sm_seen").size(), t.size());
 }
 
-TEST_F(Monitor, SmInfoGetSelectsTheMasterByLidWithOneShortTry) {
+TEST_F(Poller, SmInfoGetSelectsTheMasterByLidWithOneShortTry) {
     make();
     start();
     run_for(2s);
@@ -327,7 +327,7 @@ TEST_F(Monitor, SmInfoGetSelectsTheMasterByLidWithOneShortTry) {
     EXPECT_EQ(s.timeout_ms, 1000u);
 }
 
-TEST_F(Monitor, SmInfoFollowsTheSmLid) {
+TEST_F(Poller, SmInfoFollowsTheSmLid) {
     make();
     start();
     run_for(2s);
@@ -346,7 +346,7 @@ TEST_F(Monitor, SmInfoFollowsTheSmLid) {
     EXPECT_TRUE(sink.take("invalidated").empty()) << "a new SM's first record is its baseline";
 }
 
-TEST_F(Monitor, SmRestartDetectedEndToEnd) {
+TEST_F(Poller, SmRestartDetectedEndToEnd) {
     make();
     start();
     run_for(2s);
@@ -361,7 +361,7 @@ TEST_F(Monitor, SmRestartDetectedEndToEnd) {
                     "ActCount fell from 90 to 59"});
 }
 
-TEST_F(Monitor, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
+TEST_F(Poller, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
     run_for(2s); // the baseline, at 0 s
@@ -385,7 +385,7 @@ TEST_F(Monitor, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
     EXPECT_EQ(notes.back(), "0 the SM answers SMInfoRecord again after 11 failed polls");
 }
 
-TEST_F(Monitor, BouncedSmInfoAlsoAsksPortInfoAtOnce) {
+TEST_F(Poller, BouncedSmInfoAlsoAsksPortInfoAtOnce) {
     make(MonitorConfig{.portinfo_interval = 5000ms, .jitter_percent = 0});
     start();
     run_for(2s); // PortInfo and the SMInfo baseline at 0 s
@@ -398,7 +398,7 @@ TEST_F(Monitor, BouncedSmInfoAlsoAsksPortInfoAtOnce) {
               "reach the SA (it bounced, could not be sent, or the port has no SA address)");
 }
 
-TEST_F(Monitor, SmInfoAnsweringAgainAuditsAtOnce) {
+TEST_F(Poller, SmInfoAnsweringAgainAuditsAtOnce) {
     make(MonitorConfig{.audit_per_second = 0, .jitter_percent = 0}); // no periodic audit
     start();
     run_for(2s); // the baseline at 0 s
@@ -418,7 +418,7 @@ TEST_F(Monitor, SmInfoAnsweringAgainAuditsAtOnce) {
     EXPECT_TRUE(sink.take("invalidated").empty());
 }
 
-TEST_F(Monitor, SmInfoErrorStatusIsAFailureWithItsName) {
+TEST_F(Poller, SmInfoErrorStatusIsAFailureWithItsName) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
     sm_status = 0x0400;
@@ -428,10 +428,10 @@ TEST_F(Monitor, SmInfoErrorStatusIsAFailureWithItsName) {
                                      "answered with SA status 0x0400 ERR_TOO_MANY_RECORDS"))
         << notes[0];
     EXPECT_EQ(mon->stats(0).sminfo_failures, 1u);
-    EXPECT_FALSE(mon->watch(0)->sm_baseline());
+    EXPECT_FALSE(mon->rules(0)->sm_baseline());
 }
 
-TEST_F(Monitor, NoSecondSmInfoWhileOneIsInFlight) {
+TEST_F(Poller, NoSecondSmInfoWhileOneIsInFlight) {
     make(MonitorConfig{.sminfo_timeout = 5000ms, .jitter_percent = 0});
     start();
     sa_reply = Reply::silent;
@@ -449,7 +449,7 @@ TEST_F(Monitor, NoSecondSmInfoWhileOneIsInFlight) {
     EXPECT_EQ(sminfo_request(*sa_sends()[1]).record.lid, 9);
 }
 
-TEST_F(Monitor, NoSmInfoWhileThePortIsNotUsable) {
+TEST_F(Poller, NoSmInfoWhileThePortIsNotUsable) {
     pi[0] = port_info(3, 1, kDown);
     make();
     start();
@@ -466,7 +466,7 @@ TEST_F(Monitor, NoSmInfoWhileThePortIsNotUsable) {
 
 // ---- audit ----
 
-TEST_F(Monitor, AuditTicksAtTheConfiguredRateWithJitter) {
+TEST_F(Poller, AuditTicksAtTheConfiguredRateWithJitter) {
     make(); // 0.2 per second: every 5 s
     start();
     std::vector<Duration> ticks;
@@ -484,7 +484,7 @@ TEST_F(Monitor, AuditTicksAtTheConfiguredRateWithJitter) {
     EXPECT_EQ(mon->stats(0).audits, ticks.size());
 }
 
-TEST_F(Monitor, AuditOffAtRateZeroAndSilentWhileUnusable) {
+TEST_F(Poller, AuditOffAtRateZeroAndSilentWhileUnusable) {
     make(MonitorConfig{.audit_per_second = 0});
     EXPECT_EQ(mon->audit_interval(), Duration::zero());
     start();
@@ -500,7 +500,7 @@ TEST_F(Monitor, AuditOffAtRateZeroAndSilentWhileUnusable) {
     EXPECT_EQ(mon->stats(0).audits, 0u);
 }
 
-TEST_F(Monitor, AuditIntervalIsCappedAtADay) {
+TEST_F(Poller, AuditIntervalIsCappedAtADay) {
     make(MonitorConfig{.audit_per_second = 1e-9});
     EXPECT_EQ(mon->audit_interval(), std::chrono::duration_cast<Duration>(kMaxAuditInterval));
     mon.reset();
@@ -510,7 +510,7 @@ TEST_F(Monitor, AuditIntervalIsCappedAtADay) {
 
 // ---- verbs events and the P_Key table ----
 
-TEST_F(Monitor, VerbsEventsReachTheWatch) {
+TEST_F(Poller, VerbsEventsReachTheWatch) {
     make();
     start();
     run_for(2s);
@@ -526,11 +526,11 @@ TEST_F(Monitor, VerbsEventsReachTheWatch) {
     mon->on_verbs_event(5, VerbsEvent::port_err); // not watched: ignored
 }
 
-TEST_F(Monitor, PkeyChangeRereadsTheTableAndInvalidatesOnlyWhenTheIndexMoved) {
+TEST_F(Poller, PkeyChangeRereadsTheTableAndInvalidatesOnlyWhenTheIndexMoved) {
     make();
     std::vector<std::uint16_t> table{0xffff, 0x8001};
     std::vector<std::string> read_for;
-    mon->set_pkey_reader([&](const MonitoredPort &p) -> std::variant<std::vector<std::uint16_t>, Error> {
+    mon->set_pkey_reader([&](const PolledPort &p) -> std::variant<std::vector<std::uint16_t>, Error> {
         read_for.push_back(p.device + "/" + std::to_string(p.port_num));
         return table;
     });
@@ -552,9 +552,9 @@ TEST_F(Monitor, PkeyChangeRereadsTheTableAndInvalidatesOnlyWhenTheIndexMoved) {
     EXPECT_EQ(mon->stats(0).pkey_reads, 2u);
 }
 
-TEST_F(Monitor, FailedPkeyReadIsNotedAndChangesNothing) {
+TEST_F(Poller, FailedPkeyReadIsNotedAndChangesNothing) {
     make();
-    mon->set_pkey_reader([](const MonitoredPort &) -> std::variant<std::vector<std::uint16_t>, Error> {
+    mon->set_pkey_reader([](const PolledPort &) -> std::variant<std::vector<std::uint16_t>, Error> {
         return Error{Errc::no_such_port, "mlx5_0 has no port 1", std::nullopt};
     });
     start();
@@ -567,7 +567,7 @@ TEST_F(Monitor, FailedPkeyReadIsNotedAndChangesNothing) {
 
 // ---- lifetime ----
 
-TEST_F(Monitor, PortsAreIndependent) {
+TEST_F(Poller, PortsAreIndependent) {
     make();
     start(0, 1);
     start(1, 2);
@@ -587,7 +587,7 @@ TEST_F(Monitor, PortsAreIndependent) {
     EXPECT_TRUE(mon->watching(1));
 }
 
-TEST_F(Monitor, StopCancelsEverything) {
+TEST_F(Poller, StopCancelsEverything) {
     smp_reply = Reply::silent;
     sa_reply = Reply::silent;
     make();
@@ -597,12 +597,12 @@ TEST_F(Monitor, StopCancelsEverything) {
     const std::size_t sent = net.sent().size();
     run_for(100s);
     EXPECT_EQ(net.sent().size(), sent);
-    EXPECT_EQ(mon->watch(0), nullptr);
+    EXPECT_EQ(mon->rules(0), nullptr);
     mon->poll_now(0); // no-op
     EXPECT_EQ(net.sent().size(), sent);
 }
 
-TEST_F(Monitor, DestructorCancelsEverything) {
+TEST_F(Poller, DestructorCancelsEverything) {
     sa_reply = Reply::silent;
     make();
     start(0);
@@ -613,7 +613,7 @@ TEST_F(Monitor, DestructorCancelsEverything) {
     EXPECT_EQ(txns->in_flight(0), 0u);
 }
 
-TEST_F(Monitor, TheSinkMayStopThePortFromInsideACallback) {
+TEST_F(Poller, TheSinkMayStopThePortFromInsideACallback) {
     make();
     start();
     sink.on_call = [&](const std::string &line) {
@@ -627,16 +627,16 @@ TEST_F(Monitor, TheSinkMayStopThePortFromInsideACallback) {
     EXPECT_EQ(timers.pending(), 0u);
 }
 
-TEST_F(Monitor, StartingAWatchedPortAgainStartsItAfresh) {
+TEST_F(Poller, StartingAWatchedPortAgainStartsItAfresh) {
     make();
     start();
     run_for(2s);
     start();
-    EXPECT_EQ(mon->stats(0), MonitorStats{.portinfo_polls = 1});
-    EXPECT_FALSE(mon->watch(0)->usable()) << "a new watch: the next answer is a baseline";
+    EXPECT_EQ(mon->stats(0), PollStats{.portinfo_polls = 1});
+    EXPECT_FALSE(mon->rules(0)->usable()) << "new rules: the next answer is a baseline";
 }
 
-TEST_F(Monitor, InvalidConfigIsRefusedNamingTheField) {
+TEST_F(Poller, InvalidConfigIsRefusedNamingTheField) {
     const std::pair<MonitorConfig, std::string> bad[] = {
         {MonitorConfig{.portinfo_interval = 0ms}, "portinfo_interval must be positive"},
         {MonitorConfig{.sminfo_interval = 0ms}, "sminfo_interval must be positive"},
@@ -646,7 +646,7 @@ TEST_F(Monitor, InvalidConfigIsRefusedNamingTheField) {
     };
     for (const auto &[cfg, why] : bad) {
         try {
-            PortMonitor m(*txns, *client, timers, sink, cfg);
+            PortPoller m(*txns, *client, timers, sink, cfg);
             ADD_FAILURE() << why << ": accepted";
         } catch (const std::invalid_argument &e) {
             EXPECT_EQ(std::string(e.what()), "port monitor config: " + why);
@@ -655,7 +655,7 @@ TEST_F(Monitor, InvalidConfigIsRefusedNamingTheField) {
     EXPECT_EQ(check_monitor_config(MonitorConfig{}), std::nullopt);
 }
 
-TEST_F(Monitor, JitterStaysInItsBounds) {
+TEST_F(Poller, JitterStaysInItsBounds) {
     make(MonitorConfig{.jitter_percent = 50});
     for (int i = 0; i < 1000; ++i) {
         const Duration d = mon->jittered(10s);

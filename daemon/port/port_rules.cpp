@@ -1,8 +1,8 @@
-#include "port/port_watch.hpp"
+#include "port/port_rules.hpp"
 
 #include <cstdio>
 
-#include "port/port_info.hpp"
+#include "port/port_attributes.hpp"
 
 namespace mcastd::port {
 
@@ -86,7 +86,7 @@ const char *verbs_event_name(VerbsEvent e) {
     return "unknown verbs event";
 }
 
-void PortWatch::invalidate(const Causes &c) {
+void PortRules::invalidate(const Causes &c) {
     // The strongest cause names the trigger; `why` keeps all of them.
     const Trigger t = c.rereg       ? Trigger::client_reregister
                       : c.port_up   ? Trigger::port_up
@@ -95,7 +95,7 @@ void PortWatch::invalidate(const Causes &c) {
     sink_.port_invalidated(port_, t, join(c.why));
 }
 
-Followup PortWatch::on_portinfo(const PortInfo &in) {
+Followup PortRules::on_portinfo(const PortInfo &in) {
     Followup f;
     if (portinfo_failures_ > 0) {
         f.note = note(Note::Level::info, "PortInfo answers again after " +
@@ -178,7 +178,7 @@ Followup PortWatch::on_portinfo(const PortInfo &in) {
     return f;
 }
 
-Followup PortWatch::on_portinfo_failed(std::string_view detail) {
+Followup PortRules::on_portinfo_failed(std::string_view detail) {
     Followup f;
     ++portinfo_failures_;
     if (portinfo_failures_ == 1)
@@ -192,7 +192,7 @@ Followup PortWatch::on_portinfo_failed(std::string_view detail) {
     return f;
 }
 
-Followup PortWatch::on_sminfo(const sa::SmInfoRecord &r) {
+Followup PortRules::on_sminfo(const sa::SmInfoRecord &r) {
     Followup f;
     if (sminfo_failures_ > 0) {
         f.note = note(Note::Level::info, "the SM answers SMInfoRecord again after " +
@@ -229,7 +229,7 @@ Followup PortWatch::on_sminfo(const sa::SmInfoRecord &r) {
     return f;
 }
 
-Followup PortWatch::on_sminfo_failed(bool bounced, std::string_view detail) {
+Followup PortRules::on_sminfo_failed(bool bounced, std::string_view detail) {
     Followup f;
     ++sminfo_failures_;
     f.poll_sminfo_soon = true;
@@ -247,7 +247,7 @@ Followup PortWatch::on_sminfo_failed(bool bounced, std::string_view detail) {
     return f;
 }
 
-Followup PortWatch::on_verbs_event(VerbsEvent e) {
+Followup PortRules::on_verbs_event(VerbsEvent e) {
     Followup f;
     switch (e) {
     case VerbsEvent::client_reregister:
@@ -283,7 +283,7 @@ Followup PortWatch::on_verbs_event(VerbsEvent e) {
     return f;
 }
 
-Followup PortWatch::on_pkey_table(std::span<const std::uint16_t> table) {
+Followup PortRules::on_pkey_table(std::span<const std::uint16_t> table) {
     const std::uint16_t index = pkey_index_or_default(table);
     const auto before = pkey_index_;
     pkey_index_ = index;

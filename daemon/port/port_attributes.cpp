@@ -1,4 +1,4 @@
-#include "port/port_info.hpp"
+#include "port/port_attributes.hpp"
 
 namespace mcastd::port {
 

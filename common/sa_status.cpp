@@ -1,4 +1,4 @@
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 
 #include <cstdio>
 

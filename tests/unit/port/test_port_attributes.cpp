@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "port/port_discovery.hpp"
-#include "port/port_info.hpp"
+#include "port/port_attributes.hpp"
 
 namespace mcastd::port {
 namespace {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/record.hpp"
+#include "common/record.hpp"
 
 namespace mcastd {
 

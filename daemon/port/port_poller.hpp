@@ -1,4 +1,4 @@
-// PortMonitor: the polls and timers around one PortWatch per port (port_watch.hpp decides what
+// PortPoller: the polls and timers around one PortRules per port (port_rules.hpp decides what
 // the answers mean; this file only asks the questions, on time).
 //
 // Per port, three jittered periodic activities (DESIGN.md §5, "How the daemon learns of those
@@ -14,10 +14,10 @@
 //             before it would go unnoticed); a new baseline about sminfo_retry (1 s) after
 //             the SM LID changed. After a failure the next poll comes
 //             sooner: sminfo_retry, doubling per failure up to sminfo_interval.
-//   audit     EventSink::audit_due() at audit_per_second (0.2/s), only while the port is
+//   audit     PortEventSink::audit_due() at audit_per_second (0.2/s), only while the port is
 //             usable; the engine picks the group and sends the SA Get. The first tick falls at
 //             a random point of the first interval. One more, at once, when the SMInfo poll
-//             succeeds after failing (PortWatch's audit_now).
+//             succeeds after failing (PortRules's audit_now).
 //
 // Every delay is drawn from [d * (1 - j), d * (1 + j)] with j = jitter_percent / 100, so that
 // thousands of hosts started together do not poll the SA in step.
@@ -30,7 +30,7 @@
 // after it.
 //
 // Single-threaded, on the event loop. The sink may call poll_now(), on_verbs_event() and
-// stop() from inside its callbacks; it must not destroy the monitor there.
+// stop() from inside its callbacks; it must not destroy the poller there.
 #pragma once
 
 #include <chrono>
@@ -44,10 +44,10 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
+#include "common/error.hpp"
 #include "core/timers.hpp"
 #include "port/port_events.hpp"
-#include "port/port_watch.hpp"
+#include "port/port_rules.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
 
@@ -76,14 +76,14 @@ std::optional<std::string> check_monitor_config(const MonitorConfig &cfg);
 inline constexpr std::chrono::hours kMaxAuditInterval{24};
 
 // What to watch on one port.
-struct MonitoredPort {
+struct PolledPort {
     std::string device;               // CA name, for the P_Key re-read
     std::uint8_t port_num = 0;        // the PortInfo Get's AttributeModifier
     std::vector<std::uint16_t> pkeys; // the P_Key table at start: the index baseline
 };
 
 // Counters of one port.
-struct MonitorStats {
+struct PollStats {
     std::uint64_t portinfo_polls = 0;     // PortInfo queries sent
     std::uint64_t portinfo_failures = 0;  // ... that got no usable answer
     std::uint64_t portinfo_coalesced = 0; // poll requests folded into one in flight
@@ -92,35 +92,35 @@ struct MonitorStats {
     std::uint64_t sminfo_skipped = 0;     // polls due while the port was not usable
     std::uint64_t audits = 0;             // audit_due() calls
     std::uint64_t pkey_reads = 0;         // P_Key table re-reads (after PKEY_CHANGE)
-    std::uint64_t verbs_events = 0;       // verbs events handed to the watch
+    std::uint64_t verbs_events = 0;       // verbs events handed to the rules
 
-    bool operator==(const MonitorStats &) const = default;
+    bool operator==(const PollStats &) const = default;
 };
 
 // The port's P_Key table as libibumad reads it (sysfs; live on hardware).
-std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const MonitoredPort &port);
+std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const PolledPort &port);
 
-class PortMonitor {
+class PortPoller {
 public:
     using PkeyReader =
-        std::function<std::variant<std::vector<std::uint16_t>, Error>(const MonitoredPort &)>;
-    // Gets every P_Key table re-read after PKEY_CHANGE, before the watch decides whether it
+        std::function<std::variant<std::vector<std::uint16_t>, Error>(const PolledPort &)>;
+    // Gets every P_Key table re-read after PKEY_CHANGE, before the rules decide whether it
     // invalidates: the SA address's P_Key index comes from it.
     using PkeyListener = std::function<void(PortIndex, const std::vector<std::uint16_t> &)>;
     using NoteSink = std::function<void(PortIndex, const Note &)>;
 
-    // All references must outlive the monitor. Throws std::invalid_argument naming the bad
+    // All references must outlive the poller. Throws std::invalid_argument naming the bad
     // field of an invalid config.
-    PortMonitor(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers, EventSink &sink,
+    PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers, PortEventSink &sink,
                 MonitorConfig cfg = {});
-    ~PortMonitor(); // stops every port: no timer, transaction or callback outlives it
-    PortMonitor(const PortMonitor &) = delete;
-    PortMonitor &operator=(const PortMonitor &) = delete;
+    ~PortPoller(); // stops every port: no timer, transaction or callback outlives it
+    PortPoller(const PortPoller &) = delete;
+    PortPoller &operator=(const PortPoller &) = delete;
 
     // Starts watching `port` (restarting it if it was watched): the first PortInfo query goes
     // out at once.
-    void start(PortIndex port, MonitoredPort what);
-    // Cancels the port's timers and polls; its watch and counters are forgotten.
+    void start(PortIndex port, PolledPort what);
+    // Cancels the port's timers and polls; its rules and counters are forgotten.
     void stop(PortIndex port);
     bool watching(PortIndex port) const { return ports_.contains(port); }
 
@@ -134,8 +134,8 @@ public:
     void set_pkey_listener(PkeyListener listener) { pkeys_read_ = std::move(listener); }
     void set_note_sink(NoteSink sink) { note_ = std::move(sink); }
 
-    const PortWatch *watch(PortIndex port) const;
-    MonitorStats stats(PortIndex port) const;
+    const PortRules *rules(PortIndex port) const;
+    PollStats stats(PortIndex port) const;
     const MonitorConfig &config() const { return cfg_; }
 
     // `base` with the configured jitter applied (one random draw).
@@ -167,7 +167,7 @@ private:
     sa::MadTransactions &txns_;
     sa::SaClient &sa_;
     Timers &timers_;
-    EventSink &sink_;
+    PortEventSink &sink_;
     MonitorConfig cfg_;
     std::mt19937_64 rng_;
     std::unordered_map<PortIndex, PortPtr> ports_;

@@ -1,5 +1,5 @@
-// PortWatch: what one port's observations mean, as EventSink calls. Pure decision logic: no
-// I/O, no clock, no timers. PortMonitor (port_monitor.hpp) feeds it PortInfo and SMInfoRecord
+// PortRules: what one port's observations mean, as PortEventSink calls. Pure decision logic: no
+// I/O, no clock, no timers. PortPoller (port_poller.hpp) feeds it PortInfo and SMInfoRecord
 // samples, verbs async events and P_Key tables, and does what each call's Followup asks.
 //
 // The rules (DESIGN.md §5 "Rejoin"; reference/prior-art.md §1.5 and §4 for what the kernel,
@@ -48,7 +48,7 @@
 
 namespace mcastd::port {
 
-// The verbs async events a port watch acts on (IBV_EVENT_*; verbs_events.hpp maps them).
+// The verbs async events the port rules act on (IBV_EVENT_*; verbs_events.hpp maps them).
 // GID_CHANGE is left out on purpose: the kernel ignores it for multicast too.
 enum class VerbsEvent : std::uint8_t {
     client_reregister,
@@ -62,7 +62,7 @@ enum class VerbsEvent : std::uint8_t {
 const char *verbs_event_name(VerbsEvent e);
 
 // A line for the log about something the sink does not hear about (a failed poll, an event
-// that was deferred). The monitor passes it on; PortWatch itself logs nothing.
+// that was deferred). The poller passes it on; PortRules itself logs nothing.
 struct Note {
     enum class Level : std::uint8_t { debug, info, warning, error };
     Level level = Level::info;
@@ -71,22 +71,22 @@ struct Note {
     bool operator==(const Note &) const = default;
 };
 
-// What the caller of a PortWatch method should do next.
+// What the caller of a PortRules method should do next.
 struct Followup {
     bool poll_portinfo_now = false; // something may have changed: ask PortInfo now
     bool poll_sminfo_soon = false;  // (re)take the SMInfo baseline, or retry a failed sample,
                                     // sooner than the normal interval
     bool read_pkey_table = false;   // re-read the P_Key table and call on_pkey_table()
-    bool audit_now = false;         // audit one membership now (EventSink::audit_due)
+    bool audit_now = false;         // audit one membership now (PortEventSink::audit_due)
     std::optional<Note> note;
 
     bool operator==(const Followup &) const = default;
 };
 
-class PortWatch {
+class PortRules {
 public:
-    // `sink` must outlive the watch.
-    PortWatch(PortIndex port, EventSink &sink) : port_(port), sink_(sink) {}
+    // `sink` must outlive the rules.
+    PortRules(PortIndex port, PortEventSink &sink) : port_(port), sink_(sink) {}
 
     // A PortInfo answer from the port itself.
     Followup on_portinfo(const PortInfo &info);
@@ -108,7 +108,7 @@ public:
     // The port's P_Key table, by index. The first one is the baseline.
     Followup on_pkey_table(std::span<const std::uint16_t> table);
 
-    // ---- what the watch knows (for the monitor and for tests) ----
+    // ---- what the rules know (for the poller and for tests) ----
     PortIndex port() const { return port_; }
     // Usable as last told to the sink; nullopt before the first PortInfo sample or PORT_ERR.
     std::optional<bool> usable() const { return usable_; }
@@ -134,7 +134,7 @@ private:
     void invalidate(const Causes &c);
 
     PortIndex port_;
-    EventSink &sink_;
+    PortEventSink &sink_;
     std::optional<PortInfo> info_;
     std::optional<bool> usable_;
     std::string down_reason_;       // why it last became unusable, for the port_up `why`

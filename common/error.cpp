@@ -1,6 +1,6 @@
-#include "core/error.hpp"
+#include "common/error.hpp"
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 
 namespace mcastd {
 

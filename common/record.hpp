@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/gid.hpp"
+#include "common/gid.hpp"
 
 namespace mcastd {
 

@@ -1,11 +1,11 @@
-#include "port/port_monitor.hpp"
+#include "port/port_poller.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 
-#include "core/sa_status.hpp"
+#include "common/sa_status.hpp"
 #include "port/port_discovery.hpp"
 #include "port/portinfo_smp.hpp"
 
@@ -14,13 +14,13 @@ namespace mcastd::port {
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
-struct PortMonitor::Port {
-    Port(PortIndex index_, MonitoredPort what_, EventSink &sink)
-        : index(index_), what(std::move(what_)), watch(index_, sink) {}
+struct PortPoller::Port {
+    Port(PortIndex index_, PolledPort what_, PortEventSink &sink)
+        : index(index_), what(std::move(what_)), rules(index_, sink) {}
 
     PortIndex index;
-    MonitoredPort what;
-    PortWatch watch;
+    PolledPort what;
+    PortRules rules;
     bool stopped = false; // set by stop(); a callback that still holds the port checks it
 
     Timers::Id portinfo_timer = 0;
@@ -38,7 +38,7 @@ struct PortMonitor::Port {
     bool sminfo_ever_asked = false; // the port's first sample goes out at once
 
     Timers::Id audit_timer = 0;
-    MonitorStats stats;
+    PollStats stats;
 };
 
 std::optional<std::string> check_monitor_config(const MonitorConfig &c) {
@@ -60,15 +60,15 @@ std::optional<std::string> check_monitor_config(const MonitorConfig &c) {
     return std::nullopt;
 }
 
-std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const MonitoredPort &port) {
+std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const PolledPort &port) {
     auto r = discover_port(port.device, port.port_num);
     if (auto *e = std::get_if<Error>(&r))
         return std::move(*e);
     return std::move(std::get<PortAttributes>(r).pkeys);
 }
 
-PortMonitor::PortMonitor(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers,
-                         EventSink &sink, MonitorConfig cfg)
+PortPoller::PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers,
+                         PortEventSink &sink, MonitorConfig cfg)
     : txns_(txns), sa_(sa), timers_(timers), sink_(sink), cfg_(std::move(cfg)),
       read_pkeys_(read_pkey_table_umad) {
     if (auto why = check_monitor_config(cfg_))
@@ -76,12 +76,12 @@ PortMonitor::PortMonitor(sa::MadTransactions &txns, sa::SaClient &sa, Timers &ti
     rng_.seed(cfg_.seed ? *cfg_.seed : std::random_device{}());
 }
 
-PortMonitor::~PortMonitor() {
+PortPoller::~PortPoller() {
     while (!ports_.empty())
         stop(ports_.begin()->first);
 }
 
-Duration PortMonitor::jittered(Duration base) {
+Duration PortPoller::jittered(Duration base) {
     if (cfg_.jitter_percent == 0 || base <= Duration::zero())
         return base;
     const double j = cfg_.jitter_percent / 100.0;
@@ -89,7 +89,7 @@ Duration PortMonitor::jittered(Duration base) {
     return Duration(std::llround(static_cast<double>(base.count()) * factor(rng_)));
 }
 
-Duration PortMonitor::audit_interval() const {
+Duration PortPoller::audit_interval() const {
     if (cfg_.audit_per_second <= 0)
         return Duration::zero();
     const double us = 1e6 / cfg_.audit_per_second;
@@ -99,12 +99,12 @@ Duration PortMonitor::audit_interval() const {
     return Duration(std::max<long long>(1, std::llround(us)));
 }
 
-void PortMonitor::start(PortIndex index, MonitoredPort what) {
+void PortPoller::start(PortIndex index, PolledPort what) {
     stop(index);
     auto p = std::make_shared<Port>(index, std::move(what), sink_);
     ports_.emplace(index, p);
     if (!p->what.pkeys.empty())
-        p->watch.on_pkey_table(p->what.pkeys); // the baseline: emits nothing
+        p->rules.on_pkey_table(p->what.pkeys); // the baseline: emits nothing
     send_portinfo(p);
     // Due only if the first PortInfo answer does not ask for the SMInfo baseline sooner.
     arm_sminfo(p, jittered(cfg_.sminfo_interval));
@@ -115,7 +115,7 @@ void PortMonitor::start(PortIndex index, MonitoredPort what) {
     }
 }
 
-void PortMonitor::stop(PortIndex index) {
+void PortPoller::stop(PortIndex index) {
     auto it = ports_.find(index);
     if (it == ports_.end())
         return;
@@ -131,17 +131,17 @@ void PortMonitor::stop(PortIndex index) {
         sa_.cancel(p->sminfo_txn);
 }
 
-const PortWatch *PortMonitor::watch(PortIndex index) const {
+const PortRules *PortPoller::rules(PortIndex index) const {
     auto it = ports_.find(index);
-    return it == ports_.end() ? nullptr : &it->second->watch;
+    return it == ports_.end() ? nullptr : &it->second->rules;
 }
 
-MonitorStats PortMonitor::stats(PortIndex index) const {
+PollStats PortPoller::stats(PortIndex index) const {
     auto it = ports_.find(index);
-    return it == ports_.end() ? MonitorStats{} : it->second->stats;
+    return it == ports_.end() ? PollStats{} : it->second->stats;
 }
 
-void PortMonitor::poll_now(PortIndex index, std::function<void()> done) {
+void PortPoller::poll_now(PortIndex index, std::function<void()> done) {
     auto it = ports_.find(index);
     if (it == ports_.end()) {
         if (done)
@@ -154,19 +154,19 @@ void PortMonitor::poll_now(PortIndex index, std::function<void()> done) {
     send_portinfo(p);
 }
 
-void PortMonitor::on_verbs_event(PortIndex index, VerbsEvent event) {
+void PortPoller::on_verbs_event(PortIndex index, VerbsEvent event) {
     auto it = ports_.find(index);
     if (it == ports_.end())
         return;
     const PortPtr p = it->second; // a copy: the sink may stop the port meanwhile
     ++p->stats.verbs_events;
-    Followup f = p->watch.on_verbs_event(event);
+    Followup f = p->rules.on_verbs_event(event);
     act(p, std::move(f));
 }
 
 // ---- PortInfo --------------------------------------------------------------------------------
 
-void PortMonitor::send_portinfo(const PortPtr &p) {
+void PortPoller::send_portinfo(const PortPtr &p) {
     if (p->stopped)
         return;
     if (p->portinfo_txn != 0) {
@@ -196,15 +196,15 @@ void PortMonitor::send_portinfo(const PortPtr &p) {
         validate, sa::TryPolicy::single(cfg_.portinfo_timeout));
 }
 
-void PortMonitor::portinfo_done(const PortPtr &p, const sa::TxnOutcome &out) {
+void PortPoller::portinfo_done(const PortPtr &p, const sa::TxnOutcome &out) {
     p->portinfo_txn = 0;
     Followup f;
     if (out.kind == sa::TxnOutcome::Kind::response) {
         // The validator accepted these bytes, so they decode.
-        f = p->watch.on_portinfo(std::get<PortInfoReply>(decode_portinfo_reply(out.response)).info);
+        f = p->rules.on_portinfo(std::get<PortInfoReply>(decode_portinfo_reply(out.response)).info);
     } else {
         ++p->stats.portinfo_failures;
-        f = p->watch.on_portinfo_failed(out.detail);
+        f = p->rules.on_portinfo_failed(out.detail);
     }
     const bool again = std::exchange(p->portinfo_again, false) || f.poll_portinfo_now;
     f.poll_portinfo_now = false;
@@ -220,7 +220,7 @@ void PortMonitor::portinfo_done(const PortPtr &p, const sa::TxnOutcome &out) {
         arm_portinfo(p);
 }
 
-void PortMonitor::arm_portinfo(const PortPtr &p) {
+void PortPoller::arm_portinfo(const PortPtr &p) {
     timers_.cancel(p->portinfo_timer);
     std::weak_ptr<Port> weak = p;
     p->portinfo_timer = timers_.start(jittered(cfg_.portinfo_interval), [this, weak] {
@@ -233,7 +233,7 @@ void PortMonitor::arm_portinfo(const PortPtr &p) {
 
 // ---- SMInfoRecord ----------------------------------------------------------------------------
 
-void PortMonitor::arm_sminfo(const PortPtr &p, Duration delay) {
+void PortPoller::arm_sminfo(const PortPtr &p, Duration delay) {
     timers_.cancel(p->sminfo_timer);
     p->sminfo_due = timers_.now() + delay;
     std::weak_ptr<Port> weak = p;
@@ -245,7 +245,7 @@ void PortMonitor::arm_sminfo(const PortPtr &p, Duration delay) {
     });
 }
 
-void PortMonitor::sminfo_soon(const PortPtr &p) {
+void PortPoller::sminfo_soon(const PortPtr &p) {
     if (p->stopped)
         return;
     if (p->sminfo_txn != 0) {
@@ -266,11 +266,11 @@ void PortMonitor::sminfo_soon(const PortPtr &p) {
     arm_sminfo(p, delay);
 }
 
-void PortMonitor::send_sminfo(const PortPtr &p) {
+void PortPoller::send_sminfo(const PortPtr &p) {
     if (p->stopped || p->sminfo_txn != 0)
         return;
-    const std::uint16_t lid = p->watch.sm_lid();
-    if (p->watch.usable() != true || lid == 0) {
+    const std::uint16_t lid = p->rules.sm_lid();
+    if (p->rules.usable() != true || lid == 0) {
         // Nothing to ask, or no way to ask it: the port's return asks for a poll soon.
         ++p->stats.sminfo_skipped;
         arm_sminfo(p, jittered(cfg_.sminfo_interval));
@@ -287,12 +287,12 @@ void PortMonitor::send_sminfo(const PortPtr &p) {
                                     });
 }
 
-void PortMonitor::sminfo_done(const PortPtr &p, const sa::SmInfoResult &r, std::uint16_t lid) {
+void PortPoller::sminfo_done(const PortPtr &p, const sa::SmInfoResult &r, std::uint16_t lid) {
     p->sminfo_txn = 0;
     Followup f;
     if (r.ok()) {
         p->sminfo_failures = 0;
-        f = p->watch.on_sminfo(r.record);
+        f = p->rules.on_sminfo(r.record);
     } else {
         ++p->sminfo_failures;
         ++p->stats.sminfo_failures;
@@ -306,7 +306,7 @@ void PortMonitor::sminfo_done(const PortPtr &p, const sa::SmInfoResult &r, std::
         else
             detail = whom + " got no answer within " +
                      std::to_string(cfg_.sminfo_timeout.count()) + " ms";
-        f = p->watch.on_sminfo_failed(r.bounced, detail);
+        f = p->rules.on_sminfo_failed(r.bounced, detail);
     }
     if (std::exchange(p->sminfo_again, false))
         f.poll_sminfo_soon = true;
@@ -317,7 +317,7 @@ void PortMonitor::sminfo_done(const PortPtr &p, const sa::SmInfoResult &r, std::
 
 // ---- audit -----------------------------------------------------------------------------------
 
-void PortMonitor::arm_audit(const PortPtr &p, Duration delay) {
+void PortPoller::arm_audit(const PortPtr &p, Duration delay) {
     std::weak_ptr<Port> weak = p;
     p->audit_timer = timers_.start(delay, [this, weak] {
         if (PortPtr q = weak.lock()) {
@@ -327,10 +327,10 @@ void PortMonitor::arm_audit(const PortPtr &p, Duration delay) {
     });
 }
 
-void PortMonitor::audit_tick(const PortPtr &p) {
+void PortPoller::audit_tick(const PortPtr &p) {
     // An audit of a port that is not usable would only bounce; the port's return re-joins
     // everything anyway.
-    if (p->watch.usable() == true) {
+    if (p->rules.usable() == true) {
         ++p->stats.audits;
         sink_.audit_due(p->index);
     }
@@ -340,7 +340,7 @@ void PortMonitor::audit_tick(const PortPtr &p) {
 
 // ---- P_Key table -----------------------------------------------------------------------------
 
-void PortMonitor::read_pkeys(const PortPtr &p) {
+void PortPoller::read_pkeys(const PortPtr &p) {
     ++p->stats.pkey_reads;
     auto r = read_pkeys_ ? read_pkeys_(p->what)
                          : std::variant<std::vector<std::uint16_t>, Error>(
@@ -356,17 +356,17 @@ void PortMonitor::read_pkeys(const PortPtr &p) {
         pkeys_read_(p->index, p->what.pkeys);
     if (p->stopped)
         return;
-    act(p, p->watch.on_pkey_table(p->what.pkeys));
+    act(p, p->rules.on_pkey_table(p->what.pkeys));
 }
 
 // ---- followups -------------------------------------------------------------------------------
 
-void PortMonitor::act(const PortPtr &p, Followup f) {
+void PortPoller::act(const PortPtr &p, Followup f) {
     if (f.note && note_)
         note_(p->index, *f.note);
     if (p->stopped)
         return;
-    if (f.audit_now && p->watch.usable() == true) {
+    if (f.audit_now && p->rules.usable() == true) {
         ++p->stats.audits;
         sink_.audit_due(p->index);
         if (p->stopped)

@@ -1,4 +1,4 @@
-#include "core/record.hpp"
+#include "common/record.hpp"
 
 namespace mcastd {
 
