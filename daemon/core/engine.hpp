@@ -1,26 +1,30 @@
 // The membership engine: ports -> groups -> members, per-JoinState-bit counts, one SA
-// transaction in flight per group, coalescing, local answers. (DESIGN.md §5)
+// transaction in flight per group, coalescing, local answers (doc/architecture.md §5).
 //
 // Pure logic: it asks the SA for work through SaService, keeps time through Timers, and tells
-// clients about their memberships through callbacks and an MembershipEventSink. It knows nothing of
-// transports, MADs or libibumad. Single-threaded: call it only from the event loop.
+// clients about their memberships through callbacks and a MembershipEventSink. It knows nothing
+// of transports, MADs or libibumad. Single-threaded: call it only from the event loop.
+//
+// Inside, one piece per concern: the join rules (join_rules.hpp) and what the daemon knows of
+// the SA for a group (sa_knowledge.hpp) are pure; the member book (members.hpp), the group
+// state machine (group_machine.hpp) and the port re-join and audit (port_rejoin.hpp) act on
+// the engine's state (engine_state.hpp); this file is the entry points.
 #pragma once
 
 #include <sys/types.h>
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "common/request.hpp"
+#include "core/engine_config.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
 
@@ -71,6 +75,7 @@ struct EngineNote {
     std::optional<std::uint16_t> sa_status; // when an SA status is involved
     std::string message;                    // empty for routine notes: see describe()
     bool local = false;                     // joined: answered without any SA work
+    std::uint64_t changed = 0;              // restored: the record fields that changed
     // Who that client is, captured when the note is made: a client that went away is no
     // longer known by the time its last notes ("left") reach the observers.
     std::optional<ClientInfo> client_info{};
@@ -79,36 +84,6 @@ using EngineObserver = std::function<void(const EngineNote &)>;
 
 // The note as one sentence ("joined group ff15::1 on mlx5_0/1 as full"); `port` names the port.
 std::string describe(const EngineNote &note, const std::string &port);
-
-struct EngineConfig {
-    // The kernel shares IPoIB (401b/601b) and rdma_cm (4001/6001) groups per port; a Delete
-    // from the daemon would cut its members off, so those signatures are refused by default.
-    bool allow_ipoib_mgids = false;
-    bool allow_rdma_cm_mgids = false;
-
-    // Values used when a join creates a group and the member did not assert them.
-    struct CreateDefaults {
-        std::uint32_t qkey = 0x01234567; // RDMA_UDP_QKEY, what rdma_cm UD users expect
-        std::uint16_t pkey = 0xffff;
-        std::uint8_t sl = 0;
-        std::uint8_t tclass = 0;
-        std::uint32_t flow_label = 0;
-        // Site-local, not the SA's link-local default: OpenSM refuses to re-create an
-        // SA-assigned link-local MGID explicitly, so only these survive an SM restart.
-        std::uint8_t scope = 0x5;
-        bool operator==(const CreateDefaults &) const = default;
-    } create;
-
-    // Background SA work that failed (a Delete, a re-sync probe, a re-join) is retried with
-    // capped exponential backoff.
-    Duration retry_min = std::chrono::seconds(1);
-    Duration retry_max = std::chrono::seconds(16);
-
-    // A port's re-join starts after a random pause of up to this long, so that thousands of
-    // hosts told of the same SM restart do not all send their Sets in the same millisecond.
-    Duration rejoin_jitter = std::chrono::milliseconds(500);
-    std::uint64_t seed = 1; // for that jitter; the daemon seeds it randomly
-};
 
 struct EngineStats {
     std::uint64_t joins = 0;         // join requests

@@ -1,0 +1,181 @@
+// The engine's state, shared by its parts (members.hpp, group_machine.hpp, port_rejoin.hpp):
+// ports own their groups, groups queue and count their members, members belong to clients.
+// Internal to daemon/core; engine.hpp is the contract.
+//
+// The deferred-callback invariant: join callbacks, membership events and notes never run in
+// the middle of a change. They are queued as outputs and run at the end of the outermost entry
+// point (the Entry guard below), when the state is consistent, so they may call the engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/join_queue.hpp"
+#include "core/join_state.hpp"
+#include "core/rejoin_progress.hpp"
+#include "core/sa_knowledge.hpp"
+#include "core/slot_map.hpp"
+
+namespace mcastd::core {
+
+using GroupId = std::uint64_t; // a port's handle of one of its groups (SlotMap); 0 is never one
+
+enum class MemberState : std::uint8_t { queued, active, lost };
+
+struct Member {
+    ClientId client = 0;
+    PortIndex port = 0;
+    GroupId group = 0;
+    std::uint8_t bits = 0;
+    GroupParams params;
+    MemberState state = MemberState::queued;
+    bool sent = false;      // an SA Set went out for this member (so it is not a local answer)
+    bool suspended = false; // told `lost` while its port is down or re-joining; restored later
+    JoinCallback done;
+};
+
+// The one SA transaction a group may have in flight.
+struct Op {
+    enum class Kind : std::uint8_t {
+        probe_group,  // Get(MGID): does the group exist, and its record
+        probe_member, // Get(MGID|PortGID): is this port a member
+        probe_exact,  // Get(MGID|PortGID|JoinState): is the port's JoinState exactly `bits`
+        join_set,     // Set for the member at the head of the queue
+        repair_set,   // Set of bits active members need but the SA no longer holds
+        del,          // Delete of bits nobody needs
+        audit,        // Get(MGID|PortGID): does the SA still hold this port's membership
+        refresh,      // Get(MGID): the group's record now, for a re-join that needs no Set
+    };
+    Kind kind = Kind::probe_group;
+    SaService::TxnId txn = 0;
+    std::uint8_t bits = 0;
+    MembershipId member = 0; // join_set only
+    bool create = false;     // join_set: the create mask was used
+    bool resync = false;     // probes: learning `held` (true) or `foreign` (false)
+    std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
+                             // invalidation says nothing about the SA's state now
+    std::vector<std::uint8_t> candidates; // probe_exact: JoinStates still to try
+};
+
+struct Group {
+    GroupId id = 0;
+    PortIndex port = 0;
+    Gid mgid{};
+    bool sa_assigned = false; // created with MGID 0; mgid is zero until the SA answers
+    std::uint8_t create_scope = 0;
+    SaKnowledge sa;
+    bool warned_leak_hazard = false;
+    bool rejoin = false; // the SA may have lost our bits: re-set them when the port allows
+    BitCounts count{};   // active members per bit
+    JoinQueue queue;                          // joins waiting, in arrival order
+    std::set<MembershipId> settled;           // active and lost members, oldest first
+    std::optional<Op> op;
+    Timers::Id retry_timer = 0;
+    Duration backoff{0};
+
+    std::uint8_t wanted() const { return wanted_bits(count); }
+    bool busy() const { return op || retry_timer; }
+};
+
+struct Port {
+    std::string device;
+    std::uint8_t num = 0;
+    std::string name; // "mlx5_0/1"
+    Gid gid{};
+    bool active = false;
+    std::uint64_t epoch = 0; // bumped by every invalidation and by going down
+    SlotMap<Group> groups;          // owns them; a group never moves while it lives
+    std::map<Gid, GroupId> by_mgid; // MGID order, for lookups and the audit
+    RejoinProgress rejoin;
+    Timers::Id rejoin_timer = 0; // the jitter before a re-join starts
+    Gid audit_cursor{};
+};
+
+struct Client {
+    ClientInfo info;
+    std::unordered_set<MembershipId> members;
+};
+
+// What the engine has to say, queued until its state is consistent. Typed rather than a
+// std::function per output: queueing one allocates nothing once the vector has grown.
+struct Reply {
+    JoinCallback done;
+    JoinResult result;
+};
+struct Event {
+    ClientId client = 0;
+    MembershipId id = 0;
+    MembershipEvent ev;
+};
+using Output = std::variant<Reply, Event, EngineNote>;
+
+struct EngineState {
+    EngineState(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
+
+    EngineConfig cfg;
+    SaService &sa;
+    Timers &timers;
+    MembershipEventSink *sink = nullptr;
+    EngineObserver observer;
+    EngineStats stats;
+    std::mt19937_64 rng;
+
+    std::vector<Port> ports;
+    std::unordered_map<ClientId, Client> clients;
+    std::unordered_map<MembershipId, Member> members;
+    ClientId next_client = 1;
+    MembershipId next_member = 1;
+    // SA transactions in flight, retries and re-join pauses pending: zero means idle.
+    std::size_t busy = 0;
+
+    std::vector<Output> deferred;
+    std::vector<std::function<void()>> idle_waiters;
+    int depth = 0; // entry points on the stack
+
+    Group *find_group(PortIndex port, GroupId id) { return ports[port].groups.find(id); }
+    Group &group_of(const Member &m) { return ports[m.port].groups.at(m.group); }
+
+    // "group ff15::1 on mlx5_0/1", or "new group on ..." before the SA assigned its MGID.
+    std::string where(const Group &g) const;
+    // The record a member is told: the group's, with this port's GID and the member's bits.
+    McRecord member_record(const Group &g, const Member &m) const;
+
+    // ---- the deferred outputs ----
+    void reply(JoinCallback done, JoinResult result) {
+        deferred.emplace_back(Reply{std::move(done), std::move(result)});
+    }
+    void note(EngineNote n);
+    void note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client, std::string msg,
+                    std::optional<std::uint16_t> status = {});
+    void event(ClientId client, MembershipId id, MembershipEvent ev);
+    // Runs the deferred outputs, then the idle waiters if nothing is left to do.
+    void flush();
+};
+
+// Every entry point into the engine (an API call, an SA answer, a timer) holds one: the
+// outermost one flushes the deferred outputs when it ends.
+class Entry {
+public:
+    explicit Entry(EngineState &s) : s_(s) { ++s_.depth; }
+    ~Entry() {
+        if (--s_.depth == 0)
+            s_.flush();
+    }
+    Entry(const Entry &) = delete;
+    Entry &operator=(const Entry &) = delete;
+
+private:
+    EngineState &s_;
+};
+
+} // namespace mcastd::core

@@ -1,0 +1,589 @@
+#include "core/group_machine.hpp"
+
+#include "common/sa_status.hpp"
+#include "core/join_rules.hpp"
+
+namespace mcastd::core {
+
+namespace {
+
+constexpr std::uint8_t kFullish = join::full | join::send_only_full;
+
+Op op_of(Op::Kind kind, std::uint8_t bits = 0) {
+    Op op;
+    op.kind = kind;
+    op.bits = bits;
+    return op;
+}
+
+Op join_op(std::uint8_t bits, MembershipId member, bool create) {
+    Op op = op_of(Op::Kind::join_set, bits);
+    op.member = member;
+    op.create = create;
+    return op;
+}
+
+bool is_probe(Op::Kind k) {
+    return k == Op::Kind::probe_group || k == Op::Kind::probe_member || k == Op::Kind::probe_exact ||
+           k == Op::Kind::audit || k == Op::Kind::refresh;
+}
+
+} // namespace
+
+std::string timeout_text(const SaResult &r) {
+    return std::string("the SA ") +
+           (r.bounced ? "was unreachable (requests came back undelivered)" : "did not answer") + " after " +
+           std::to_string(r.tries) + (r.tries == 1 ? " try" : " tries");
+}
+
+// ---- groups ----
+
+Group &GroupMachine::create(PortIndex port, const Gid &mgid) {
+    Group &g = s_.ports[port].groups.create();
+    g.port = port;
+    g.mgid = mgid;
+    return g;
+}
+
+void GroupMachine::advance(PortIndex port, GroupId id) {
+    Group *g = s_.find_group(port, id);
+    if (!g)
+        return;
+    pump(*g);
+    maybe_destroy(*g);
+}
+
+void GroupMachine::maybe_destroy(Group &g) {
+    if (g.busy() || !g.queue.empty() || !g.settled.empty() || !g.sa.nothing_of_ours())
+        return;
+    Port &p = s_.ports[g.port];
+    if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)
+        p.by_mgid.erase(it);
+    if (g.rejoin) {
+        // Its members left while it waited: nothing to re-join, and maybe the port is done.
+        set_rejoin(g, false);
+        hooks_.group_rejoined(g.port);
+    }
+    p.groups.erase(g.id);
+}
+
+// An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on the port
+// (the SA handed an MGID out again, e.g. after a restart), they are one SA membership: fold
+// this one into it.
+Group &GroupMachine::rekey(Group &g) {
+    Port &p = s_.ports[g.port];
+    auto [it, inserted] = p.by_mgid.try_emplace(g.mgid, g.id);
+    if (inserted)
+        return g;
+    Group &into = p.groups.at(it->second);
+    into.sa.fold_in(g.sa);
+    for (MembershipId id : g.queue) {
+        s_.members.at(id).group = into.id;
+        into.queue.push_back(id);
+    }
+    for (MembershipId id : g.settled) {
+        Member &m = s_.members.at(id);
+        m.group = into.id;
+        if (m.state == MemberState::active)
+            count_bits(into.count, m.bits, +1);
+        into.settled.insert(id);
+    }
+    set_rejoin(g, false);
+    p.groups.erase(g.id);
+    return into;
+}
+
+void GroupMachine::abandon(Group &g) {
+    if (g.op) {
+        s_.sa.cancel(g.op->txn);
+        g.op.reset();
+        --s_.busy;
+    }
+    if (g.retry_timer) {
+        s_.timers.cancel(g.retry_timer);
+        g.retry_timer = 0;
+        --s_.busy;
+    }
+}
+
+// ---- re-join ----
+
+void GroupMachine::set_rejoin(Group &g, bool on) {
+    if (g.rejoin == on)
+        return;
+    g.rejoin = on;
+    RejoinProgress &progress = s_.ports[g.port].rejoin;
+    on ? progress.group_marked() : progress.group_done();
+}
+
+void GroupMachine::mark_rejoin(Group &g) {
+    g.sa.sa_may_have_lost();
+    if (g.wanted())
+        set_rejoin(g, true);
+}
+
+// One step of a group's re-join. Returns true when an SA transaction is now in flight.
+bool GroupMachine::rejoin_step(Group &g) {
+    const std::uint8_t missing = static_cast<std::uint8_t>(g.wanted() & ~g.sa.present());
+    if (missing && g.sa.have_record) {
+        submit(g, op_of(Op::Kind::repair_set, missing),
+               repair_set(g.port, g.sa.record, s_.ports[g.port].gid, missing));
+        return true;
+    }
+    if (g.wanted() && g.sa.have_record) {
+        // Another agent's bits serve the members (the kernel re-joined by itself): nothing to
+        // set, but the group may have come back under another MLID. Ask for its record.
+        start_refresh(g);
+        return true;
+    }
+    finish_rejoin(g, 0);
+    return false;
+}
+
+void GroupMachine::finish_rejoin(Group &g, std::uint64_t changed) {
+    set_rejoin(g, false);
+    book_.tell_restored(g, changed);
+    hooks_.group_rejoined(g.port);
+}
+
+// ---- the state machine ----
+
+void GroupMachine::pump(Group &g) {
+    if (g.op)
+        return;
+    const Port &port = s_.ports[g.port];
+    if (g.rejoin) {
+        // The re-join comes first; joins queued meanwhile wait for it. It needs a usable port,
+        // the end of the port's jitter, and the end of any backoff.
+        if (!port.active || port.rejoin_timer || g.retry_timer || rejoin_step(g))
+            return;
+    }
+    while (!g.queue.empty()) {
+        const MembershipId id = g.queue.front();
+        const Member &m = s_.members.at(id);
+        JoinStep step = next_join_step(g.sa, m.bits, m.params, port.active, port.epoch);
+        switch (step.kind) {
+        case JoinStep::Kind::conflict:
+            book_.fail(g, id, Error{Errc::conflict, "cannot join " + s_.where(g) + ": " + step.why, {}});
+            continue;
+        case JoinStep::Kind::answer:
+            g.queue.pop_front();
+            book_.activate(g, id);
+            continue;
+        case JoinStep::Kind::refresh:
+            start_refresh(g); // the bits are there, the record may be old: ask first
+            return;
+        case JoinStep::Kind::port_down:
+            book_.fail(g, id, Error{Errc::port_not_active, port.name + " is not active", {}});
+            continue;
+        case JoinStep::Kind::probe:
+            start_probe(g, false);
+            return;
+        case JoinStep::Kind::leak_hazard:
+            book_.fail(g, id,
+                       Error{Errc::conflict,
+                             "cannot join " + s_.where(g) +
+                                 " as full member: another agent on this port holds sendonly-full, and a full "
+                                 "member beside it would leak the group's MLID at the SA when it leaves",
+                             {}});
+            continue;
+        case JoinStep::Kind::set:
+            start_join_set(g, id, step.bits);
+            return;
+        }
+    }
+    if (g.retry_timer)
+        return;
+    reconcile(g);
+}
+
+// With no joins waiting: bring the held bits in line with what active members need.
+void GroupMachine::reconcile(Group &g) {
+    const Port &port = s_.ports[g.port];
+    const SaKnowledge::Step step = g.sa.reconcile(g.wanted(), port.epoch);
+    if (step.kept_full_for_leak && !g.warned_leak_hazard) {
+        g.warned_leak_hazard = true;
+        s_.note_group(EngineNote::Kind::warning, g, join::full, 0,
+                      "keeping full membership of " + s_.where(g) +
+                          ": another agent holds sendonly-full, and deleting full now would leak the MLID at "
+                          "the SA");
+    }
+    using K = SaKnowledge::Step::Kind;
+    switch (step.kind) {
+    case K::resync:
+        start_probe(g, true);
+        return;
+    case K::repair:
+        submit(g, op_of(Op::Kind::repair_set, step.bits),
+               repair_set(g.port, g.sa.record, port.gid, step.bits));
+        return;
+    case K::remove:
+        submit(g, op_of(Op::Kind::del, step.bits),
+               SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.gid, step.bits), field::join_mask});
+        return;
+    case K::refresh:
+        start_refresh(g);
+        return;
+    case K::none:
+        g.backoff = Duration{0};
+        return;
+    }
+}
+
+// ---- SA work ----
+
+void GroupMachine::submit(Group &g, Op op, const SaRequest &req) {
+    switch (req.method) {
+    case SaMethod::get: ++s_.stats.sa_gets; break;
+    case SaMethod::set: ++s_.stats.sa_sets; break;
+    case SaMethod::del: ++s_.stats.sa_deletes; break;
+    }
+    op.epoch = s_.ports[g.port].epoch;
+    // A group with a transaction in flight is never destroyed (maybe_destroy() waits for it,
+    // the engine's destructor cancels it), so the answer may hold on to the group itself.
+    Group *grp = &g;
+    op.txn = s_.sa.submit(req, [this, grp](const SaResult &r) { on_result(*grp, r); });
+    g.op = std::move(op);
+    ++s_.busy;
+}
+
+void GroupMachine::start_probe(Group &g, bool resync) {
+    Op op;
+    op.resync = resync;
+    const McRecord r = member_record(g.mgid, s_.ports[g.port].gid, 0);
+    if (!resync && !g.sa.have_record) {
+        op.kind = Op::Kind::probe_group;
+        submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid});
+    } else {
+        op.kind = Op::Kind::probe_member;
+        submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid | field::port_gid});
+    }
+}
+
+void GroupMachine::start_exact_probe(Group &g, Op op) {
+    const std::uint8_t c = op.candidates.front();
+    op.candidates.erase(op.candidates.begin());
+    op.kind = Op::Kind::probe_exact;
+    op.bits = c;
+    submit(g, std::move(op),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, c),
+                     field::mgid | field::port_gid | field::join_state});
+}
+
+void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) {
+    Member &m = s_.members.at(id);
+    // Only the first Set of an MGID-0 group creates it; later members join the MGID the SA
+    // assigned with their own asserted fields.
+    const bool create = g.sa.absent || (g.sa_assigned && is_zero(g.mgid));
+    std::optional<CreateFields> fields;
+    if (create)
+        fields.emplace(CreateFields{s_.cfg.create, g.sa_assigned ? std::optional(g.create_scope) : std::nullopt});
+    m.sent = true;
+    submit(g, join_op(bits, id, create),
+           join_set(g.port, g.mgid, s_.ports[g.port].gid, bits, m.params, fields));
+}
+
+// The group's record, asked for because the cached one predates the last invalidation (or a
+// re-join that needs no Set wants the current one).
+void GroupMachine::start_refresh(Group &g) {
+    submit(g, op_of(Op::Kind::refresh),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, 0), field::mgid});
+}
+
+void GroupMachine::start_audit(Group &g) {
+    submit(g, op_of(Op::Kind::audit),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, 0),
+                     field::mgid | field::port_gid});
+}
+
+void GroupMachine::schedule_retry(Group &g) {
+    g.backoff = g.backoff.count() ? std::min(g.backoff * 2, s_.cfg.retry_max) : s_.cfg.retry_min;
+    const PortIndex port = g.port;
+    const GroupId id = g.id;
+    g.retry_timer = s_.timers.start(g.backoff, [this, port, id] {
+        Entry e(s_);
+        Group *grp = s_.find_group(port, id);
+        if (!grp)
+            return;
+        grp->retry_timer = 0;
+        --s_.busy;
+        advance(port, id);
+    });
+    ++s_.busy;
+}
+
+// ---- answers ----
+
+void GroupMachine::on_result(Group &group, const SaResult &r) {
+    Entry e(s_);
+    Group *g = &group;
+    const PortIndex port = g->port;
+    const GroupId id = g->id;
+    Op op = std::move(*g->op);
+    g->op.reset();
+    --s_.busy;
+    const bool answered = r.kind == SaResult::Kind::response;
+    if (op.epoch != s_.ports[port].epoch && is_probe(op.kind)) {
+        advance(port, id); // a Get from before the SA lost everything says nothing: ask again
+        return;
+    }
+    switch (op.kind) {
+    case Op::Kind::audit:
+        on_audit(*g, r);
+        break;
+    case Op::Kind::refresh:
+        on_refresh(*g, r);
+        break;
+    case Op::Kind::probe_group:
+        if (answered && r.status == 0) {
+            g->sa.group_found(r.record, s_.ports[port].gid, op.epoch);
+            start_probe(*g, false); // now: is this port a member?
+            return;
+        }
+        if (answered && r.status == sa_status::no_records) {
+            g->sa.absent = true;
+            finish_probe(*g, op, 0);
+            break;
+        }
+        probe_failed(*g, op, r);
+        break;
+    case Op::Kind::probe_member:
+        if (answered && r.status == sa_status::no_records) {
+            finish_probe(*g, op, 0);
+            break;
+        }
+        if (answered && r.status == 0) {
+            op.candidates = probe_candidates(g->sa, op.resync);
+            start_exact_probe(*g, std::move(op));
+            return;
+        }
+        probe_failed(*g, op, r);
+        break;
+    case Op::Kind::probe_exact:
+        if (answered && r.status == 0) {
+            finish_probe(*g, op, op.bits);
+            break;
+        }
+        if (answered && r.status == sa_status::no_records && !op.candidates.empty()) {
+            start_exact_probe(*g, std::move(op));
+            return;
+        }
+        probe_failed(*g, op, r);
+        break;
+    case Op::Kind::join_set:
+        g = &on_join_set(*g, op, r);
+        break;
+    case Op::Kind::repair_set:
+        on_repair_set(*g, op, r);
+        break;
+    case Op::Kind::del:
+        on_delete(*g, op, r);
+        break;
+    }
+    advance(port, g->id);
+}
+
+void GroupMachine::finish_probe(Group &g, const Op &op, std::uint8_t stored) {
+    if (op.resync) {
+        g.sa.resynced(stored);
+        return;
+    }
+    g.sa.probed_foreign(stored);
+    if (stored)
+        s_.note_group(EngineNote::Kind::warning, g, stored, 0,
+                      "port already holds " + join_state_name(stored) + " in " + s_.where(g) +
+                          " from another agent; those bits are left alone");
+}
+
+void GroupMachine::probe_failed(Group &g, const Op &op, const SaResult &r) {
+    const bool timeout = r.kind == SaResult::Kind::timeout;
+    const std::string why = timeout ? timeout_text(r)
+                            : r.status == sa_status::no_records
+                                ? std::string("no JoinState value matched (the membership changed while probing)")
+                                : sa_status_describe(r.status);
+    if (!op.resync && g.queue.empty())
+        return; // the joins that wanted to know were withdrawn
+    if (op.resync) {
+        s_.note_group(EngineNote::Kind::warning, g, 0, 0,
+                      "could not learn this port's membership of " + s_.where(g) + ": " + why + "; retrying");
+        schedule_retry(g);
+        return;
+    }
+    const Error err = timeout ? Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}}
+                      : r.status == sa_status::no_records
+                          ? Error{Errc::internal, "join of " + s_.where(g) + ": " + why, {}}
+                          : Error::sa(r.status, "join of " + s_.where(g) + " (membership probe)");
+    book_.fail_head_and_identical(g, g.queue.front(), err);
+}
+
+// A Set answered: take the record, name bits another agent set meanwhile (trusted answers
+// only), and tell the members: a re-set that `ends_rejoin` ends the group's re-join, otherwise
+// members hear only of a changed record.
+void GroupMachine::adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted,
+                                    bool ends_rejoin) {
+    const Port &port = s_.ports[g.port];
+    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, port.gid, port.epoch);
+    if (a.others)
+        s_.note_group(EngineNote::Kind::warning, g, a.others, 0,
+                      "another agent set " + join_state_name(a.others) + " in " + s_.where(g) +
+                          "; those bits are left alone");
+    if (g.rejoin && ends_rejoin)
+        finish_rejoin(g, a.changed);
+    else if (a.changed)
+        book_.tell_restored(g, a.changed);
+}
+
+Group &GroupMachine::on_join_set(Group &g, const Op &op, const SaResult &r) {
+    if (r.ok()) {
+        Group *gp = &g;
+        if (g.sa_assigned && is_zero(g.mgid)) {
+            g.mgid = r.record.mgid;
+            gp = &rekey(g);
+        }
+        const bool stale = op.epoch != s_.ports[gp->port].epoch;
+        adopt_set_answer(*gp, r.record, op.bits, !stale, false);
+        if (stale)
+            mark_rejoin(*gp); // answered before the SA lost everything: set it again
+        return *gp;           // the member, if still queued, is answered by pump()
+    }
+    if (r.kind == SaResult::Kind::timeout) {
+        // The Set may have reached the SA: its bits are uncertain until probed, and it may have
+        // created the group under an MLID nobody told us.
+        g.sa.set_unanswered(op.bits);
+        if (s_.members.count(op.member))
+            book_.fail_head_and_identical(
+                g, op.member, Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}});
+        return g;
+    }
+    if (r.status == sa_status::insufficient_components && !op.create) {
+        // The group does not exist (OpenSM wants the create fields): create it. The member
+        // stays at the head of the queue and pump() sends the create.
+        g.sa.absent = true;
+        return g;
+    }
+    if (s_.members.count(op.member))
+        book_.fail_head_and_identical(g, op.member, Error::sa(r.status, "join of " + s_.where(g)));
+    return g;
+}
+
+void GroupMachine::on_repair_set(Group &g, const Op &op, const SaResult &r) {
+    if (op.epoch != s_.ports[g.port].epoch) {
+        // Sent before the SA lost the port's memberships: whatever it did is gone or unknown.
+        // The group is already marked for re-join.
+        g.sa.set_outdated(op.bits);
+        return;
+    }
+    if (r.ok()) {
+        g.backoff = Duration{0};
+        adopt_set_answer(g, r.record, op.bits, true, true);
+        return;
+    }
+    if (r.kind == SaResult::Kind::timeout) {
+        g.sa.set_unanswered(op.bits);
+        s_.note_group(EngineNote::Kind::warning, g, op.bits, 0,
+                      "re-join of " + join_state_name(op.bits) + " in " + s_.where(g) + ": " + timeout_text(r) +
+                          "; retrying");
+        schedule_retry(g);
+        return;
+    }
+    // The SA refuses the bits these members need: they have lost the membership.
+    const Error why = Error::sa(r.status, "re-join of " + s_.where(g));
+    const std::uint8_t present = g.sa.present();
+    std::vector<MembershipId> victims;
+    for (MembershipId id : g.settled) {
+        const Member &m = s_.members.at(id);
+        if (m.state == MemberState::active && (m.bits & ~present))
+            victims.push_back(id);
+    }
+    for (MembershipId id : victims)
+        book_.lose(g, id, why);
+    // Members served by bits the SA did not refuse (another agent's) carry on with the
+    // re-join: pump() fetches the group's record for them and tells them.
+    if (g.rejoin && !g.wanted()) {
+        set_rejoin(g, false);
+        hooks_.group_rejoined(g.port);
+    }
+}
+
+void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
+    if (op.epoch != s_.ports[g.port].epoch) {
+        g.sa.delete_unsure(op.bits);
+        return;
+    }
+    if (r.ok()) {
+        g.sa.deleted(op.bits, r.record.join_state);
+        s_.note_group(EngineNote::Kind::sa_left, g, op.bits, 0, {});
+        // The port holds nothing here any more, so what the engine knew about the group may be
+        // stale: a join queued behind the last Delete must see the SA afresh, and create the
+        // group with its own parameters if it is gone. Lost members keep the last record they
+        // were told.
+        if (g.sa.nothing_of_ours() && !g.sa.foreign && g.settled.empty())
+            g.sa.forget();
+        g.backoff = Duration{0};
+        return;
+    }
+    // Unanswered, or refused: the SA may or may not still hold these bits.
+    g.sa.delete_unsure(op.bits);
+    // 0x0200 on a retransmitted Delete usually means an earlier try went through: re-sync at
+    // once. Anything else waits for the backoff.
+    if (r.kind == SaResult::Kind::response && r.status == sa_status::req_invalid && r.tries > 1)
+        return;
+    s_.note_group(EngineNote::Kind::warning, g, op.bits, 0,
+                  "leave of " + join_state_name(op.bits) + " from " + s_.where(g) + ": " +
+                      (r.kind == SaResult::Kind::timeout ? timeout_text(r) : sa_status_describe(r.status)) +
+                      "; retrying",
+                  r.kind == SaResult::Kind::response ? std::optional<std::uint16_t>(r.status) : std::nullopt);
+    schedule_retry(g);
+}
+
+void GroupMachine::on_refresh(Group &g, const SaResult &r) {
+    if (r.kind != SaResult::Kind::response || (r.status && r.status != sa_status::no_records)) {
+        if (g.rejoin)
+            schedule_retry(g);
+        else if (!g.queue.empty())
+            book_.fail_head_and_identical(
+                g, g.queue.front(),
+                r.kind == SaResult::Kind::response
+                    ? Error::sa(r.status, "join of " + s_.where(g))
+                    : Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}});
+        return;
+    }
+    if (r.status == sa_status::no_records) {
+        // The group is gone: no one holds bits in it, whatever was believed. pump() sets (and
+        // creates) what the members need; a re-join re-creates it from the old record.
+        g.sa.group_gone(g.rejoin);
+        return;
+    }
+    const std::uint64_t changed = g.sa.refreshed(r.record, s_.ports[g.port].epoch);
+    if (g.rejoin)
+        finish_rejoin(g, changed);
+    else if (changed)
+        book_.tell_restored(g, changed);
+}
+
+void GroupMachine::on_audit(Group &g, const SaResult &r) {
+    if (r.kind != SaResult::Kind::response)
+        return; // no answer: the next round asks again
+    if (r.status == sa_status::no_records) {
+        // A full-type membership goes away only with the SA's whole state for the port (an SM
+        // restart whose ActCount did not fall, because the old SM had not run long; a port
+        // flap between two PortInfo polls): the other groups are gone too, and one audit Get
+        // at a time would take G / audit_per_second to find them. A non-member alone can lose
+        // its group legitimately (the last full member left), so that re-joins just the group.
+        if (g.sa.held & kFullish) {
+            hooks_.port_state_lost(g.port, "the SA no longer holds this port's " + join_state_name(g.sa.held) +
+                                               " membership of " + s_.where(g) +
+                                               ", so it has probably lost them all");
+            return;
+        }
+        s_.note_group(EngineNote::Kind::warning, g, g.sa.held, 0,
+                      "the SA no longer holds this port's membership of " + s_.where(g) + "; re-joining");
+        mark_rejoin(g);
+        return; // pump() re-joins it
+    }
+    // Someone re-created the group (after an SM restart, say) with another MLID.
+    if (r.status == 0 && g.sa.mlid_seen(r.record.mlid))
+        book_.tell_restored(g, field::mlid);
+}
+
+} // namespace mcastd::core

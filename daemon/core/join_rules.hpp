@@ -1,0 +1,67 @@
+// The join rules: pure functions that decide whether a join is valid, whether it fits the
+// group, what the next SA request for a group is, and how it is built. No I/O, no clock, no
+// engine state: the group state machine (group_machine.hpp) asks them and acts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/request.hpp"
+#include "core/engine_config.hpp"
+#include "core/sa_knowledge.hpp"
+#include "core/sa_service.hpp"
+
+namespace mcastd {
+
+// A request the engine can never serve, whatever the SA says: a malformed field, or an MGID
+// the kernel shares (IPoIB, rdma_cm signatures) unless the config allows it.
+std::optional<Error> validate_request(const JoinRequest &req, const EngineConfig &cfg);
+
+// Compares the fields a member asserts with an existing group the way OpenSM and the kernel's
+// cmp_rec do. Returns a sentence naming the group's value on the first mismatch.
+std::optional<std::string> mismatch(const GroupParams &params, const McRecord &group);
+
+// What to do for the join at the head of a group's queue.
+struct JoinStep {
+    enum class Kind : std::uint8_t {
+        conflict,       // the member's fields contradict the fresh record (`why`)
+        answer,         // the bits are there and the record is fresh: answer locally
+        refresh,        // the bits are there but the record may be old: Get it first
+        port_down,      // the port is not usable: the join cannot go on
+        probe,          // the port's membership was never probed: probe it first
+        leak_hazard,    // full beside another agent's sendonly-full: refuse (MLID leak)
+        set,            // Set `bits` (normalized)
+    };
+    Kind kind = Kind::set;
+    std::uint8_t bits = 0;
+    std::string why; // conflict only
+};
+JoinStep next_join_step(const SaKnowledge &sa, std::uint8_t member_bits, const GroupParams &params,
+                        bool port_active, std::uint64_t epoch);
+
+// ---- the SA requests of one group on one port ----
+
+// The port's membership of the group, for Gets and Deletes: MGID, PortGID, JoinState.
+McRecord member_record(const Gid &mgid, const Gid &port_gid, std::uint8_t bits);
+
+// A join's Set. When `create` is given the Set may create the group: the defaults fill what
+// the member did not assert, and an SA-assigned MGID (`scope` set) carries the scope.
+struct CreateFields {
+    const EngineConfig::CreateDefaults &defaults;
+    std::optional<std::uint8_t> scope; // SA-assigned MGID: the scope it is created in
+};
+SaRequest join_set(PortIndex port, const Gid &mgid, const Gid &port_gid, std::uint8_t bits, const GroupParams &params,
+                   const std::optional<CreateFields> &create);
+
+// Re-sets bits from a cached record with the create mask and the record's exact values,
+// because the group may be gone at the SA.
+SaRequest repair_set(PortIndex port, const McRecord &cached, const Gid &port_gid, std::uint8_t bits);
+
+// The exact-match probe can test one JoinState at a time (untrusted queries hide the stored
+// value), so the likely values come first. A re-sync starts from what the daemon believes.
+std::vector<std::uint8_t> probe_candidates(const SaKnowledge &sa, bool resync);
+
+} // namespace mcastd

@@ -1,0 +1,117 @@
+#include "core/port_rejoin.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace mcastd::core {
+
+namespace {
+
+// The port's groups by handle, in memory order: advancing one may destroy it or others.
+std::vector<GroupId> group_ids(const Port &p) {
+    std::vector<GroupId> ids;
+    ids.reserve(p.groups.size());
+    p.groups.for_each([&ids](const Group &g) { ids.push_back(g.id); });
+    return ids;
+}
+
+} // namespace
+
+void PortRejoiner::set_active(PortIndex pi, bool active, const std::string &why) {
+    Port &p = s_.ports[pi];
+    if (p.active == active)
+        return;
+    p.active = active;
+    if (active) {
+        start(pi, why.empty() ? "port back" : why);
+        return;
+    }
+    // The SA drops a port's memberships when its link goes down: members are told, and stay
+    // counted for the re-join when it comes back. Joins still waiting cannot go on.
+    ++p.epoch;
+    abandon(p);
+    const Error down{Errc::port_not_active, p.name + " is down" + (why.empty() ? "" : ": " + why), {}};
+    for (GroupId id : group_ids(p)) {
+        Group &g = p.groups.at(id);
+        machine_.mark_rejoin(g);
+        book_.suspend(g, down);
+        const std::vector<MembershipId> waiting(g.queue.begin(), g.queue.end());
+        for (MembershipId m : waiting)
+            if (!g.op || g.op->member != m)
+                book_.fail(g, m, down);
+    }
+}
+
+void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {
+    Port &p = s_.ports[pi];
+    ++p.epoch;
+    p.groups.for_each([this](Group &g) { machine_.mark_rejoin(g); });
+    // The log and `monitor` events name the port already.
+    s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
+                       "the SA may have lost the memberships of " + p.name + " (" + why + "); re-joining"});
+    start(pi, why);
+}
+
+void PortRejoiner::start(PortIndex pi, const std::string &why) {
+    s_.ports[pi].rejoin.start(s_.timers.now(), why);
+    arm(pi);
+}
+
+// Starts (or restarts) the port's re-join after the jitter, if the port is usable.
+void PortRejoiner::arm(PortIndex pi) {
+    Port &p = s_.ports[pi];
+    if (!p.active)
+        return;
+    if (p.rejoin_timer)
+        s_.timers.cancel(p.rejoin_timer);
+    else
+        ++s_.busy;
+    const auto max = std::max<std::int64_t>(s_.cfg.rejoin_jitter.count(), 0);
+    const Duration pause{max ? std::uniform_int_distribution<std::int64_t>(0, max)(s_.rng) : 0};
+    p.rejoin_timer = s_.timers.start(pause, [this, pi] {
+        Entry e(s_);
+        s_.ports[pi].rejoin_timer = 0;
+        --s_.busy;
+        for (GroupId id : group_ids(s_.ports[pi]))
+            machine_.advance(pi, id);
+        finish(pi);
+    });
+}
+
+void PortRejoiner::finish(PortIndex pi) {
+    Port &p = s_.ports[pi];
+    const auto took = p.rejoin.finish(s_.timers.now(), p.rejoin_timer != 0);
+    if (!took)
+        return;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*took);
+    s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
+                       "re-joined " + std::to_string(p.rejoin.groups()) + " group(s) on " + p.name + " in " +
+                           std::to_string(ms.count()) + " ms (" + p.rejoin.reason() + ")"});
+}
+
+void PortRejoiner::audit(PortIndex pi) {
+    Port &p = s_.ports[pi];
+    if (!p.active)
+        return;
+    // The next group after the cursor that holds something and is idle.
+    const auto pick = next_to_audit(p.by_mgid, p.audit_cursor, [&p](GroupId id) {
+        const Group &g = p.groups.at(id);
+        return !g.busy() && !g.rejoin && g.sa.have_record && g.wanted() &&
+               ((g.sa.held | g.sa.foreign) & g.wanted());
+    });
+    if (!pick)
+        return;
+    Group &g = p.groups.at(*pick);
+    p.audit_cursor = g.mgid;
+    machine_.start_audit(g);
+}
+
+void PortRejoiner::abandon(Port &p) {
+    if (!p.rejoin_timer)
+        return;
+    s_.timers.cancel(p.rejoin_timer);
+    p.rejoin_timer = 0;
+    --s_.busy;
+}
+
+} // namespace mcastd::core

@@ -1,0 +1,42 @@
+// The port re-join and audit: what happens to all of a port's groups when the SA may have lost
+// them (SM restart, LID change, port down and back, ...), and the audit that asks the SA about
+// one group at a time. Marks the groups, pauses for the jitter, lets each group re-join through
+// the group state machine, and says when the port's re-join is over (rejoin_progress.hpp keeps
+// that account in O(1) per group).
+#pragma once
+
+#include <string>
+
+#include "core/group_machine.hpp"
+
+namespace mcastd::core {
+
+class PortRejoiner final : public PortHooks {
+public:
+    PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine) : s_(s), book_(book), machine_(machine) {}
+
+    // The port is usable or not. Going down tells every member `lost` (with `why`) and keeps
+    // the memberships; coming back re-joins them.
+    void set_active(PortIndex port, bool active, const std::string &why);
+    // The SA may have lost every membership of the port: re-join them all after the jitter.
+    void invalidate(PortIndex port, const std::string &why);
+    // Sends the audit's Get for the next group of the port in MGID order.
+    void audit(PortIndex port);
+    // Stops the port's re-join pause (the engine is going away).
+    void abandon(Port &p);
+
+    // PortHooks
+    void group_rejoined(PortIndex port) override { finish(port); }
+    void port_state_lost(PortIndex port, const std::string &why) override { invalidate(port, why); }
+
+private:
+    void start(PortIndex port, const std::string &why);
+    void arm(PortIndex port);
+    void finish(PortIndex port);
+
+    EngineState &s_;
+    MemberBook &book_;
+    GroupMachine &machine_;
+};
+
+} // namespace mcastd::core
