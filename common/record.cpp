@@ -31,7 +31,7 @@ unsigned mtu_bytes(std::uint8_t mtu_enum) {
 }
 
 unsigned rate_mbps(std::uint8_t rate_enum) {
-    // IBA table 211 (sa-multicast.md §10), in Mb/s.
+    // IBA table 211 (doc/sa-multicast.md §10), in Mb/s.
     static constexpr unsigned table[] = {
         0,      0,      2500,   10000,  30000,  5000,   20000,  40000,
         60000,  80000,  120000, 14000,  56000,  112000, 168000, 25000,

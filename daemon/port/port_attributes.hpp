@@ -58,8 +58,8 @@ std::uint16_t pkey_index_or_default(std::span<const std::uint16_t> table,
                                     std::uint16_t pkey = kDefaultPkey);
 
 // One port of one CA, as libibumad reports it. On hardware sysfs is live; under umad2sim it
-// is a snapshot taken when the process first touched the device (testbed.md §5 quirk 1), so
-// the live LID/state/SM LID come from the PortInfo SMP instead.
+// is a snapshot taken when the process first touched the device (doc/testbed.md §5,
+// quirk 1), so the live LID/state/SM LID come from the PortInfo SMP instead.
 struct PortAttributes {
     std::string device;           // CA name: "mlx5_0", "ibsim0"
     std::uint8_t port_num = 0;    // 1-based on a CA (0 is a switch's management port)

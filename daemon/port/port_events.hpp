@@ -10,7 +10,7 @@
 
 namespace mcastd::port {
 
-// Why a port's memberships may be gone at the SA (DESIGN.md §5).
+// Why a port's memberships may be gone at the SA (doc/architecture.md §6).
 enum class Trigger : std::uint8_t {
     client_reregister, // the SM asked for it (IBV_EVENT_CLIENT_REREGISTER)
     lid_change,        // the port's LID changed

@@ -1,8 +1,7 @@
 // PortPoller: the polls and timers around one PortRules per port (port_rules.hpp decides what
 // the answers mean; this file only asks the questions, on time).
 //
-// Per port, three jittered periodic activities (DESIGN.md §5, "How the daemon learns of those
-// events"):
+// Per port, three jittered periodic activities (doc/architecture.md §6):
 //
 //   PortInfo  a directed-route SMP Get(PortInfo) to the port itself, every
 //             portinfo_interval (1 s). The local HCA (or ibsim) answers it: it costs the SA

@@ -2,14 +2,14 @@
 // I/O, no clock, no timers. PortPoller (port_poller.hpp) feeds it PortInfo and SMInfoRecord
 // samples, verbs async events and P_Key tables, and does what each call's Followup asks.
 //
-// The rules (DESIGN.md §5 "Rejoin"; reference/prior-art.md §1.5 and §4 for what the kernel,
-// IPoIB, ibacm and srp_daemon do with the same events):
+// The rules (doc/architecture.md §6; §7 there for what the kernel, IPoIB, ibacm and
+// srp_daemon do with the same events):
 //
 //   PortInfo   usable = PortState ACTIVE and MasterSMLID != 0. port_usable() on the first
 //              sample and on every change. A port that comes back (usable after a sample or a
 //              PORT_ERR said it was not) is invalidated with port_up: the SA drops a port's
-//              memberships when its link goes down (sa-multicast.md §17). While usable, a new
-//              LID invalidates (lid_change). A new MasterSMLID or MasterSMSL moves the SA
+//              memberships when its link goes down (doc/sa-multicast.md §11). While usable, a
+//              new LID invalidates (lid_change). A new MasterSMLID or MasterSMSL moves the SA
 //              (sa_moved); a new MasterSMLID after an earlier one also invalidates (sm_change).
 //              A ClientReregister bit that turns on invalidates (client_reregister).
 //              port_info() whenever LID, PortState or NeighborMTU changed.
@@ -100,7 +100,7 @@ public:
     // The SMInfoRecord Get failed: no answer, an error status, or (bounced) the SA could not
     // be reached at all. Nothing to invalidate; the baseline stays. Asks for a sooner retry,
     // and after a bounce also for a PortInfo poll: an unreachable SA is the first sign of an
-    // SM that moved (testbed.md §7).
+    // SM that moved (doc/testbed.md §7).
     Followup on_sminfo_failed(bool bounced, std::string_view detail = {});
 
     Followup on_verbs_event(VerbsEvent event);

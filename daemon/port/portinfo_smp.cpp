@@ -10,7 +10,7 @@ namespace mcastd::port {
 
 namespace {
 
-// DR SMP header offsets (IBA 14.2.1.2; sa-multicast.md §17).
+// DR SMP header offsets (IBA 14.2.1.2; doc/sa-multicast.md §17).
 constexpr std::size_t kOffBaseVersion = 0;
 constexpr std::size_t kOffMgmtClass = 1;
 constexpr std::size_t kOffClassVersion = 2;

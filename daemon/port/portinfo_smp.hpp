@@ -1,7 +1,7 @@
 // Directed-route SMP Get(PortInfo) to the local port: a pure encoder and a strict decoder.
 //
 // This is how the daemon reads its port's live LID, PortState and MasterSMLID without the SA
-// (reference/sa-multicast.md §17). Under umad2sim it is the only live source: the sysfs that
+// (doc/sa-multicast.md §17). Under umad2sim it is the only live source: the sysfs that
 // libibumad reads is a snapshot. The transport sends the request to the permissive LID on
 // QP0 through an agent registered for class 0x81 version 1; nothing here does I/O.
 //

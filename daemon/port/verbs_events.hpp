@@ -1,5 +1,6 @@
 // Verbs async events (IBV_EVENT_*) as event-loop sources: the fastest of the daemon's event
-// sources, and the only one that sees CLIENT_REREGISTER (DESIGN.md §5; testbed.md §8).
+// sources, and the only one that sees CLIENT_REREGISTER (doc/architecture.md §6;
+// doc/testbed.md §8).
 //
 // open() opens every verbs device (ibv_get_device_list, ibv_open_device), makes its async fd
 // non-blocking and watches it on the EventLoop. When it is readable, every pending event is

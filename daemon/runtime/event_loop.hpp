@@ -1,4 +1,4 @@
-// The daemon's one event loop: a thin C++ owner of an sd_event (DESIGN.md §4).
+// The daemon's one event loop: a thin C++ owner of an sd_event (doc/architecture.md §4).
 //
 // Everything the daemon does runs on the thread that calls run(): io watches, signals, timers
 // (timers() implements mcastd::Timers) and closures handed over from worker threads with

@@ -45,7 +45,7 @@ static_assert(static_cast<unsigned>(Selector::best) == UMAD_SA_SELECTOR_LARGEST_
 
 static_assert(mad::header_size == sizeof(umad_hdr));
 
-// The wire layouts the codec relies on (sa-multicast.md sections 2 and 4).
+// The wire layouts the codec relies on (doc/sa-multicast.md §2 and §4).
 static_assert(sizeof(umad_sa_packet) == kMadSize);
 static_assert(offsetof(umad_sa_packet, comp_mask) == 48);
 static_assert(offsetof(umad_sa_packet, data) == 56);
@@ -56,7 +56,7 @@ static_assert(offsetof(umad_sa_mcmember_record, proxy_join) == 49);
 
 namespace {
 
-// SMInfoRecord has no rdma-core struct; offsets within the SA data (sa-multicast.md section 16).
+// SMInfoRecord has no rdma-core struct; offsets within the SA data (doc/sa-multicast.md §16).
 namespace smir {
 constexpr std::size_t lid = 0;
 constexpr std::size_t guid = 4;
@@ -106,8 +106,8 @@ Selector selector_of(std::uint8_t byte) {
     return static_cast<Selector>((byte >> UMAD_SA_SELECTOR_SHIFT) & UMAD_SA_SELECTOR_MASK);
 }
 
-// A zeroed SA MAD with the common header filled in. SM_Key stays 0 ("untrusted", section 1):
-// a wrong non-zero key makes OpenSM drop the request silently.
+// A zeroed SA MAD with the common header filled in. SM_Key stays 0 ("untrusted",
+// doc/sa-multicast.md §1): a wrong non-zero key makes OpenSM drop the request silently.
 umad_sa_packet sa_packet(std::uint8_t method, std::uint16_t status, std::uint64_t tid,
                          std::uint16_t attr_id, std::uint64_t comp_mask) {
     umad_sa_packet p{};

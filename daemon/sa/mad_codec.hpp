@@ -1,6 +1,6 @@
 // SA MAD encode/decode: MCMemberRecord (Get, Set, Delete and their responses) and
 // SMInfoRecord (Get and its response), built on rdma-core's struct umad_sa_packet and
-// struct umad_sa_mcmember_record. Layouts: shared/reference/sa-multicast.md sections 2-5 and 16.
+// struct umad_sa_mcmember_record. Layouts: doc/sa-multicast.md §2-§5 and §16.
 //
 // Encoders are total: they take host-order values and always produce a 256-byte MAD.
 // Decoders read bytes from the wire (and from the fuzzer): they check the length and every
@@ -41,7 +41,7 @@ inline constexpr std::uint16_t attr_mcmember_record = UMAD_SA_ATTR_MCMEMBER_REC;
 inline constexpr std::size_t header_size = 24;
 } // namespace mad
 
-// SMInfoRecord component mask bits (sa-multicast.md section 16; bit 1 is reserved).
+// SMInfoRecord component mask bits (doc/sa-multicast.md §16; bit 1 is reserved).
 namespace sminfo_field {
 inline constexpr std::uint64_t lid = 1ULL << 0;
 inline constexpr std::uint64_t guid = 1ULL << 2;

@@ -14,7 +14,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The address of a directed-route SMP to the local port (sa-multicast.md section 17).
+// The address of a directed-route SMP to the local port (doc/sa-multicast.md §17).
 constexpr MadAddress kLocalSmpAddress{
     .dlid = 0xffff, .dqp = 0, .sl = 0, .qkey = 0, .pkey_index = 0};
 

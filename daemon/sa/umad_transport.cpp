@@ -20,7 +20,7 @@ namespace mcastd::sa {
 
 namespace {
 
-constexpr int kSmiDrClassVersion = 1; // directed-route SMPs (sa-multicast.md §17)
+constexpr int kSmiDrClassVersion = 1; // directed-route SMPs (doc/sa-multicast.md §17)
 
 // Never let an RMPP-sized answer grow the receive buffer without bound.
 constexpr std::size_t kMaxRecvMad = 64 * 1024;

@@ -1,4 +1,4 @@
-// MadTransport over libibumad (DESIGN.md §4).
+// MadTransport over libibumad (doc/architecture.md §4).
 //
 // Per port: one umad fd with two agents on it, SubnAdm (class 0x03, version 2) for SA MADs and
 // directed-route SMI (class 0x81, version 1) for the Get(PortInfo)-to-self probe, and one
@@ -7,18 +7,18 @@
 // out directly from the loop thread.
 //
 // Why a thread and not an io watch: under libumad2sim the umad fd is fake (>= 1024): epoll
-// rejects it and poll() ignores every other fd beside it (testbed.md §5 #3). A blocking
-// reader is simple on hardware too.
+// rejects it and poll() ignores every other fd beside it (doc/testbed.md §5, quirk 3). A
+// blocking reader is simple on hardware too.
 //
 // Why rmpp_version 0 on the SA agent: the daemon sends Get, Set and Delete, whose responses
 // are single MADs. Only GetTable/GetMulti responses use RMPP; with rmpp_version 1 the kernel
 // would reassemble them (and expect us to size buffers for it). If a table query is ever
-// added, register it with rmpp_version 1 (see sa-multicast.md §1). Under umad2sim there is no
-// RMPP at all: tables are cut to the first MAD.
+// added, register it with rmpp_version 1 (see doc/sa-multicast.md §1). Under umad2sim there
+// is no RMPP at all: tables are cut to the first MAD (doc/testbed.md §5, quirk 16).
 //
 // Both agents are registered exactly once per fd: umad2sim keeps one agent per management
 // class per process (the last registration wins), and a MAD that arrives for a class with no
-// registered agent crashes the process inside umad2sim (testbed.md §5 #9, #10).
+// registered agent crashes the process inside umad2sim (doc/testbed.md §5, quirks 9 and 10).
 //
 // Threading: every member function belongs to the loop thread (the receive threads only touch
 // their own port's atomics and EventLoop::post). The transport must be destroyed before the

@@ -1,4 +1,4 @@
-# Shell functions for a simulated InfiniBand fabric: ibsim + a real OpenSM (testbed.md §4).
+# Shell functions for a simulated InfiniBand fabric: ibsim + a real OpenSM (doc/testbed.md §4).
 # Sourced by scripts/demo. Needs SCRATCH (an empty directory). Processes started here are
 # stopped by stop_fabric in the right order: clients first, then OpenSM, then ibsim.
 UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so

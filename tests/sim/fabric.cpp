@@ -1,4 +1,4 @@
-// mcastd::sim::Fabric: ibsim + OpenSM per test, following reference/testbed.md §2-§6 and §9.
+// mcastd::sim::Fabric: ibsim + OpenSM per test, following doc/testbed.md §2-§6 and §9.
 #include "sim/fabric.hpp"
 
 #include <fcntl.h>
@@ -70,7 +70,7 @@ void write_file(const fs::path &path, const std::string &text) {
         throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
 
-// Topology of testbed.md §3 (gen_net): switch "S1" with max(8, n+2) ports, HCA "Hi" on
+// Topology of doc/testbed.md §3 (gen_net): switch "S1" with max(8, n+2) ports, HCA "Hi" on
 // switch port i, every HCA cabled on its port 1. Both ends of each cable are declared.
 std::string topology(int hcas) {
     std::ostringstream net;
@@ -101,7 +101,7 @@ fs::path make_scratch() {
 }
 
 // Polls `done` every kPollInterval until it holds or `timeout` has passed. Only for external
-// state that has no readiness signal (testbed.md §4).
+// state that has no readiness signal (doc/testbed.md §4).
 bool poll_until(std::chrono::milliseconds timeout, const std::function<bool()> &done) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
@@ -210,7 +210,7 @@ struct Fabric::Impl {
     }
 
     void shutdown() {
-        // testbed.md §4: clients first, then OpenSM, then ibsim, then the FIFO writer. A
+        // doc/testbed.md §4: clients first, then OpenSM, then ibsim, then the FIFO writer. A
         // client still exiting when ibsim dies can hang in sim_disconnect().
         for (auto &c : clients)
             c.signal(SIGTERM); // all at once: each may take a while to exit
@@ -272,7 +272,7 @@ std::string Fabric::default_via() const { return "H" + std::to_string(impl_->opt
 std::map<std::string, std::string> Fabric::node_env(const std::string &node) const {
     impl_->check_node(node);
     // SIM_HOST picks the node; the client uses its port 1. The preload replaces any inherited
-    // LD_PRELOAD: ibsim-run's append logic is broken (testbed.md §1).
+    // LD_PRELOAD: ibsim-run's append logic is broken (doc/testbed.md §1).
     std::map<std::string, std::string> env{
         {"LD_PRELOAD", kUmad2sim}, {"SIM_HOST", node}, {"IBSIM_SOCKNAME", impl_->sockname}};
     // A sanitized build (MCASTD_SANITIZE) refuses to start when a preloaded library comes

@@ -2,8 +2,8 @@
 // GoogleTest process that is itself NOT attached to the fabric (no LD_PRELOAD here).
 //
 // Every Fabric has its own scratch directory and its own IBSIM_SOCKNAME, so tests run in
-// parallel. Processes it starts are stopped in the order testbed.md requires: clients first,
-// then OpenSM, then ibsim, then the console FIFO writer. Nothing is ever killed by name.
+// parallel. Processes it starts are stopped in the order doc/testbed.md §4 requires: clients
+// first, then OpenSM, then ibsim, then the console FIFO writer. Nothing is ever killed by name.
 #pragma once
 
 #include <chrono>
@@ -94,7 +94,7 @@ std::string read_text_file(const std::filesystem::path &path);
 class Fabric {
 public:
     struct Options {
-        int hcas = 4;                           // H1..Hn on one switch S1 (testbed.md §3)
+        int hcas = 4;                           // H1..Hn on one switch S1 (doc/testbed.md §3)
         std::string sm_node = "H1";             // where OpenSM runs
         std::vector<std::string> opensm_args{}; // e.g. {"-s", "1"}
         bool sa_db_dump = false;                // write opensm-sa.dump (adds an -F config)
@@ -142,7 +142,7 @@ public:
     Gid port_gid(const std::string &node);
     std::uint16_t lid(const std::string &node);
 
-    // ---- The SA's own view (testbed.md §9); queries run from `via` (default H<last>). ----
+    // ---- The SA's own view (doc/testbed.md §9); queries run from `via` (default H<last>). ----
 
     // JoinState the SA holds for (mgid, port_gid), or nullopt when the port is not a member.
     // Uses `saquery --smkey 1 MCMR --mgid M --gid G`.

@@ -9,7 +9,7 @@
 //   mcastd-sim-join get   MGID PORTGID [MGID PORTGID ...]
 //
 // `get` asks the SA, per pair, for that port's membership (a trusted Get with mask
-// MGID|PortGID, SM_Key 1: the per-port Get of testbed.md §9, exact and never cut short like
+// MGID|PortGID, SM_Key 1: the per-port Get of doc/testbed.md §9, exact and never cut short like
 // saquery's GetTable). All Gets are in flight together; one line per pair, in argument order:
 // "MGID PORTGID join_state=0x1 mlid=0xc001", "MGID PORTGID none" (status 0x0300), or
 // "MGID PORTGID status=0x...." / "... unanswered". Exit 0 when every pair got an answer of

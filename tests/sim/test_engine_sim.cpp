@@ -96,7 +96,7 @@ TEST_F(EngineSim, DiscoversThePortWithItsLiveMtu) {
     EXPECT_EQ(p["lid"], fabric.lid("H2"));
     EXPECT_EQ(p["state"], 4) << "ACTIVE";
     EXPECT_EQ(p["port_gid"], format_gid(fabric.port_gid("H2")));
-    // ibsim ports run at MTU 2048 (sa-multicast.md 10), read here through the SMP.
+    // ibsim ports run at MTU 2048 (doc/sa-multicast.md §10), read here through the SMP.
     EXPECT_EQ(p["mtu"], 2048);
     EXPECT_EQ(p["sm_lid"], fabric.lid("H1")) << "OpenSM runs on H1";
 }

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 // The IPoIB broadcast group OpenSM creates by itself: MGID ff12:401b:ffff::ffff:ffff, the
 // first MLID of the multicast range, Q_Key 0x0B1B and the default P_Key (OpenSM defaults;
-// reference/sa-multicast.md §7, §8, §21).
+// doc/sa-multicast.md §7, §8, §18).
 const Gid kBroadcastMgid = *parse_gid("ff12:401b:ffff::ffff:ffff");
 constexpr std::uint16_t kFirstMulticastLid = 0xC000;
 constexpr std::uint32_t kIpoibQkey = 0x0B1B;
@@ -198,7 +198,7 @@ TEST(Fabric, JoinStateAndGroupFollowRawSaJoinsAndLeaves) {
     EXPECT_EQ(f.sa_join_state(mgid, h3), 0x3);
 
     // H3 drops FullMember while nobody else is a full member: the SA removes the port and
-    // deletes the group (sa-multicast.md §11), NonMember bit and all.
+    // deletes the group (doc/sa-multicast.md §11), NonMember bit and all.
     ASSERT_EQ(sim_join(f, "H3", {"leave", mgid_text, "1"}).exit_code, 0);
     EXPECT_TRUE(f.wait_sa_join_state(mgid, h3, std::nullopt, 5s));
     EXPECT_TRUE(eventually(5s, [&] { return !f.sa_group(mgid); }));

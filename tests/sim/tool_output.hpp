@@ -42,7 +42,7 @@ std::uint64_t field_number(const ToolRecord &rec, const std::string &key,
 // The value of `key` as a GID in IPv6 text form; throws like field_number.
 Gid field_gid(const ToolRecord &rec, const std::string &key);
 
-// One multicast group of OpenSM's opensm-sa.dump (testbed.md §9): the complete SA picture,
+// One multicast group of OpenSM's opensm-sa.dump (doc/testbed.md §9): the complete SA picture,
 // unlike saquery's GetTable answers, which umad2sim cuts to one MAD.
 struct SaDumpGroup {
     Gid mgid{};

@@ -74,7 +74,7 @@ MadBuf sa_get_broadcast(std::uint32_t tid) {
     return out;
 }
 
-// sa-multicast.md §17: hop count 0, DrSLID = DrDLID = permissive, AttributeModifier = port.
+// doc/sa-multicast.md §17: hop count 0, DrSLID = DrDLID = permissive, AttributeModifier = port.
 MadBuf smp_get_portinfo(std::uint32_t tid, int port) {
     umad_smp smp{};
     smp.base_version = UMAD_BASE_VERSION;

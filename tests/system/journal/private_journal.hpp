@@ -1,7 +1,8 @@
-// A systemd-journald of the test's own (systemd-dbus-journald.md §6.4): the test process moves
-// into a private mount namespace where /run is an empty tmpfs and journald reads the test's
-// journald.conf (volatile storage, no forwarding), so sd_journal_sendv() from anything the
-// test starts reaches this journald and never the host's.
+// A systemd-journald of the test's own (systemd-journald.service(8), journald.conf(5),
+// mount_namespaces(7)): the test process moves into a private mount namespace where /run is
+// an empty tmpfs and journald reads the test's journald.conf (volatile storage, no
+// forwarding), so sd_journal_sendv() from anything the test starts reaches this journald and
+// never the host's.
 #pragma once
 
 #include <chrono>

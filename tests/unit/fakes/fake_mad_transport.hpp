@@ -70,7 +70,7 @@ public:
     }
 
     // Returns a sent MAD to the receiver unchanged with a non-zero status, as umad2sim does
-    // with an undeliverable MAD (testbed.md section 5, quirk 5).
+    // with an undeliverable MAD (doc/testbed.md §5, quirk 5).
     void bounce(const Sent &s, int status = 110) { deliver(s.port, s.mad, status); }
 
     const std::vector<Sent> &sent() const { return sent_; }

@@ -1,6 +1,6 @@
 // An in-memory subnet administrator with OpenSM 3.3.23's MCMemberRecord rules
-// (sa-multicast.md §5-§15), behind the SaService interface with scripted delivery and failure
-// injection. Unit tests use it to check the engine against what a real SA would hold,
+// (doc/sa-multicast.md §5-§15), behind the SaService interface with scripted delivery and
+// failure injection. Unit tests use it to check the engine against what a real SA would hold,
 // including OpenSM's MLID leak (§13), which it detects instead of hiding.
 #pragma once
 
@@ -248,7 +248,7 @@ private:
             echo.join_state = 0;
         }
         // ...but the full_members count treats 0x8 as full: 0x9 minus 0x1 removes the port
-        // without decrementing, and the MLID stays pinned (sa-multicast.md §13).
+        // without decrementing, and the MLID stays pinned (doc/sa-multicast.md §13).
         if (fullish(stored) && !fullish(now) && --g.full_members == 0) {
             mlids.erase(g.rec.mlid);
             groups.erase(it);

@@ -42,7 +42,7 @@ void put16(sa::MadBuf &m, std::size_t off, std::uint16_t v) {
 }
 
 // The local port's GetResp to a sent Get(PortInfo): the request with the D bit, GetResp and
-// the PortInfo fields the daemon reads (sa-multicast.md §17).
+// the PortInfo fields the daemon reads (doc/sa-multicast.md §17).
 sa::MadBuf portinfo_reply(const Sent &req, const PortInfo &pi) {
     sa::MadBuf m = req.mad;
     m[3] = 0x81;
@@ -354,7 +354,7 @@ TEST_F(Poller, SmRestartDetectedEndToEnd) {
     sm.act_count = 90; // idle growth
     run_for(11s);
     EXPECT_TRUE(sink.take("invalidated").empty());
-    sm.act_count = 59; // OpenSM restarted on the same node (testbed.md §7: 84 -> 59)
+    sm.act_count = 59; // OpenSM restarted on the same node (doc/testbed.md §7: 84 -> 59)
     run_for(11s);
     EXPECT_EQ(sink.take("invalidated"),
               Lines{"invalidated 0 sm-restart the SM (GUID 0x0002c90300000001) restarted: its "

@@ -1,4 +1,4 @@
-// Byte-exact tests of the SA MAD codec against sa-multicast.md sections 2-7, 16 and 22.
+// Byte-exact tests of the SA MAD codec against doc/sa-multicast.md §2-§7, §16 and §19.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +49,7 @@ void put64(MadBuf &b, std::size_t off, std::uint64_t v) {
         b[off + i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
 }
 
-// The §22 create request, bytes 0-111 as printed in the reference (the rest are zero).
+// The create request of doc/sa-multicast.md §19, bytes 0-111 (the rest are zero).
 const MadBuf kCreateRequest = mad_from_hex(R"(
     01 03 02 02 00 00 00 00 5a 5a 00 00 00 00 00 01
     00 38 00 00 00 00 00 00 00 00 00 00 00 00 00 00
@@ -60,7 +60,7 @@ const MadBuf kCreateRequest = mad_from_hex(R"(
     ff ff 00 00 00 00 00 00 01 00 00 00 00 00 00 00
 )");
 
-// MAD offsets of MCMemberRecord fields (sa-multicast.md section 4).
+// MAD offsets of MCMemberRecord fields (doc/sa-multicast.md §4).
 constexpr std::size_t kMethod = 3, kStatus = 4, kTid = 8, kAttr = 16, kMask = 48, kMlid = 92,
                       kMtu = 94, kTclass = 95, kPkey = 96, kRate = 98, kLife = 99, kSlFlowHop = 100,
                       kScopeState = 104, kProxy = 105;
@@ -75,7 +75,7 @@ McRecord create_record() {
     return r;
 }
 
-// The §22 response as OpenSM sends it, built byte by byte from the request (not by the
+// The §19 response as OpenSM sends it, built byte by byte from the request (not by the
 // encoder): GetResp, the transport-rewritten TID, MLID 0xC001, MTU 0x84, rate 0x83, life 0x80.
 MadBuf create_response() {
     MadBuf b = kCreateRequest;
@@ -210,7 +210,7 @@ TEST(MadCodec, ResponseMethodMustMatchTheRequest) {
 }
 
 TEST(MadCodec, LeaveRequestIsTheCreateHeaderWithDeleteAndJoinMask) {
-    // §22 "Leave: same header with method 0x15, mask 0x10003, JoinState 0x1".
+    // §19: the leave is the same header with method 0x15, mask 0x10003, JoinState 0x1.
     MadBuf want = kCreateRequest;
     want[kMethod] = 0x15;
     put64(want, kMask, 0x10003);
