@@ -3,7 +3,7 @@
 // never throwing: a malformed message is an Error the client can log and drop.
 #include "json_writer.hpp"
 #include "protocol.hpp"
-#include "wire_values.hpp"
+#include "codec.hpp"
 
 namespace mcastd::proto {
 
@@ -73,7 +73,7 @@ std::uint8_t bits_from_names(const ObjectReader &in, std::string_view key) {
 
 GroupInfo read_group(const ObjectReader &in) {
     GroupInfo g;
-    g.mgid = wire::read_gid(in, "mgid");
+    g.mgid = codec::read_gid(in, "mgid");
     g.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
     g.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
     if (auto busy = in.boolean("busy"))
@@ -85,12 +85,12 @@ GroupInfo read_group(const ObjectReader &in) {
     const ObjectReader counts(in.required("counts"), in.pointer("counts"));
     for (std::size_t i = 0; i < g.counts.size(); ++i)
         g.counts[i] = static_cast<std::uint32_t>(
-            counts.required_uint(wire::kJoinStateNames[i], 0, 0xffffffff));
+            counts.required_uint(codec::kJoinStateNames[i], 0, 0xffffffff));
     for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
         const ObjectReader m(v, ptr);
         MemberInfo info;
         info.membership = m.required_uint("membership", 0, UINT64_MAX);
-        info.join_state = wire::read_join_state(m, "join_state");
+        info.join_state = codec::read_join_state(m, "join_state");
         info.state = m.required_string("state");
         info.pid = static_cast<pid_t>(m.required_uint("pid", 0, INT32_MAX));
         info.uid = static_cast<uid_t>(m.required_uint("uid", 0, UINT32_MAX));
@@ -107,7 +107,7 @@ ListResult read_list(const ObjectReader &in) {
         PortGroups pg;
         pg.device = p.required_string("device");
         pg.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
-        pg.port_gid = wire::read_gid(p, "port_gid");
+        pg.port_gid = codec::read_gid(p, "port_gid");
         for_each_element(p, "groups", [&](const json &gv, const std::string &gptr) {
             pg.groups.push_back(read_group(ObjectReader(gv, gptr)));
         });
@@ -164,12 +164,12 @@ StatusResult read_status(const ObjectReader &in) {
         s.lid = static_cast<std::uint16_t>(p.required_uint("lid", 0, 0xffff));
         s.sm_lid = static_cast<std::uint16_t>(p.required_uint("sm_lid", 0, 0xffff));
         s.sm_sl = static_cast<std::uint8_t>(p.required_uint("sm_sl", 0, 15));
-        s.port_gid = wire::read_gid(p, "port_gid");
+        s.port_gid = codec::read_gid(p, "port_gid");
         s.link_layer = p.required_string("link_layer");
         s.rate_gbps = required_number(p, "rate_gbps");
         s.groups = p.required_uint("groups", 0, UINT64_MAX);
         s.mtu = static_cast<std::uint32_t>(p.required_uint("mtu", 0, 4096));
-        s.sm_guid = wire::read_nullable_guid(p, "sm_guid");
+        s.sm_guid = codec::read_nullable_guid(p, "sm_guid");
         if (auto n = nullable_uint(p, "sm_act_count", UINT32_MAX))
             s.sm_act_count = static_cast<std::uint32_t>(*n);
         if (auto b = p.boolean("rejoining"))
@@ -198,7 +198,7 @@ Event read_event(const ObjectReader &in, std::string_view name) {
     if (name == "restored") {
         RestoredEvent e;
         e.membership = in.required_uint("membership", 0, UINT64_MAX);
-        e.record = wire::read_record(ObjectReader(in.required("record"), in.pointer("record")));
+        e.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));
         std::vector<std::string> names;
         for_each_element(in, "changed", [&](const json &v, const std::string &ptr) {
             names.push_back(owned(json_check::check_string(v, ptr)));
@@ -209,7 +209,7 @@ Event read_event(const ObjectReader &in, std::string_view name) {
     if (name == "lost") {
         LostEvent e;
         e.membership = in.required_uint("membership", 0, UINT64_MAX);
-        e.why = wire::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
+        e.why = codec::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
         return e;
     }
     if (name == "monitor") {
@@ -217,9 +217,9 @@ Event read_event(const ObjectReader &in, std::string_view name) {
         e.kind = in.required_string("kind");
         e.device = in.required_string("device");
         e.port = static_cast<std::uint8_t>(in.required_uint("port", 0, 255));
-        e.mgid = wire::read_gid(in, "mgid");
+        e.mgid = codec::read_gid(in, "mgid");
         e.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
-        e.join_state = wire::read_join_state(in, "join_state");
+        e.join_state = codec::read_join_state(in, "join_state");
         e.pid = static_cast<pid_t>(in.required_uint("pid", 0, INT32_MAX));
         e.uid = static_cast<uid_t>(in.required_uint("uid", 0, UINT32_MAX));
         e.comm = in.required_string("comm");
@@ -248,7 +248,7 @@ Incoming read_incoming(const ObjectReader &in) {
         // Values the parser accepted are valid UTF-8, so dump() cannot throw here.
         r.body = result.dump();
     } else {
-        r.body = wire::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
+        r.body = codec::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
     }
     return r;
 }
@@ -272,7 +272,7 @@ std::variant<JoinResult, Error> decode_join_result(std::string_view result_json)
     return decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
         JoinResult r;
         r.membership = in.required_uint("membership", 0, UINT64_MAX);
-        r.record = wire::read_record(ObjectReader(in.required("record"), in.pointer("record")));
+        r.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));
         return r;
     });
 }

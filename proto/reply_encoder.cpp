@@ -3,7 +3,7 @@
 // (json_writer.hpp) into one string reserved for a typical message.
 #include "json_writer.hpp"
 #include "protocol.hpp"
-#include "wire_values.hpp"
+#include "codec.hpp"
 
 namespace mcastd::proto {
 
@@ -14,16 +14,16 @@ constexpr std::string_view kCountNames[4] = {"full", "nonmember", "sendonly-nonm
 
 void write_bits_as_names(JsonWriter &w, std::uint8_t bits) {
     w.begin_array();
-    for (std::size_t i = 0; i < wire::kJoinStateNames.size(); ++i)
+    for (std::size_t i = 0; i < codec::kJoinStateNames.size(); ++i)
         if (bits & (1u << i))
-            w.value(wire::kJoinStateNames[i]);
+            w.value(codec::kJoinStateNames[i]);
     w.end_array();
 }
 
 void write_group(JsonWriter &w, const GroupInfo &g) {
     w.begin_object();
     w.key("mgid");
-    wire::write_gid(w, g.mgid);
+    codec::write_gid(w, g.mgid);
     w.member("mlid", g.mlid);
     w.member("qkey", g.qkey);
     w.member("busy", g.busy);
@@ -42,7 +42,7 @@ void write_group(JsonWriter &w, const GroupInfo &g) {
         w.begin_object();
         w.member("membership", m.membership);
         w.key("join_state");
-        wire::write_join_state(w, m.join_state);
+        codec::write_join_state(w, m.join_state);
         w.member("state", std::string_view(m.state));
         w.member("pid", std::int64_t{m.pid});
         w.member("uid", std::uint64_t{m.uid});
@@ -62,14 +62,14 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.member("sm_lid", p.sm_lid);
     w.member("sm_sl", p.sm_sl);
     w.key("port_gid");
-    wire::write_gid(w, p.port_gid);
+    codec::write_gid(w, p.port_gid);
     w.member("link_layer", std::string_view(p.link_layer));
     w.member("rate_gbps", p.rate_gbps);
     w.member("groups", p.groups);
     w.member("mtu", p.mtu);
     w.key("sm_guid");
     if (p.sm_guid)
-        w.value(std::string_view(wire::guid_text(*p.sm_guid)));
+        w.value(std::string_view(codec::guid_text(*p.sm_guid)));
     else
         w.null();
     w.key("sm_act_count");
@@ -107,7 +107,7 @@ struct ResultWriter {
     void operator()(const JoinResult &r) const {
         w.member("membership", r.membership);
         w.key("record");
-        wire::write_record(w, r.record);
+        codec::write_record(w, r.record);
     }
     void operator()(const ListResult &r) const {
         w.key("ports");
@@ -117,7 +117,7 @@ struct ResultWriter {
             w.member("device", std::string_view(p.device));
             w.member("port", p.port);
             w.key("port_gid");
-            wire::write_gid(w, p.port_gid);
+            codec::write_gid(w, p.port_gid);
             w.key("groups");
             w.begin_array();
             for (const GroupInfo &g : p.groups)
@@ -159,10 +159,10 @@ struct EventWriter {
         w.member("event", "restored");
         w.member("membership", e.membership);
         w.key("record");
-        wire::write_record(w, e.record);
+        codec::write_record(w, e.record);
         w.key("changed");
         w.begin_array();
-        for (const auto &f : wire::kChangedNames)
+        for (const auto &f : codec::kChangedNames)
             if (e.changed & f.bits)
                 w.value(f.name);
         w.end_array();
@@ -171,7 +171,7 @@ struct EventWriter {
         w.member("event", "lost");
         w.member("membership", e.membership);
         w.key("error");
-        wire::write_failure(w, e.why);
+        codec::write_failure(w, e.why);
     }
     void operator()(const MonitorEvent &e) const {
         w.member("event", "monitor");
@@ -179,10 +179,10 @@ struct EventWriter {
         w.member("device", std::string_view(e.device));
         w.member("port", e.port);
         w.key("mgid");
-        wire::write_gid(w, e.mgid);
+        codec::write_gid(w, e.mgid);
         w.member("mlid", e.mlid);
         w.key("join_state");
-        wire::write_join_state(w, e.join_state);
+        codec::write_join_state(w, e.join_state);
         w.member("pid", std::int64_t{e.pid});
         w.member("uid", std::uint64_t{e.uid});
         w.member("comm", std::string_view(e.comm));
@@ -224,7 +224,7 @@ std::string encode_error(std::optional<std::uint64_t> id, const Failure &failure
         w.null();
     w.member("ok", false);
     w.key("error");
-    wire::write_failure(w, failure);
+    codec::write_failure(w, failure);
     w.end_object();
     return out;
 }

@@ -5,7 +5,7 @@
 #include "join_decoder.hpp"
 #include "json_writer.hpp"
 #include "protocol.hpp"
-#include "wire_values.hpp"
+#include "codec.hpp"
 
 namespace mcastd::proto {
 
@@ -136,12 +136,12 @@ struct BodyWriter {
             w.member("create", true);
         } else {
             w.key("mgid");
-            wire::write_gid(w, r.mgid);
+            codec::write_gid(w, r.mgid);
         }
         if (r.scope)
             w.member("scope", *r.scope);
         w.key("join_state");
-        wire::write_join_state(w, r.join_state);
+        codec::write_join_state(w, r.join_state);
         const GroupParams &p = r.params;
         if (p.qkey)
             w.member("qkey", *p.qkey);

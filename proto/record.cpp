@@ -1,4 +1,6 @@
-#include "wire_values.hpp"
+// RECORD and the values that several messages share (GIDs, join states, selectors, MTUs), both
+// ways: the daemon writes them, the client reads them back.
+#include "codec.hpp"
 
 #include <arpa/inet.h>
 
@@ -7,7 +9,55 @@
 #include "common/gid.hpp"
 #include "common/sa_status.hpp"
 
-namespace mcastd::proto::wire {
+namespace mcastd::proto {
+
+namespace {
+constexpr std::array<std::string_view, 4> kSelectorNames{"greater", "less", "exactly", "best"};
+} // namespace
+
+std::optional<std::uint8_t> join_state_from_name(std::string_view name) {
+    for (std::size_t i = 0; i < codec::kJoinStateNames.size(); ++i)
+        if (codec::kJoinStateNames[i] == name)
+            return static_cast<std::uint8_t>(1u << i);
+    return std::nullopt;
+}
+
+std::optional<std::uint8_t> join_state_bits_from_name(std::string_view name) {
+    if (name == "none")
+        return std::uint8_t{0};
+    std::uint8_t bits = 0;
+    while (true) {
+        const auto plus = name.find('+');
+        const auto bit = join_state_from_name(name.substr(0, plus));
+        if (!bit || (bits & *bit))
+            return std::nullopt;
+        bits |= *bit;
+        if (plus == name.npos)
+            return bits;
+        name.remove_prefix(plus + 1);
+    }
+}
+
+std::optional<Selector> selector_from_name(std::string_view name) {
+    for (std::size_t i = 0; i < kSelectorNames.size(); ++i)
+        if (kSelectorNames[i] == name)
+            return static_cast<Selector>(i);
+    return std::nullopt;
+}
+
+std::string_view selector_name(Selector s) {
+    const auto i = static_cast<std::size_t>(s);
+    return i < kSelectorNames.size() ? kSelectorNames[i] : std::string_view("?");
+}
+
+std::optional<std::uint8_t> mtu_enum_from_bytes(unsigned bytes) {
+    for (std::uint8_t e = 1; e <= 5; ++e)
+        if (mtu_bytes(e) == bytes)
+            return e;
+    return std::nullopt;
+}
+
+namespace codec {
 
 using json_check::ObjectReader;
 
@@ -158,4 +208,5 @@ Failure read_failure(const ObjectReader &in) {
     return f;
 }
 
-} // namespace mcastd::proto::wire
+} // namespace codec
+} // namespace mcastd::proto

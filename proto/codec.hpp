@@ -1,5 +1,6 @@
-// Internal to the codec: the JSON forms of values that several messages share (RECORD, ERROR,
-// GIDs, join states) and the tables behind the public vocabulary functions.
+// Internal to the codec (PROTOCOL.md): what one message family's source file needs from
+// another's. The JSON forms of values that several messages share (RECORD, ERROR, GIDs, join
+// states) and the tables behind the public vocabulary functions.
 #pragma once
 
 #include <array>
@@ -12,7 +13,7 @@
 #include "json_writer.hpp"
 #include "protocol.hpp"
 
-namespace mcastd::proto::wire {
+namespace mcastd::proto::codec {
 
 // Record key names of field:: bits, in the order `changed` lists them: "mlid" first (the one
 // that forces a client to detach and re-attach), then the RECORD table's order.
@@ -42,7 +43,9 @@ inline constexpr std::array<FieldName, 14> kChangedNames{{
 inline constexpr std::array<std::string_view, 4> kJoinStateNames{
     "full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
-// ---- server -> client ----
+// ---- record.cpp: RECORD and the values inside it ----
+// Encoders are the daemon's (server -> client); readers are the client's, tolerant of unknown
+// keys and strict on the known ones.
 void write_record(JsonWriter &w, const McRecord &r);
 void write_failure(JsonWriter &w, const Failure &f);
 void write_gid(JsonWriter &w, const Gid &g);
@@ -50,7 +53,6 @@ void write_join_state(JsonWriter &w, std::uint8_t bits);
 // A GUID as status shows it: "0x" and 16 hex digits, "0x0002c90300000001".
 std::string guid_text(std::uint64_t guid);
 
-// ---- client side (tolerant of unknown keys, strict on the known ones) ----
 McRecord read_record(const json_check::ObjectReader &in);
 Failure read_failure(const json_check::ObjectReader &in);
 Gid read_gid(const json_check::ObjectReader &in, std::string_view key);
@@ -59,4 +61,4 @@ std::uint8_t read_join_state(const json_check::ObjectReader &in, std::string_vie
 std::optional<std::uint64_t> read_nullable_guid(const json_check::ObjectReader &in,
                                                 std::string_view key);
 
-} // namespace mcastd::proto::wire
+} // namespace mcastd::proto::codec
