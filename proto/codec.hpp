@@ -1,6 +1,6 @@
 // Internal to the codec (PROTOCOL.md): what one message family's source file needs from
-// another's. The JSON forms of values that several messages share (RECORD, ERROR, GIDs, join
-// states) and the tables behind the public vocabulary functions.
+// another's. The envelopes dispatch to each family's decoders and writers declared here, and
+// the families share the JSON forms of RECORD, ERROR, GIDs and join states.
 #pragma once
 
 #include <array>
@@ -8,12 +8,84 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "common/json_check.hpp"
 #include "json_writer.hpp"
 #include "protocol.hpp"
 
 namespace mcastd::proto::codec {
+
+// ---- envelopes (requests, replies, ERROR) ----
+
+// The keys every request has beside its op's own.
+inline constexpr std::array<std::string_view, 2> kEnvelopeKeys{"id", "op"};
+// Room for a join reply (~330 bytes) without growing; list and status grow as they must.
+inline constexpr std::size_t kTypicalMessage = 512;
+
+void write_failure(JsonWriter &w, const Failure &f);
+Failure read_failure(const json_check::ObjectReader &in);
+
+// The client's decoders: parses a message or result text into a JSON object, or throws
+// FieldError.
+json_check::json parse_object(std::string_view text);
+Error malformed(const json_check::FieldError &e);
+
+// Runs a client decoder on the object in `text`, turning its FieldError into an Error.
+template <class T, class Decode>
+std::variant<T, Error> decode_object(std::string_view text, Decode decode) {
+    try {
+        const json_check::json doc = parse_object(text);
+        return decode(json_check::ObjectReader(doc, ""));
+    } catch (const json_check::FieldError &e) {
+        return malformed(e);
+    } catch (const std::bad_alloc &) {
+        return Error{Errc::internal, "out of memory decoding a message from rdma-mcastd",
+                     std::nullopt};
+    }
+}
+
+// For each element of the array at `key` (required), with its pointer.
+template <class F>
+void for_each_element(const json_check::ObjectReader &in, std::string_view key, F f) {
+    const json_check::json &arr = json_check::check_array(in.required(key), in.pointer(key));
+    const std::string base = in.pointer(key);
+    std::size_t i = 0;
+    for (const auto &v : arr)
+        f(v, json_check::pointer_to(base, i++));
+}
+
+// An empty result (leave, monitor) writes nothing inside "result".
+inline void write_result(JsonWriter &, const Empty &) {}
+
+// ---- one message family each: its request's decoder (the daemon's, strict) and writer (the
+// client's), its result's writer (the daemon's); the client's result decoders are public ----
+
+Hello decode_hello_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Hello &h);
+void write_result(JsonWriter &w, const HelloResult &r);
+
+Join decode_join_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Join &j);
+void write_result(JsonWriter &w, const JoinResult &r);
+
+Leave decode_leave_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Leave &l);
+
+List decode_list_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const List &l);
+void write_result(JsonWriter &w, const ListResult &r);
+
+Status decode_status_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Status &s);
+void write_result(JsonWriter &w, const StatusResult &r);
+
+// Events, and the monitor request that asks for monitor events. `name` is the "event" key.
+Monitor decode_monitor_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Monitor &m);
+Event read_event(const json_check::ObjectReader &in, std::string_view name);
+
+// ---- values several families share ----
 
 // Record key names of field:: bits, in the order `changed` lists them: "mlid" first (the one
 // that forces a client to detach and re-attach), then the RECORD table's order.
@@ -43,18 +115,15 @@ inline constexpr std::array<FieldName, 14> kChangedNames{{
 inline constexpr std::array<std::string_view, 4> kJoinStateNames{
     "full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
-// ---- record.cpp: RECORD and the values inside it ----
-// Encoders are the daemon's (server -> client); readers are the client's, tolerant of unknown
-// keys and strict on the known ones.
+// RECORD and the values inside it. Encoders are the daemon's (server -> client); readers are
+// the client's, tolerant of unknown keys and strict on the known ones.
 void write_record(JsonWriter &w, const McRecord &r);
-void write_failure(JsonWriter &w, const Failure &f);
 void write_gid(JsonWriter &w, const Gid &g);
 void write_join_state(JsonWriter &w, std::uint8_t bits);
 // A GUID as status shows it: "0x" and 16 hex digits, "0x0002c90300000001".
 std::string guid_text(std::uint64_t guid);
 
 McRecord read_record(const json_check::ObjectReader &in);
-Failure read_failure(const json_check::ObjectReader &in);
 Gid read_gid(const json_check::ObjectReader &in, std::string_view key);
 std::uint8_t read_join_state(const json_check::ObjectReader &in, std::string_view key);
 // A required key that is null (nullopt) or guid_text()'s form.

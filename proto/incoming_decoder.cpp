@@ -1,59 +1,16 @@
 // What a client reads: replies and events from the daemon. Tolerant of keys it does not know
 // (a newer daemon may add some), strict about the types and ranges of those it does, and
 // never throwing: a malformed message is an Error the client can log and drop.
-#include "json_writer.hpp"
-#include "protocol.hpp"
 #include "codec.hpp"
 
 namespace mcastd::proto {
 
+using codec::for_each_element;
 using json_check::FieldError;
 using json_check::json;
 using json_check::ObjectReader;
-using json_check::pointer_to;
 
 namespace {
-
-Error malformed(const FieldError &e) {
-    return Error{Errc::invalid_argument, "malformed message from rdma-mcastd: " + e.describe(),
-                 std::nullopt};
-}
-
-// Parses a message or result text into a JSON object, or throws FieldError.
-json parse_object(std::string_view text) {
-    auto parsed = json_check::parse(text);
-    if (parsed.syntax_error)
-        throw FieldError({}, "not valid JSON: " + *parsed.syntax_error);
-    if (parsed.duplicate)
-        throw *parsed.duplicate;
-    if (!parsed.value.is_object())
-        throw FieldError({}, "expected a JSON object, got " +
-                                 json_check::describe_value(parsed.value));
-    return std::move(parsed.value);
-}
-
-// Runs a decoder on the object in `text`, turning its FieldError into an Error.
-template <class T, class Decode>
-std::variant<T, Error> decode_object(std::string_view text, Decode decode) {
-    try {
-        const json doc = parse_object(text);
-        return decode(ObjectReader(doc, ""));
-    } catch (const FieldError &e) {
-        return malformed(e);
-    } catch (const std::bad_alloc &) {
-        return Error{Errc::internal, "out of memory decoding a message from rdma-mcastd",
-                     std::nullopt};
-    }
-}
-
-// For each element of the array at `key` (required), with its pointer.
-template <class F> void for_each_element(const ObjectReader &in, std::string_view key, F f) {
-    const json &arr = json_check::check_array(in.required(key), in.pointer(key));
-    const std::string base = in.pointer(key);
-    std::size_t i = 0;
-    for (const auto &v : arr)
-        f(v, pointer_to(base, i++));
-}
 
 std::string owned(std::string_view s) { return std::string(s); }
 
@@ -192,9 +149,11 @@ StatusResult read_status(const ObjectReader &in) {
     return r;
 }
 
+} // namespace
+
 // ---- events ----
 
-Event read_event(const ObjectReader &in, std::string_view name) {
+Event codec::read_event(const ObjectReader &in, std::string_view name) {
     if (name == "restored") {
         RestoredEvent e;
         e.membership = in.required_uint("membership", 0, UINT64_MAX);
@@ -230,37 +189,8 @@ Event read_event(const ObjectReader &in, std::string_view name) {
     in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
 }
 
-Incoming read_incoming(const ObjectReader &in) {
-    if (auto name = in.string("event"))
-        return read_event(in, *name);
-    Reply r;
-    const json &id = in.required("id");
-    if (!id.is_null())
-        r.id = json_check::check_uint(id, in.pointer("id"), 0, kMaxId);
-    const auto ok = in.boolean("ok");
-    if (!ok)
-        in.fail("ok", "required key is missing");
-    if (*ok) {
-        const json &result = in.required("result");
-        if (!result.is_object())
-            throw FieldError(in.pointer("result"),
-                             "expected an object, got " + json_check::describe_value(result));
-        // Values the parser accepted are valid UTF-8, so dump() cannot throw here.
-        r.body = result.dump();
-    } else {
-        r.body = codec::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
-    }
-    return r;
-}
-
-} // namespace
-
-std::variant<Incoming, Error> decode_incoming(std::string_view message) {
-    return decode_object<Incoming>(message, read_incoming);
-}
-
 std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json) {
-    return decode_object<HelloResult>(result_json, [](const ObjectReader &in) {
+    return codec::decode_object<HelloResult>(result_json, [](const ObjectReader &in) {
         HelloResult r;
         r.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
         r.daemon = in.required_string("daemon");
@@ -269,7 +199,7 @@ std::variant<HelloResult, Error> decode_hello_result(std::string_view result_jso
 }
 
 std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
-    return decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
+    return codec::decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
         JoinResult r;
         r.membership = in.required_uint("membership", 0, UINT64_MAX);
         r.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));
@@ -278,11 +208,11 @@ std::variant<JoinResult, Error> decode_join_result(std::string_view result_json)
 }
 
 std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
-    return decode_object<ListResult>(result_json, read_list);
+    return codec::decode_object<ListResult>(result_json, read_list);
 }
 
 std::variant<StatusResult, Error> decode_status_result(std::string_view result_json) {
-    return decode_object<StatusResult>(result_json, read_status);
+    return codec::decode_object<StatusResult>(result_json, read_status);
 }
 
 } // namespace mcastd::proto

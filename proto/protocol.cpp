@@ -1,4 +1,4 @@
-// The protocol's shared vocabulary: names of record fields, and of ops. The codecs live in
+// The protocol's shared vocabulary: names of record fields. The codecs live in envelope.cpp,
 // request_codec.cpp, reply_encoder.cpp and incoming_decoder.cpp; record.cpp has the names of
 // join states and selectors and the MTU encoding.
 #include "protocol.hpp"
@@ -24,13 +24,6 @@ std::uint64_t changed_fields_from_names(const std::vector<std::string> &names) {
                         : f.bits == codec::kRateBits ? field::rate
                                                      : f.bits;
     return bits;
-}
-
-std::string_view op_name(const Request &request) {
-    static constexpr std::string_view names[] = {"hello", "join",   "leave",
-                                                 "list",  "status", "monitor"};
-    static_assert(std::size(names) == std::variant_size_v<Request>);
-    return names[request.index()];
 }
 
 } // namespace mcastd::proto

@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "common/gid.hpp"
-#include "common/sa_status.hpp"
 
 namespace mcastd::proto {
 
@@ -106,26 +105,6 @@ void write_record(JsonWriter &w, const McRecord &r) {
     w.end_object();
 }
 
-void write_failure(JsonWriter &w, const Failure &f) {
-    w.begin_object();
-    w.member("code", errc_name(f.error.code));
-    w.member("message", std::string_view(f.error.message));
-    if (!f.field.empty())
-        w.member("field", std::string_view(f.field));
-    if (f.error.sa_status) {
-        w.member("sa_status", *f.error.sa_status);
-        w.member("sa_status_name", std::string_view(sa_status_name(*f.error.sa_status)));
-    }
-    if (!f.versions.empty() || f.error.code == Errc::unsupported_version) {
-        w.key("versions");
-        w.begin_array();
-        for (unsigned v : f.versions)
-            w.value(v);
-        w.end_array();
-    }
-    w.end_object();
-}
-
 Gid read_gid(const ObjectReader &in, std::string_view key) {
     const auto text = in.required_string(key);
     auto g = parse_gid(text);
@@ -183,29 +162,6 @@ McRecord read_record(const ObjectReader &in) {
     r.scope = static_cast<std::uint8_t>(in.required_uint("scope", 0, 15));
     r.join_state = read_join_state(in, "join_state");
     return r;
-}
-
-Failure read_failure(const ObjectReader &in) {
-    Failure f{Error{Errc::internal, {}, std::nullopt}, {}, {}};
-    const auto code = in.required_string("code");
-    f.error.message = in.required_string("message");
-    if (auto c = errc_from_name(code)) {
-        f.error.code = *c;
-    } else {
-        // A code this library does not know yet: keep the daemon's words, and its code name.
-        f.error.message = "(" + std::string(code) + ") " + f.error.message;
-    }
-    if (auto field = in.string("field"))
-        f.field = *field;
-    f.error.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
-    (void)in.string("sa_status_name"); // derived from sa_status
-    if (const auto *versions = in.array("versions")) {
-        std::size_t i = 0;
-        for (const auto &v : *versions)
-            f.versions.push_back(static_cast<unsigned>(json_check::check_uint(
-                v, json_check::pointer_to(in.pointer("versions"), i++), 0, 0xffffffff)));
-    }
-    return f;
 }
 
 } // namespace codec

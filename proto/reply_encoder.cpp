@@ -1,12 +1,11 @@
-// What the daemon sends: replies and events, key for key as PROTOCOL.md shows them. This is the
+// What the daemon sends: results and events, key for key as PROTOCOL.md shows them. This is the
 // daemon's hot path (every join answers with a RECORD), so it writes text directly
 // (json_writer.hpp) into one string reserved for a typical message.
-#include "json_writer.hpp"
-#include "protocol.hpp"
 #include "codec.hpp"
 
 namespace mcastd::proto {
 
+namespace codec {
 namespace {
 
 constexpr std::string_view kCountNames[4] = {"full", "nonmember", "sendonly-nonmember",
@@ -14,16 +13,16 @@ constexpr std::string_view kCountNames[4] = {"full", "nonmember", "sendonly-nonm
 
 void write_bits_as_names(JsonWriter &w, std::uint8_t bits) {
     w.begin_array();
-    for (std::size_t i = 0; i < codec::kJoinStateNames.size(); ++i)
+    for (std::size_t i = 0; i < kJoinStateNames.size(); ++i)
         if (bits & (1u << i))
-            w.value(codec::kJoinStateNames[i]);
+            w.value(kJoinStateNames[i]);
     w.end_array();
 }
 
 void write_group(JsonWriter &w, const GroupInfo &g) {
     w.begin_object();
     w.key("mgid");
-    codec::write_gid(w, g.mgid);
+    write_gid(w, g.mgid);
     w.member("mlid", g.mlid);
     w.member("qkey", g.qkey);
     w.member("busy", g.busy);
@@ -42,7 +41,7 @@ void write_group(JsonWriter &w, const GroupInfo &g) {
         w.begin_object();
         w.member("membership", m.membership);
         w.key("join_state");
-        codec::write_join_state(w, m.join_state);
+        write_join_state(w, m.join_state);
         w.member("state", std::string_view(m.state));
         w.member("pid", std::int64_t{m.pid});
         w.member("uid", std::uint64_t{m.uid});
@@ -62,14 +61,14 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.member("sm_lid", p.sm_lid);
     w.member("sm_sl", p.sm_sl);
     w.key("port_gid");
-    codec::write_gid(w, p.port_gid);
+    write_gid(w, p.port_gid);
     w.member("link_layer", std::string_view(p.link_layer));
     w.member("rate_gbps", p.rate_gbps);
     w.member("groups", p.groups);
     w.member("mtu", p.mtu);
     w.key("sm_guid");
     if (p.sm_guid)
-        w.value(std::string_view(codec::guid_text(*p.sm_guid)));
+        w.value(std::string_view(guid_text(*p.sm_guid)));
     else
         w.null();
     w.key("sm_act_count");
@@ -96,61 +95,65 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.end_object();
 }
 
-struct ResultWriter {
-    JsonWriter &w;
+} // namespace
 
-    void operator()(const Empty &) const {}
-    void operator()(const HelloResult &r) const {
-        w.member("version", r.version);
-        w.member("daemon", std::string_view(r.daemon));
-    }
-    void operator()(const JoinResult &r) const {
-        w.member("membership", r.membership);
-        w.key("record");
-        codec::write_record(w, r.record);
-    }
-    void operator()(const ListResult &r) const {
-        w.key("ports");
-        w.begin_array();
-        for (const PortGroups &p : r.ports) {
-            w.begin_object();
-            w.member("device", std::string_view(p.device));
-            w.member("port", p.port);
-            w.key("port_gid");
-            codec::write_gid(w, p.port_gid);
-            w.key("groups");
-            w.begin_array();
-            for (const GroupInfo &g : p.groups)
-                write_group(w, g);
-            w.end_array();
-            w.end_object();
-        }
-        w.end_array();
-    }
-    void operator()(const StatusResult &r) const {
-        w.member("daemon", std::string_view(r.daemon));
-        w.member("protocol", r.protocol);
-        w.member("uptime_s", r.uptime_s);
-        w.member("clients", r.clients);
-        w.key("ports");
-        w.begin_array();
-        for (const PortStatus &p : r.ports)
-            write_port_status(w, p);
-        w.end_array();
-        const Counters &c = r.counters;
-        w.key("counters");
+void write_result(JsonWriter &w, const HelloResult &r) {
+    w.member("version", r.version);
+    w.member("daemon", std::string_view(r.daemon));
+}
+
+void write_result(JsonWriter &w, const JoinResult &r) {
+    w.member("membership", r.membership);
+    w.key("record");
+    write_record(w, r.record);
+}
+
+void write_result(JsonWriter &w, const ListResult &r) {
+    w.key("ports");
+    w.begin_array();
+    for (const PortGroups &p : r.ports) {
         w.begin_object();
-        w.member("sa_mads_sent", c.sa_mads_sent);
-        w.member("sa_retransmits", c.sa_retransmits);
-        w.member("sa_timeouts", c.sa_timeouts);
-        w.member("sa_bounces", c.sa_bounces);
-        w.member("joins", c.joins);
-        w.member("joins_local", c.joins_local);
-        w.member("joins_failed", c.joins_failed);
-        w.member("leaves", c.leaves);
+        w.member("device", std::string_view(p.device));
+        w.member("port", p.port);
+        w.key("port_gid");
+        write_gid(w, p.port_gid);
+        w.key("groups");
+        w.begin_array();
+        for (const GroupInfo &g : p.groups)
+            write_group(w, g);
+        w.end_array();
         w.end_object();
     }
-};
+    w.end_array();
+}
+
+void write_result(JsonWriter &w, const StatusResult &r) {
+    w.member("daemon", std::string_view(r.daemon));
+    w.member("protocol", r.protocol);
+    w.member("uptime_s", r.uptime_s);
+    w.member("clients", r.clients);
+    w.key("ports");
+    w.begin_array();
+    for (const PortStatus &p : r.ports)
+        write_port_status(w, p);
+    w.end_array();
+    const Counters &c = r.counters;
+    w.key("counters");
+    w.begin_object();
+    w.member("sa_mads_sent", c.sa_mads_sent);
+    w.member("sa_retransmits", c.sa_retransmits);
+    w.member("sa_timeouts", c.sa_timeouts);
+    w.member("sa_bounces", c.sa_bounces);
+    w.member("joins", c.joins);
+    w.member("joins_local", c.joins_local);
+    w.member("joins_failed", c.joins_failed);
+    w.member("leaves", c.leaves);
+    w.end_object();
+}
+
+} // namespace codec
+
+namespace {
 
 struct EventWriter {
     JsonWriter &w;
@@ -192,59 +195,11 @@ struct EventWriter {
     }
 };
 
-// Room for a join reply (~330 bytes) without growing; list and status grow as they must.
-constexpr std::size_t kTypicalMessage = 512;
-
 } // namespace
-
-std::string encode_reply(std::uint64_t id, const Result &result) {
-    std::string out;
-    out.reserve(kTypicalMessage);
-    JsonWriter w(out);
-    w.begin_object();
-    w.member("id", id);
-    w.member("ok", true);
-    w.key("result");
-    w.begin_object();
-    std::visit(ResultWriter{w}, result);
-    w.end_object();
-    w.end_object();
-    return out;
-}
-
-std::string encode_error(std::optional<std::uint64_t> id, const Failure &failure) {
-    std::string out;
-    out.reserve(kTypicalMessage);
-    JsonWriter w(out);
-    w.begin_object();
-    w.key("id");
-    if (id)
-        w.value(*id);
-    else
-        w.null();
-    w.member("ok", false);
-    w.key("error");
-    codec::write_failure(w, failure);
-    w.end_object();
-    return out;
-}
-
-Failure too_large(std::size_t size, std::size_t limit) {
-    return Failure{Error{Errc::too_large,
-                         "the message of " + std::to_string(size) + " bytes exceeds the limit of " +
-                             std::to_string(limit) + " bytes",
-                         std::nullopt},
-                   {},
-                   {}};
-}
-
-std::string encode_too_large(std::size_t size, std::size_t limit) {
-    return encode_error(std::nullopt, too_large(size, limit));
-}
 
 std::string encode_event(const Event &event) {
     std::string out;
-    out.reserve(kTypicalMessage);
+    out.reserve(codec::kTypicalMessage);
     JsonWriter w(out);
     w.begin_object();
     std::visit(EventWriter{w}, event);

@@ -1,21 +1,14 @@
-// Requests: the daemon's strict decoder (every rule of PROTOCOL.md, each violation an
-// invalid-argument naming its field) and the client's encoder.
-#include <array>
-
-#include "join_decoder.hpp"
-#include "json_writer.hpp"
-#include "protocol.hpp"
+// Requests' bodies: the daemon's strict decoders (every rule of PROTOCOL.md, each violation an
+// invalid-argument naming its field) and the client's encoders. envelope.cpp dispatches here.
 #include "codec.hpp"
+#include "join_decoder.hpp"
 
-namespace mcastd::proto {
+namespace mcastd::proto::codec {
 
-using json_check::FieldError;
 using json_check::json;
 using json_check::ObjectReader;
 
 namespace {
-
-constexpr std::array<std::string_view, 2> kEnvelopeKeys{"id", "op"};
 
 std::size_t utf8_length(std::string_view s) {
     std::size_t n = 0;
@@ -24,7 +17,9 @@ std::size_t utf8_length(std::string_view s) {
     return n;
 }
 
-Hello decode_hello(const ObjectReader &in) {
+} // namespace
+
+Hello decode_hello_request(const ObjectReader &in) {
     in.require_only({"versions", "client"}, kEnvelopeKeys);
     Hello h;
     const json &versions = json_check::check_array(in.required("versions"), in.pointer("versions"));
@@ -43,7 +38,7 @@ Hello decode_hello(const ObjectReader &in) {
     return h;
 }
 
-Leave decode_leave(const ObjectReader &in) {
+Leave decode_leave_request(const ObjectReader &in) {
     in.require_only({"membership", "join"}, kEnvelopeKeys);
     Leave l;
     l.membership = in.uint("membership", 0, UINT64_MAX);
@@ -55,140 +50,83 @@ Leave decode_leave(const ObjectReader &in) {
     return l;
 }
 
-Monitor decode_monitor(const ObjectReader &in) {
+Monitor decode_monitor_request(const ObjectReader &in) {
     in.require_only({"enable"}, kEnvelopeKeys);
     return Monitor{in.boolean("enable").value_or(true)};
 }
 
-Request decode_body(const ObjectReader &in, std::string_view op) {
-    if (op == "join")
-        return Join{decode_join(in, kEnvelopeKeys)};
-    if (op == "leave")
-        return decode_leave(in);
-    if (op == "hello")
-        return decode_hello(in);
-    if (op == "list" || op == "status") {
-        in.require_only({}, kEnvelopeKeys);
-        return op == "list" ? Request{List{}} : Request{Status{}};
-    }
-    if (op == "monitor")
-        return decode_monitor(in);
-    in.fail("op", json_check::describe_value(json(op)) +
-                      " is not an op (hello, join, leave, list, status or monitor)");
+Join decode_join_request(const ObjectReader &in) { return Join{decode_join(in, kEnvelopeKeys)}; }
+
+List decode_list_request(const ObjectReader &in) {
+    in.require_only({}, kEnvelopeKeys);
+    return List{};
 }
 
-BadRequest bad(std::optional<std::uint64_t> id, std::string field, std::string message) {
-    return BadRequest{id, Failure{Error{Errc::invalid_argument, std::move(message), std::nullopt},
-                                  std::move(field), {}}};
+Status decode_status_request(const ObjectReader &in) {
+    in.require_only({}, kEnvelopeKeys);
+    return Status{};
 }
 
-} // namespace
+void write_request(JsonWriter &w, const Hello &h) {
+    w.key("versions");
+    w.begin_array();
+    for (unsigned v : h.versions)
+        w.value(v);
+    w.end_array();
+    if (!h.client.empty())
+        w.member("client", std::string_view(h.client));
+}
 
-std::variant<RequestEnvelope, BadRequest> decode_request(std::string_view message) {
-    std::optional<std::uint64_t> id; // known as soon as it is read: every later error gets it
-    try {
-        auto parsed = json_check::parse(message);
-        if (parsed.syntax_error)
-            return bad(std::nullopt, {}, "not valid JSON: " + *parsed.syntax_error);
-        if (!parsed.value.is_object())
-            return bad(std::nullopt, {},
-                       "a request is a JSON object, not " +
-                           json_check::describe_value(parsed.value));
-        const ObjectReader in(parsed.value, "");
-        // A duplicated id is ambiguous; any other duplicate still lets us answer the right id.
-        if (parsed.duplicate && parsed.duplicate->pointer == "/id")
-            throw *parsed.duplicate;
-        id = in.required_uint("id", 0, kMaxId);
-        if (parsed.duplicate)
-            throw *parsed.duplicate;
-        const auto op = in.required_string("op");
-        return RequestEnvelope{*id, decode_body(in, op)};
-    } catch (const FieldError &e) {
-        return bad(id, e.pointer, e.describe());
-    } catch (const std::bad_alloc &) {
-        return BadRequest{id, Failure{Error{Errc::internal, "out of memory decoding the request",
-                                            std::nullopt},
-                                      {}, {}}};
+void write_request(JsonWriter &w, const Join &j) {
+    const JoinRequest &r = j.request;
+    w.member("device", std::string_view(r.device));
+    w.member("port", r.port);
+    if (is_zero(r.mgid)) {
+        w.member("create", true);
+    } else {
+        w.key("mgid");
+        write_gid(w, r.mgid);
+    }
+    if (r.scope)
+        w.member("scope", *r.scope);
+    w.key("join_state");
+    write_join_state(w, r.join_state);
+    const GroupParams &p = r.params;
+    if (p.qkey)
+        w.member("qkey", *p.qkey);
+    if (p.pkey)
+        w.member("pkey", *p.pkey);
+    if (p.sl)
+        w.member("sl", *p.sl);
+    if (p.tclass)
+        w.member("traffic_class", *p.tclass);
+    if (p.flow_label)
+        w.member("flow_label", *p.flow_label);
+    if (p.hop_limit)
+        w.member("hop_limit", *p.hop_limit);
+    if (p.mtu) {
+        w.member("mtu", mtu_bytes(p.mtu->value));
+        if (p.mtu->selector != Selector::exactly)
+            w.member("mtu_selector", selector_name(p.mtu->selector));
+    }
+    if (p.rate) {
+        w.member("rate", p.rate->value);
+        if (p.rate->selector != Selector::exactly)
+            w.member("rate_selector", selector_name(p.rate->selector));
     }
 }
 
-// ---- encoding (client side) ----
-
-namespace {
-
-struct BodyWriter {
-    JsonWriter &w;
-
-    void operator()(const Hello &h) const {
-        w.key("versions");
-        w.begin_array();
-        for (unsigned v : h.versions)
-            w.value(v);
-        w.end_array();
-        if (!h.client.empty())
-            w.member("client", std::string_view(h.client));
-    }
-    void operator()(const Join &j) const {
-        const JoinRequest &r = j.request;
-        w.member("device", std::string_view(r.device));
-        w.member("port", r.port);
-        if (is_zero(r.mgid)) {
-            w.member("create", true);
-        } else {
-            w.key("mgid");
-            codec::write_gid(w, r.mgid);
-        }
-        if (r.scope)
-            w.member("scope", *r.scope);
-        w.key("join_state");
-        codec::write_join_state(w, r.join_state);
-        const GroupParams &p = r.params;
-        if (p.qkey)
-            w.member("qkey", *p.qkey);
-        if (p.pkey)
-            w.member("pkey", *p.pkey);
-        if (p.sl)
-            w.member("sl", *p.sl);
-        if (p.tclass)
-            w.member("traffic_class", *p.tclass);
-        if (p.flow_label)
-            w.member("flow_label", *p.flow_label);
-        if (p.hop_limit)
-            w.member("hop_limit", *p.hop_limit);
-        if (p.mtu) {
-            w.member("mtu", mtu_bytes(p.mtu->value));
-            if (p.mtu->selector != Selector::exactly)
-                w.member("mtu_selector", selector_name(p.mtu->selector));
-        }
-        if (p.rate) {
-            w.member("rate", p.rate->value);
-            if (p.rate->selector != Selector::exactly)
-                w.member("rate_selector", selector_name(p.rate->selector));
-        }
-    }
-    void operator()(const Leave &l) const {
-        if (l.membership)
-            w.member("membership", *l.membership);
-        if (l.join)
-            w.member("join", *l.join);
-    }
-    void operator()(const List &) const {}
-    void operator()(const Status &) const {}
-    void operator()(const Monitor &m) const { w.member("enable", m.enable); }
-};
-
-} // namespace
-
-std::string encode_request(std::uint64_t id, const Request &request) {
-    std::string out;
-    out.reserve(256);
-    JsonWriter w(out);
-    w.begin_object();
-    w.member("id", id);
-    w.member("op", op_name(request));
-    std::visit(BodyWriter{w}, request);
-    w.end_object();
-    return out;
+void write_request(JsonWriter &w, const Leave &l) {
+    if (l.membership)
+        w.member("membership", *l.membership);
+    if (l.join)
+        w.member("join", *l.join);
 }
 
-} // namespace mcastd::proto
+void write_request(JsonWriter &, const List &) {}
+
+void write_request(JsonWriter &, const Status &) {}
+
+void write_request(JsonWriter &w, const Monitor &m) { w.member("enable", m.enable); }
+
+} // namespace mcastd::proto::codec
