@@ -189,15 +189,6 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
     in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
 }
 
-std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json) {
-    return codec::decode_object<HelloResult>(result_json, [](const ObjectReader &in) {
-        HelloResult r;
-        r.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
-        r.daemon = in.required_string("daemon");
-        return r;
-    });
-}
-
 std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
     return codec::decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
         JoinResult r;

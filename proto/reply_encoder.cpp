@@ -97,11 +97,6 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
 
 } // namespace
 
-void write_result(JsonWriter &w, const HelloResult &r) {
-    w.member("version", r.version);
-    w.member("daemon", std::string_view(r.daemon));
-}
-
 void write_result(JsonWriter &w, const JoinResult &r) {
     w.member("membership", r.membership);
     w.key("record");
