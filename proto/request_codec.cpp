@@ -8,18 +8,6 @@ namespace mcastd::proto::codec {
 using json_check::json;
 using json_check::ObjectReader;
 
-Leave decode_leave_request(const ObjectReader &in) {
-    in.require_only({"membership", "join"}, kEnvelopeKeys);
-    Leave l;
-    l.membership = in.uint("membership", 0, UINT64_MAX);
-    l.join = in.uint("join", 0, kMaxId);
-    if (l.membership && l.join)
-        in.fail("join", "membership and join exclude each other");
-    if (!l.membership && !l.join)
-        in.fail("membership", "required key is missing (or join: the id of a pending join)");
-    return l;
-}
-
 Monitor decode_monitor_request(const ObjectReader &in) {
     in.require_only({"enable"}, kEnvelopeKeys);
     return Monitor{in.boolean("enable").value_or(true)};
@@ -74,13 +62,6 @@ void write_request(JsonWriter &w, const Join &j) {
         if (p.rate->selector != Selector::exactly)
             w.member("rate_selector", selector_name(p.rate->selector));
     }
-}
-
-void write_request(JsonWriter &w, const Leave &l) {
-    if (l.membership)
-        w.member("membership", *l.membership);
-    if (l.join)
-        w.member("join", *l.join);
 }
 
 void write_request(JsonWriter &, const List &) {}
