@@ -189,15 +189,6 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
     in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
 }
 
-std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
-    return codec::decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
-        JoinResult r;
-        r.membership = in.required_uint("membership", 0, UINT64_MAX);
-        r.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));
-        return r;
-    });
-}
-
 std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
     return codec::decode_object<ListResult>(result_json, read_list);
 }

@@ -97,12 +97,6 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
 
 } // namespace
 
-void write_result(JsonWriter &w, const JoinResult &r) {
-    w.member("membership", r.membership);
-    w.key("record");
-    write_record(w, r.record);
-}
-
 void write_result(JsonWriter &w, const ListResult &r) {
     w.key("ports");
     w.begin_array();
