@@ -14,64 +14,7 @@ namespace {
 
 std::string owned(std::string_view s) { return std::string(s); }
 
-std::uint8_t bits_from_names(const ObjectReader &in, std::string_view key) {
-    std::uint8_t bits = 0;
-    for_each_element(in, key, [&](const json &v, const std::string &ptr) {
-        const auto name = json_check::check_string(v, ptr);
-        const auto bit = join_state_from_name(name);
-        if (!bit)
-            throw FieldError(ptr, json_check::describe_value(v) + " is not a join state");
-        bits |= *bit;
-    });
-    return bits;
-}
-
 // ---- results ----
-
-GroupInfo read_group(const ObjectReader &in) {
-    GroupInfo g;
-    g.mgid = codec::read_gid(in, "mgid");
-    g.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
-    g.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
-    if (auto busy = in.boolean("busy"))
-        g.busy = *busy;
-    else
-        in.fail("busy", "required key is missing");
-    g.held = bits_from_names(in, "held");
-    g.foreign = bits_from_names(in, "foreign");
-    const ObjectReader counts(in.required("counts"), in.pointer("counts"));
-    for (std::size_t i = 0; i < g.counts.size(); ++i)
-        g.counts[i] = static_cast<std::uint32_t>(
-            counts.required_uint(codec::kJoinStateNames[i], 0, 0xffffffff));
-    for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
-        const ObjectReader m(v, ptr);
-        MemberInfo info;
-        info.membership = m.required_uint("membership", 0, UINT64_MAX);
-        info.join_state = codec::read_join_state(m, "join_state");
-        info.state = m.required_string("state");
-        info.pid = static_cast<pid_t>(m.required_uint("pid", 0, INT32_MAX));
-        info.uid = static_cast<uid_t>(m.required_uint("uid", 0, UINT32_MAX));
-        info.comm = m.required_string("comm");
-        g.members.push_back(std::move(info));
-    });
-    return g;
-}
-
-ListResult read_list(const ObjectReader &in) {
-    ListResult r;
-    for_each_element(in, "ports", [&](const json &v, const std::string &ptr) {
-        const ObjectReader p(v, ptr);
-        PortGroups pg;
-        pg.device = p.required_string("device");
-        pg.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
-        pg.port_gid = codec::read_gid(p, "port_gid");
-        for_each_element(p, "groups", [&](const json &gv, const std::string &gptr) {
-            pg.groups.push_back(read_group(ObjectReader(gv, gptr)));
-        });
-        r.ports.push_back(std::move(pg));
-    });
-    return r;
-}
 
 double required_number(const ObjectReader &in, std::string_view key) {
     if (auto v = in.number(key))
@@ -187,10 +130,6 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
         return e;
     }
     in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
-}
-
-std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
-    return codec::decode_object<ListResult>(result_json, read_list);
 }
 
 std::variant<StatusResult, Error> decode_status_result(std::string_view result_json) {

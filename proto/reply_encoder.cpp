@@ -8,50 +8,6 @@ namespace mcastd::proto {
 namespace codec {
 namespace {
 
-constexpr std::string_view kCountNames[4] = {"full", "nonmember", "sendonly-nonmember",
-                                             "sendonly-full"};
-
-void write_bits_as_names(JsonWriter &w, std::uint8_t bits) {
-    w.begin_array();
-    for (std::size_t i = 0; i < kJoinStateNames.size(); ++i)
-        if (bits & (1u << i))
-            w.value(kJoinStateNames[i]);
-    w.end_array();
-}
-
-void write_group(JsonWriter &w, const GroupInfo &g) {
-    w.begin_object();
-    w.key("mgid");
-    write_gid(w, g.mgid);
-    w.member("mlid", g.mlid);
-    w.member("qkey", g.qkey);
-    w.member("busy", g.busy);
-    w.key("held");
-    write_bits_as_names(w, g.held);
-    w.key("foreign");
-    write_bits_as_names(w, g.foreign);
-    w.key("counts");
-    w.begin_object();
-    for (std::size_t i = 0; i < g.counts.size(); ++i)
-        w.member(kCountNames[i], g.counts[i]);
-    w.end_object();
-    w.key("members");
-    w.begin_array();
-    for (const MemberInfo &m : g.members) {
-        w.begin_object();
-        w.member("membership", m.membership);
-        w.key("join_state");
-        write_join_state(w, m.join_state);
-        w.member("state", std::string_view(m.state));
-        w.member("pid", std::int64_t{m.pid});
-        w.member("uid", std::uint64_t{m.uid});
-        w.member("comm", std::string_view(m.comm));
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-}
-
 void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.begin_object();
     w.member("device", std::string_view(p.device));
@@ -96,25 +52,6 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
 }
 
 } // namespace
-
-void write_result(JsonWriter &w, const ListResult &r) {
-    w.key("ports");
-    w.begin_array();
-    for (const PortGroups &p : r.ports) {
-        w.begin_object();
-        w.member("device", std::string_view(p.device));
-        w.member("port", p.port);
-        w.key("port_gid");
-        write_gid(w, p.port_gid);
-        w.key("groups");
-        w.begin_array();
-        for (const GroupInfo &g : p.groups)
-            write_group(w, g);
-        w.end_array();
-        w.end_object();
-    }
-    w.end_array();
-}
 
 void write_result(JsonWriter &w, const StatusResult &r) {
     w.member("daemon", std::string_view(r.daemon));

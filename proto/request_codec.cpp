@@ -13,17 +13,10 @@ Monitor decode_monitor_request(const ObjectReader &in) {
     return Monitor{in.boolean("enable").value_or(true)};
 }
 
-List decode_list_request(const ObjectReader &in) {
-    in.require_only({}, kEnvelopeKeys);
-    return List{};
-}
-
 Status decode_status_request(const ObjectReader &in) {
     in.require_only({}, kEnvelopeKeys);
     return Status{};
 }
-
-void write_request(JsonWriter &, const List &) {}
 
 void write_request(JsonWriter &, const Status &) {}
 
