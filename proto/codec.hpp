@@ -120,14 +120,9 @@ inline constexpr std::array<std::string_view, 4> kJoinStateNames{
 void write_record(JsonWriter &w, const McRecord &r);
 void write_gid(JsonWriter &w, const Gid &g);
 void write_join_state(JsonWriter &w, std::uint8_t bits);
-// A GUID as status shows it: "0x" and 16 hex digits, "0x0002c90300000001".
-std::string guid_text(std::uint64_t guid);
 
 McRecord read_record(const json_check::ObjectReader &in);
 Gid read_gid(const json_check::ObjectReader &in, std::string_view key);
 std::uint8_t read_join_state(const json_check::ObjectReader &in, std::string_view key);
-// A required key that is null (nullopt) or guid_text()'s form.
-std::optional<std::uint64_t> read_nullable_guid(const json_check::ObjectReader &in,
-                                                std::string_view key);
 
 } // namespace mcastd::proto::codec

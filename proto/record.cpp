@@ -4,8 +4,6 @@
 
 #include <arpa/inet.h>
 
-#include <cstdio>
-
 #include "common/gid.hpp"
 
 namespace mcastd::proto {
@@ -77,12 +75,6 @@ void write_join_state(JsonWriter &w, std::uint8_t bits) {
     w.value(std::string_view(join_state_name(bits)));
 }
 
-std::string guid_text(std::uint64_t guid) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-    return buf;
-}
-
 void write_record(JsonWriter &w, const McRecord &r) {
     w.begin_object();
     w.key("mgid");
@@ -111,22 +103,6 @@ Gid read_gid(const ObjectReader &in, std::string_view key) {
     if (!g)
         in.fail(key, json_check::describe_value(json_check::json(text)) + " is not a GID");
     return *g;
-}
-
-std::optional<std::uint64_t> read_nullable_guid(const ObjectReader &in, std::string_view key) {
-    const json_check::json &v = in.required(key);
-    if (v.is_null())
-        return std::nullopt;
-    const auto text = json_check::check_string(v, in.pointer(key));
-    const auto hex_digit = [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    };
-    bool ok = text.size() == 18 && text.substr(0, 2) == "0x";
-    for (std::size_t i = 2; ok && i < text.size(); ++i)
-        ok = hex_digit(text[i]);
-    if (!ok)
-        in.fail(key, json_check::describe_value(v) + " is not a GUID (\"0x\" and 16 hex digits)");
-    return std::stoull(std::string(text.substr(2)), nullptr, 16);
 }
 
 std::uint8_t read_join_state(const ObjectReader &in, std::string_view key) {

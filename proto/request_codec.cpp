@@ -13,13 +13,6 @@ Monitor decode_monitor_request(const ObjectReader &in) {
     return Monitor{in.boolean("enable").value_or(true)};
 }
 
-Status decode_status_request(const ObjectReader &in) {
-    in.require_only({}, kEnvelopeKeys);
-    return Status{};
-}
-
-void write_request(JsonWriter &, const Status &) {}
-
 void write_request(JsonWriter &w, const Monitor &m) { w.member("enable", m.enable); }
 
 } // namespace mcastd::proto::codec
