@@ -1,6 +1,13 @@
 // Internal to the codec (PROTOCOL.md): what one message family's source file needs from
-// another's. The envelopes dispatch to each family's decoders and writers declared here, and
-// the families share the JSON forms of RECORD, ERROR, GIDs and join states.
+// another's. The codec is one file per family, each with both sides of that family:
+//
+//   envelope.cpp  request and reply envelopes, ERROR, too-large, decode_incoming, op names
+//   hello.cpp, join.cpp, leave.cpp, list.cpp, status.cpp   one request and its result
+//   events.cpp    restored, lost and monitor events, and the monitor request
+//   record.cpp    RECORD, GIDs, join states, selectors, MTUs: values several families share
+//
+// envelope.cpp dispatches to the families' functions declared here. Adding a key to a reply
+// touches protocol.hpp (its type), its family's file (both sides), and PROTOCOL.md.
 #pragma once
 
 #include <array>
@@ -16,7 +23,7 @@
 
 namespace mcastd::proto::codec {
 
-// ---- envelopes (requests, replies, ERROR) ----
+// ---- envelope.cpp: requests, replies, ERROR ----
 
 // The keys every request has beside its op's own.
 inline constexpr std::array<std::string_view, 2> kEnvelopeKeys{"id", "op"};
@@ -61,56 +68,36 @@ inline void write_result(JsonWriter &, const Empty &) {}
 // ---- one message family each: its request's decoder (the daemon's, strict) and writer (the
 // client's), its result's writer (the daemon's); the client's result decoders are public ----
 
+// hello.cpp
 Hello decode_hello_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Hello &h);
 void write_result(JsonWriter &w, const HelloResult &r);
 
+// join.cpp
 Join decode_join_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Join &j);
 void write_result(JsonWriter &w, const JoinResult &r);
 
+// leave.cpp
 Leave decode_leave_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Leave &l);
 
+// list.cpp
 List decode_list_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const List &l);
 void write_result(JsonWriter &w, const ListResult &r);
 
+// status.cpp
 Status decode_status_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Status &s);
 void write_result(JsonWriter &w, const StatusResult &r);
 
-// Events, and the monitor request that asks for monitor events. `name` is the "event" key.
+// events.cpp: the monitor request, and the events. `name` is the "event" key.
 Monitor decode_monitor_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Monitor &m);
 Event read_event(const json_check::ObjectReader &in, std::string_view name);
 
-// ---- values several families share ----
-
-// Record key names of field:: bits, in the order `changed` lists them: "mlid" first (the one
-// that forces a client to detach and re-attach), then the RECORD table's order.
-struct FieldName {
-    std::uint64_t bits;
-    std::string_view name;
-};
-inline constexpr std::uint64_t kMtuBits = field::mtu | field::mtu_selector;
-inline constexpr std::uint64_t kRateBits = field::rate | field::rate_selector;
-inline constexpr std::array<FieldName, 14> kChangedNames{{
-    {field::mlid, "mlid"},
-    {field::mgid, "mgid"},
-    {field::port_gid, "port_gid"},
-    {field::qkey, "qkey"},
-    {field::pkey, "pkey"},
-    {field::sl, "sl"},
-    {kMtuBits, "mtu"},
-    {kRateBits, "rate"},
-    {kRateBits, "rate_gbps"},
-    {field::flow_label, "flow_label"},
-    {field::tclass, "traffic_class"},
-    {field::hop_limit, "hop_limit"},
-    {field::scope, "scope"},
-    {field::join_state, "join_state"},
-}};
+// ---- record.cpp: values several families share ----
 
 inline constexpr std::array<std::string_view, 4> kJoinStateNames{
     "full", "nonmember", "sendonly-nonmember", "sendonly-full"};
