@@ -23,6 +23,7 @@
 using namespace mcastd;
 using namespace mcastd::proto;
 using Clock = std::chrono::steady_clock;
+namespace nl = bench_nlohmann;
 
 namespace {
 
@@ -136,7 +137,8 @@ Figures time_all(const char *unit, double scale, auto writer, auto diag, auto no
     Figures f{seconds_per_call(writer), seconds_per_call(diag), seconds_per_call(nodiag)};
     std::printf("  %-44s %10.1f %s\n", "proto::encode_reply (JsonWriter)", f.writer * scale, unit);
     std::printf("  %-44s %10.1f %s  (%.2fx JsonWriter's time)\n",
-                "ordered_json + dump (JSON_DIAGNOSTICS=1)", f.diag * scale, unit, f.diag / f.writer);
+                "ordered_json + dump (JSON_DIAGNOSTICS=1)", f.diag * scale, unit,
+                f.diag / f.writer);
     std::printf("  %-44s %10.1f %s  (%.2fx JsonWriter's time)\n",
                 "ordered_json + dump (no diagnostics)", f.nodiag * scale, unit,
                 f.nodiag / f.writer);
@@ -154,14 +156,14 @@ int main() {
     std::printf("output check\n");
     const std::string join_w = encode_reply(id, join_variant);
     const std::string list_w = encode_reply(id, list_variant);
-    same("join reply, JSON_DIAGNOSTICS=1", join_w, bench_nlohmann::diag::encode_join_reply(id, join));
-    same("join reply, no diagnostics", join_w, bench_nlohmann::nodiag::encode_join_reply(id, join));
-    same("list reply, JSON_DIAGNOSTICS=1", list_w, bench_nlohmann::diag::encode_list_reply(id, list));
-    same("list reply, no diagnostics", list_w, bench_nlohmann::nodiag::encode_list_reply(id, list));
+    same("join reply, JSON_DIAGNOSTICS=1", join_w, nl::diag::encode_join_reply(id, join));
+    same("join reply, no diagnostics", join_w, nl::nodiag::encode_join_reply(id, join));
+    same("list reply, JSON_DIAGNOSTICS=1", list_w, nl::diag::encode_list_reply(id, list));
+    same("list reply, no diagnostics", list_w, nl::nodiag::encode_list_reply(id, list));
     std::printf("  (the nlohmann encoder writes an integral double as an integer, as JsonWriter "
                 "does; with\n   doubles passed through as doubles it differs only there:)\n");
     same("join reply, doubles as nlohmann writes them", join_w,
-         bench_nlohmann::diag::encode_join_reply_plain_doubles(id, join));
+         nl::diag::encode_join_reply_plain_doubles(id, join));
     {
         // Not in the timed data: half a 3-byte sequence. JsonWriter replaces each bad byte,
         // nlohmann the maximal invalid subpart (Unicode's recommended practice).
@@ -169,21 +171,21 @@ int main() {
         edge.ports.resize(1);
         edge.ports[0].groups[0].members[0].comm = "feed-\xe2\x82-x";
         same("edge case: comm with half of a 3-byte UTF-8", encode_reply(id, Result{edge}),
-             bench_nlohmann::diag::encode_list_reply(id, edge));
+             nl::diag::encode_list_reply(id, edge));
     }
 
     std::printf("\njoin reply (%zu bytes), per reply\n", join_w.size());
     const Figures j = time_all(
         "ns", 1e9, [&] { return encode_reply(id, join_variant); },
-        [&] { return bench_nlohmann::diag::encode_join_reply(id, join); },
-        [&] { return bench_nlohmann::nodiag::encode_join_reply(id, join); });
+        [&] { return nl::diag::encode_join_reply(id, join); },
+        [&] { return nl::nodiag::encode_join_reply(id, join); });
 
     std::printf("\nlist reply, 1,000 groups, 2,000 members (%zu bytes), per reply\n",
                 list_w.size());
     const Figures l = time_all(
         "us", 1e6, [&] { return encode_reply(id, list_variant); },
-        [&] { return bench_nlohmann::diag::encode_list_reply(id, list); },
-        [&] { return bench_nlohmann::nodiag::encode_list_reply(id, list); });
+        [&] { return nl::diag::encode_list_reply(id, list); },
+        [&] { return nl::nodiag::encode_list_reply(id, list); });
 
     std::printf("\nJsonWriter speed-up over ordered_json (JSON_DIAGNOSTICS=1): join %.2fx, "
                 "list %.2fx; without diagnostics: join %.2fx, list %.2fx\n",
