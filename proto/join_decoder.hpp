@@ -1,6 +1,7 @@
 // The keys of a join and their validators, in one place: the protocol's `join` request and the
 // daemon config's `static_groups` entries are the same object (minus `id` and `op`), so an
 // operator can paste one into the other and gets the same error for the same mistake.
+// Defined in join.cpp, beside the rest of the join's codec.
 #pragma once
 
 #include <span>

@@ -3,6 +3,9 @@
 //
 // Decoding is strict where the daemon reads untrusted input: every unknown key, wrong type or
 // out-of-range value is an Error naming the field by JSON pointer. Decoders never throw.
+//
+// The codec is one source file per message family, each with both sides of it (codec.hpp
+// lists them).
 #pragma once
 
 #include <sys/types.h>

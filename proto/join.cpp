@@ -1,12 +1,16 @@
+// `join`, both ways: the request's keys and their validators (decode_join, join_decoder.hpp,
+// which the daemon config's static_groups entries also go through), the client's encoder of
+// the request, and the result (the daemon's encoder, the client's decoder).
+#include "codec.hpp"
 #include "join_decoder.hpp"
-
-#include "protocol.hpp"
 
 namespace mcastd::proto {
 
 using json_check::describe_value;
 using json_check::json;
 using json_check::ObjectReader;
+
+// ---- the request ----
 
 namespace {
 
@@ -103,6 +107,68 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
     }
     p.rate = selected(in, "rate", "rate_selector", rate);
     return r;
+}
+
+namespace codec {
+
+Join decode_join_request(const ObjectReader &in) { return Join{decode_join(in, kEnvelopeKeys)}; }
+
+void write_request(JsonWriter &w, const Join &j) {
+    const JoinRequest &r = j.request;
+    w.member("device", std::string_view(r.device));
+    w.member("port", r.port);
+    if (is_zero(r.mgid)) {
+        w.member("create", true);
+    } else {
+        w.key("mgid");
+        write_gid(w, r.mgid);
+    }
+    if (r.scope)
+        w.member("scope", *r.scope);
+    w.key("join_state");
+    write_join_state(w, r.join_state);
+    const GroupParams &p = r.params;
+    if (p.qkey)
+        w.member("qkey", *p.qkey);
+    if (p.pkey)
+        w.member("pkey", *p.pkey);
+    if (p.sl)
+        w.member("sl", *p.sl);
+    if (p.tclass)
+        w.member("traffic_class", *p.tclass);
+    if (p.flow_label)
+        w.member("flow_label", *p.flow_label);
+    if (p.hop_limit)
+        w.member("hop_limit", *p.hop_limit);
+    if (p.mtu) {
+        w.member("mtu", mtu_bytes(p.mtu->value));
+        if (p.mtu->selector != Selector::exactly)
+            w.member("mtu_selector", selector_name(p.mtu->selector));
+    }
+    if (p.rate) {
+        w.member("rate", p.rate->value);
+        if (p.rate->selector != Selector::exactly)
+            w.member("rate_selector", selector_name(p.rate->selector));
+    }
+}
+
+// ---- the result ----
+
+void write_result(JsonWriter &w, const JoinResult &r) {
+    w.member("membership", r.membership);
+    w.key("record");
+    write_record(w, r.record);
+}
+
+} // namespace codec
+
+std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
+    return codec::decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
+        JoinResult r;
+        r.membership = in.required_uint("membership", 0, UINT64_MAX);
+        r.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));
+        return r;
+    });
 }
 
 } // namespace mcastd::proto

@@ -1,13 +1,60 @@
-#include "wire_values.hpp"
+// RECORD and the values that several messages share (GIDs, join states, selectors, MTUs), both
+// ways: the daemon writes them, the client reads them back.
+#include "codec.hpp"
 
 #include <arpa/inet.h>
 
-#include <cstdio>
-
 #include "common/gid.hpp"
-#include "common/sa_status.hpp"
 
-namespace mcastd::proto::wire {
+namespace mcastd::proto {
+
+namespace {
+constexpr std::array<std::string_view, 4> kSelectorNames{"greater", "less", "exactly", "best"};
+} // namespace
+
+std::optional<std::uint8_t> join_state_from_name(std::string_view name) {
+    for (std::size_t i = 0; i < codec::kJoinStateNames.size(); ++i)
+        if (codec::kJoinStateNames[i] == name)
+            return static_cast<std::uint8_t>(1u << i);
+    return std::nullopt;
+}
+
+std::optional<std::uint8_t> join_state_bits_from_name(std::string_view name) {
+    if (name == "none")
+        return std::uint8_t{0};
+    std::uint8_t bits = 0;
+    while (true) {
+        const auto plus = name.find('+');
+        const auto bit = join_state_from_name(name.substr(0, plus));
+        if (!bit || (bits & *bit))
+            return std::nullopt;
+        bits |= *bit;
+        if (plus == name.npos)
+            return bits;
+        name.remove_prefix(plus + 1);
+    }
+}
+
+std::optional<Selector> selector_from_name(std::string_view name) {
+    for (std::size_t i = 0; i < kSelectorNames.size(); ++i)
+        if (kSelectorNames[i] == name)
+            return static_cast<Selector>(i);
+    return std::nullopt;
+}
+
+std::string_view selector_name(Selector s) {
+    const auto i = static_cast<std::size_t>(s);
+    return i < kSelectorNames.size() ? kSelectorNames[i] : std::string_view("?");
+}
+
+std::optional<std::uint8_t> mtu_enum_from_bytes(unsigned bytes) {
+    for (std::uint8_t e = 1; e <= 5; ++e)
+        if (mtu_bytes(e) == bytes)
+            return e;
+    return std::nullopt;
+}
+
+namespace codec {
 
 using json_check::ObjectReader;
 
@@ -26,12 +73,6 @@ void write_join_state(JsonWriter &w, std::uint8_t bits) {
             return;
         }
     w.value(std::string_view(join_state_name(bits)));
-}
-
-std::string guid_text(std::uint64_t guid) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-    return buf;
 }
 
 void write_record(JsonWriter &w, const McRecord &r) {
@@ -56,48 +97,12 @@ void write_record(JsonWriter &w, const McRecord &r) {
     w.end_object();
 }
 
-void write_failure(JsonWriter &w, const Failure &f) {
-    w.begin_object();
-    w.member("code", errc_name(f.error.code));
-    w.member("message", std::string_view(f.error.message));
-    if (!f.field.empty())
-        w.member("field", std::string_view(f.field));
-    if (f.error.sa_status) {
-        w.member("sa_status", *f.error.sa_status);
-        w.member("sa_status_name", std::string_view(sa_status_name(*f.error.sa_status)));
-    }
-    if (!f.versions.empty() || f.error.code == Errc::unsupported_version) {
-        w.key("versions");
-        w.begin_array();
-        for (unsigned v : f.versions)
-            w.value(v);
-        w.end_array();
-    }
-    w.end_object();
-}
-
 Gid read_gid(const ObjectReader &in, std::string_view key) {
     const auto text = in.required_string(key);
     auto g = parse_gid(text);
     if (!g)
         in.fail(key, json_check::describe_value(json_check::json(text)) + " is not a GID");
     return *g;
-}
-
-std::optional<std::uint64_t> read_nullable_guid(const ObjectReader &in, std::string_view key) {
-    const json_check::json &v = in.required(key);
-    if (v.is_null())
-        return std::nullopt;
-    const auto text = json_check::check_string(v, in.pointer(key));
-    const auto hex_digit = [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    };
-    bool ok = text.size() == 18 && text.substr(0, 2) == "0x";
-    for (std::size_t i = 2; ok && i < text.size(); ++i)
-        ok = hex_digit(text[i]);
-    if (!ok)
-        in.fail(key, json_check::describe_value(v) + " is not a GUID (\"0x\" and 16 hex digits)");
-    return std::stoull(std::string(text.substr(2)), nullptr, 16);
 }
 
 std::uint8_t read_join_state(const ObjectReader &in, std::string_view key) {
@@ -135,27 +140,5 @@ McRecord read_record(const ObjectReader &in) {
     return r;
 }
 
-Failure read_failure(const ObjectReader &in) {
-    Failure f{Error{Errc::internal, {}, std::nullopt}, {}, {}};
-    const auto code = in.required_string("code");
-    f.error.message = in.required_string("message");
-    if (auto c = errc_from_name(code)) {
-        f.error.code = *c;
-    } else {
-        // A code this library does not know yet: keep the daemon's words, and its code name.
-        f.error.message = "(" + std::string(code) + ") " + f.error.message;
-    }
-    if (auto field = in.string("field"))
-        f.field = *field;
-    f.error.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
-    (void)in.string("sa_status_name"); // derived from sa_status
-    if (const auto *versions = in.array("versions")) {
-        std::size_t i = 0;
-        for (const auto &v : *versions)
-            f.versions.push_back(static_cast<unsigned>(json_check::check_uint(
-                v, json_check::pointer_to(in.pointer("versions"), i++), 0, 0xffffffff)));
-    }
-    return f;
-}
-
-} // namespace mcastd::proto::wire
+} // namespace codec
+} // namespace mcastd::proto

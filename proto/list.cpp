@@ -1,0 +1,156 @@
+// `list`, both ways: the request (it has no keys of its own) and its result, every group the
+// daemon handles per port (the daemon's encoder, the client's decoder).
+#include "codec.hpp"
+
+namespace mcastd::proto {
+
+using codec::for_each_element;
+using json_check::FieldError;
+using json_check::json;
+using json_check::ObjectReader;
+
+namespace codec {
+
+List decode_list_request(const ObjectReader &in) {
+    in.require_only({}, kEnvelopeKeys);
+    return List{};
+}
+
+void write_request(JsonWriter &, const List &) {}
+
+// ---- the result: the daemon writes ----
+
+namespace {
+
+void write_bits_as_names(JsonWriter &w, std::uint8_t bits) {
+    w.begin_array();
+    for (std::size_t i = 0; i < kJoinStateNames.size(); ++i)
+        if (bits & (1u << i))
+            w.value(kJoinStateNames[i]);
+    w.end_array();
+}
+
+void write_group(JsonWriter &w, const GroupInfo &g) {
+    w.begin_object();
+    w.key("mgid");
+    write_gid(w, g.mgid);
+    w.member("mlid", g.mlid);
+    w.member("qkey", g.qkey);
+    w.member("busy", g.busy);
+    w.key("held");
+    write_bits_as_names(w, g.held);
+    w.key("foreign");
+    write_bits_as_names(w, g.foreign);
+    w.key("counts");
+    w.begin_object();
+    for (std::size_t i = 0; i < g.counts.size(); ++i)
+        w.member(kJoinStateNames[i], g.counts[i]);
+    w.end_object();
+    w.key("members");
+    w.begin_array();
+    for (const MemberInfo &m : g.members) {
+        w.begin_object();
+        w.member("membership", m.membership);
+        w.key("join_state");
+        write_join_state(w, m.join_state);
+        w.member("state", std::string_view(m.state));
+        w.member("pid", std::int64_t{m.pid});
+        w.member("uid", std::uint64_t{m.uid});
+        w.member("comm", std::string_view(m.comm));
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+}
+
+} // namespace
+
+void write_result(JsonWriter &w, const ListResult &r) {
+    w.key("ports");
+    w.begin_array();
+    for (const PortGroups &p : r.ports) {
+        w.begin_object();
+        w.member("device", std::string_view(p.device));
+        w.member("port", p.port);
+        w.key("port_gid");
+        write_gid(w, p.port_gid);
+        w.key("groups");
+        w.begin_array();
+        for (const GroupInfo &g : p.groups)
+            write_group(w, g);
+        w.end_array();
+        w.end_object();
+    }
+    w.end_array();
+}
+
+} // namespace codec
+
+// ---- the result: the client reads ----
+
+namespace {
+
+std::uint8_t bits_from_names(const ObjectReader &in, std::string_view key) {
+    std::uint8_t bits = 0;
+    for_each_element(in, key, [&](const json &v, const std::string &ptr) {
+        const auto name = json_check::check_string(v, ptr);
+        const auto bit = join_state_from_name(name);
+        if (!bit)
+            throw FieldError(ptr, json_check::describe_value(v) + " is not a join state");
+        bits |= *bit;
+    });
+    return bits;
+}
+
+GroupInfo read_group(const ObjectReader &in) {
+    GroupInfo g;
+    g.mgid = codec::read_gid(in, "mgid");
+    g.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
+    g.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
+    if (auto busy = in.boolean("busy"))
+        g.busy = *busy;
+    else
+        in.fail("busy", "required key is missing");
+    g.held = bits_from_names(in, "held");
+    g.foreign = bits_from_names(in, "foreign");
+    const ObjectReader counts(in.required("counts"), in.pointer("counts"));
+    for (std::size_t i = 0; i < g.counts.size(); ++i)
+        g.counts[i] = static_cast<std::uint32_t>(
+            counts.required_uint(codec::kJoinStateNames[i], 0, 0xffffffff));
+    for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
+        const ObjectReader m(v, ptr);
+        MemberInfo info;
+        info.membership = m.required_uint("membership", 0, UINT64_MAX);
+        info.join_state = codec::read_join_state(m, "join_state");
+        info.state = m.required_string("state");
+        info.pid = static_cast<pid_t>(m.required_uint("pid", 0, INT32_MAX));
+        info.uid = static_cast<uid_t>(m.required_uint("uid", 0, UINT32_MAX));
+        info.comm = m.required_string("comm");
+        g.members.push_back(std::move(info));
+    });
+    return g;
+}
+
+ListResult read_list(const ObjectReader &in) {
+    ListResult r;
+    for_each_element(in, "ports", [&](const json &v, const std::string &ptr) {
+        const ObjectReader p(v, ptr);
+        PortGroups pg;
+        pg.device = p.required_string("device");
+        pg.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
+        pg.port_gid = codec::read_gid(p, "port_gid");
+        for_each_element(p, "groups", [&](const json &gv, const std::string &gptr) {
+            pg.groups.push_back(read_group(ObjectReader(gv, gptr)));
+        });
+        r.ports.push_back(std::move(pg));
+    });
+    return r;
+}
+
+} // namespace
+
+std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
+    return codec::decode_object<ListResult>(result_json, read_list);
+}
+
+} // namespace mcastd::proto

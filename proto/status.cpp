@@ -1,0 +1,207 @@
+// `status`, both ways: the request (it has no keys of its own) and its result, the daemon's
+// ports, their SMs and re-joins, and its counters (the daemon's encoder, the client's decoder).
+#include "codec.hpp"
+
+#include <cstdio>
+
+namespace mcastd::proto {
+
+using codec::for_each_element;
+using json_check::json;
+using json_check::ObjectReader;
+
+namespace codec {
+
+Status decode_status_request(const ObjectReader &in) {
+    in.require_only({}, kEnvelopeKeys);
+    return Status{};
+}
+
+void write_request(JsonWriter &, const Status &) {}
+
+// ---- the result: the daemon writes ----
+
+namespace {
+
+// A GUID as status shows it: "0x" and 16 hex digits, "0x0002c90300000001".
+std::string guid_text(std::uint64_t guid) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
+    return buf;
+}
+
+void write_port_status(JsonWriter &w, const PortStatus &p) {
+    w.begin_object();
+    w.member("device", std::string_view(p.device));
+    w.member("port", p.port);
+    w.member("state", std::string_view(p.state));
+    w.member("lid", p.lid);
+    w.member("sm_lid", p.sm_lid);
+    w.member("sm_sl", p.sm_sl);
+    w.key("port_gid");
+    write_gid(w, p.port_gid);
+    w.member("link_layer", std::string_view(p.link_layer));
+    w.member("rate_gbps", p.rate_gbps);
+    w.member("groups", p.groups);
+    w.member("mtu", p.mtu);
+    w.key("sm_guid");
+    if (p.sm_guid)
+        w.value(std::string_view(guid_text(*p.sm_guid)));
+    else
+        w.null();
+    w.key("sm_act_count");
+    if (p.sm_act_count)
+        w.value(*p.sm_act_count);
+    else
+        w.null();
+    w.member("rejoining", p.rejoining);
+    w.key("last_rejoin");
+    if (const auto &r = p.last_rejoin) {
+        w.begin_object();
+        w.member("reason", std::string_view(r->reason));
+        w.member("started_ago_s", r->started_ago_s);
+        w.key("duration_s");
+        if (r->duration_s)
+            w.value(*r->duration_s);
+        else
+            w.null();
+        w.member("groups", r->groups);
+        w.end_object();
+    } else {
+        w.null();
+    }
+    w.end_object();
+}
+
+} // namespace
+
+void write_result(JsonWriter &w, const StatusResult &r) {
+    w.member("daemon", std::string_view(r.daemon));
+    w.member("protocol", r.protocol);
+    w.member("uptime_s", r.uptime_s);
+    w.member("clients", r.clients);
+    w.key("ports");
+    w.begin_array();
+    for (const PortStatus &p : r.ports)
+        write_port_status(w, p);
+    w.end_array();
+    const Counters &c = r.counters;
+    w.key("counters");
+    w.begin_object();
+    w.member("sa_mads_sent", c.sa_mads_sent);
+    w.member("sa_retransmits", c.sa_retransmits);
+    w.member("sa_timeouts", c.sa_timeouts);
+    w.member("sa_bounces", c.sa_bounces);
+    w.member("joins", c.joins);
+    w.member("joins_local", c.joins_local);
+    w.member("joins_failed", c.joins_failed);
+    w.member("leaves", c.leaves);
+    w.end_object();
+}
+
+} // namespace codec
+
+// ---- the result: the client reads ----
+
+namespace {
+
+// A required key that is null (nullopt) or guid_text()'s form.
+std::optional<std::uint64_t> read_nullable_guid(const ObjectReader &in, std::string_view key) {
+    const json &v = in.required(key);
+    if (v.is_null())
+        return std::nullopt;
+    const auto text = json_check::check_string(v, in.pointer(key));
+    const auto hex_digit = [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    };
+    bool ok = text.size() == 18 && text.substr(0, 2) == "0x";
+    for (std::size_t i = 2; ok && i < text.size(); ++i)
+        ok = hex_digit(text[i]);
+    if (!ok)
+        in.fail(key, json_check::describe_value(v) + " is not a GUID (\"0x\" and 16 hex digits)");
+    return std::stoull(std::string(text.substr(2)), nullptr, 16);
+}
+
+double required_number(const ObjectReader &in, std::string_view key) {
+    if (auto v = in.number(key))
+        return *v;
+    in.fail(key, "required key is missing");
+}
+
+// A required key whose value may be null (nullopt).
+std::optional<std::uint64_t> nullable_uint(const ObjectReader &in, std::string_view key,
+                                           std::uint64_t hi) {
+    if (in.required(key).is_null())
+        return std::nullopt;
+    return in.uint(key, 0, hi);
+}
+
+std::optional<double> nullable_number(const ObjectReader &in, std::string_view key) {
+    if (in.required(key).is_null())
+        return std::nullopt;
+    return in.number(key);
+}
+
+std::optional<RejoinStatus> read_last_rejoin(const ObjectReader &port) {
+    const json &v = port.required("last_rejoin");
+    if (v.is_null())
+        return std::nullopt;
+    const ObjectReader in(v, port.pointer("last_rejoin"));
+    RejoinStatus r;
+    r.reason = in.required_string("reason");
+    r.started_ago_s = required_number(in, "started_ago_s");
+    r.duration_s = nullable_number(in, "duration_s");
+    r.groups = in.required_uint("groups", 0, UINT64_MAX);
+    return r;
+}
+
+StatusResult read_status(const ObjectReader &in) {
+    StatusResult r;
+    r.daemon = in.required_string("daemon");
+    r.protocol = static_cast<unsigned>(in.required_uint("protocol", 0, UINT32_MAX));
+    r.uptime_s = required_number(in, "uptime_s");
+    r.clients = in.required_uint("clients", 0, UINT64_MAX);
+    for_each_element(in, "ports", [&](const json &v, const std::string &ptr) {
+        const ObjectReader p(v, ptr);
+        PortStatus s;
+        s.device = p.required_string("device");
+        s.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
+        s.state = p.required_string("state");
+        s.lid = static_cast<std::uint16_t>(p.required_uint("lid", 0, 0xffff));
+        s.sm_lid = static_cast<std::uint16_t>(p.required_uint("sm_lid", 0, 0xffff));
+        s.sm_sl = static_cast<std::uint8_t>(p.required_uint("sm_sl", 0, 15));
+        s.port_gid = codec::read_gid(p, "port_gid");
+        s.link_layer = p.required_string("link_layer");
+        s.rate_gbps = required_number(p, "rate_gbps");
+        s.groups = p.required_uint("groups", 0, UINT64_MAX);
+        s.mtu = static_cast<std::uint32_t>(p.required_uint("mtu", 0, 4096));
+        s.sm_guid = read_nullable_guid(p, "sm_guid");
+        if (auto n = nullable_uint(p, "sm_act_count", UINT32_MAX))
+            s.sm_act_count = static_cast<std::uint32_t>(*n);
+        if (auto b = p.boolean("rejoining"))
+            s.rejoining = *b;
+        else
+            p.fail("rejoining", "required key is missing");
+        s.last_rejoin = read_last_rejoin(p);
+        r.ports.push_back(std::move(s));
+    });
+    const ObjectReader c(in.required("counters"), in.pointer("counters"));
+    Counters &n = r.counters;
+    n.sa_mads_sent = c.required_uint("sa_mads_sent", 0, UINT64_MAX);
+    n.sa_retransmits = c.required_uint("sa_retransmits", 0, UINT64_MAX);
+    n.sa_timeouts = c.required_uint("sa_timeouts", 0, UINT64_MAX);
+    n.sa_bounces = c.required_uint("sa_bounces", 0, UINT64_MAX);
+    n.joins = c.required_uint("joins", 0, UINT64_MAX);
+    n.joins_local = c.required_uint("joins_local", 0, UINT64_MAX);
+    n.joins_failed = c.required_uint("joins_failed", 0, UINT64_MAX);
+    n.leaves = c.required_uint("leaves", 0, UINT64_MAX);
+    return r;
+}
+
+} // namespace
+
+std::variant<StatusResult, Error> decode_status_result(std::string_view result_json) {
+    return codec::decode_object<StatusResult>(result_json, read_status);
+}
+
+} // namespace mcastd::proto
