@@ -1,8 +1,8 @@
 // Strict reading of untrusted JSON with nlohmann-json, shared by the protocol codec and the
-// daemon's config parser (reference/systemd-dbus-journald.md §7).
+// daemon's config parser.
 //
-// nlohmann converts silently where we must not: 3.7 -> 3, 300 -> uint8 44, true -> 1, -1 ->
-// 4294967295, and the last of two duplicate keys wins. So nothing here calls get<T>() on a
+// nlohmann-json 3.11 converts silently where we must not: 3.7 -> 3, 300 -> uint8 44, true -> 1,
+// -1 -> 4294967295, and the last of two duplicate keys wins. So nothing here calls get<T>() on a
 // value it has not type- and range-checked first, duplicates are caught while parsing, and
 // every complaint names its place as a JSON pointer ("/sa/timeout_ms").
 //
