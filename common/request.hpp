@@ -15,11 +15,12 @@ namespace mcastd {
 using ClientId = std::uint64_t;
 using MembershipId = std::uint64_t;
 
-// Who a client is, as its transport learned it (SO_PEERCRED, D-Bus credentials).
+// Who a client is, as its transport learned it from the kernel or the bus (SO_PEERCRED, D-Bus
+// credentials), never as the client says. The ids are the effective ones.
 struct ClientInfo {
     pid_t pid = 0;
     uid_t uid = 0;
-    gid_t gid = 0;
+    gid_t unix_gid = 0; // the Unix group id ("gid" alone would read as an InfiniBand GID)
     std::string comm;
 };
 

@@ -1,5 +1,5 @@
-// rdma-mcastd: the wiring, in the order things start. Everything of substance lives in the
-// modules named here; stopping runs the same list backwards.
+// rdma-mcastd: the command line, the config, logging, and the loop. The parts of the daemon
+// start (and stop, backwards) in Daemon (daemon.hpp); the signals are handed to it here.
 #include <getopt.h>
 
 #include <spdlog/spdlog.h>
@@ -9,19 +9,12 @@
 #include <random>
 
 #include "config/config.hpp"
-#include "dbus/dbus_server.hpp"
+#include "daemon.hpp"
+#include "host_ports.hpp"
 #include "logging/logging.hpp"
-#include "logging/membership_log.hpp"
 #include "mcastd/version.hpp"
-#include "reload.hpp"
 #include "runtime/event_loop.hpp"
-#include "runtime/notifier.hpp"
 #include "runtime/signals.hpp"
-#include "server/activation.hpp"
-#include "server/socket_server.hpp"
-#include "service.hpp"
-#include "static_groups.hpp"
-#include "views.hpp"
 
 using namespace mcastd;
 
@@ -106,7 +99,7 @@ int main(int argc, char **argv) {
     }
     config::DaemonConfig cfg = std::get<config::DaemonConfig>(std::move(loaded));
     // Hosts that saw the same SM event must not all rejoin in the same millisecond.
-    cfg.service.engine.seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+    cfg.engine.seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
     const auto lvl = spdlog::level::from_str(cfg.log_level);
     if (lvl == spdlog::level::off && cfg.log_level != "off") {
         std::fprintf(stderr, "rdma-mcastd: --log-level: unknown level '%s'\n", cfg.log_level.c_str());
@@ -122,73 +115,17 @@ int main(int argc, char **argv) {
         // Before any thread exists, so that signals reach only the loop's signalfd.
         runtime::block_signals(runtime::kDaemonSignals);
         runtime::EventLoop loop(runtime::EventLoop::Kind::thread_default);
+        auto ports = std::make_unique<HostPorts>(loop, cfg.host);
+        Daemon daemon(loop, std::move(cfg), std::move(ports), std::string("rdma-mcastd ") + MCASTD_VERSION);
 
-        Service service(loop, cfg.service);
-        service.add_observer(logging::membership_log(service));
-        runtime::Notifier notifier(loop.timers(), [&service] { return status_line(service); });
-        service.set_change_listener([&notifier] { notifier.changed(); });
-
-        const server::ListenSocket listener = server::open_client_socket(cfg.socket);
-        auto server = std::make_unique<server::SocketServer>(loop, service, listener.fd, cfg.limits, cfg.access,
-                                                             std::string("rdma-mcastd ") + MCASTD_VERSION);
-        // D-Bus is optional: without a system bus the socket still serves.
-        std::unique_ptr<dbus::DbusServer> bus;
-        if (cfg.dbus.enabled) {
-            try {
-                bus = std::make_unique<dbus::DbusServer>(loop, service, dbus::default_log_hooks());
-            } catch (const std::exception &e) {
-                spdlog::warn("D-Bus disabled: {}; serving the socket only", e.what());
-            }
-        }
-        auto statics = std::make_unique<StaticGroups>(service, loop.timers(), cfg.static_groups,
-                                                      cfg.service.engine.retry_min, cfg.service.engine.retry_max);
-        // WatchdogSec=: sd-event sends WATCHDOG=1 from this loop, so a wedged loop misses them.
-        if (auto period = runtime::EventLoop::watchdog_period(); period && loop.enable_watchdog())
-            spdlog::info("watchdog: the service manager expects a keep-alive every {} ms",
-                         std::chrono::duration_cast<std::chrono::milliseconds>(*period).count());
-        spdlog::info("rdma-mcastd {} serving {} port(s) on {}{}", MCASTD_VERSION, service.ports().size(), listener.path,
-                     listener.activated ? " (socket activation)" : "");
-
-        // ---- READY=1 ----
-        // Once clients can connect (the D-Bus name, when there is one, is acquired above this
-        // line); not after SA joins, which may wait hours for a port to come up.
-        notifier.ready();
-
-        // Graceful stop: no new clients, every membership left, every Delete answered (or
-        // given up on) before the SA sessions close.
-        bool stopping = false;
-        auto stop = [&](const signalfd_siginfo &si) {
-            if (stopping)
-                return;
-            stopping = true;
-            notifier.stopping("leaving every group");
-            spdlog::info("signal {}: leaving every group and stopping", si.ssi_signo);
-            server->stop_accepting();
-            server->disconnect_all();
-            if (bus)
-                bus->disconnect_all();
-            statics.reset();
-            const auto bound = sa::timeout_bound(cfg.service.sa) + std::chrono::seconds(1);
-            loop.timers().start(bound, [&] {
-                spdlog::warn("some leaves were not answered within {} ms; stopping anyway", bound.count());
-                loop.exit(0);
-            });
-            service.engine().when_idle([&] { loop.exit(0); });
-        };
+        auto stop = [&](const signalfd_siginfo &si) { daemon.stop("signal " + std::to_string(si.ssi_signo)); };
         auto on_term = loop.watch_signal(SIGTERM, stop);
         auto on_int = loop.watch_signal(SIGINT, stop);
         auto on_hup = loop.watch_signal(SIGHUP, [&](const signalfd_siginfo &) {
-            if (stopping)
-                return;
-            notifier.reloading();
-            reload_config(load_effective_config(args), cfg, LiveParts{service, loop.timers(), *server, statics});
-            notifier.ready();
+            daemon.reload(load_effective_config(args));
         });
 
         const int rc = loop.run();
-        statics.reset();
-        bus.reset();
-        server.reset();
         spdlog::info("stopped");
         return rc;
     } catch (const std::exception &e) {

@@ -1,70 +1,41 @@
-// The daemon minus its front-ends: the host's IB ports, their umad transport, the SA
-// transaction layer and the membership engine, wired in the order data flows
-// (engine -> SA client -> transactions -> transport; answers back the same way).
+// Service: the daemon's logic with no I/O of its own, the one API the client sessions
+// (frontend/) see. The membership engine, what the daemon knows of each port (attributes, SM),
+// the reactions to port events, and the engine's notes fanned out to observers.
 //
-// main.cpp puts the Unix-socket and D-Bus transports in front of it; the sim tier's engine
-// driver puts a line protocol on stdin in front of it. Both run one event loop.
+// Where its ports and its SA come from is not its business: HostPorts (host_ports.hpp) adds
+// the host's ports and feeds their events over libibumad; unit tests add ports by hand over a
+// fake SA. Nothing here opens a device.
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/engine.hpp"
-#include "port/port_events.hpp"
 #include "port/port_attributes.hpp"
-#include "port/port_poller.hpp"
-#include "port/verbs_events.hpp"
-#include "runtime/event_loop.hpp"
-#include "sa/sa_client.hpp"
-#include "sa/transactions.hpp"
-#include "sa/umad_transport.hpp"
+#include "port/port_events.hpp"
 
 namespace mcastd {
 
-struct ServiceConfig {
-    EngineConfig engine;
-    sa::TransactionConfig sa;
-    port::MonitorConfig monitor; // the port event sources' polls
-    // Restrict the daemon to these "device" or "device/port" names; empty means every
-    // InfiniBand port found.
-    std::vector<std::string> ports;
+// The SA transaction counters `status` shows (from daemon/sa, when there is one).
+struct SaCounters {
+    std::uint64_t sent = 0, retransmits = 0, timeouts = 0, bounces = 0;
 };
 
-class Service : private MembershipEventSink, private port::PortEventSink {
+class Service final : private MembershipEventSink, public port::PortEventSink {
 public:
-    // Discovers ports and opens them. Throws std::runtime_error naming the device and port
-    // when a requested port cannot be used, or when no port is usable at all.
-    Service(runtime::EventLoop &loop, ServiceConfig cfg);
-    ~Service();
+    // `sa` and `timers` must outlive the service.
+    Service(const EngineConfig &cfg, SaService &sa, Timers &timers);
+    ~Service() override;
     Service(const Service &) = delete;
     Service &operator=(const Service &) = delete;
 
-    // Clients of every transport. The engine's membership events reach the sink the client's
-    // transport registered, so the core never learns which transport a client came from.
-    ClientId add_client(ClientInfo info, MembershipEventSink *sink);
-    void remove_client(ClientId client);
+    // ---- ports ----
 
-    // Every engine note goes to every observer (the log, monitor subscribers, the journal).
-    void add_observer(EngineObserver observer);
-    // `fn` runs after anything a one-line summary shows may have changed: a client came or
-    // went, a port became usable or not, an engine note. For sd_notify STATUS= (notify.hpp).
-    void set_change_listener(std::function<void()> fn) { changed_ = std::move(fn); }
-    // Clients of every transport, the daemon's own static-groups holder included.
-    std::size_t clients() const { return sinks_.size(); }
-
-    Engine &engine() { return engine_; }
-    const Engine &engine() const { return engine_; }
-    sa::MadTransactions &transactions() { return txns_; }
-    const sa::MadTransactions &transactions() const { return txns_; }
+    // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
+    PortIndex add_port(const port::PortAttributes &attributes, bool usable);
     const std::vector<port::PortAttributes> &ports() const { return ports_; }
-
-    // Asks the port itself for its PortInfo now (a directed-route SMP, answered locally), and
-    // acts on what changed; `done` runs once an answer newer than this call is applied.
-    void refresh_port(PortIndex port, std::function<void()> done = {});
-
     // The master SM as last seen on a port (SMInfoRecord), for status.
     struct SmView {
         std::uint16_t lid = 0;
@@ -73,10 +44,11 @@ public:
         bool known = false;
     };
     const SmView &sm(PortIndex port) const { return sms_.at(port); }
-
-private:
-    void open_ports(const std::vector<std::string> &wanted);
-    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    // A port's new P_Key table (the SA's P_Key index comes from it).
+    void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) { ports_.at(port).pkeys = std::move(pkeys); }
+    // Where the SA counters for `status` come from.
+    void set_sa_counters(std::function<SaCounters()> fn) { sa_counters_ = std::move(fn); }
+    SaCounters sa_counters() const { return sa_counters_ ? sa_counters_() : SaCounters{}; }
 
     // port::PortEventSink: what the port event sources observed.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
@@ -86,26 +58,53 @@ private:
     void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override;
     void audit_due(PortIndex port) override;
 
-    runtime::EventLoop &loop_;
-    sa::UmadTransport transport_;
-    sa::MadTransactions txns_;
-    sa::SaClient sa_client_;
+    // ---- clients ----
+
+    // A client of any transport. The engine's membership events for it reach `sink`, so the
+    // core never learns which transport a client came from.
+    ClientId add_client(ClientInfo info, MembershipEventSink *sink);
+    // Releases every membership of the client as if it had left (engine.hpp).
+    void remove_client(ClientId client);
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done);
+    std::optional<Error> leave(ClientId client, MembershipId id);
+    // Engine clients of every transport, the daemon's own static-groups holder included.
+    std::size_t clients() const { return sinks_.size(); }
+    const ClientInfo *client_info(ClientId client) const { return engine_.client_info(client); }
+
+    // ---- what it shows ----
+
+    std::vector<PortView> port_views() const { return engine_.ports(); }
+    std::vector<GroupView> group_views() const { return engine_.groups(); }
+    const EngineStats &stats() const { return engine_.stats(); }
+
+    // Every engine note goes to every observer (the log, monitor subscribers, the journal).
+    void add_observer(EngineObserver observer) { observers_.push_back(std::move(observer)); }
+    // `fn` runs after anything a one-line summary shows may have changed: a client came or
+    // went, a port became usable or not, an engine note. For sd_notify STATUS=.
+    void set_change_listener(std::function<void()> fn) { changed_ = std::move(fn); }
+
+    // ---- stopping ----
+
+    // True when no SA transaction is in flight and no retry is scheduled.
+    bool idle() const { return engine_.idle(); }
+    // Runs `fn` once the engine is idle (engine.hpp).
+    void when_idle(std::function<void()> fn) { engine_.when_idle(std::move(fn)); }
+
+private:
+    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    void changed() const {
+        if (changed_)
+            changed_();
+    }
+
     Engine engine_;
-    port::PortPoller monitor_;
-    std::unique_ptr<port::VerbsEvents> verbs_;
     std::vector<port::PortAttributes> ports_; // index = PortIndex
     std::vector<SmView> sms_;                 // index = PortIndex
     std::unordered_map<ClientId, MembershipEventSink *> sinks_;
     std::vector<EngineObserver> observers_;
     std::function<void()> changed_;
-    void changed() const {
-        if (changed_)
-            changed_();
-    }
+    std::function<SaCounters()> sa_counters_;
 };
-
-// SA address of a port: the SM's LID and SL on QP1, through the P_Key index of 0xFFFF.
-sa::MadAddress sa_address_of(const port::PortAttributes &p);
 
 // "mlx5_0/1" for a port index the service knows, "?" otherwise.
 std::string port_name(const Service &service, PortIndex port);

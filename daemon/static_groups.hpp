@@ -1,22 +1,23 @@
-// Groups the config lists (`static_groups`): joined at start and held by the daemon itself,
-// as one more client of the engine, for as long as it runs.
+// Groups the config lists (`static_groups`): joined at start and held by the daemon itself, as
+// one more client session (the daemon's own door: no hello, no limits) for as long as it runs.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "core/timers.hpp"
-#include "service.hpp"
+#include "frontend/sessions.hpp"
 
 namespace mcastd {
 
-class StaticGroups final : private MembershipEventSink {
+class StaticGroups final : private frontend::SessionOutlet {
 public:
     // Joins every group now. A join that fails for a reason that can pass (SA timeout or
     // error, port not active, a conflict with other members) is retried with capped backoff;
     // one that can never work (no such device or port) is logged and dropped.
-    StaticGroups(Service &service, Timers &timers, std::vector<JoinRequest> groups, Duration retry_min,
+    StaticGroups(frontend::Sessions &sessions, Timers &timers, std::vector<JoinRequest> groups, Duration retry_min,
                  Duration retry_max);
-    ~StaticGroups() override; // leaves them all (through the service)
+    ~StaticGroups(); // leaves them all (through the session)
     StaticGroups(const StaticGroups &) = delete;
     StaticGroups &operator=(const StaticGroups &) = delete;
 
@@ -31,13 +32,12 @@ private:
     };
 
     void join(std::size_t i);
-    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    void membership_event(MembershipId id, const MembershipEvent &ev) override;
 
-    Service &service_;
     Timers &timers_;
     Duration retry_min_, retry_max_;
-    ClientId client_ = 0;
     std::vector<Entry> entries_;
+    std::unique_ptr<frontend::ClientSession> session_; // none without groups: not a holder
 };
 
 } // namespace mcastd

@@ -6,11 +6,10 @@
 namespace mcastd {
 
 proto::ListResult list_view(const Service &service) {
-    const Engine &engine = service.engine();
     proto::ListResult out;
-    for (const PortView &p : engine.ports())
+    for (const PortView &p : service.port_views())
         out.ports.push_back(proto::PortGroups{p.device, p.port, p.port_gid, {}});
-    for (const GroupView &g : engine.groups()) {
+    for (const GroupView &g : service.group_views()) {
         proto::GroupInfo gi;
         gi.mgid = g.mgid;
         gi.mlid = g.have_record ? g.record.mlid : 0;
@@ -26,7 +25,7 @@ proto::ListResult list_view(const Service &service) {
             mi.state = m.state == MemberView::State::active ? "active"
                      : m.state == MemberView::State::lost   ? "lost"
                                                             : "pending";
-            if (const ClientInfo *c = engine.client_info(m.client)) {
+            if (const ClientInfo *c = service.client_info(m.client)) {
                 mi.pid = c->pid;
                 mi.uid = c->uid;
                 mi.comm = c->comm;
@@ -82,18 +81,17 @@ proto::PortStatus port_status(const port::PortAttributes &a, const PortView &eng
 }
 
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras) {
-    const Engine &engine = service.engine();
     proto::StatusResult out;
     out.daemon = extras.daemon;
     // The engine's times come from the loop's timers, which read this same clock.
     const TimePoint now = Clock::now();
     out.uptime_s = seconds(now - extras.started);
     out.clients = extras.clients;
-    const auto engine_ports = engine.ports();
+    const auto engine_ports = service.port_views();
     for (PortIndex i = 0; i < service.ports().size(); ++i)
         out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
-    const EngineStats &e = engine.stats();
-    const sa::TxnStats t = service.transactions().total_stats();
+    const EngineStats &e = service.stats();
+    const SaCounters t = service.sa_counters();
     out.counters = proto::Counters{t.sent, t.retransmits, t.timeouts, t.bounces,
                                    e.joins, e.joins_local, e.joins_failed, e.leaves};
     return out;
@@ -101,7 +99,7 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
 
 std::string status_line(const Service &service) {
     // Called for every STATUS= update: counts only, never the groups' full views.
-    const auto ports = service.engine().ports();
+    const auto ports = service.port_views();
     std::size_t active = 0, rejoining = 0, groups = 0;
     for (const PortView &p : ports) {
         active += p.active;

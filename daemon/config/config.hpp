@@ -6,9 +6,9 @@
 //   /etc/rdma-mcastd/rdma-mcastd.json: /sa/timeout_ms: 0 out of range [1, 60000]
 // A typo never silently falls back to a default.
 //
-// DaemonConfig holds each module's own config struct (ServiceConfig, the socket server's
-// Limits and AccessPolicy), filled in, so main.cpp hands them over as they are. Only their
-// headers are used: this library links none of those modules.
+// DaemonConfig holds each module's own config struct (the engine's EngineConfig, HostPorts'
+// HostPortsConfig, the client sessions' Limits and AccessPolicy), filled in, so the Daemon hands
+// them over as they are. Only their headers are used: this library links none of those modules.
 #pragma once
 
 #include <string>
@@ -18,9 +18,10 @@
 
 #include "common/error.hpp"
 #include "common/request.hpp"
-#include "port/port_poller.hpp"
-#include "server/socket_server.hpp"
-#include "service.hpp"
+#include "core/engine_config.hpp"
+#include "frontend/access.hpp"
+#include "frontend/sessions.hpp"
+#include "host_ports.hpp"
 
 namespace mcastd::config {
 
@@ -40,9 +41,10 @@ struct DbusConfig {
 struct DaemonConfig {
     std::string socket = kDefaultSocket;
     std::string log_level = "info"; // one of kLogLevels
-    ServiceConfig service;          // "ports", "sa", "groups", "retry"
-    server::Limits limits;
-    server::AccessPolicy access;    // empty lists: anyone who can open the socket
+    EngineConfig engine;            // "groups", "retry", "rejoin"
+    HostPortsConfig host;           // "ports", "sa", "monitor"
+    frontend::Limits limits;
+    frontend::AccessPolicy access;  // empty lists: anyone who can open the socket
     DbusConfig dbus;
     std::vector<JoinRequest> static_groups;
     // Where this came from, for the log: the file's path, or "built-in defaults (no <path>)".

@@ -227,7 +227,7 @@ void read_rejoin(const ObjectReader &root, EngineConfig &engine) {
         engine.rejoin_jitter = milliseconds(*v);
 }
 
-void read_limits(const ObjectReader &root, server::Limits &limits) {
+void read_limits(const ObjectReader &root, frontend::Limits &limits) {
     const auto in = section(root, "limits");
     if (!in)
         return;
@@ -254,7 +254,7 @@ template <class Id> std::vector<Id> read_ids(const ObjectReader &in, std::string
     return out;
 }
 
-void read_access(const ObjectReader &root, server::AccessPolicy &access) {
+void read_access(const ObjectReader &root, frontend::AccessPolicy &access) {
     const auto in = section(root, "access");
     if (!in)
         return;
@@ -299,16 +299,16 @@ DaemonConfig read_config(const ObjectReader &root) {
     DaemonConfig c;
     c.socket = read_socket(root);
     c.log_level = read_log_level(root);
-    c.service.ports = read_ports(root);
-    read_sa(root, c.service.sa);
-    read_groups(root, c.service.engine);
-    read_retry(root, c.service.engine);
-    read_monitor(root, c.service.monitor);
-    read_rejoin(root, c.service.engine);
+    c.host.ports = read_ports(root);
+    read_sa(root, c.host.sa);
+    read_groups(root, c.engine);
+    read_retry(root, c.engine);
+    read_monitor(root, c.host.monitor);
+    read_rejoin(root, c.engine);
     read_limits(root, c.limits);
     read_access(root, c.access);
     read_dbus(root, c.dbus);
-    c.static_groups = read_static_groups(root, c.service.ports);
+    c.static_groups = read_static_groups(root, c.host.ports);
     return c;
 }
 

@@ -133,7 +133,7 @@ PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &por
     p.name = port_name(device, port);
     p.device = std::move(device);
     p.num = port;
-    p.gid = port_gid;
+    p.port_gid = port_gid;
     p.active = active;
     impl_->state.ports.push_back(std::move(p));
     return static_cast<PortIndex>(impl_->state.ports.size() - 1);
@@ -200,7 +200,7 @@ std::vector<PortView> Engine::ports() const {
     for (PortIndex i = 0; i < ports.size(); ++i) {
         const Port &p = ports[i];
         const RejoinProgress &r = p.rejoin;
-        out.push_back(PortView{i, p.device, p.num, p.gid, p.active, r.running(), r.reason(), r.started(), r.finished(),
+        out.push_back(PortView{i, p.device, p.num, p.port_gid, p.active, r.running(), r.reason(), r.started(), r.finished(),
                                r.groups(), p.groups.size()});
     }
     return out;

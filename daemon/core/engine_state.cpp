@@ -9,7 +9,7 @@ std::string EngineState::where(const Group &g) const {
 
 McRecord EngineState::member_record(const Group &g, const Member &m) const {
     McRecord r = g.sa.record;
-    r.port_gid = ports[g.port].gid;
+    r.port_gid = ports[g.port].port_gid;
     r.join_state = m.bits;
     r.proxy_join = false;
     return r;

@@ -91,7 +91,7 @@ struct Port {
     std::string device;
     std::uint8_t num = 0;
     std::string name; // "mlx5_0/1"
-    Gid gid{};
+    Gid port_gid{};
     bool active = false;
     std::uint64_t epoch = 0; // bumped by every invalidation and by going down
     SlotMap<Group> groups;          // owns them; a group never moves while it lives

@@ -127,7 +127,7 @@ bool GroupMachine::rejoin_step(Group &g) {
     const std::uint8_t missing = static_cast<std::uint8_t>(g.wanted() & ~g.sa.present());
     if (missing && g.sa.have_record) {
         submit(g, op_of(Op::Kind::repair_set, missing),
-               repair_set(g.port, g.sa.record, s_.ports[g.port].gid, missing));
+               repair_set(g.port, g.sa.record, s_.ports[g.port].port_gid, missing));
         return true;
     }
     if (g.wanted() && g.sa.have_record) {
@@ -215,11 +215,11 @@ void GroupMachine::reconcile(Group &g) {
         return;
     case K::repair:
         submit(g, op_of(Op::Kind::repair_set, step.bits),
-               repair_set(g.port, g.sa.record, port.gid, step.bits));
+               repair_set(g.port, g.sa.record, port.port_gid, step.bits));
         return;
     case K::remove:
         submit(g, op_of(Op::Kind::del, step.bits),
-               SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.gid, step.bits), field::join_mask});
+               SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.port_gid, step.bits), field::join_mask});
         return;
     case K::refresh:
         start_refresh(g);
@@ -250,7 +250,7 @@ void GroupMachine::submit(Group &g, Op op, const SaRequest &req) {
 void GroupMachine::start_probe(Group &g, bool resync) {
     Op op;
     op.resync = resync;
-    const McRecord r = member_record(g.mgid, s_.ports[g.port].gid, 0);
+    const McRecord r = member_record(g.mgid, s_.ports[g.port].port_gid, 0);
     if (!resync && !g.sa.have_record) {
         op.kind = Op::Kind::probe_group;
         submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid});
@@ -266,7 +266,7 @@ void GroupMachine::start_exact_probe(Group &g, Op op) {
     op.kind = Op::Kind::probe_exact;
     op.bits = c;
     submit(g, std::move(op),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, c),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, c),
                      field::mgid | field::port_gid | field::join_state});
 }
 
@@ -280,19 +280,19 @@ void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) 
         fields.emplace(CreateFields{s_.cfg.create, g.sa_assigned ? std::optional(g.create_scope) : std::nullopt});
     m.sent = true;
     submit(g, join_op(bits, id, create),
-           join_set(g.port, g.mgid, s_.ports[g.port].gid, bits, m.params, fields));
+           join_set(g.port, g.mgid, s_.ports[g.port].port_gid, bits, m.params, fields));
 }
 
 // The group's record, asked for because the cached one predates the last invalidation (or a
 // re-join that needs no Set wants the current one).
 void GroupMachine::start_refresh(Group &g) {
     submit(g, op_of(Op::Kind::refresh),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, 0), field::mgid});
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0), field::mgid});
 }
 
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].gid, 0),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0),
                      field::mgid | field::port_gid});
 }
 
@@ -336,7 +336,7 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
         break;
     case Op::Kind::probe_group:
         if (answered && r.status == 0) {
-            g->sa.group_found(r.record, s_.ports[port].gid, op.epoch);
+            g->sa.group_found(r.record, s_.ports[port].port_gid, op.epoch);
             start_probe(*g, false); // now: is this port a member?
             return;
         }
@@ -422,7 +422,7 @@ void GroupMachine::probe_failed(Group &g, const Op &op, const SaResult &r) {
 void GroupMachine::adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted,
                                     bool ends_rejoin) {
     const Port &port = s_.ports[g.port];
-    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, port.gid, port.epoch);
+    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, port.port_gid, port.epoch);
     if (a.others)
         s_.note_group(EngineNote::Kind::warning, g, a.others, 0,
                       "another agent set " + join_state_name(a.others) + " in " + s_.where(g) +

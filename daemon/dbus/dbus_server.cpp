@@ -16,13 +16,20 @@ namespace mcastd::dbus {
 
 using runtime::sd_check;
 
-struct DbusServer::Owner {
+// One caller (a unique bus name) with memberships: its session, and the outlet its session
+// speaks through.
+struct DbusServer::Owner final : frontend::SessionOutlet {
     DbusServer *server = nullptr;
     std::string name; // unique bus name, ":1.42"
-    ClientId client = 0;
+    std::unique_ptr<frontend::ClientSession> session;
     sd_bus_track *track = nullptr;
     std::set<MembershipId> memberships;
-    ~Owner() { sd_bus_track_unref(track); }
+    std::uint64_t next_request = 1; // D-Bus calls carry no request id: the session's own
+    ~Owner() {
+        session.reset(); // releases every membership; pending joins die unanswered
+        sd_bus_track_unref(track);
+    }
+    void membership_event(MembershipId id, const MembershipEvent &ev) override { server->membership_event(id, ev); }
 };
 
 struct DbusServer::Membership {
@@ -49,8 +56,8 @@ int answer(sd_bus_message *m, const Error &e) { return reply_error(m, e); }
 
 // ---- setup ----
 
-DbusServer::DbusServer(runtime::EventLoop &loop, Service &service, LogHooks log)
-    : loop_(loop), service_(service), log_(std::move(log)) {
+DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, LogHooks log)
+    : loop_(loop), sessions_(sessions), log_(std::move(log)) {
     // Names appear in introspection, which proto/org.rdmamcast1.xml fixes.
     static const sd_bus_vtable manager[] = {
         SD_BUS_VTABLE_START(0),
@@ -141,12 +148,11 @@ void DbusServer::disconnect_all() {
 
 // ---- callers ----
 
-DbusServer::Owner *DbusServer::owner_for(sd_bus_message *m, std::string &why) {
+std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m) {
+    auto internal = [](std::string why) { return Error{Errc::internal, std::move(why), std::nullopt}; };
     const char *sender = sd_bus_message_get_sender(m);
-    if (!sender) {
-        why = "the call carries no sender";
-        return nullptr;
-    }
+    if (!sender)
+        return internal("the call carries no sender");
     if (auto it = owners_.find(sender); it != owners_.end())
         return it->second.get();
 
@@ -155,32 +161,30 @@ DbusServer::Owner *DbusServer::owner_for(sd_bus_message *m, std::string &why) {
     int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_PID |
                                              SD_BUS_CREDS_COMM | SD_BUS_CREDS_AUGMENT,
                                       &c);
-    if (r < 0) {
-        why = std::string("cannot read the caller's credentials: ") + std::strerror(-r);
-        return nullptr;
-    }
-    ClientInfo info;
-    sd_bus_creds_get_euid(c, &info.uid);
-    sd_bus_creds_get_egid(c, &info.gid);
-    sd_bus_creds_get_pid(c, &info.pid);
+    if (r < 0)
+        return internal(std::string("cannot read the caller's credentials: ") + std::strerror(-r));
+    frontend::Credentials who;
+    sd_bus_creds_get_euid(c, &who.who.uid);
+    sd_bus_creds_get_egid(c, &who.who.unix_gid);
+    sd_bus_creds_get_pid(c, &who.who.pid);
     const char *comm = nullptr;
-    info.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
+    who.who.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
     sd_bus_creds_unref(c);
 
     auto o = std::make_unique<Owner>();
     o->server = this;
     o->name = sender;
+    auto opened = sessions_.open(frontend::Door::dbus, who, *o);
+    if (auto *f = std::get_if<proto::Failure>(&opened))
+        return f->error; // max_clients
+    o->session = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
     r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
     if (r >= 0)
         r = sd_bus_track_add_sender(o->track, m);
-    if (r < 0) {
-        why = std::string("cannot track the caller on the bus: ") + std::strerror(-r);
-        return nullptr;
-    }
-    o->client = service_.add_client(info, this);
-    spdlog::debug("D-Bus client {} pid {} uid {} ({}) connected", o->name, info.pid, info.uid, info.comm);
+    if (r < 0)
+        return internal(std::string("cannot track the caller on the bus: ") + std::strerror(-r));
+    spdlog::debug("D-Bus client {} pid {} uid {} ({}) connected", o->name, who.who.pid, who.who.uid, who.who.comm);
     Owner *raw = o.get();
-    by_client_[raw->client] = raw;
     owners_.emplace(raw->name, std::move(o));
     return raw;
 }
@@ -192,9 +196,7 @@ void DbusServer::release_owner(const std::string &name) {
     Owner &o = *node.mapped();
     for (MembershipId id : std::set<MembershipId>(o.memberships))
         drop_membership(id);
-    by_client_.erase(o.client);
-    // Releases every membership as if each had been left; pending joins die unanswered.
-    service_.remove_client(o.client);
+    // `node` goes here: its session releases every membership as if each had been left.
     spdlog::debug("D-Bus client {} gone", name);
 }
 
@@ -306,7 +308,7 @@ int DbusServer::get_membership(sd_bus *, const char *, const char *, const char 
     return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "no property %s", property);
 }
 
-void DbusServer::membership_event(ClientId, MembershipId id, const MembershipEvent &ev) {
+void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     auto it = memberships_.find(id);
     if (it == memberships_.end())
         return;
@@ -355,27 +357,28 @@ int DbusServer::join(sd_bus_message *m) {
     if (auto *e = std::get_if<Error>(&decoded))
         return answer(m, *e);
 
-    std::string why;
-    Owner *o = owner_for(m, why);
-    if (!o)
-        return answer(m, Error{Errc::internal, why, std::nullopt});
+    auto found = owner_for(m);
+    if (auto *e = std::get_if<Error>(&found))
+        return answer(m, *e);
+    Owner *o = std::get<Owner *>(found);
 
-    // The reply waits for the SA: the call is kept until the engine answers (or is dropped
-    // with the callback when the caller leaves the bus first).
+    // The reply waits for the SA: the call is kept until the session answers (or is dropped
+    // with the session when the caller leaves the bus first).
     std::shared_ptr<sd_bus_message> call(sd_bus_message_ref(m), sd_bus_message_unref);
     auto done = std::make_shared<bool>(false);
     const std::string owner = o->name;
-    const MembershipId id = service_.engine().join(
-        o->client, std::get<JoinRequest>(decoded), [this, call, done, owner, dev = a.device, port = a.port](const JoinResult &res) {
+    const MembershipId id = o->session->join(
+        o->next_request++, std::get<JoinRequest>(decoded),
+        [this, call, done, owner, dev = a.device, port = a.port](const frontend::JoinAnswer &res) {
             *done = true;
-            if (res.error) {
-                drop_membership(res.id);
-                if (int rc = answer(call.get(), *res.error); rc < 0)
+            if (res.failure) {
+                drop_membership(res.membership);
+                if (int rc = answer(call.get(), res.failure->error); rc < 0)
                     spdlog::warn("cannot answer D-Bus client {}: {}", owner, std::strerror(-rc));
                 release_if_idle(owner);
                 return;
             }
-            Membership &mb = ensure_membership(res.id, owner, dev, port);
+            Membership &mb = ensure_membership(res.membership, owner, dev, port);
             mb.record = res.record;
             mb.state = "active";
             sd_bus_message *reply = nullptr;
@@ -405,17 +408,19 @@ int DbusServer::leave(sd_bus_message *m, Membership &mb) {
                                std::nullopt});
     const MembershipId id = mb.id;
     const std::string owner = mb.owner;
-    const Owner *o = owners_.at(owner).get();
+    Owner &o = *owners_.at(owner);
     // A pending join is withdrawn: its Join call is answered Cancelled by the callback.
-    if (auto err = service_.engine().leave(o->client, id))
-        return answer(m, *err);
+    proto::Leave leave;
+    leave.membership = id;
+    if (auto f = o.session->leave(leave))
+        return answer(m, f->error);
     drop_membership(id);
     release_if_idle(owner);
     return sd_bus_reply_method_return(m, "");
 }
 
 int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *) {
-    const proto::ListResult list = list_view(server_of(userdata).service_);
+    const proto::ListResult list = list_view(server_of(userdata).sessions_.service());
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
     if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(sqsquasasa(tssuus))");
@@ -446,7 +451,7 @@ int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *
 int DbusServer::get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
                           void *userdata, sd_bus_error *) {
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
-    for (const auto &p : server_of(userdata).service_.engine().ports()) {
+    for (const auto &p : server_of(userdata).sessions_.service().port_views()) {
         const std::string gid = format_gid(p.port_gid);
         if (r >= 0)
             r = sd_bus_message_append(reply, "(sqsb)", p.device.c_str(), std::uint16_t{p.port}, gid.c_str(),

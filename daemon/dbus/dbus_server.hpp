@@ -1,19 +1,21 @@
-// The D-Bus transport (proto/DBUS.md): org.rdmamcast1 on the system bus, over the same core
-// as the Unix socket. One engine client per caller's unique name, tracked with sd_bus_track,
-// so a caller that leaves the bus releases its memberships exactly as a closed socket does.
-// One object per membership, which only its owner may leave and only its owner hears about.
+// The D-Bus transport (proto/DBUS.md): org.rdmamcast1 on the system bus, over the same client
+// sessions as the Unix socket (frontend/), so a D-Bus caller lives by the same limits. One
+// session per caller's unique name, tracked with sd_bus_track, so a caller that leaves the bus
+// releases its memberships exactly as a closed socket does. One object per membership, which
+// only its owner may leave and only its owner hears about.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include <systemd/sd-bus.h>
 
 #include "dbus/log_control.hpp"
+#include "frontend/sessions.hpp"
 #include "runtime/event_loop.hpp"
-#include "service.hpp"
 
 namespace mcastd::dbus {
 
@@ -21,14 +23,14 @@ inline constexpr const char *kBusName = "org.rdmamcast1";
 inline constexpr const char *kManagerPath = "/org/rdmamcast1";
 inline constexpr const char *kMembershipPrefix = "/org/rdmamcast1/membership";
 
-class DbusServer final : private MembershipEventSink {
+class DbusServer final {
 public:
     // Connects to the system bus (sd_bus_open_system(), which honours DBUS_SYSTEM_BUS_ADDRESS),
     // registers every object, attaches to `loop` and only then requests the bus name, so no
     // caller ever sees a half-built service. Throws std::system_error naming the step that
     // failed (no bus, name taken or refused by the bus policy).
-    DbusServer(runtime::EventLoop &loop, Service &service, LogHooks log);
-    ~DbusServer() override;
+    DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, LogHooks log);
+    ~DbusServer();
     DbusServer(const DbusServer &) = delete;
     DbusServer &operator=(const DbusServer &) = delete;
 
@@ -61,23 +63,22 @@ private:
 
     int join(sd_bus_message *m);
     int leave(sd_bus_message *m, Membership &mb);
-    // The caller's Owner, created (engine client, credentials, track) on its first join.
-    Owner *owner_for(sd_bus_message *m, std::string &why);
+    // The caller's Owner, created (session, credentials, track) on its first join; or why not.
+    std::variant<Owner *, Error> owner_for(sd_bus_message *m);
     void release_owner(const std::string &name);
     void release_if_idle(const std::string &name);
     Membership &ensure_membership(MembershipId id, const std::string &owner, const std::string &device,
                                   std::uint16_t port);
     void drop_membership(MembershipId id);
-    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    void membership_event(MembershipId id, const MembershipEvent &ev);
 
     runtime::EventLoop &loop_;
-    Service &service_;
+    frontend::Sessions &sessions_;
     LogHooks log_;
     std::unique_ptr<sd_bus, Unref> bus_;
     SlotPtr manager_slot_, membership_slot_, enumerator_slot_, log_slot_, disconnect_slot_;
     std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
     std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
-    std::map<ClientId, Owner *> by_client_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post
 };
 

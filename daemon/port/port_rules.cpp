@@ -50,24 +50,6 @@ std::string with_detail(std::string what, std::string_view detail) {
 } // namespace
 
 // Declared in port_events.hpp, which has no source file of its own.
-const char *trigger_name(Trigger t) {
-    switch (t) {
-    case Trigger::client_reregister:
-        return "client-reregister";
-    case Trigger::lid_change:
-        return "lid-change";
-    case Trigger::pkey_change:
-        return "pkey-change";
-    case Trigger::sm_change:
-        return "sm-change";
-    case Trigger::sm_restart:
-        return "sm-restart";
-    case Trigger::port_up:
-        return "port-up";
-    }
-    return "unknown";
-}
-
 const char *verbs_event_name(VerbsEvent e) {
     switch (e) {
     case VerbsEvent::client_reregister:

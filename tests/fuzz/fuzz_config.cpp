@@ -20,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     }
     const DaemonConfig &c = std::get<DaemonConfig>(r);
     FUZZ_CHECK(!c.socket.empty() && c.socket.front() == '/');
-    const auto &sa = c.service.sa;
+    const auto &sa = c.host.sa;
     FUZZ_CHECK(sa.first_timeout.count() >= 1);
     FUZZ_CHECK(sa.max_timeout >= sa.first_timeout);
     FUZZ_CHECK(sa.max_tries >= 1 && sa.window >= 1 && sa.window <= 256);
-    const auto &e = c.service.engine;
+    const auto &e = c.engine;
     FUZZ_CHECK(e.retry_min.count() > 0 && e.retry_max >= e.retry_min);
     FUZZ_CHECK(e.create.sl <= 15 && e.create.flow_label <= 0xfffff);
     FUZZ_CHECK(e.create.scope >= 1 && e.create.scope <= 15);

@@ -1,5 +1,6 @@
 // mcastd-engine-driver: the real engine, SA client, transactions and libibumad transport
-// (daemon/service.hpp) behind a line protocol on stdin, for the sim tier. It runs attached to
+// (daemon/service.hpp over daemon/host_ports.hpp) behind a line protocol on stdin, for the sim
+// tier. It runs attached to
 // one simulated node; each answer is one JSON line on stdout carrying the command's tag.
 //
 //   join  TAG mgid=M|0 state=full|nonmember|sendonly-nonmember|sendonly-full [client=N]
@@ -31,6 +32,7 @@
 #include "common/sa_status.hpp"
 #include "logging/logging.hpp"
 #include "logging/membership_log.hpp"
+#include "host_ports.hpp"
 #include "service.hpp"
 
 using json = nlohmann::json;
@@ -80,7 +82,7 @@ json error_json(const Error &e) {
 
 class Driver {
 public:
-    explicit Driver(Service &svc) : svc_(svc) {}
+    Driver(Service &svc, HostPorts &host) : svc_(svc), host_(host) {}
 
     void line(const std::string &text) {
         std::istringstream in(text);
@@ -152,7 +154,7 @@ private:
     void join(const std::string &tag, const std::map<std::string, std::string> &kv) {
         const ClientId c = client(kv);
         const auto t0 = std::chrono::steady_clock::now();
-        svc_.engine().join(c, request(kv), [tag, t0](const JoinResult &res) {
+        svc_.join(c, request(kv), [tag, t0](const JoinResult &res) {
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             json j = res.error ? error_json(*res.error) : json{{"ok", true}, {"record", record_json(res.record)}};
             j["tag"] = tag;
@@ -163,7 +165,7 @@ private:
     }
 
     void leave(const std::string &tag, const std::map<std::string, std::string> &kv) {
-        auto err = svc_.engine().leave(client(kv), number(kv.at("id")).value());
+        auto err = svc_.leave(client(kv), number(kv.at("id")).value());
         json j = err ? error_json(*err) : json{{"ok", true}};
         j["tag"] = tag;
         emit(j);
@@ -193,7 +195,7 @@ private:
             std::ostringstream m;
             m << prefix << std::hex << i;
             kv2["mgid"] = m.str();
-            const MembershipId id = svc_.engine().join(client(kv2), request(kv2), [st](const JoinResult &res) {
+            const MembershipId id = svc_.join(client(kv2), request(kv2), [st](const JoinResult &res) {
                 (res.error ? st->failed : st->ok)++;
                 if (res.error && st->first_error.empty())
                     st->first_error = res.error->message;
@@ -210,18 +212,18 @@ private:
 
     void bulk_leave(const std::string &tag) {
         for (auto [c, id] : bulk_ids_)
-            svc_.engine().leave(c, id);
+            svc_.leave(c, id);
         bulk_ids_.clear();
         emit({{"tag", tag}, {"ok", true}});
     }
 
     void when_idle(const std::string &tag) {
-        svc_.engine().when_idle([tag] { emit({{"tag", tag}, {"ok", true}}); });
+        svc_.when_idle([tag] { emit({{"tag", tag}, {"ok", true}}); });
     }
 
     void stats(const std::string &tag) {
-        const auto &s = svc_.engine().stats();
-        const auto t = svc_.transactions().total_stats();
+        const auto &s = svc_.stats();
+        const auto t = host_.transactions().total_stats();
         emit({{"tag", tag},
               {"ok", true},
               {"engine", {{"joins", s.joins}, {"joins_local", s.joins_local}, {"joins_failed", s.joins_failed},
@@ -235,7 +237,7 @@ private:
     void ports(const std::string &tag) {
         auto left = std::make_shared<std::size_t>(svc_.ports().size());
         for (PortIndex i = 0; i < svc_.ports().size(); ++i)
-            svc_.refresh_port(i, [this, tag, left] {
+            host_.refresh_port(i, [this, tag, left] {
                 if (--*left == 0)
                     print_ports(tag);
             });
@@ -259,6 +261,7 @@ private:
     };
 
     Service &svc_;
+    HostPorts &host_;
     std::map<std::string, ClientId> clients_;
     std::vector<std::pair<ClientId, MembershipId>> bulk_ids_;
 };
@@ -273,7 +276,8 @@ void usage() {
 } // namespace
 
 int main(int argc, char **argv) {
-    ServiceConfig cfg;
+    HostPortsConfig cfg;
+    EngineConfig engine;
     static const option opts[] = {{"port", required_argument, nullptr, 'p'},
                                   {"sa-timeout-ms", required_argument, nullptr, 't'},
                                   {"sa-max-timeout-ms", required_argument, nullptr, 'm'},
@@ -293,8 +297,8 @@ int main(int argc, char **argv) {
         case 'm': cfg.sa.max_timeout = std::chrono::milliseconds(std::stoul(optarg)); break;
         case 'n': cfg.sa.max_tries = static_cast<unsigned>(std::stoul(optarg)); break;
         case 'w': cfg.sa.window = static_cast<unsigned>(std::stoul(optarg)); break;
-        case 'I': cfg.engine.allow_ipoib_mgids = true; break;
-        case 'R': cfg.engine.allow_rdma_cm_mgids = true; break;
+        case 'I': engine.allow_ipoib_mgids = true; break;
+        case 'R': engine.allow_rdma_cm_mgids = true; break;
         case 'l': spdlog::set_level(spdlog::level::from_str(optarg)); break;
         case 'h': usage(); return 0;
         default: usage(); return 2;
@@ -302,9 +306,11 @@ int main(int argc, char **argv) {
     }
     try {
         runtime::EventLoop loop;
-        Service svc(loop, cfg);
+        HostPorts host(loop, cfg);
+        Service svc(engine, host.sa(), loop.timers());
+        host.open(svc);
         svc.add_observer(logging::membership_log(svc));
-        Driver driver(svc);
+        Driver driver(svc, host);
         std::string buffer;
         auto in = loop.watch_io(STDIN_FILENO, EPOLLIN, [&](std::uint32_t) {
             char chunk[4096];
@@ -326,7 +332,9 @@ int main(int argc, char **argv) {
                              {"sm_lid", p.sm_lid}, {"port_gid", format_gid(p.port_gid())}});
         emit({{"ready", true}, {"ports", ports},
               {"sa_timeout_bound_ms", sa::timeout_bound(cfg.sa).count()}});
-        return loop.run();
+        const int rc = loop.run();
+        host.quiesce(); // before the engine goes: no MAD is admitted after the loop
+        return rc;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "mcastd-engine-driver: %s\n", e.what());
         return 1;

@@ -39,14 +39,14 @@ std::string rejected(std::string_view text) {
 void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.socket, "/run/rdma-mcastd.sock");
     EXPECT_EQ(c.log_level, "info");
-    EXPECT_TRUE(c.service.ports.empty());
-    const auto &sa = c.service.sa;
+    EXPECT_TRUE(c.host.ports.empty());
+    const auto &sa = c.host.sa;
     EXPECT_EQ(sa.first_timeout, milliseconds(300));
     EXPECT_EQ(sa.max_timeout, milliseconds(2000));
     EXPECT_EQ(sa.max_tries, 6u);
     EXPECT_EQ(sa.window, 16u);
     EXPECT_EQ(sa.pacing_rate, 0u);
-    const auto &e = c.service.engine;
+    const auto &e = c.engine;
     EXPECT_FALSE(e.allow_ipoib_mgids);
     EXPECT_FALSE(e.allow_rdma_cm_mgids);
     EXPECT_EQ(e.create.qkey, 0x01234567u);
@@ -57,7 +57,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(e.create.scope, 5);
     EXPECT_EQ(e.retry_min, milliseconds(1000));
     EXPECT_EQ(e.retry_max, milliseconds(16000));
-    const auto &m = c.service.monitor;
+    const auto &m = c.host.monitor;
     EXPECT_EQ(m.portinfo_interval, milliseconds(1000));
     EXPECT_EQ(m.sminfo_interval, milliseconds(10000));
     EXPECT_EQ(m.sminfo_timeout, milliseconds(1000));
@@ -132,13 +132,13 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     })");
     EXPECT_EQ(c.socket, "/run/mc/test.sock");
     EXPECT_EQ(c.log_level, "debug");
-    EXPECT_EQ(c.service.ports, (std::vector<std::string>{"mlx5_0", "mlx5_1/2"}));
-    EXPECT_EQ(c.service.sa.first_timeout, milliseconds(100));
-    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(5000));
-    EXPECT_EQ(c.service.sa.max_tries, 3u);
-    EXPECT_EQ(c.service.sa.window, 256u);
-    EXPECT_EQ(c.service.sa.pacing_rate, 500u);
-    const auto &e = c.service.engine;
+    EXPECT_EQ(c.host.ports, (std::vector<std::string>{"mlx5_0", "mlx5_1/2"}));
+    EXPECT_EQ(c.host.sa.first_timeout, milliseconds(100));
+    EXPECT_EQ(c.host.sa.max_timeout, milliseconds(5000));
+    EXPECT_EQ(c.host.sa.max_tries, 3u);
+    EXPECT_EQ(c.host.sa.window, 256u);
+    EXPECT_EQ(c.host.sa.pacing_rate, 500u);
+    const auto &e = c.engine;
     EXPECT_TRUE(e.allow_ipoib_mgids);
     EXPECT_TRUE(e.allow_rdma_cm_mgids);
     EXPECT_EQ(e.create.qkey, 305419896u);
@@ -149,12 +149,12 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(e.create.scope, 14);
     EXPECT_EQ(e.retry_min, milliseconds(10));
     EXPECT_EQ(e.retry_max, milliseconds(3600000));
-    EXPECT_EQ(c.service.engine.rejoin_jitter, milliseconds(0));
-    EXPECT_EQ(c.service.monitor.portinfo_interval, milliseconds(100));
-    EXPECT_EQ(c.service.monitor.sminfo_interval, milliseconds(3600000));
-    EXPECT_EQ(c.service.monitor.sminfo_timeout, milliseconds(60000));
-    EXPECT_EQ(c.service.monitor.audit_per_second, 0.05);
-    EXPECT_EQ(c.service.monitor.jitter_percent, 50u);
+    EXPECT_EQ(c.engine.rejoin_jitter, milliseconds(0));
+    EXPECT_EQ(c.host.monitor.portinfo_interval, milliseconds(100));
+    EXPECT_EQ(c.host.monitor.sminfo_interval, milliseconds(3600000));
+    EXPECT_EQ(c.host.monitor.sminfo_timeout, milliseconds(60000));
+    EXPECT_EQ(c.host.monitor.audit_per_second, 0.05);
+    EXPECT_EQ(c.host.monitor.jitter_percent, 50u);
     EXPECT_EQ(c.limits.max_message_bytes, 1024u);
     EXPECT_EQ(c.limits.max_requests_in_flight, 100000u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 10000000u);
@@ -196,50 +196,50 @@ TEST(ConfigKeys, CommentsAreAllowed) {
           "log_level": "error"
         }
         // after)");
-    EXPECT_EQ(c.service.sa.max_tries, 2u);
+    EXPECT_EQ(c.host.sa.max_tries, 2u);
     EXPECT_EQ(c.log_level, "error");
 }
 
 TEST(ConfigKeys, QkeyAndPkeyTakeHexStrings) {
     auto c = ok(R"({"groups":{"create":{"qkey":"0x80010000","pkey":"0X7FFF"}}})");
-    EXPECT_EQ(c.service.engine.create.qkey, 0x80010000u);
-    EXPECT_EQ(c.service.engine.create.pkey, 0x7fff);
+    EXPECT_EQ(c.engine.create.qkey, 0x80010000u);
+    EXPECT_EQ(c.engine.create.pkey, 0x7fff);
     c = ok(R"({"groups":{"create":{"qkey":"0xffffffff","pkey":"0x1"}}})");
-    EXPECT_EQ(c.service.engine.create.qkey, 0xffffffffu);
-    EXPECT_EQ(c.service.engine.create.pkey, 1);
-    EXPECT_EQ(ok(R"({"groups":{"create":{"qkey":"0x0"}}})").service.engine.create.qkey, 0u);
+    EXPECT_EQ(c.engine.create.qkey, 0xffffffffu);
+    EXPECT_EQ(c.engine.create.pkey, 1);
+    EXPECT_EQ(ok(R"({"groups":{"create":{"qkey":"0x0"}}})").engine.create.qkey, 0u);
 }
 
 TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {
     auto c = ok(R"({"sa":{"timeout_ms":5000}})");
-    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(5000));
+    EXPECT_EQ(c.host.sa.max_timeout, milliseconds(5000));
     c = ok(R"({"sa":{"timeout_ms":100}})");
-    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(2000));
+    EXPECT_EQ(c.host.sa.max_timeout, milliseconds(2000));
     c = ok(R"({"retry":{"min_ms":60000}})");
-    EXPECT_EQ(c.service.engine.retry_max, milliseconds(60000));
+    EXPECT_EQ(c.engine.retry_max, milliseconds(60000));
     // Equal is fine.
     c = ok(R"({"sa":{"timeout_ms":700,"max_timeout_ms":700}})");
-    EXPECT_EQ(c.service.sa.max_timeout, milliseconds(700));
+    EXPECT_EQ(c.host.sa.max_timeout, milliseconds(700));
 }
 
 TEST(ConfigKeys, MonitorRangeEndsAndRates) {
     auto c = ok(R"({"monitor":{"portinfo_interval_ms":600000,"sminfo_interval_ms":100,
                                "sminfo_timeout_ms":1,"audit_per_second":100,"jitter_percent":0}})");
-    EXPECT_EQ(c.service.monitor.portinfo_interval, milliseconds(600000));
-    EXPECT_EQ(c.service.monitor.sminfo_interval, milliseconds(100));
-    EXPECT_EQ(c.service.monitor.sminfo_timeout, milliseconds(1));
-    EXPECT_EQ(c.service.monitor.audit_per_second, 100.0);
-    EXPECT_EQ(c.service.monitor.jitter_percent, 0u);
+    EXPECT_EQ(c.host.monitor.portinfo_interval, milliseconds(600000));
+    EXPECT_EQ(c.host.monitor.sminfo_interval, milliseconds(100));
+    EXPECT_EQ(c.host.monitor.sminfo_timeout, milliseconds(1));
+    EXPECT_EQ(c.host.monitor.audit_per_second, 100.0);
+    EXPECT_EQ(c.host.monitor.jitter_percent, 0u);
     // audit_per_second is the one number with a fraction; integers are numbers too.
-    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":0}})").service.monitor.audit_per_second, 0.0);
-    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":1}})").service.monitor.audit_per_second, 1.0);
-    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":2.5e-1}})").service.monitor.audit_per_second, 0.25);
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":0}})").host.monitor.audit_per_second, 0.0);
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":1}})").host.monitor.audit_per_second, 1.0);
+    EXPECT_EQ(ok(R"({"monitor":{"audit_per_second":2.5e-1}})").host.monitor.audit_per_second, 0.25);
     // Every value the file accepts is one the monitor accepts.
     for (const char *text : {R"({"monitor":{"portinfo_interval_ms":100,"sminfo_interval_ms":100,
                                             "sminfo_timeout_ms":1,"audit_per_second":0,
                                             "jitter_percent":50}})",
                              R"({"monitor":{"audit_per_second":1e-300}})"})
-        EXPECT_EQ(port::check_monitor_config(ok(text).service.monitor), std::nullopt) << text;
+        EXPECT_EQ(port::check_monitor_config(ok(text).host.monitor), std::nullopt) << text;
 }
 
 // ---- rejections: the file, the key's pointer, the cause ----
@@ -546,7 +546,7 @@ TEST_F(ConfigFile, ReadsAndParsesTheFile) {
         auto r = load_config(path, is_default);
         ASSERT_TRUE(std::holds_alternative<DaemonConfig>(r)) << std::get<Error>(r).message;
         EXPECT_EQ(std::get<DaemonConfig>(r).log_level, "warning");
-        EXPECT_EQ(std::get<DaemonConfig>(r).service.sa.window, 4u);
+        EXPECT_EQ(std::get<DaemonConfig>(r).host.sa.window, 4u);
         EXPECT_EQ(std::get<DaemonConfig>(r).origin, path);
     }
 }

@@ -19,7 +19,7 @@ config::DaemonConfig parse(const std::string &text) {
 TEST(PlanReload, TheSameFileChangesNothing) {
     const auto a = parse(R"({"log_level":"debug","static_groups":[{"device":"mlx5_0","port":1,"mgid":"ff15::1"}]})");
     auto b = a;
-    b.service.engine.seed = a.service.engine.seed + 1; // random per start, not config
+    b.engine.seed = a.engine.seed + 1; // random per start, not config
     const ReloadPlan p = plan_reload(a, b);
     EXPECT_TRUE(p.live.empty());
     EXPECT_TRUE(p.restart.empty());

@@ -1,0 +1,76 @@
+// The Daemon: rdma-mcastd's parts, made in start order and destroyed in reverse, and what
+// happens to them on SIGTERM (stop) and SIGHUP (reload). main() parses the command line,
+// loads the config, sets up logging and runs the loop; everything else starts here:
+//
+//   ports    PortBackend: the host's ports and the SA stack over libibumad (HostPorts)
+//   service  Service: the engine and what the daemon knows of each port, over ports' SA
+//            (then the ports are opened into it: discovery, polls, verbs events)
+//   log      the membership log (every engine note, with its journal fields)
+//   notifier sd_notify: STATUS= follows the service
+//   sessions the front door every client comes through (limits, access, monitor)
+//   socket   the Unix-socket transport on the configured or activated listener
+//   bus      the D-Bus transport, when the system bus can be reached
+//   statics  the config's static groups, held by the daemon's own session
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "dbus/dbus_server.hpp"
+#include "frontend/sessions.hpp"
+#include "port_backend.hpp"
+#include "runtime/event_loop.hpp"
+#include "runtime/notifier.hpp"
+#include "server/socket_server.hpp"
+#include "service.hpp"
+#include "static_groups.hpp"
+
+namespace mcastd {
+
+class Daemon {
+public:
+    // Starts every part and says READY=1. Throws std::exception naming what could not start
+    // (a configured port, the socket); D-Bus failing to start only warns.
+    Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_ptr<PortBackend> ports,
+           std::string name);
+    ~Daemon();
+    Daemon(const Daemon &) = delete;
+    Daemon &operator=(const Daemon &) = delete;
+
+    // Graceful stop (SIGTERM, SIGINT): no new clients, every client's memberships and the
+    // static groups left, and the loop ends (exit code 0) once every Delete is answered, or
+    // after the SA's timeout bound and one second more. `why` is for the log. Once; later
+    // calls do nothing.
+    void stop(const std::string &why);
+    bool stopping() const { return stopping_; }
+
+    // A reload (SIGHUP): `next` is the re-read config (command-line overrides applied) or the
+    // error that refused it. Applies what can change while running (log_level, limits,
+    // access, static_groups; reload.hpp), names every other changed key as waiting for a
+    // restart, and keeps the running config when `next` is an error. Returns whether it was
+    // applied; a daemon that is stopping applies nothing.
+    bool reload(config::ConfigResult next);
+
+    const config::DaemonConfig &config() const { return cfg_; }
+    Service &service() { return *service_; }
+    frontend::Sessions &sessions() { return *sessions_; }
+    server::SocketServer &socket_server() { return *server_; }
+    std::size_t static_groups_held() const { return statics_ ? statics_->held() : 0; }
+
+private:
+    runtime::EventLoop &loop_;
+    config::DaemonConfig cfg_; // what is in force
+    bool stopping_ = false;
+
+    // In start order.
+    std::unique_ptr<PortBackend> ports_;
+    std::unique_ptr<Service> service_;
+    std::unique_ptr<runtime::Notifier> notifier_;
+    std::unique_ptr<frontend::Sessions> sessions_;
+    std::unique_ptr<server::SocketServer> server_;
+    std::unique_ptr<dbus::DbusServer> bus_;
+    std::unique_ptr<StaticGroups> statics_;
+};
+
+} // namespace mcastd

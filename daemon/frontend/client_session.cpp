@@ -1,0 +1,178 @@
+#include "frontend/client_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "frontend/sessions.hpp"
+#include "views.hpp"
+
+namespace mcastd::frontend {
+
+namespace {
+
+template <class... Fs> struct overloaded : Fs... { using Fs::operator()...; };
+template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
+
+proto::Failure failure(Errc code, std::string message, std::string field = {}) {
+    return proto::Failure{Error{code, std::move(message), {}}, std::move(field), {}};
+}
+
+} // namespace
+
+ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
+    : sessions_(sessions), door_(door), who_(std::move(who)), outlet_(outlet), greeted_(door != Door::socket) {
+    client_ = sessions_.service().add_client(who_.who, this);
+    sessions_.opened(*this);
+}
+
+ClientSession::~ClientSession() {
+    *alive_ = false;
+    set_monitor(false);
+    sessions_.closed(*this);
+    // Releases every membership of this client, exactly as if each had been left.
+    sessions_.service().remove_client(client_);
+}
+
+void ClientSession::handle(std::uint64_t id, const proto::Request &request, const Respond &respond) {
+    if (refused_) {
+        respond(failure(Errc::denied, "this client was refused by the access policy"));
+        return;
+    }
+    if (!greeted_ && !std::holds_alternative<proto::Hello>(request)) {
+        respond(failure(Errc::invalid_argument, "the first request must be hello", "/op"));
+        return;
+    }
+    std::visit(overloaded{
+                   [&](const proto::Hello &r) {
+                       auto out = hello(r);
+                       if (auto *ok = std::get_if<proto::HelloResult>(&out))
+                           respond(proto::Result{std::move(*ok)});
+                       else
+                           respond(std::get<proto::Failure>(std::move(out)));
+                   },
+                   [&](const proto::Join &r) {
+                       join(id, r.request, [respond](const JoinAnswer &a) {
+                           if (a.failure)
+                               respond(*a.failure);
+                           else
+                               respond(proto::Result{proto::JoinResult{a.membership, a.record}});
+                       });
+                   },
+                   [&](const proto::Leave &r) {
+                       if (auto f = leave(r))
+                           respond(std::move(*f));
+                       else
+                           respond(proto::Result{proto::Empty{}});
+                   },
+                   [&](const proto::List &) { respond(proto::Result{list()}); },
+                   [&](const proto::Status &) { respond(proto::Result{status()}); },
+                   [&](const proto::Monitor &r) {
+                       set_monitor(r.enable);
+                       respond(proto::Result{proto::Empty{}});
+                   },
+               },
+               request);
+}
+
+std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const proto::Hello &r) {
+    if (greeted_)
+        return failure(Errc::invalid_argument, "hello was already said on this connection", "/op");
+    unsigned best = 0;
+    for (unsigned v : r.versions)
+        if (std::find(proto::kVersions.begin(), proto::kVersions.end(), v) != proto::kVersions.end())
+            best = std::max(best, v);
+    if (!best) {
+        proto::Failure f = failure(Errc::unsupported_version,
+                                   "none of the requested protocol versions is served; this daemon speaks 1",
+                                   "/versions");
+        f.versions.assign(proto::kVersions.begin(), proto::kVersions.end());
+        return f;
+    }
+    const ClientInfo &c = who_.who;
+    if (!sessions_.access().allows(who_)) {
+        spdlog::warn("client pid {} uid {} ({}) denied by the access policy", c.pid, c.uid, c.comm);
+        refused_ = true;
+        return failure(Errc::denied, "uid " + std::to_string(c.uid) + " is not allowed to use rdma-mcastd (config: access)");
+    }
+    greeted_ = true;
+    spdlog::debug("client pid {} uid {} ({}) connected as '{}'", c.pid, c.uid, c.comm, r.client);
+    return proto::HelloResult{best, sessions_.daemon_name()};
+}
+
+std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id) const {
+    if (pending_.count(request_id))
+        return failure(Errc::invalid_argument,
+                       "request id " + std::to_string(request_id) + " is already used by a pending join", "/id");
+    if (door_ == Door::daemon)
+        return std::nullopt; // the daemon's own groups are bounded by its config
+    const Limits &lim = sessions_.limits();
+    if (pending_.size() >= lim.max_requests_in_flight)
+        return failure(Errc::limit, "already " + std::to_string(pending_.size()) +
+                                        " joins waiting for the SA on this connection (limit " +
+                                        std::to_string(lim.max_requests_in_flight) + ")");
+    if (held_.size() + pending_.size() >= lim.max_memberships_per_client)
+        return failure(Errc::limit, "this connection holds " + std::to_string(held_.size()) + " memberships (limit " +
+                                        std::to_string(lim.max_memberships_per_client) + ")");
+    return std::nullopt;
+}
+
+MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &req, JoinDone done) {
+    if (auto refused = check_join(request_id)) {
+        done(JoinAnswer{0, std::move(refused), {}});
+        return 0;
+    }
+    pending_[request_id] = 0;
+    const MembershipId m = sessions_.service().join(
+        client_, req, [this, request_id, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const JoinResult &res) {
+            if (!alive.lock())
+                return;
+            pending_.erase(request_id);
+            if (res.error) {
+                done(JoinAnswer{res.id, proto::Failure{*res.error, {}, {}}, {}});
+                return;
+            }
+            held_.insert(res.id);
+            done(JoinAnswer{res.id, std::nullopt, res.record});
+        });
+    if (auto it = pending_.find(request_id); it != pending_.end())
+        it->second = m; // still waiting for the SA: a leave {"join": id} names it so
+    return m;
+}
+
+std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
+    MembershipId m = 0;
+    if (r.join) {
+        auto it = pending_.find(*r.join);
+        if (it == pending_.end())
+            return failure(Errc::not_found,
+                           "no join request " + std::to_string(*r.join) + " is waiting on this connection", "/join");
+        m = it->second;
+    } else {
+        m = *r.membership;
+    }
+    // A pending join is withdrawn: its own answer (`cancelled`) goes out first.
+    if (auto err = sessions_.service().leave(client_, m))
+        return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
+    held_.erase(m);
+    return std::nullopt;
+}
+
+proto::ListResult ClientSession::list() const { return list_view(sessions_.service()); }
+
+proto::StatusResult ClientSession::status() const {
+    return status_view(sessions_.service(),
+                       StatusExtras{sessions_.daemon_name(), sessions_.started(), sessions_.clients()});
+}
+
+void ClientSession::set_monitor(bool on) {
+    if (on != monitor_)
+        sessions_.monitor(*this, on);
+    monitor_ = on;
+}
+
+void ClientSession::membership_event(ClientId, MembershipId id, const MembershipEvent &ev) {
+    outlet_.membership_event(id, ev);
+}
+
+} // namespace mcastd::frontend

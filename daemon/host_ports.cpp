@@ -1,0 +1,161 @@
+#include "host_ports.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/port_name.hpp"
+#include "port/port_discovery.hpp"
+
+namespace mcastd {
+
+sa::MadAddress sa_address_of(const port::PortAttributes &p) {
+    sa::MadAddress a;
+    a.dlid = p.sm_lid;
+    a.dqp = 1;
+    a.sl = p.sm_sl;
+    a.qkey = 0x80010000; // the well-known QP1 Q_Key
+    // The kernel's SA client uses the index holding 0xFFFF (index 0 when absent).
+    a.pkey_index = port::pkey_index_or_default(p.pkeys);
+    return a;
+}
+
+namespace {
+
+bool named(const std::vector<std::string> &names, const port::PortAttributes &p) {
+    return std::find(names.begin(), names.end(), p.device) != names.end() ||
+           std::find(names.begin(), names.end(), port_name(p.device, p.port_num)) != names.end();
+}
+
+bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p) {
+    return names.empty() ? p.is_infiniband() : named(names, p);
+}
+
+} // namespace
+
+HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
+    : loop_(loop), cfg_(std::move(cfg)), transport_(loop), txns_(transport_, loop.timers(), cfg_.sa),
+      sa_client_(txns_), poller_(txns_, sa_client_, loop.timers(), *this, cfg_.monitor) {
+    // MadTransactions already receives what the transport reads.
+    poller_.set_note_sink([this](PortIndex port, const port::Note &n) {
+        using L = port::Note::Level;
+        const auto level = n.level == L::error     ? spdlog::level::err
+                         : n.level == L::warning ? spdlog::level::warn
+                         : n.level == L::info    ? spdlog::level::info
+                                                 : spdlog::level::debug;
+        spdlog::log(level, "{}: {}", service_ ? port_name(*service_, port) : "?", n.text);
+    });
+    // A moved P_Key index moves the SA MADs' P_Key index with it.
+    poller_.set_pkey_listener([this](PortIndex port, const std::vector<std::uint16_t> &table) {
+        service_->set_pkeys(port, table);
+        route_sa(port);
+    });
+}
+
+HostPorts::~HostPorts() {
+    // Nothing may arm a timer now (the loop has finished): drop the MADs in flight first,
+    // before the poller's cancels could admit queued ones.
+    txns_.abandon_all();
+    verbs_.reset();
+    if (service_)
+        for (PortIndex i = 0; i < service_->ports().size(); ++i)
+            poller_.stop(i);
+    transport_.close_all();
+}
+
+void HostPorts::open(Service &service) {
+    service_ = &service;
+    service.set_sa_counters([this] {
+        const sa::TxnStats t = txns_.total_stats();
+        return SaCounters{t.sent, t.retransmits, t.timeouts, t.bounces};
+    });
+    open_ports();
+    watch_verbs();
+}
+
+void HostPorts::open_ports() {
+    port::Discovery found = port::discover_ports();
+    for (const Error &e : found.errors)
+        spdlog::warn("port discovery: {}", e.message);
+    for (const std::string &name : cfg_.ports) {
+        if (std::none_of(found.ports.begin(), found.ports.end(),
+                         [&](const port::PortAttributes &p) { return named({name}, p); }))
+            throw std::runtime_error("configured port '" + name + "' does not exist");
+    }
+    for (const port::PortAttributes &p : found.ports) {
+        const std::string name = port_name(p.device, p.port_num);
+        if (!wanted(cfg_.ports, p)) {
+            spdlog::info("{}: skipped ({} link layer or not configured)", name, p.link_layer);
+            continue;
+        }
+        const auto index = static_cast<PortIndex>(service_->ports().size());
+        transport_.open_port(index, p.device, p.port_num);
+        // Until the first PortInfo answer, trust the (possibly stale) sysfs view.
+        if (service_->add_port(p, p.is_active() && p.sm_lid != 0) != index)
+            throw std::logic_error("port index mismatch between the service and the transport");
+        route_sa(index);
+        spdlog::info("{}: {} LID {} SM LID {} PortGID {}", name, port::port_state_name(p.state), p.lid, p.sm_lid,
+                     format_gid(p.port_gid()));
+        poller_.start(index, port::PolledPort{p.device, p.port_num, p.pkeys});
+    }
+    if (service_->ports().empty())
+        throw std::runtime_error("no usable InfiniBand port found");
+}
+
+// Verbs async events exist on real hardware only (none under the simulator).
+void HostPorts::watch_verbs() {
+    port::VerbsEvents::Hooks hooks;
+    hooks.lookup = [this](std::string_view dev, std::uint8_t num) -> std::optional<PortIndex> {
+        const auto &ports = service_->ports();
+        for (PortIndex i = 0; i < ports.size(); ++i)
+            if (ports[i].device == dev && ports[i].port_num == num)
+                return i;
+        return std::nullopt;
+    };
+    hooks.on_event = [this](PortIndex port, port::VerbsEvent ev) { poller_.on_verbs_event(port, ev); };
+    hooks.on_fatal = [this](const std::string &dev) {
+        const auto &ports = service_->ports();
+        for (PortIndex i = 0; i < ports.size(); ++i)
+            if (ports[i].device == dev)
+                service_->port_usable(i, false, dev + " reported a fatal error");
+    };
+    hooks.note = [](const port::Note &n) { spdlog::info("verbs: {}", n.text); };
+    verbs_ = std::make_unique<port::VerbsEvents>(loop_, std::move(hooks));
+    verbs_->open();
+}
+
+void HostPorts::refresh_port(PortIndex port, std::function<void()> done) { poller_.poll_now(port, std::move(done)); }
+
+void HostPorts::route_sa(PortIndex port) {
+    const port::PortAttributes &p = service_->ports().at(port);
+    if (p.sm_lid)
+        txns_.set_sa_address(port, sa_address_of(p));
+    else
+        txns_.clear_sa_address(port);
+}
+
+void HostPorts::port_usable(PortIndex port, bool usable, const std::string &why) {
+    service_->port_usable(port, usable, why);
+}
+
+void HostPorts::port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) {
+    service_->port_invalidated(port, trigger, why);
+}
+
+void HostPorts::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
+    service_->sa_moved(port, sm_lid, sm_sl);
+    route_sa(port);
+}
+
+void HostPorts::sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) {
+    service_->sm_seen(port, lid, guid, act_count);
+}
+
+void HostPorts::port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) {
+    service_->port_info(port, lid, state, mtu);
+}
+
+void HostPorts::audit_due(PortIndex port) { service_->audit_due(port); }
+
+} // namespace mcastd
