@@ -90,6 +90,15 @@ int EventLoop::run() {
     return r;
 }
 
+bool EventLoop::run_once(Duration timeout) {
+    const int r = sd_event_run(event_.get(), static_cast<std::uint64_t>(timeout.count()));
+    if (failure_)
+        std::rethrow_exception(std::exchange(failure_, nullptr));
+    if (r < 0 && r != -ESTALE)
+        throw std::system_error(-r, std::generic_category(), "sd_event_run");
+    return !exit_requested();
+}
+
 void EventLoop::exit(int code) noexcept {
     // Fails only if the loop has already finished, when there is nothing left to stop.
     (void)sd_event_exit(event_.get(), code);

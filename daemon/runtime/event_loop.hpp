@@ -51,6 +51,10 @@ public:
     // An sd_event can run only once: after it returns, the loop is finished. A negative
     // return is an sd-event failure (-errno).
     int run();
+    // One iteration instead of run(), for tests that interleave the loop with their own
+    // steps: waits up to `timeout` for something to happen and dispatches it. Rethrows an
+    // exception that escaped a callback. Returns false once exit() was requested.
+    bool run_once(Duration timeout);
     // Asks run() to return `code` once the current callback returns; no further callbacks
     // are dispatched. Loop thread only (from another thread: post([&]{ loop.exit(c); })).
     void exit(int code) noexcept;

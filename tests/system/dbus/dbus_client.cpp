@@ -3,6 +3,8 @@
 // new connection, i.e. a new owner, per call) and can watch which signals reach whom.
 //
 //   join DEVICE PORT MGID|- JOIN_STATE   -> "ok PATH MLID" or "error NAME MESSAGE"
+//   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
+//                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
 //   ping                                 -> "pong" after every signal that arrived before the
 //                                           daemon's answer to a Peer.Ping has been printed
@@ -68,13 +70,36 @@ int on_state_changed(sd_bus_message *m, void *, sd_bus_error *) {
     return 0;
 }
 
+int on_async_reply(sd_bus_message *m, void *, sd_bus_error *) {
+    if (const sd_bus_error *e = sd_bus_message_get_error(m)) {
+        say("reply " + error_line(*e));
+        return 0;
+    }
+    const char *path = nullptr;
+    sd_bus_message_read(m, "o", &path);
+    const std::string p = path;
+    say("reply ok " + p + " " + std::to_string(read_record_mlid(m)));
+    return 0;
+}
+
 void command(const std::string &line) {
     std::istringstream in(line);
     std::string op;
     in >> op;
     sd_bus_error e = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = nullptr;
-    if (op == "join") {
+    if (op == "join-async") {
+        std::string dev, mgid, state;
+        unsigned port = 0;
+        in >> dev >> port >> mgid >> state;
+        if (mgid == "-")
+            mgid.clear();
+        const int r = sd_bus_call_method_async(bus, nullptr, "org.rdmamcast1", "/org/rdmamcast1",
+                                               "org.rdmamcast1.Manager", "Join", on_async_reply, nullptr,
+                                               "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port),
+                                               mgid.c_str(), state.c_str(), 0);
+        say(r < 0 ? std::string("error send ") + std::strerror(-r) : "sent");
+    } else if (op == "join") {
         std::string dev, mgid, state;
         unsigned port = 0;
         in >> dev >> port >> mgid >> state;

@@ -208,6 +208,50 @@ TEST_F(DbusSystem, GracefulStopLeavesTheBusClientsGroups) {
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::a"), h2()), std::nullopt) << "left before exiting";
 }
 
+// A D-Bus caller is one client of the daemon like a socket connection, under the same limits
+// and with the same sentences; nothing it already holds is touched when it reaches one.
+TEST_F(DbusSystem, CallersLiveByTheSameLimitsAsSocketClients) {
+    Daemon d(fabric, "H2",
+             R"({"limits": {"max_requests_in_flight": 2, "max_memberships_per_client": 3, "max_clients": 3},
+                 "sa": {"timeout_ms": 1000, "max_timeout_ms": 1000, "tries": 30}})");
+    Process &c = client();
+    for (const char *m : {"ff15:db::b", "ff15:db::c", "ff15:db::d"})
+        ASSERT_FALSE(path_of(ask(c, std::string("join ibsim0 1 ") + m + " full")).empty()) << m;
+    EXPECT_EQ(ask(c, "join ibsim0 1 ff15:db::e full"),
+              "error org.rdmamcast1.Error.Limit this connection holds 3 memberships (limit 3)");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::e"), h2()), std::nullopt);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::b"), h2()), 0x1) << "what is held stays";
+
+    // Clients of both transports count together: c, a socket connection and a second caller
+    // (a caller is a client from its first Join) leave no room for a fourth.
+    RawClient raw(d.socket());
+    raw.hello();
+    Process &second = client();
+    ASSERT_FALSE(path_of(ask(second, "join ibsim0 1 ff15:db::f full")).empty());
+    auto refused = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join",
+                           "sqssa{sv}", "ibsim0", "1", "ff15:db::13", "full", "0"});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("the daemon serves 3 clients, its limit (config: limits.max_clients)"),
+              std::string::npos)
+        << refused.err;
+
+    // Joins waiting for the SA: with OpenSM gone they wait, and a third is refused at once.
+    fabric.stop_opensm();
+    EXPECT_EQ(ask(second, "join-async ibsim0 1 ff15:db::10 full"), "sent");
+    EXPECT_EQ(ask(second, "join-async ibsim0 1 ff15:db::11 full"), "sent");
+    EXPECT_EQ(ask(second, "join ibsim0 1 ff15:db::12 full"),
+              "error org.rdmamcast1.Error.Limit already 2 joins waiting for the SA on this connection (limit 2)");
+    // The two waiting joins were only waiting: with an SA again they complete.
+    fabric.start_opensm();
+    for (int i = 0; i < 2; ++i) {
+        const auto done = second.read_line(30s);
+        ASSERT_TRUE(done);
+        EXPECT_EQ(done->rfind("reply ok /org/rdmamcast1/membership/", 0), 0u) << *done;
+    }
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::10"), h2(), 0x1, 5s));
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::12"), h2()), std::nullopt);
+}
+
 TEST_F(DbusSystem, ServedIntrospectionEqualsProtoXml) {
     Daemon d(fabric, "H2");
     Process &c = client();

@@ -296,3 +296,22 @@ TEST(EventLoopWatchdog, SendsKeepAlivesToTheNotifySocket) {
 
 } // namespace
 } // namespace mcastd::runtime
+
+namespace mcastd::runtime {
+namespace {
+
+TEST(EventLoop, RunOnceDispatchesWhatIsDueAndSaysWhenTheLoopWasAskedToEnd) {
+    EventLoop loop;
+    int ran = 0;
+    loop.post([&] { ++ran; });
+    EXPECT_TRUE(loop.run_once(std::chrono::seconds(5))) << "woken by the post, not the timeout";
+    EXPECT_EQ(ran, 1);
+    loop.post([&] { loop.exit(3); });
+    EXPECT_FALSE(loop.run_once(std::chrono::seconds(5)));
+    EventLoop other;
+    other.post([] { throw std::runtime_error("from a callback"); });
+    EXPECT_THROW(other.run_once(std::chrono::seconds(5)), std::runtime_error);
+}
+
+} // namespace
+} // namespace mcastd::runtime

@@ -1,0 +1,192 @@
+// The Daemon's lifecycle on its own: every part started over a fake port backend (the fake SA,
+// one port), a client on the real socket path, then SIGHUP's reload and SIGTERM's graceful stop
+// as the signals would call them. The SA's view is the judge.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "daemon.hpp"
+#include "fakes/fake_port.hpp"
+#include "fakes/fake_sa.hpp"
+#include "proto/protocol.hpp"
+
+namespace mcastd::test {
+namespace {
+
+// The daemon's ports and SA in a test: one port over the fake SA, which answers when the test
+// lets it.
+class FakeBackend final : public PortBackend {
+public:
+    explicit FakeBackend(FakeSa &sa) : sa_(sa) {}
+    SaService &sa() override { return sa_; }
+    void open(Service &service) override { sa_.port_gids[service.add_port(test_port(), true)] = test_port().port_gid(); }
+    void quiesce() override {}
+
+private:
+    FakeSa &sa_;
+};
+
+config::DaemonConfig parse(const std::string &text) {
+    auto r = config::parse_config(text, "test.json");
+    if (auto *e = std::get_if<Error>(&r))
+        throw std::runtime_error(e->message);
+    return std::get<config::DaemonConfig>(std::move(r));
+}
+
+class DaemonLifecycle : public ::testing::Test {
+protected:
+    DaemonLifecycle() {
+        char tmpl[] = "/tmp/mcastd-daemon-test-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+        socket_ = dir_ / "mcastd.sock";
+    }
+    ~DaemonLifecycle() override {
+        if (client_ >= 0)
+            ::close(client_);
+        daemon_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+
+    // `extra`: more top-level keys of the config file, each followed by a comma.
+    std::string config(const std::string &extra = "") const {
+        return "{" + extra + R"("socket": ")" + socket_.string() + R"(", "dbus": {"enabled": false}})";
+    }
+    void start(const std::string &extra) {
+        daemon_ = std::make_unique<Daemon>(loop_, parse(config(extra)), std::make_unique<FakeBackend>(sa_),
+                                           "rdma-mcastd test");
+    }
+
+    // Runs the loop and the SA until `done()` holds, or the loop ended; false after 10 s.
+    template <class F> bool until(F done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() >= deadline || !running_)
+                return done();
+            running_ = loop_.run_once(std::chrono::milliseconds(10));
+            sa_.run();
+        }
+        return true;
+    }
+
+    void connect() {
+        client_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, socket_.c_str(), sizeof a.sun_path - 1);
+        ASSERT_EQ(::connect(client_, reinterpret_cast<sockaddr *>(&a), sizeof a), 0) << std::strerror(errno);
+        ASSERT_TRUE(ok(ask(proto::Hello{{1}, "test"})));
+    }
+    // Sends a request and waits for its reply.
+    proto::Reply ask(const proto::Request &r) {
+        const std::string msg = proto::encode_request(++id_, r);
+        EXPECT_EQ(::send(client_, msg.data(), msg.size(), MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
+        std::optional<proto::Reply> reply;
+        until([&] {
+            pollfd p{client_, POLLIN, 0};
+            if (::poll(&p, 1, 0) <= 0)
+                return false;
+            char buf[65536];
+            const ssize_t n = ::recv(client_, buf, sizeof buf, 0);
+            if (n <= 0)
+                return true;
+            auto in = proto::decode_incoming(std::string_view(buf, static_cast<std::size_t>(n)));
+            if (auto *inc = std::get_if<proto::Incoming>(&in))
+                if (auto *rep = std::get_if<proto::Reply>(inc); rep && rep->id == id_)
+                    reply = *rep;
+            return reply.has_value();
+        });
+        EXPECT_TRUE(reply) << "no reply";
+        return reply.value_or(proto::Reply{});
+    }
+    static proto::Join join(const char *mgid) {
+        proto::Join j;
+        j.request.device = "mlx5_0";
+        j.request.port = 1;
+        j.request.mgid = *parse_gid(mgid);
+        j.request.join_state = join::full;
+        return j;
+    }
+    static bool ok(const proto::Reply &r) { return std::holds_alternative<std::string>(r.body); }
+    static Errc code(const proto::Reply &r) {
+        auto *f = std::get_if<proto::Failure>(&r.body);
+        return f ? f->error.code : Errc::internal;
+    }
+    std::optional<std::uint8_t> sa_bits(const char *mgid) const {
+        return sa_.state.join_state(*parse_gid(mgid), test_port().port_gid());
+    }
+
+    runtime::EventLoop loop_;
+    FakeSa sa_;
+    std::unique_ptr<Daemon> daemon_;
+    std::filesystem::path dir_, socket_;
+    int client_ = -1;
+    std::uint64_t id_ = 0;
+    bool running_ = true;
+};
+
+constexpr const char *kStatic = R"("static_groups": [{"device": "mlx5_0", "port": 1, "mgid": "ff15::a"}], )";
+
+TEST_F(DaemonLifecycle, StartsEveryPartAndAGracefulStopLeavesEverything) {
+    start(kStatic);
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1; }));
+    EXPECT_EQ(sa_bits("ff15::a"), join::full);
+    connect();
+    ASSERT_TRUE(ok(ask(join("ff15::1"))));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full);
+    EXPECT_EQ(daemon_->sessions().clients(), 1u);
+
+    daemon_->stop("test");
+    EXPECT_TRUE(daemon_->stopping());
+    EXPECT_TRUE(until([&] { return !running_; })) << "the loop ends once every Delete is answered";
+    EXPECT_FALSE(sa_bits("ff15::1"));
+    EXPECT_FALSE(sa_bits("ff15::a"));
+    char c;
+    EXPECT_EQ(::recv(client_, &c, 1, 0), 0) << "the client was disconnected";
+    daemon_->stop("again"); // once
+    EXPECT_FALSE(daemon_->reload(parse(config()))) << "a stopping daemon applies nothing";
+}
+
+TEST_F(DaemonLifecycle, AReloadAppliesLimitsAndStaticGroupsAndNamesTheRest) {
+    start(kStatic);
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1; }));
+    connect();
+    ASSERT_TRUE(ok(ask(join("ff15::1"))));
+
+    const std::string next = config(R"("limits": {"max_memberships_per_client": 1}, "sa": {"window": 4},
+        "static_groups": [{"device": "mlx5_0", "port": 1, "mgid": "ff15::b"}], )");
+    ASSERT_TRUE(daemon_->reload(parse(next)));
+    EXPECT_EQ(daemon_->sessions().limits().max_memberships_per_client, 1u);
+    EXPECT_EQ(code(ask(join("ff15::2"))), Errc::limit) << "the new limit holds for the next request";
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1 && daemon_->service().idle(); }));
+    EXPECT_FALSE(sa_bits("ff15::a")) << "the old static group was left";
+    EXPECT_EQ(sa_bits("ff15::b"), join::full) << "the new one joined";
+    EXPECT_EQ(daemon_->config().host.sa.window, 16u) << "the SA window waits for a restart";
+
+    // A config that does not parse keeps the running one.
+    EXPECT_FALSE(daemon_->reload(config::parse_config("{\"limits\": {\"max_clients\": 0}}", "bad.json")));
+    EXPECT_EQ(daemon_->sessions().limits().max_memberships_per_client, 1u);
+    EXPECT_EQ(sa_bits("ff15::1"), join::full) << "nothing held was touched";
+}
+
+TEST_F(DaemonLifecycle, AStaticGroupInBothFilesStaysJoinedWithoutADelete) {
+    start(kStatic);
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1 && daemon_->service().idle(); }));
+    ASSERT_TRUE(daemon_->reload(parse(config(R"("static_groups": [
+        {"device": "mlx5_0", "port": 1, "mgid": "ff15::a"}, {"device": "mlx5_0", "port": 1, "mgid": "ff15::c"}], )"))));
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 2 && daemon_->service().idle(); }));
+    EXPECT_EQ(sa_.count(SaMethod::del), 0) << "the new holder joined ff15::a before the old one left it";
+    EXPECT_EQ(sa_bits("ff15::a"), join::full);
+    EXPECT_EQ(sa_bits("ff15::c"), join::full);
+}
+
+} // namespace
+} // namespace mcastd::test

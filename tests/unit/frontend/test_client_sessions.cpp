@@ -1,0 +1,354 @@
+// Client sessions behind the Unix-socket transport, over socketpairs and the fake SA: the rules
+// every client lives by (hello first, unique pending ids, the in-flight and membership limits,
+// max_clients, a slow reader cut off) and that breaking one leaves the other clients and what
+// the SA holds untouched.
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "front_door.hpp"
+
+namespace mcastd::test {
+namespace {
+
+using frontend::Limits;
+
+Limits limits(void (*set)(Limits &)) {
+    Limits l;
+    set(l);
+    return l;
+}
+
+class Sessions : public FrontDoor {};
+
+TEST_F(Sessions, HelloComesFirst) {
+    const int c = connect();
+    send(c, 7, join_of("ff15::1"));
+    const proto::Reply r = reply(c);
+    EXPECT_EQ(r.id, 7u);
+    EXPECT_EQ(failure(r).error.code, Errc::invalid_argument);
+    EXPECT_EQ(failure(r).error.message, "the first request must be hello");
+    EXPECT_EQ(failure(r).field, "/op");
+    EXPECT_EQ(sa.log.size(), 0u) << "nothing reached the SA";
+
+    send(c, 8, proto::Hello{{1}, "test"});
+    const proto::Reply hello = reply(c);
+    ASSERT_TRUE(ok(hello));
+    auto result = proto::decode_hello_result(std::get<std::string>(hello.body));
+    ASSERT_TRUE(std::holds_alternative<proto::HelloResult>(result));
+    EXPECT_EQ(std::get<proto::HelloResult>(result).daemon, "rdma-mcastd test");
+
+    send(c, 9, proto::Hello{{1}, "test"});
+    EXPECT_EQ(failure(reply(c)).error.message, "hello was already said on this connection");
+    send(c, 10, join_of("ff15::1"));
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full);
+}
+
+TEST_F(Sessions, AnUnservedVersionIsNamedAndTheSessionStillNeedsItsHello) {
+    const int c = connect();
+    send(c, 1, proto::Hello{{7, 9}, "test"});
+    const proto::Failure f = failure(reply(c));
+    EXPECT_EQ(f.error.code, Errc::unsupported_version);
+    EXPECT_EQ(f.versions, (std::vector<unsigned>{1}));
+    send(c, 2, join_of("ff15::1"));
+    EXPECT_EQ(failure(reply(c)).error.message, "the first request must be hello");
+}
+
+TEST_F(Sessions, APendingJoinsIdCannotBeUsedAgain) {
+    const int c = greeted();
+    send(c, 5, join_of("ff15::1"));
+    send(c, 5, join_of("ff15::2"));
+    const proto::Reply dup = reply(c, false);
+    EXPECT_EQ(dup.id, 5u);
+    EXPECT_EQ(failure(dup).error.code, Errc::invalid_argument);
+    EXPECT_EQ(failure(dup).error.message, "request id 5 is already used by a pending join");
+    EXPECT_EQ(failure(dup).field, "/id");
+    const proto::Reply first = reply(c); // the SA answers now
+    EXPECT_EQ(first.id, 5u);
+    EXPECT_TRUE(ok(first));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full);
+    EXPECT_FALSE(sa_bits("ff15::2")) << "the refused join sent nothing";
+    send(c, 5, join_of("ff15::2"));
+    EXPECT_TRUE(ok(reply(c))) << "the id is free again once answered";
+}
+
+class InFlightLimit : public FrontDoor {
+protected:
+    InFlightLimit() : FrontDoor(limits([](Limits &l) { l.max_requests_in_flight = 2; })) {}
+};
+
+TEST_F(InFlightLimit, AThirdJoinWaitingForTheSaIsRefusedAndNothingHeldIsTouched) {
+    const int c = greeted();
+    const int other = greeted();
+    send(c, 1, join_of("ff15::1"));
+    send(c, 2, join_of("ff15::2"));
+    send(c, 3, join_of("ff15::3"));
+    const proto::Reply third = reply(c, false);
+    EXPECT_EQ(third.id, 3u);
+    EXPECT_EQ(failure(third).error.code, Errc::limit);
+    EXPECT_EQ(failure(third).error.message, "already 2 joins waiting for the SA on this connection (limit 2)");
+    // Another client has its own budget.
+    send(other, 1, join_of("ff15::4"));
+    EXPECT_TRUE(ok(reply(other)));
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full);
+    EXPECT_EQ(sa_bits("ff15::2"), join::full);
+    EXPECT_FALSE(sa_bits("ff15::3"));
+    send(c, 3, join_of("ff15::3"));
+    EXPECT_TRUE(ok(reply(c))) << "answered joins no longer count";
+}
+
+class MembershipLimit : public FrontDoor {
+protected:
+    MembershipLimit() : FrontDoor(limits([](Limits &l) { l.max_memberships_per_client = 2; })) {}
+
+    std::uint64_t membership(const proto::Reply &r) {
+        auto j = proto::decode_join_result(std::get<std::string>(r.body));
+        return std::get<proto::JoinResult>(j).membership;
+    }
+};
+
+TEST_F(MembershipLimit, AThirdMembershipIsRefusedUntilOneIsLeft) {
+    const int c = greeted();
+    send(c, 1, join_of("ff15::1"));
+    const std::uint64_t m1 = membership(reply(c));
+    send(c, 2, join_of("ff15::2"));
+    ASSERT_TRUE(ok(reply(c)));
+    send(c, 3, join_of("ff15::3"));
+    const proto::Failure f = failure(reply(c));
+    EXPECT_EQ(f.error.code, Errc::limit);
+    EXPECT_EQ(f.error.message, "this connection holds 2 memberships (limit 2)");
+    EXPECT_FALSE(sa_bits("ff15::3"));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full) << "what is held stays";
+
+    proto::Leave leave;
+    leave.membership = m1;
+    send(c, 4, leave);
+    EXPECT_TRUE(ok(reply(c)));
+    send(c, 5, join_of("ff15::3"));
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_FALSE(sa_bits("ff15::1"));
+    EXPECT_EQ(sa_bits("ff15::3"), join::full);
+}
+
+TEST_F(MembershipLimit, AWithdrawnPendingJoinFreesItsPlaceExactlyOnce) {
+    const int c = greeted();
+    send(c, 1, join_of("ff15::1"));
+    const std::uint64_t m1 = membership(reply(c));
+    send(c, 2, join_of("ff15::2")); // held pending: the SA does not answer yet
+    serve();
+    // Withdrawn by its membership id (the engine numbers memberships in order): the pending
+    // join is answered `cancelled`, and it never counted as held.
+    proto::Leave leave;
+    leave.membership = m1 + 1;
+    send(c, 3, leave);
+    const proto::Reply cancelled = reply(c, false);
+    EXPECT_EQ(cancelled.id, 2u);
+    EXPECT_EQ(failure(cancelled).error.code, Errc::cancelled);
+    const proto::Reply left = reply(c, false);
+    EXPECT_EQ(left.id, 3u);
+    EXPECT_TRUE(ok(left));
+    // One membership is held: one more fits, and then the limit holds again.
+    send(c, 4, join_of("ff15::3"));
+    EXPECT_TRUE(ok(reply(c)));
+    send(c, 5, join_of("ff15::4"));
+    EXPECT_EQ(failure(reply(c)).error.code, Errc::limit);
+    EXPECT_FALSE(sa_bits("ff15::4"));
+}
+
+class MaxClients : public FrontDoor {
+protected:
+    MaxClients() : FrontDoor(limits([](Limits &l) { l.max_clients = 2; })) {}
+};
+
+TEST_F(MaxClients, AClientPastTheLimitIsToldAndClosedAndTheOthersGoOn) {
+    const int a = greeted();
+    const int b = greeted();
+    EXPECT_EQ(sessions.clients(), 2u);
+    const int c = connect();
+    const auto told = next(c);
+    ASSERT_TRUE(told);
+    auto in = proto::decode_incoming(*told);
+    const auto &r = std::get<proto::Reply>(std::get<proto::Incoming>(in));
+    EXPECT_FALSE(r.id) << "no request was read";
+    EXPECT_EQ(failure(r).error.code, Errc::limit);
+    EXPECT_EQ(failure(r).error.message, "the daemon serves 2 clients, its limit (config: limits.max_clients)");
+    EXPECT_FALSE(next(c)) << "then closed";
+    EXPECT_EQ(server.connections(), 2u);
+
+    send(a, 2, join_of("ff15::1"));
+    EXPECT_TRUE(ok(reply(a)));
+    ::shutdown(b, SHUT_RDWR);
+    ASSERT_TRUE(until([&] { return sessions.clients() == 1; }));
+    const int d = greeted();
+    send(d, 2, join_of("ff15::1"));
+    EXPECT_TRUE(ok(reply(d))) << "a place came free";
+}
+
+class SlowReader : public FrontDoor {
+protected:
+    SlowReader() : FrontDoor(limits([](Limits &l) { l.max_queued_bytes = 64 * 1024; })) {}
+};
+
+TEST_F(SlowReader, AClientThatDoesNotReadIsCutOffAndReleasesItsMemberships) {
+    const int slow = greeted();
+    const int other = greeted();
+    send(slow, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(slow)));
+    send(other, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(other)));
+    for (int g = 2; g <= 40; ++g) { // a `list` worth queueing: one group per join
+        const std::string mgid = "ff15::" + std::to_string(g);
+        send(other, static_cast<std::uint64_t>(g + 1), join_of(mgid.c_str()));
+        ASSERT_TRUE(ok(reply(other)));
+    }
+    // The slow client asks for lists and never reads: the kernel's buffers fill, then the
+    // daemon's queue, and past max_queued_bytes the daemon lets go of it.
+    std::size_t sent = 0;
+    for (std::uint64_t id = 100; id < 5000 && server.connections() == 2; ++id) {
+        const std::string req = proto::encode_request(id, proto::List{});
+        if (::send(slow, req.data(), req.size(), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+            break;
+        ++sent;
+        serve();
+    }
+    EXPECT_EQ(server.connections(), 1u) << "still connected after " << sent << " unread lists";
+    // Its membership was released; the other client's stays, and so does the SA's state.
+    const auto groups = service.group_views();
+    const auto shared = std::find_if(groups.begin(), groups.end(),
+                                     [](const GroupView &g) { return format_gid(g.mgid) == "ff15::1"; });
+    ASSERT_NE(shared, groups.end());
+    EXPECT_EQ(shared->counts[0], 1u);
+    EXPECT_EQ(sa_bits("ff15::1"), join::full);
+    send(other, 1000, proto::Status{});
+    const proto::Reply st = reply(other);
+    ASSERT_TRUE(ok(st));
+    auto status = proto::decode_status_result(std::get<std::string>(st.body));
+    EXPECT_EQ(std::get<proto::StatusResult>(status).clients, 1u);
+}
+
+TEST_F(Sessions, AClosedConnectionReleasesItsMembershipsAtTheSa) {
+    const int a = greeted();
+    const int b = greeted();
+    send(a, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(a)));
+    send(a, 3, join_of("ff15::2"));
+    ASSERT_TRUE(ok(reply(a)));
+    send(b, 2, join_of("ff15::2"));
+    ASSERT_TRUE(ok(reply(b)));
+    ::shutdown(a, SHUT_RDWR);
+    ASSERT_TRUE(until([&] { return server.connections() == 1 && service.idle() && !sa.pending(); }));
+    EXPECT_FALSE(sa_bits("ff15::1")) << "a's own group was left";
+    EXPECT_EQ(sa_bits("ff15::2"), join::full) << "b still holds the shared one";
+}
+
+TEST_F(Sessions, BadRequestsAreNamedAndTheConnectionGoesOn) {
+    const int c = greeted();
+    send_raw(c, "{not json");
+    const proto::Reply bad = reply(c);
+    EXPECT_FALSE(bad.id);
+    EXPECT_EQ(failure(bad).error.code, Errc::invalid_argument);
+    send_raw(c, R"({"id": 4, "op": "join", "device": "mlx5_0", "port": 1, "mgid": "ff15::1", "qkey": "x"})");
+    const proto::Reply typed = reply(c);
+    EXPECT_EQ(typed.id, 4u);
+    EXPECT_EQ(failure(typed).field, "/qkey");
+    send_raw(c, std::string(70000, ' '));
+    EXPECT_EQ(failure(reply(c)).error.code, Errc::too_large);
+    send(c, 5, join_of("ff15::1"));
+    EXPECT_TRUE(ok(reply(c)));
+}
+
+TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
+    const int watcher = greeted();
+    const int quiet = greeted();
+    send(watcher, 2, proto::Monitor{true});
+    ASSERT_TRUE(ok(reply(watcher)));
+    const int c = greeted();
+    send(c, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(c)));
+    const auto ev = next(watcher);
+    ASSERT_TRUE(ev);
+    auto in = proto::decode_incoming(*ev);
+    const auto &event = std::get<proto::Event>(std::get<proto::Incoming>(in));
+    const auto &m = std::get<proto::MonitorEvent>(event);
+    EXPECT_EQ(m.kind, "joined");
+    EXPECT_EQ(m.device, "mlx5_0");
+    EXPECT_EQ(format_gid(m.mgid), "ff15::1");
+    send(quiet, 3, proto::Status{});
+    const auto first = next(quiet);
+    ASSERT_TRUE(first);
+    const auto quiet_in = proto::decode_incoming(*first);
+    EXPECT_TRUE(std::holds_alternative<proto::Reply>(std::get<proto::Incoming>(quiet_in)))
+        << "a client that did not ask gets no events";
+}
+
+// The same rules for a session of another door, without a transport in between: D-Bus callers
+// live by the limits too, and the daemon's own door by none.
+class Outlet final : public frontend::SessionOutlet {
+public:
+    void membership_event(MembershipId, const MembershipEvent &) override {}
+};
+
+class DoorLimits : public FrontDoor {
+protected:
+    DoorLimits()
+        : FrontDoor(limits([](Limits &l) {
+              l.max_memberships_per_client = 1;
+              l.max_clients = 1;
+          })) {}
+
+    std::unique_ptr<frontend::ClientSession> open(frontend::Door door) {
+        auto s = sessions.open(door, frontend::Credentials{}, outlet);
+        if (auto *f = std::get_if<proto::Failure>(&s)) {
+            last = *f;
+            return nullptr;
+        }
+        return std::get<std::unique_ptr<frontend::ClientSession>>(std::move(s));
+    }
+    std::optional<frontend::JoinAnswer> join(frontend::ClientSession &s, std::uint64_t id, const char *mgid) {
+        std::optional<frontend::JoinAnswer> out;
+        s.join(id, join_of(mgid).request, [&out](const frontend::JoinAnswer &a) { out = a; });
+        sa.run();
+        return out;
+    }
+
+    Outlet outlet;
+    proto::Failure last{};
+};
+
+TEST_F(DoorLimits, DbusCallersLiveByTheSameLimits) {
+    auto bus = open(frontend::Door::dbus);
+    ASSERT_TRUE(bus);
+    auto first = join(*bus, 1, "ff15::1");
+    ASSERT_TRUE(first && !first->failure);
+    auto second = join(*bus, 2, "ff15::2");
+    ASSERT_TRUE(second && second->failure);
+    EXPECT_EQ(second->failure->error.code, Errc::limit);
+    EXPECT_EQ(second->failure->error.message, "this connection holds 1 memberships (limit 1)");
+    EXPECT_FALSE(open(frontend::Door::dbus)) << "max_clients counts D-Bus callers";
+    EXPECT_EQ(last.error.code, Errc::limit);
+    const int c = connect();
+    const auto told = next(c);
+    ASSERT_TRUE(told);
+    const auto in = proto::decode_incoming(*told);
+    const auto &r = std::get<proto::Reply>(std::get<proto::Incoming>(in));
+    EXPECT_EQ(failure(r).error.code, Errc::limit) << "and socket connections with them";
+}
+
+TEST_F(DoorLimits, TheDaemonsOwnDoorHasNoLimitsAndIsNoClient) {
+    auto own = open(frontend::Door::daemon);
+    ASSERT_TRUE(own);
+    EXPECT_EQ(sessions.clients(), 0u);
+    for (int g = 1; g <= 3; ++g) {
+        const std::string mgid = "ff15::" + std::to_string(g);
+        auto a = join(*own, static_cast<std::uint64_t>(g), mgid.c_str());
+        ASSERT_TRUE(a && !a->failure) << mgid;
+    }
+    auto bus = open(frontend::Door::dbus);
+    EXPECT_TRUE(bus) << "the daemon's own session takes no client's place";
+}
+
+} // namespace
+} // namespace mcastd::test
