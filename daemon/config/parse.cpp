@@ -6,9 +6,10 @@
 #include <charconv>
 
 #include "config.hpp"
-#include "proto/join_decoder.hpp"
 #include "common/json_check.hpp"
-#include "protocol.hpp"
+#include "common/port_name.hpp"
+#include "proto/join_decoder.hpp"
+#include "proto/protocol.hpp"
 
 namespace mcastd::config {
 
@@ -284,7 +285,7 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
         const ObjectReader in(v, json_check::pointer_to(root.pointer("static_groups"), i++));
         JoinRequest r = proto::decode_join(in);
         // A group on a port the daemon will not open could never be joined: say so now.
-        const std::string full = r.device + "/" + std::to_string(r.port);
+        const std::string full = port_name(r.device, r.port);
         if (!ports.empty() && std::find(ports.begin(), ports.end(), r.device) == ports.end() &&
             std::find(ports.begin(), ports.end(), full) == ports.end())
             in.fail("device", full + " is not one of the ports the daemon serves (/ports)");

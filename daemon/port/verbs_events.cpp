@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/port_name.hpp"
+
 namespace mcastd::port {
 
 namespace {
@@ -197,12 +199,12 @@ void VerbsEvents::dispatch(Device &dev, ibv_event_type type, int port_num) {
         port = hooks_.lookup(dev.name, static_cast<std::uint8_t>(port_num));
     if (!port) {
         ++ignored_;
-        note(Note::Level::debug, dev.name + "/" + std::to_string(port_num) + ": ignored " +
+        note(Note::Level::debug, port_name(dev.name, port_num) + ": ignored " +
                                      event_name(type) + " (not a port the daemon serves)");
         return;
     }
     ++dispatched_;
-    note(Note::Level::info, dev.name + "/" + std::to_string(port_num) + ": " + event_name(type));
+    note(Note::Level::info, port_name(dev.name, port_num) + ": " + event_name(type));
     if (hooks_.on_event)
         hooks_.on_event(*port, *event);
 }
