@@ -109,8 +109,9 @@ bool Daemon::reload(config::ConfigResult loaded) {
         next.dbus = cfg_.dbus;
         cfg_ = std::move(next);
 
-        spdlog::info("configuration reloaded from {}; applied: {}", cfg_.origin,
-                     plan.live.empty() ? std::string("nothing changed") : fmt::format("{}", fmt::join(plan.live, ", ")));
+        const std::string live =
+            plan.live.empty() ? std::string("nothing changed") : fmt::format("{}", fmt::join(plan.live, ", "));
+        spdlog::info("configuration reloaded from {}; applied: {}", cfg_.origin, live);
         if (!plan.restart.empty())
             spdlog::warn("changed keys that take effect only after a restart: {}", fmt::join(plan.restart, ", "));
         return true;

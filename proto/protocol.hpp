@@ -39,6 +39,11 @@ struct Failure {
     Error error;
     std::string field;              // JSON pointer ("/qkey"), empty when no field is at fault
     std::vector<unsigned> versions; // unsupported-version only
+
+    // A failure of the daemon's own making (no SA status).
+    static Failure of(Errc code, std::string message, std::string field = {}) {
+        return Failure{Error{code, std::move(message), std::nullopt}, std::move(field), {}};
+    }
 };
 
 // ---- requests ----

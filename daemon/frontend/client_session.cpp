@@ -14,10 +14,6 @@ namespace {
 template <class... Fs> struct overloaded : Fs... { using Fs::operator()...; };
 template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
 
-proto::Failure failure(Errc code, std::string message, std::string field = {}) {
-    return proto::Failure{Error{code, std::move(message), {}}, std::move(field), {}};
-}
-
 } // namespace
 
 ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
@@ -36,11 +32,11 @@ ClientSession::~ClientSession() {
 
 void ClientSession::handle(std::uint64_t id, const proto::Request &request, const Respond &respond) {
     if (refused_) {
-        respond(failure(Errc::denied, "this client was refused by the access policy"));
+        respond(proto::Failure::of(Errc::denied, "this client was refused by the access policy"));
         return;
     }
     if (!greeted_ && !std::holds_alternative<proto::Hello>(request)) {
-        respond(failure(Errc::invalid_argument, "the first request must be hello", "/op"));
+        respond(proto::Failure::of(Errc::invalid_argument, "the first request must be hello", "/op"));
         return;
     }
     std::visit(overloaded{
@@ -77,15 +73,15 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
 
 std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const proto::Hello &r) {
     if (greeted_)
-        return failure(Errc::invalid_argument, "hello was already said on this connection", "/op");
+        return proto::Failure::of(Errc::invalid_argument, "hello was already said on this connection", "/op");
     unsigned best = 0;
     for (unsigned v : r.versions)
         if (std::find(proto::kVersions.begin(), proto::kVersions.end(), v) != proto::kVersions.end())
             best = std::max(best, v);
     if (!best) {
-        proto::Failure f = failure(Errc::unsupported_version,
-                                   "none of the requested protocol versions is served; this daemon speaks 1",
-                                   "/versions");
+        proto::Failure f = proto::Failure::of(
+            Errc::unsupported_version, "none of the requested protocol versions is served; this daemon speaks 1",
+            "/versions");
         f.versions.assign(proto::kVersions.begin(), proto::kVersions.end());
         return f;
     }
@@ -93,7 +89,8 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
     if (!sessions_.access().allows(who_)) {
         spdlog::warn("client pid {} uid {} ({}) denied by the access policy", c.pid, c.uid, c.comm);
         refused_ = true;
-        return failure(Errc::denied, "uid " + std::to_string(c.uid) + " is not allowed to use rdma-mcastd (config: access)");
+        return proto::Failure::of(Errc::denied, "uid " + std::to_string(c.uid) +
+                                                    " is not allowed to use rdma-mcastd (config: access)");
     }
     greeted_ = true;
     spdlog::debug("client pid {} uid {} ({}) connected as '{}'", c.pid, c.uid, c.comm, r.client);
@@ -102,18 +99,20 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
 
 std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id) const {
     if (pending_.count(request_id))
-        return failure(Errc::invalid_argument,
-                       "request id " + std::to_string(request_id) + " is already used by a pending join", "/id");
+        return proto::Failure::of(Errc::invalid_argument,
+                                  "request id " + std::to_string(request_id) + " is already used by a pending join",
+                                  "/id");
     if (door_ == Door::daemon)
         return std::nullopt; // the daemon's own groups are bounded by its config
     const Limits &lim = sessions_.limits();
     if (pending_.size() >= lim.max_requests_in_flight)
-        return failure(Errc::limit, "already " + std::to_string(pending_.size()) +
-                                        " joins waiting for the SA on this connection (limit " +
-                                        std::to_string(lim.max_requests_in_flight) + ")");
+        return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
+                                                   " joins waiting for the SA on this connection (limit " +
+                                                   std::to_string(lim.max_requests_in_flight) + ")");
     if (held_.size() + pending_.size() >= lim.max_memberships_per_client)
-        return failure(Errc::limit, "this connection holds " + std::to_string(held_.size()) + " memberships (limit " +
-                                        std::to_string(lim.max_memberships_per_client) + ")");
+        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held_.size()) +
+                                                   " memberships (limit " +
+                                                   std::to_string(lim.max_memberships_per_client) + ")");
     return std::nullopt;
 }
 
@@ -123,18 +122,19 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         return 0;
     }
     pending_[request_id] = 0;
-    const MembershipId m = sessions_.service().join(
-        client_, req, [this, request_id, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const JoinResult &res) {
-            if (!alive.lock())
-                return;
-            pending_.erase(request_id);
-            if (res.error) {
-                done(JoinAnswer{res.id, proto::Failure{*res.error, {}, {}}, {}});
-                return;
-            }
-            held_.insert(res.id);
-            done(JoinAnswer{res.id, std::nullopt, res.record});
-        });
+    auto answered = [this, request_id, alive = std::weak_ptr<bool>(alive_),
+                     done = std::move(done)](const JoinResult &res) {
+        if (!alive.lock())
+            return;
+        pending_.erase(request_id);
+        if (res.error) {
+            done(JoinAnswer{res.id, proto::Failure{*res.error, {}, {}}, {}});
+            return;
+        }
+        held_.insert(res.id);
+        done(JoinAnswer{res.id, std::nullopt, res.record});
+    };
+    const MembershipId m = sessions_.service().join(client_, req, std::move(answered));
     if (auto it = pending_.find(request_id); it != pending_.end())
         it->second = m; // still waiting for the SA: a leave {"join": id} names it so
     return m;
@@ -145,7 +145,7 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
     if (r.join) {
         auto it = pending_.find(*r.join);
         if (it == pending_.end())
-            return failure(Errc::not_found,
+            return proto::Failure::of(Errc::not_found,
                            "no join request " + std::to_string(*r.join) + " is waiting on this connection", "/join");
         m = it->second;
     } else {

@@ -37,12 +37,8 @@ Sessions::~Sessions() { *alive_ = false; }
 std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door door, Credentials who,
                                                                             SessionOutlet &outlet) {
     if (door != Door::daemon && clients_ >= limits_.max_clients)
-        return proto::Failure{Error{Errc::limit,
-                                    "the daemon serves " + std::to_string(clients_) +
-                                        " clients, its limit (config: limits.max_clients)",
-                                    {}},
-                              {},
-                              {}};
+        return proto::Failure::of(Errc::limit, "the daemon serves " + std::to_string(clients_) +
+                                                    " clients, its limit (config: limits.max_clients)");
     return std::make_unique<ClientSession>(*this, door, std::move(who), outlet);
 }
 

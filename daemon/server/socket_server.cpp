@@ -16,10 +16,6 @@ namespace mcastd::server {
 
 namespace {
 
-proto::Failure failure(Errc code, std::string message) {
-    return proto::Failure{Error{code, std::move(message), {}}, {}, {}};
-}
-
 // Replies this large are checked against the socket's send buffer first: a SOCK_SEQPACKET
 // message cannot exceed it.
 constexpr std::size_t kCheckAbove = 4096;
@@ -109,9 +105,10 @@ private:
             socklen_t len = sizeof sndbuf;
             getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len);
             if (sndbuf > 0 && msg.size() + 64 > static_cast<std::size_t>(sndbuf)) {
-                send(proto::encode_error(id, failure(Errc::limit, "the reply would be " + std::to_string(msg.size()) +
-                                                                      " bytes, more than one message can carry (" +
-                                                                      std::to_string(sndbuf) + ")")));
+                send(proto::encode_error(
+                    id, proto::Failure::of(Errc::limit, "the reply would be " + std::to_string(msg.size()) +
+                                                            " bytes, more than one message can carry (" +
+                                                            std::to_string(sndbuf) + ")")));
                 return;
             }
         }
@@ -173,9 +170,10 @@ private:
             return;
         }
         if (mh.msg_flags & MSG_TRUNC) {
-            send(proto::encode_error(std::nullopt, failure(Errc::too_large, "the message is longer than the " +
-                                                                                std::to_string(buf_.size()) +
-                                                                                " bytes this daemon accepts")));
+            send(proto::encode_error(std::nullopt,
+                                     proto::Failure::of(Errc::too_large, "the message is longer than the " +
+                                                                             std::to_string(buf_.size()) +
+                                                                             " bytes this daemon accepts")));
             return;
         }
         handle(std::string_view(buf_.data(), static_cast<std::size_t>(n)));

@@ -28,7 +28,9 @@ class FakeBackend final : public PortBackend {
 public:
     explicit FakeBackend(FakeSa &sa) : sa_(sa) {}
     SaService &sa() override { return sa_; }
-    void open(Service &service) override { sa_.port_gids[service.add_port(test_port(), true)] = test_port().port_gid(); }
+    void open(Service &service) override {
+        sa_.port_gids[service.add_port(test_port(), true)] = test_port().port_gid();
+    }
     void quiesce() override {}
 
 private:
@@ -107,14 +109,7 @@ protected:
         EXPECT_TRUE(reply) << "no reply";
         return reply.value_or(proto::Reply{});
     }
-    static proto::Join join(const char *mgid) {
-        proto::Join j;
-        j.request.device = "mlx5_0";
-        j.request.port = 1;
-        j.request.mgid = *parse_gid(mgid);
-        j.request.join_state = join::full;
-        return j;
-    }
+    static proto::Join join(const char *mgid) { return proto::Join{join_request(mgid)}; }
     static bool ok(const proto::Reply &r) { return std::holds_alternative<std::string>(r.body); }
     static Errc code(const proto::Reply &r) {
         auto *f = std::get_if<proto::Failure>(&r.body);

@@ -2,6 +2,7 @@
 // Service by hand (the fake SA knows it by the same PortGID).
 #pragma once
 
+#include "common/request.hpp"
 #include "port/port_attributes.hpp"
 
 namespace mcastd::test {
@@ -16,6 +17,16 @@ inline port::PortAttributes test_port() {
     a.sm_lid = 1;
     a.link_layer = "InfiniBand";
     return a;
+}
+
+// A full-member join of `mgid` on that port.
+inline JoinRequest join_request(const char *mgid) {
+    JoinRequest r;
+    r.device = "mlx5_0";
+    r.port = 1;
+    r.mgid = *parse_gid(mgid);
+    r.join_state = join::full;
+    return r;
 }
 
 } // namespace mcastd::test

@@ -62,14 +62,7 @@ protected:
     }
     static void send(int fd, std::uint64_t id, const proto::Request &r) { send_raw(fd, proto::encode_request(id, r)); }
 
-    static proto::Join join_of(const char *mgid) {
-        proto::Join j;
-        j.request.device = "mlx5_0";
-        j.request.port = 1;
-        j.request.mgid = *parse_gid(mgid);
-        j.request.join_state = join::full;
-        return j;
-    }
+    static proto::Join join_of(const char *mgid) { return proto::Join{join_request(mgid)}; }
 
     // The next message for `fd`, running the loop (and the SA, unless `sa_answers` is false)
     // until it arrives; nullopt when the daemon closed the connection.
