@@ -58,9 +58,8 @@ HostPorts::~HostPorts() {
     // before the poller's cancels could admit queued ones.
     txns_.abandon_all();
     verbs_.reset();
-    if (service_)
-        for (PortIndex i = 0; i < service_->ports().size(); ++i)
-            poller_.stop(i);
+    for (PortIndex i = 0; i < opened_; ++i) // the service may be gone already
+        poller_.stop(i);
     transport_.close_all();
 }
 
@@ -98,6 +97,7 @@ void HostPorts::open_ports() {
         spdlog::info("{}: {} LID {} SM LID {} PortGID {}", name, port::port_state_name(p.state), p.lid, p.sm_lid,
                      format_gid(p.port_gid()));
         poller_.start(index, port::PolledPort{p.device, p.port_num, p.pkeys});
+        opened_ = index + 1;
     }
     if (service_->ports().empty())
         throw std::runtime_error("no usable InfiniBand port found");
