@@ -109,8 +109,8 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
         return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
                                                    " joins waiting for the SA on this connection (limit " +
                                                    std::to_string(lim.max_requests_in_flight) + ")");
-    if (held_.size() + pending_.size() >= lim.max_memberships_per_client)
-        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held_.size()) +
+    if (held_ + pending_.size() >= lim.max_memberships_per_client)
+        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held_) +
                                                    " memberships (limit " +
                                                    std::to_string(lim.max_memberships_per_client) + ")");
     return std::nullopt;
@@ -131,7 +131,7 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
             done(JoinAnswer{res.id, proto::Failure{*res.error, {}, {}}, {}});
             return;
         }
-        held_.insert(res.id);
+        ++held_;
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
     const MembershipId m = sessions_.service().join(client_, req, std::move(answered));
@@ -146,15 +146,20 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
         auto it = pending_.find(*r.join);
         if (it == pending_.end())
             return proto::Failure::of(Errc::not_found,
-                           "no join request " + std::to_string(*r.join) + " is waiting on this connection", "/join");
+                                      "no join request " + std::to_string(*r.join) + " is waiting on this connection",
+                                      "/join");
         m = it->second;
     } else {
         m = *r.membership;
     }
+    // A membership still pending was never counted as held (at most max_requests_in_flight
+    // joins are pending, so the search is short).
+    const bool pending = std::any_of(pending_.begin(), pending_.end(), [m](const auto &p) { return p.second == m; });
     // A pending join is withdrawn: its own answer (`cancelled`) goes out first.
     if (auto err = sessions_.service().leave(client_, m))
         return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
-    held_.erase(m);
+    if (!pending)
+        --held_;
     return std::nullopt;
 }
 

@@ -15,7 +15,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <variant>
 
 #include "frontend/access.hpp"
@@ -100,7 +99,7 @@ private:
     bool refused_ = false;
     bool monitor_ = false;
     std::unordered_map<std::uint64_t, MembershipId> pending_; // join request id -> membership
-    std::unordered_set<MembershipId> held_;                  // joined and not left
+    std::size_t held_ = 0;                                    // memberships joined and not left
     // Set while the session exists: join answers that arrive after it is gone are dropped.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
