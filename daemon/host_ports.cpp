@@ -55,11 +55,10 @@ HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
 
 HostPorts::~HostPorts() {
     // Nothing may arm a timer now (the loop has finished): drop the MADs in flight first,
-    // before the poller's cancels could admit queued ones.
+    // before the poller's cancels (its destructor stops every port) could admit queued ones.
+    // The service may be gone already: nothing here may touch it.
     txns_.abandon_all();
     verbs_.reset();
-    for (PortIndex i = 0; i < opened_; ++i) // the service may be gone already
-        poller_.stop(i);
     transport_.close_all();
 }
 
@@ -97,7 +96,6 @@ void HostPorts::open_ports() {
         spdlog::info("{}: {} LID {} SM LID {} PortGID {}", name, port::port_state_name(p.state), p.lid, p.sm_lid,
                      format_gid(p.port_gid()));
         poller_.start(index, port::PolledPort{p.device, p.port_num, p.pkeys});
-        opened_ = index + 1;
     }
     if (service_->ports().empty())
         throw std::runtime_error("no usable InfiniBand port found");

@@ -72,7 +72,6 @@ private:
     port::PortPoller poller_;
     std::unique_ptr<port::VerbsEvents> verbs_;
     Service *service_ = nullptr; // set by open(); it may go before this does
-    PortIndex opened_ = 0;       // ports 0 .. opened_ - 1 are open and polled
 };
 
 // SA address of a port: the SM's LID and SL on QP1, through the P_Key index of 0xFFFF.
