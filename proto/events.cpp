@@ -112,6 +112,10 @@ struct EventWriter {
         if (e.sa_status)
             w.member("sa_status", *e.sa_status);
     }
+    void operator()(const StoppingEvent &e) const {
+        w.member("event", "stopping");
+        w.member("message", std::string_view(e.message));
+    }
 };
 
 } // namespace
@@ -161,7 +165,9 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
         e.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
         return e;
     }
-    in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 1");
+    if (name == "stopping")
+        return StoppingEvent{std::string(in.required_string("message"))};
+    in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 2");
 }
 
 } // namespace mcastd::proto

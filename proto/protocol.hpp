@@ -24,8 +24,10 @@
 
 namespace mcastd::proto {
 
-inline constexpr unsigned kVersion = 1;
-inline constexpr std::array<unsigned, 1> kVersions{1};
+inline constexpr unsigned kVersion = 2;
+inline constexpr std::array<unsigned, 2> kVersions{1, 2};
+// A session token is 128 random bits written as 32 lowercase hex digits (version 2).
+inline constexpr std::size_t kTokenChars = 32;
 inline constexpr std::size_t kMaxMessageBytes = 65536;
 inline constexpr std::size_t kMaxClientName = 64; // characters (UTF-8 code points)
 // A request `id` (and a leave's `join`) is below 2^53 so that every JSON implementation,
@@ -48,9 +50,16 @@ struct Failure {
 
 // ---- requests ----
 
+// A session and the secret that re-claims it after the daemon restarted (version 2).
+struct SessionTicket {
+    std::uint64_t id = 0;
+    std::string token; // kTokenChars lowercase hex digits
+    bool operator==(const SessionTicket &) const = default;
+};
 struct Hello {
     std::vector<unsigned> versions;
     std::string client;
+    std::optional<SessionTicket> resume{}; // version 2: take this session back
 };
 struct Join {
     JoinRequest request; // mgid all zero = "create": true
@@ -89,6 +98,12 @@ std::string_view op_name(const Request &request);
 struct HelloResult {
     unsigned version = kVersion;
     std::string daemon; // "rdma-mcastd 0.1.0"
+    // Version 2: the session this connection is, for a later resume.
+    std::optional<SessionTicket> session{};
+    // Version 2, when the hello asked to resume: whether it did, and the memberships the
+    // session holds (their ids are those the client knew).
+    std::optional<bool> resumed{};
+    std::vector<std::uint64_t> memberships{};
 };
 struct JoinResult {
     std::uint64_t membership = 0;
@@ -195,7 +210,12 @@ struct MonitorEvent {
     std::string message;
     std::optional<std::uint16_t> sa_status;
 };
-using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent>;
+// Version 2: the daemon is stopping for good and has left every group; a client that would
+// reconnect after a restart does not.
+struct StoppingEvent {
+    std::string message;
+};
+using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent, StoppingEvent>;
 
 std::string encode_event(const Event &event);
 

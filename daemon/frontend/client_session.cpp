@@ -80,7 +80,7 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
             best = std::max(best, v);
     if (!best) {
         proto::Failure f = proto::Failure::of(
-            Errc::unsupported_version, "none of the requested protocol versions is served; this daemon speaks 1",
+            Errc::unsupported_version, "none of the requested protocol versions is served; this daemon speaks 1 and 2",
             "/versions");
         f.versions.assign(proto::kVersions.begin(), proto::kVersions.end());
         return f;

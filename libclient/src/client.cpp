@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -97,7 +98,7 @@ int rdmamcast_client::hello() {
     proto::HelloResult result;
     if (int rc = decode_result(reply, proto::decode_hello_result, result); rc < 0)
         return rc;
-    if (result.version != proto::kVersion)
+    if (std::find(proto::kVersions.begin(), proto::kVersions.end(), result.version) == proto::kVersions.end())
         return mark_dead(RDMAMCAST_E_PROTOCOL, -EPROTO,
                          "the daemon chose protocol version " + std::to_string(result.version) +
                              ", which this librdmamcast did not offer");

@@ -156,7 +156,7 @@ TEST_F(DaemonSim, BadInputGetsItsNamedErrorWhileAnotherClientStaysJoined) {
         }
         EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
     };
-    expect(R"({"id":7,"op":"hello","versions":[2,3]})", "unsupported-version", "/versions");
+    expect(R"({"id":7,"op":"hello","versions":[3,4]})", "unsupported-version", "/versions");
     expect(R"({"id":8,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::1"})", "invalid-argument", "/op");
     bad.hello();
     expect("this is not JSON", "invalid-argument");

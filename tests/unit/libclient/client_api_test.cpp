@@ -12,13 +12,14 @@ namespace proto = mcastd::proto;
 
 // ---- connect ----
 
-TEST(ClientConnect, HelloOffersVersionOneAndRecordsTheDaemon) {
+TEST(ClientConnect, HelloOffersBothVersionsAndRecordsTheDaemon) {
     FakeDaemon d;
     auto c = connect_to(d);
     ASSERT_TRUE(c);
     auto hellos = d.requests_of<proto::Hello>();
     ASSERT_EQ(hellos.size(), 1u);
-    EXPECT_EQ(hellos[0].versions, std::vector<unsigned>{1});
+    EXPECT_EQ(hellos[0].versions, (std::vector<unsigned>{1, 2}));
+    EXPECT_FALSE(hellos[0].resume);
     EXPECT_FALSE(hellos[0].client.empty());
     EXPECT_EQ(rdmamcast_protocol_version(c.get()), 1u);
     EXPECT_STREQ(rdmamcast_daemon_version(c.get()), "rdma-mcastd 0.1.0-fake");
@@ -567,7 +568,7 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     rdmamcast_daemon_status *s = nullptr;
     ASSERT_EQ(rdmamcast_status(c.get(), &s), 0) << rdmamcast_last_error(c.get())->message;
     EXPECT_STREQ(s->daemon, "rdma-mcastd 0.1.0");
-    EXPECT_EQ(s->protocol, 1u);
+    EXPECT_EQ(s->protocol, proto::kVersion);
     EXPECT_DOUBLE_EQ(s->uptime_s, 12.5);
     EXPECT_EQ(s->clients, 3u);
     ASSERT_EQ(s->num_ports, 3u);

@@ -68,7 +68,7 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
         return ::testing::AssertionFailure() << "op " << op_name(a) << " vs " << op_name(b);
     if (auto *ha = std::get_if<Hello>(&a)) {
         const auto &hb = std::get<Hello>(b);
-        if (ha->versions != hb.versions || ha->client != hb.client)
+        if (ha->versions != hb.versions || ha->client != hb.client || ha->resume != hb.resume)
             return ::testing::AssertionFailure() << "hello differs";
     } else if (auto *ja = std::get_if<Join>(&a)) {
         return same_join(ja->request, std::get<Join>(b).request);

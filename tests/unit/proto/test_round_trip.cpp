@@ -30,6 +30,29 @@ void expect_request_round_trip(std::uint64_t id, const Request &req) {
 TEST(ProtoRoundTrip, Hello) {
     expect_request_round_trip(1, Hello{{1}, "my-app"});
     expect_request_round_trip(2, Hello{{3, 1, 2}, ""});
+    expect_request_round_trip(3, Hello{{2}, "holder", SessionTicket{7, std::string(32, 'a')}});
+    EXPECT_EQ(encode_request(3, Hello{{2}, "", SessionTicket{7, "0123456789abcdef0123456789abcdef"}}),
+              R"({"id":3,"op":"hello","versions":[2],"resume":{"session":7,"token":"0123456789abcdef0123456789abcdef"}})");
+}
+
+TEST(ProtoRoundTrip, HelloResumeTokenIsChecked) {
+    const std::string good(32, 'f');
+    for (const auto &[token, why] : std::vector<std::pair<std::string, std::string>>{
+             {std::string(31, 'f'), "short"}, {std::string(33, 'f'), "long"},
+             {std::string(31, 'f') + "F", "upper case"}, {std::string(31, 'f') + "g", "not hex"}}) {
+        auto d = decode_request(R"({"id":1,"op":"hello","versions":[2],"resume":{"session":1,"token":")" + token +
+                                R"("}})");
+        ASSERT_TRUE(std::holds_alternative<BadRequest>(d)) << why;
+        EXPECT_EQ(std::get<BadRequest>(d).failure.field, "/resume/token") << why;
+    }
+    auto zero = decode_request(R"({"id":1,"op":"hello","versions":[2],"resume":{"session":0,"token":")" + good +
+                               R"("}})");
+    ASSERT_TRUE(std::holds_alternative<BadRequest>(zero));
+    EXPECT_EQ(std::get<BadRequest>(zero).failure.field, "/resume/session");
+    auto extra = decode_request(R"({"id":1,"op":"hello","versions":[2],"resume":{"session":1,"token":")" + good +
+                                R"(","x":1}})");
+    ASSERT_TRUE(std::holds_alternative<BadRequest>(extra));
+    EXPECT_EQ(std::get<BadRequest>(extra).failure.field, "/resume/x");
 }
 
 TEST(ProtoRoundTrip, JoinByMgidWithEverything) {
@@ -147,6 +170,13 @@ TEST(ProtoRoundTrip, HelloAndEmptyResults) {
         result_text(decode_reply(encode_reply(1, HelloResult{1, "rdma-mcastd 0.1.0"})))));
     EXPECT_EQ(hello.version, 1u);
     EXPECT_EQ(hello.daemon, "rdma-mcastd 0.1.0");
+    EXPECT_FALSE(hello.session);
+    EXPECT_FALSE(hello.resumed);
+    HelloResult v2{2, "rdma-mcastd 0.1.0", SessionTicket{9, std::string(32, '1')}, true, {4, 5}};
+    const auto back = value_of(decode_hello_result(result_text(decode_reply(encode_reply(2, v2)))));
+    EXPECT_EQ(back.session, v2.session);
+    EXPECT_EQ(back.resumed, std::optional<bool>(true));
+    EXPECT_EQ(back.memberships, (std::vector<std::uint64_t>{4, 5}));
     const auto empty = decode_reply(encode_reply(3, Empty{}));
     EXPECT_EQ(empty.id, 3u);
     EXPECT_EQ(result_text(empty), "{}");
@@ -416,6 +446,12 @@ TEST(ProtoRoundTrip, LostEvent) {
     const auto out = std::get<LostEvent>(decode_event(encode_event(in)));
     EXPECT_EQ(out.membership, 9u);
     EXPECT_TRUE(same_failure(out.why, in.why));
+}
+
+TEST(ProtoRoundTrip, StoppingEvent) {
+    const std::string text = encode_event(StoppingEvent{"rdma-mcastd is stopping"});
+    EXPECT_EQ(text, R"({"event":"stopping","message":"rdma-mcastd is stopping"})");
+    EXPECT_EQ(std::get<StoppingEvent>(decode_event(text)).message, "rdma-mcastd is stopping");
 }
 
 TEST(ProtoRoundTrip, MonitorEvent) {
