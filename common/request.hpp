@@ -22,6 +22,7 @@ struct ClientInfo {
     uid_t uid = 0;
     gid_t unix_gid = 0; // the Unix group id ("gid" alone would read as an InfiniBand GID)
     std::string comm;
+    bool operator==(const ClientInfo &) const = default;
 };
 
 struct Selected {

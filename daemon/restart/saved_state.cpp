@@ -1,0 +1,295 @@
+#include "restart/saved_state.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "common/json_check.hpp"
+
+namespace mcastd::restart {
+
+using json_check::json;
+using json_check::ObjectReader;
+
+namespace {
+
+constexpr std::size_t kTokenChars = 32;
+
+// ---- writing ----
+
+json gid_json(const Gid &g) { return format_gid(g); }
+
+json record_json(const McRecord &r) {
+    return json{{"mgid", gid_json(r.mgid)},
+                {"port_gid", gid_json(r.port_gid)},
+                {"qkey", r.qkey},
+                {"mlid", r.mlid},
+                {"mtu_selector", static_cast<unsigned>(r.mtu_selector)},
+                {"mtu", r.mtu},
+                {"tclass", r.tclass},
+                {"pkey", r.pkey},
+                {"rate_selector", static_cast<unsigned>(r.rate_selector)},
+                {"rate", r.rate},
+                {"life_selector", static_cast<unsigned>(r.life_selector)},
+                {"packet_life", r.packet_life},
+                {"sl", r.sl},
+                {"flow_label", r.flow_label},
+                {"hop_limit", r.hop_limit},
+                {"scope", r.scope},
+                {"join_state", r.join_state},
+                {"proxy_join", r.proxy_join}};
+}
+
+json selected_json(const Selected &s) {
+    return json{{"selector", static_cast<unsigned>(s.selector)}, {"value", s.value}};
+}
+
+json params_json(const GroupParams &p) {
+    json out = json::object();
+    if (p.qkey)
+        out["qkey"] = *p.qkey;
+    if (p.pkey)
+        out["pkey"] = *p.pkey;
+    if (p.sl)
+        out["sl"] = *p.sl;
+    if (p.tclass)
+        out["tclass"] = *p.tclass;
+    if (p.flow_label)
+        out["flow_label"] = *p.flow_label;
+    if (p.hop_limit)
+        out["hop_limit"] = *p.hop_limit;
+    if (p.mtu)
+        out["mtu"] = selected_json(*p.mtu);
+    if (p.rate)
+        out["rate"] = selected_json(*p.rate);
+    return out;
+}
+
+// ---- reading ----
+
+Gid read_gid(const ObjectReader &in, std::string_view key) {
+    const std::string_view text = in.required_string(key);
+    auto g = parse_gid(text);
+    if (!g)
+        in.fail(key, "not a GID");
+    return *g;
+}
+
+Selector read_selector(const ObjectReader &in, std::string_view key) {
+    return static_cast<Selector>(in.required_uint(key, 0, 3));
+}
+
+McRecord read_record(const ObjectReader &in) {
+    in.require_only({"mgid", "port_gid", "qkey", "mlid", "mtu_selector", "mtu", "tclass", "pkey", "rate_selector",
+                     "rate", "life_selector", "packet_life", "sl", "flow_label", "hop_limit", "scope", "join_state",
+                     "proxy_join"});
+    McRecord r;
+    r.mgid = read_gid(in, "mgid");
+    r.port_gid = read_gid(in, "port_gid");
+    r.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
+    r.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
+    r.mtu_selector = read_selector(in, "mtu_selector");
+    r.mtu = static_cast<std::uint8_t>(in.required_uint("mtu", 0, 0x3f));
+    r.tclass = static_cast<std::uint8_t>(in.required_uint("tclass", 0, 0xff));
+    r.pkey = static_cast<std::uint16_t>(in.required_uint("pkey", 0, 0xffff));
+    r.rate_selector = read_selector(in, "rate_selector");
+    r.rate = static_cast<std::uint8_t>(in.required_uint("rate", 0, 0x3f));
+    r.life_selector = read_selector(in, "life_selector");
+    r.packet_life = static_cast<std::uint8_t>(in.required_uint("packet_life", 0, 0x3f));
+    r.sl = static_cast<std::uint8_t>(in.required_uint("sl", 0, 15));
+    r.flow_label = static_cast<std::uint32_t>(in.required_uint("flow_label", 0, 0xfffff));
+    r.hop_limit = static_cast<std::uint8_t>(in.required_uint("hop_limit", 0, 0xff));
+    r.scope = static_cast<std::uint8_t>(in.required_uint("scope", 0, 15));
+    r.join_state = static_cast<std::uint8_t>(in.required_uint("join_state", 0, 15));
+    const auto proxy = in.boolean("proxy_join");
+    if (!proxy)
+        in.fail("proxy_join", "required");
+    r.proxy_join = *proxy;
+    return r;
+}
+
+std::optional<Selected> read_selected(const ObjectReader &in, std::string_view key) {
+    const json *v = in.object(key);
+    if (!v)
+        return std::nullopt;
+    const ObjectReader s(*v, in.pointer(key));
+    s.require_only({"selector", "value"});
+    return Selected{read_selector(s, "selector"), static_cast<std::uint8_t>(s.required_uint("value", 0, 0x3f))};
+}
+
+GroupParams read_params(const ObjectReader &in) {
+    in.require_only({"qkey", "pkey", "sl", "tclass", "flow_label", "hop_limit", "mtu", "rate"});
+    GroupParams p;
+    p.qkey = in.uint_as<std::uint32_t>("qkey", 0, 0xffffffff);
+    p.pkey = in.uint_as<std::uint16_t>("pkey", 0, 0xffff);
+    p.sl = in.uint_as<std::uint8_t>("sl", 0, 15);
+    p.tclass = in.uint_as<std::uint8_t>("tclass", 0, 0xff);
+    p.flow_label = in.uint_as<std::uint32_t>("flow_label", 0, 0xfffff);
+    p.hop_limit = in.uint_as<std::uint8_t>("hop_limit", 0, 0xff);
+    p.mtu = read_selected(in, "mtu");
+    p.rate = read_selected(in, "rate");
+    return p;
+}
+
+// Calls `f(reader)` for each object of the array `key` (required).
+template <class F> void each_object(const ObjectReader &in, std::string_view key, F f) {
+    const json *arr = in.array(key);
+    if (!arr)
+        in.fail(key, "required");
+    std::size_t i = 0;
+    for (const json &v : *arr)
+        f(ObjectReader(v, json_check::pointer_to(in.pointer(key), i++)));
+}
+
+std::uint8_t read_bits(const ObjectReader &in, std::string_view key) {
+    return static_cast<std::uint8_t>(in.required_uint(key, 0, join::all));
+}
+
+SavedPort read_port(const ObjectReader &in) {
+    in.require_only({"device", "port", "port_gid", "groups"});
+    SavedPort p;
+    p.device = in.required_string("device");
+    p.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
+    p.port_gid = read_gid(in, "port_gid");
+    each_object(in, "groups", [&](const ObjectReader &g) {
+        g.require_only({"mgid", "held", "uncertain", "record"});
+        SavedGroup out;
+        out.mgid = read_gid(g, "mgid");
+        if (is_zero(out.mgid))
+            g.fail("mgid", "is zero");
+        out.held = read_bits(g, "held");
+        out.uncertain = read_bits(g, "uncertain");
+        if (const json *rec = g.object("record"))
+            out.record = read_record(ObjectReader(*rec, g.pointer("record")));
+        p.groups.push_back(std::move(out));
+    });
+    return p;
+}
+
+SavedSession read_session(const ObjectReader &in) {
+    in.require_only({"session", "token", "door", "pid", "uid", "gid", "comm", "start_time", "version", "monitor",
+                     "inode", "bus_name", "memberships"});
+    SavedSession s;
+    s.id = in.required_uint("session", 1, UINT64_MAX);
+    s.token = in.required_string("token");
+    if (s.token.size() != kTokenChars ||
+        !std::all_of(s.token.begin(), s.token.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
+        in.fail("token", "must be " + std::to_string(kTokenChars) + " lowercase hex digits");
+    const std::string_view door = in.required_string("door");
+    if (door == "socket")
+        s.door = SavedDoor::socket;
+    else if (door == "dbus")
+        s.door = SavedDoor::dbus;
+    else
+        in.fail("door", "must be \"socket\" or \"dbus\"");
+    s.who.pid = static_cast<pid_t>(in.required_uint("pid", 0, INT32_MAX));
+    s.who.uid = static_cast<uid_t>(in.required_uint("uid", 0, UINT32_MAX));
+    s.who.unix_gid = static_cast<gid_t>(in.required_uint("gid", 0, UINT32_MAX));
+    s.who.comm = in.required_string("comm");
+    s.start_time = in.required_uint("start_time", 0, UINT64_MAX);
+    s.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
+    s.monitor = in.boolean("monitor").value_or(false);
+    s.inode = in.uint("inode", 0, UINT64_MAX).value_or(0);
+    s.bus_name = in.string("bus_name").value_or("");
+    each_object(in, "memberships", [&](const ObjectReader &m) {
+        m.require_only({"membership", "device", "port", "mgid", "join_state", "params"});
+        SavedMembership out;
+        out.id = m.required_uint("membership", 1, UINT64_MAX);
+        out.device = m.required_string("device");
+        out.port = static_cast<std::uint8_t>(m.required_uint("port", 1, 254));
+        out.mgid = read_gid(m, "mgid");
+        out.join_state = read_bits(m, "join_state");
+        if (!out.join_state)
+            m.fail("join_state", "is zero");
+        if (const json *p = m.object("params"))
+            out.params = read_params(ObjectReader(*p, m.pointer("params")));
+        s.memberships.push_back(std::move(out));
+    });
+    return s;
+}
+
+} // namespace
+
+std::string encode(const SavedState &st) {
+    json ports = json::array();
+    for (const SavedPort &p : st.ports) {
+        json groups = json::array();
+        for (const SavedGroup &g : p.groups) {
+            json jg{{"mgid", gid_json(g.mgid)}, {"held", g.held}, {"uncertain", g.uncertain}};
+            if (g.record)
+                jg["record"] = record_json(*g.record);
+            groups.push_back(std::move(jg));
+        }
+        ports.push_back(json{{"device", p.device}, {"port", p.port}, {"port_gid", gid_json(p.port_gid)},
+                             {"groups", std::move(groups)}});
+    }
+    json sessions = json::array();
+    for (const SavedSession &s : st.sessions) {
+        json members = json::array();
+        for (const SavedMembership &m : s.memberships)
+            members.push_back(json{{"membership", m.id},
+                                   {"device", m.device},
+                                   {"port", m.port},
+                                   {"mgid", gid_json(m.mgid)},
+                                   {"join_state", m.join_state},
+                                   {"params", params_json(m.params)}});
+        json js{{"session", s.id},
+                {"token", s.token},
+                {"door", s.door == SavedDoor::socket ? "socket" : "dbus"},
+                {"pid", s.who.pid},
+                {"uid", s.who.uid},
+                {"gid", s.who.unix_gid},
+                {"comm", s.who.comm},
+                {"start_time", s.start_time},
+                {"version", s.version},
+                {"monitor", s.monitor},
+                {"memberships", std::move(members)}};
+        if (s.inode)
+            js["inode"] = s.inode;
+        if (!s.bus_name.empty())
+            js["bus_name"] = s.bus_name;
+        sessions.push_back(std::move(js));
+    }
+    const json doc{{"format", kFormatName},   {"version", kFormatVersion}, {"boot_id", st.boot_id},
+                   {"daemon", st.daemon},     {"clean", st.clean},         {"next_session", st.next_session},
+                   {"ports", std::move(ports)}, {"sessions", std::move(sessions)}};
+    // Invalid UTF-8 in a client's comm must not make the whole state unwritable.
+    return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::variant<SavedState, std::string> decode(std::string_view text) {
+    if (text.empty())
+        return std::string("the file is empty");
+    json_check::Parsed parsed = json_check::parse(text);
+    if (parsed.syntax_error)
+        return "not JSON (" + *parsed.syntax_error + ")";
+    if (parsed.duplicate)
+        return parsed.duplicate->describe();
+    try {
+        const ObjectReader in(parsed.value, "");
+        // The format first: a file of another kind or version is named as such, not by its
+        // first unknown key.
+        if (in.string("format") != std::optional<std::string_view>(kFormatName))
+            in.fail("format", "not an rdma-mcastd state file");
+        const auto version = in.required_uint("version", 0, UINT32_MAX);
+        if (version != kFormatVersion)
+            in.fail("version", "format version " + std::to_string(version) + " is not " +
+                                   std::to_string(kFormatVersion) + ", the one this daemon reads");
+        in.require_only({"format", "version", "boot_id", "daemon", "clean", "next_session", "ports", "sessions"});
+        SavedState st;
+        st.boot_id = in.required_string("boot_id");
+        st.daemon = in.required_string("daemon");
+        st.clean = in.boolean("clean").value_or(false);
+        st.next_session = in.required_uint("next_session", 1, UINT64_MAX);
+        each_object(in, "ports", [&](const ObjectReader &p) { st.ports.push_back(read_port(p)); });
+        each_object(in, "sessions", [&](const ObjectReader &s) {
+            st.sessions.push_back(read_session(s));
+            if (st.sessions.back().id >= st.next_session)
+                s.fail("session", "is not below next_session");
+        });
+        return st;
+    } catch (const json_check::FieldError &e) {
+        return e.describe();
+    }
+}
+
+} // namespace mcastd::restart

@@ -1,0 +1,86 @@
+// What rdma-mcastd keeps across its own restarts and crashes (doc/architecture.md §9): for each
+// port, the SA bits the daemon itself set in each group; for each client session, its token
+// and the memberships it holds. A value type with its JSON form; no I/O (state_file.hpp writes
+// and reads it).
+//
+// The decoder trusts nothing: the file lives in a root-only directory, but it may be torn,
+// hand-edited, from another version or from another boot. Every problem is one sentence that
+// names the place ("/sessions/2/token: must be 32 lowercase hex digits").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/gid.hpp"
+#include "common/record.hpp"
+#include "common/request.hpp"
+
+namespace mcastd::restart {
+
+inline constexpr std::string_view kFormatName = "rdma-mcastd-state";
+inline constexpr unsigned kFormatVersion = 1;
+
+// One group on one port, as far as the daemon's own SA work goes.
+struct SavedGroup {
+    Gid mgid{};
+    std::uint8_t held = 0;      // bits the daemon set and the SA confirmed
+    std::uint8_t uncertain = 0; // bits the daemon may have set (a Set or Delete unanswered or in flight)
+    std::optional<McRecord> record;
+    bool operator==(const SavedGroup &) const = default;
+};
+
+struct SavedPort {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid port_gid{}; // the groups are this GID's: a port with another GID now is another member
+    std::vector<SavedGroup> groups;
+    bool operator==(const SavedPort &) const = default;
+};
+
+struct SavedMembership {
+    std::uint64_t id = 0;
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{};
+    std::uint8_t join_state = 0;
+    GroupParams params;
+    bool operator==(const SavedMembership &) const = default;
+};
+
+enum class SavedDoor : std::uint8_t { socket, dbus };
+
+struct SavedSession {
+    std::uint64_t id = 0;
+    std::string token; // 32 lowercase hex digits (proto::kTokenChars)
+    SavedDoor door = SavedDoor::socket;
+    ClientInfo who;
+    std::uint64_t start_time = 0; // the client's start time (/proc/PID/stat), to tell a reused pid
+    unsigned version = 0;         // the protocol version its hello chose
+    bool monitor = false;
+    std::uint64_t inode = 0;      // socket: the connection's inode, to match its stored fd
+    std::string bus_name;         // dbus: the caller's unique name
+    std::vector<SavedMembership> memberships;
+    bool operator==(const SavedSession &) const = default;
+};
+
+struct SavedState {
+    std::string boot_id;   // /proc/sys/kernel/random/boot_id: memberships do not survive a reboot
+    std::string daemon;    // "rdma-mcastd 0.1.0", for the log
+    bool clean = false;    // written by a planned restart after every SA transaction ended
+    std::uint64_t next_session = 1;
+    std::vector<SavedPort> ports;
+    std::vector<SavedSession> sessions;
+    bool operator==(const SavedState &) const = default;
+};
+
+std::string encode(const SavedState &state);
+// The state, or why it cannot be trusted (one sentence naming the place).
+std::variant<SavedState, std::string> decode(std::string_view text);
+
+} // namespace mcastd::restart

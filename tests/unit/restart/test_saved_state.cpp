@@ -1,0 +1,161 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "restart/saved_state.hpp"
+
+namespace mcastd::restart {
+namespace {
+
+Gid gid(const char *text) { return *parse_gid(text); }
+
+SavedState sample() {
+    SavedState st;
+    st.boot_id = "3f1c0d0e-9b6e-4c2a-8d5e-0123456789ab";
+    st.daemon = "rdma-mcastd 0.1.0";
+    st.clean = true;
+    st.next_session = 9;
+    McRecord rec;
+    rec.mgid = gid("ff15::1");
+    rec.port_gid = gid("fe80::2");
+    rec.qkey = 0x80010000;
+    rec.mlid = 0xc001;
+    rec.mtu_selector = Selector::exactly;
+    rec.mtu = 4;
+    rec.pkey = 0xffff;
+    rec.rate = 7;
+    rec.sl = 3;
+    rec.flow_label = 0xfffff;
+    rec.hop_limit = 0xff;
+    rec.scope = 5;
+    rec.join_state = join::full;
+    st.ports.push_back(SavedPort{"mlx5_0", 1, gid("fe80::2"),
+                                 {SavedGroup{gid("ff15::1"), join::full, 0, rec},
+                                  SavedGroup{gid("ff15::2"), 0, join::send_only_non_member, std::nullopt}}});
+    st.ports.push_back(SavedPort{"mlx5_1", 2, gid("fe80::3"), {}});
+    SavedSession s;
+    s.id = 4;
+    s.token = std::string(32, 'a');
+    s.who = ClientInfo{1234, 65534, 100, "holder"};
+    s.start_time = 987654;
+    s.version = 2;
+    s.monitor = true;
+    s.inode = 4242;
+    GroupParams p;
+    p.qkey = 7;
+    p.mtu = Selected{Selector::greater, 3};
+    p.rate = Selected{Selector::best, 6};
+    s.memberships.push_back(SavedMembership{11, "mlx5_0", 1, gid("ff15::1"), join::full, p});
+    s.memberships.push_back(SavedMembership{12, "mlx5_0", 1, gid("ff15::1"), join::non_member, {}});
+    st.sessions.push_back(s);
+    SavedSession bus;
+    bus.id = 8;
+    bus.token = std::string(32, '0');
+    bus.door = SavedDoor::dbus;
+    bus.bus_name = ":1.42";
+    bus.version = 2;
+    st.sessions.push_back(bus);
+    return st;
+}
+
+TEST(SavedState, RoundTrip) {
+    const SavedState st = sample();
+    auto back = decode(encode(st));
+    ASSERT_TRUE(std::holds_alternative<SavedState>(back)) << std::get<std::string>(back);
+    EXPECT_EQ(std::get<SavedState>(back), st);
+}
+
+TEST(SavedState, RoundTripOfRandomStates) {
+    std::mt19937 rng(7); // 32-bit results
+    auto r32 = [&rng] { return static_cast<std::uint32_t>(rng()); };
+    for (int round = 0; round < 200; ++round) {
+        SavedState st;
+        st.boot_id = std::to_string(r32());
+        st.next_session = 1 + r32() % 1000;
+        for (unsigned p = 0, np = r32() % 3; p < np; ++p) {
+            SavedPort port{"dev" + std::to_string(p), static_cast<std::uint8_t>(1 + p), make_gid(0xfe80ull << 48, r32()), {}};
+            for (unsigned g = 0, ng = r32() % 5; g < ng; ++g) {
+                SavedGroup grp{make_gid(0xff15ull << 48, 1 + r32()), static_cast<std::uint8_t>(r32() & 0xf),
+                               static_cast<std::uint8_t>(r32() & 0xf), std::nullopt};
+                if (r32() & 1) {
+                    McRecord r;
+                    r.mgid = grp.mgid;
+                    r.mlid = static_cast<std::uint16_t>(r32());
+                    r.qkey = r32();
+                    grp.record = r;
+                }
+                port.groups.push_back(grp);
+            }
+            st.ports.push_back(port);
+        }
+        for (unsigned s = 0, ns = r32() % 4; s < ns && s + 1 < st.next_session; ++s) {
+            SavedSession sess;
+            sess.id = s + 1;
+            sess.token = std::string(32, "0123456789abcdef"[r32() % 16]);
+            sess.who = ClientInfo{static_cast<pid_t>(r32() % 100000), r32() % 70000, r32() % 70000, "c" + std::to_string(s)};
+            for (unsigned m = 0, nm = r32() % 4; m < nm; ++m) {
+                GroupParams params;
+                if (r32() & 1)
+                    params.pkey = static_cast<std::uint16_t>(r32());
+                sess.memberships.push_back(SavedMembership{100 + m, "dev0", 1, make_gid(0xff15ull << 48, 1 + m),
+                                                           static_cast<std::uint8_t>(1 + r32() % 15), params});
+            }
+            st.sessions.push_back(sess);
+        }
+        auto back = decode(encode(st));
+        ASSERT_TRUE(std::holds_alternative<SavedState>(back)) << std::get<std::string>(back);
+        ASSERT_EQ(std::get<SavedState>(back), st) << "round " << round;
+    }
+}
+
+std::string reason_for(const std::string &text) {
+    auto d = decode(text);
+    if (std::holds_alternative<SavedState>(d))
+        return "(accepted)";
+    return std::get<std::string>(d);
+}
+
+// Edits the sample's JSON text: replaces the first `from` with `to`.
+std::string edited(const std::string &from, const std::string &to) {
+    std::string text = encode(sample());
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
+    const std::string full = encode(sample());
+    struct Case {
+        std::string text;
+        std::string reason; // a substring of the reason
+    };
+    const std::vector<Case> cases{
+        {"", "empty"},
+        {full.substr(0, full.size() / 2), "not JSON"},
+        {"[1,2]", "expected an object"},
+        {R"({"format":"something-else","version":1})", "/format: not an rdma-mcastd state file"},
+        {edited(R"("version":1)", R"("version":2)"), "/version: format version 2 is not 1"},
+        {edited(R"("version":1)", R"("version":1,"extra":true)"), "/extra: unknown key"},
+        {edited(R"("clean":true)", R"("clean":true,"clean":false)"), "clean"},
+        {edited(R"("token":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")", R"("token":"AAAA")"), "/sessions/0/token: must be 32 lowercase hex digits"},
+        {edited(R"("session":4)", R"("session":99)"), "/sessions/0/session: is not below next_session"},
+        {edited(R"("door":"socket")", R"("door":"tcp")"), "/sessions/0/door"},
+        {edited(R"("mgid":"ff15::1","record")", R"("mgid":"zz","record")"), "/ports/0/groups/0/mgid: not a GID"},
+        {edited(R"("mgid":"ff15::1","record")", R"("mgid":"::","record")"), "/ports/0/groups/0/mgid: is zero"},
+        {edited(R"("held":1)", R"("held":16)"), "/ports/0/groups/0/held"},
+        {edited(R"("port":1,"port_gid")", R"("port":0,"port_gid")"), "/ports/0/port"},
+        {edited(R"("mlid":49153)", R"("mlid":70000)"), "/ports/0/groups/0/record/mlid"},
+        {edited(R"("join_state":1,"membership")", R"("join_state":0,"membership")"), "/sessions/0/memberships/0/join_state: is zero"},
+        {edited(R"("groups":[])", R"("groups":{})"), "/ports/1/groups"},
+        {edited(R"("memberships":[])", R"("memberships":7)"), "/sessions/1/memberships"},
+    };
+    for (const auto &c : cases) {
+        const std::string why = reason_for(c.text);
+        EXPECT_NE(why.find(c.reason), std::string::npos) << "expected '" << c.reason << "', got '" << why << "'";
+    }
+}
+
+} // namespace
+} // namespace mcastd::restart
