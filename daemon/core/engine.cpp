@@ -194,6 +194,64 @@ std::optional<Error> Engine::leave(ClientId client, MembershipId id) {
     return std::nullopt;
 }
 
+void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
+                         const std::optional<McRecord> &record) {
+    Entry e(impl_->state);
+    Port &p = impl_->state.ports.at(port);
+    auto [it, inserted] = p.by_mgid.try_emplace(mgid, 0);
+    if (!inserted)
+        return; // adopted twice: the first one stands
+    Group &g = impl_->machine.create(port, mgid);
+    it->second = g.id;
+    g.sa.held = held;
+    g.sa.uncertain = static_cast<std::uint8_t>(unsure & ~held);
+    g.sa.probed = true; // what the port held besides the daemon's bits was learned before
+    if (record) {
+        g.sa.record = *record;
+        g.sa.record.port_gid = p.port_gid;
+        g.sa.have_record = true;
+        g.sa.record_epoch = p.epoch;
+    }
+}
+
+bool Engine::adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
+                          const GroupParams &params) {
+    EngineState &s = impl_->state;
+    auto c = s.clients.find(client);
+    if (c == s.clients.end() || port >= s.ports.size() || s.members.count(id))
+        return false;
+    Port &p = s.ports[port];
+    auto it = p.by_mgid.find(mgid);
+    if (it == p.by_mgid.end())
+        return false;
+    Group &g = p.groups.at(it->second);
+    if (bits & ~cover(static_cast<std::uint8_t>(g.sa.held | g.sa.uncertain)))
+        return false; // the daemon never set what this member claims
+    Member &m = s.members[id];
+    m.client = client;
+    m.port = port;
+    m.group = g.id;
+    m.bits = bits;
+    m.params = params;
+    m.state = MemberState::active;
+    m.sent = true;
+    count_bits(g.count, bits, +1);
+    g.settled.insert(id);
+    c->second.members.insert(id);
+    s.next_member = std::max(s.next_member, id + 1);
+    return true;
+}
+
+void Engine::end_adoption() {
+    Entry e(impl_->state);
+    for (PortIndex pi = 0; pi < impl_->state.ports.size(); ++pi) {
+        std::vector<GroupId> ids;
+        impl_->state.ports[pi].groups.for_each([&](Group &g) { ids.push_back(g.id); });
+        for (GroupId id : ids)
+            impl_->machine.advance(pi, id);
+    }
+}
+
 std::vector<PortView> Engine::ports() const {
     std::vector<PortView> out;
     const auto &ports = impl_->state.ports;
@@ -218,11 +276,15 @@ std::vector<GroupView> Engine::groups() const {
             v.record = g.sa.record;
             v.held = g.sa.held;
             v.foreign = g.sa.foreign;
+            v.unsure = g.sa.uncertain;
+            if (g.op && (g.op->kind == Op::Kind::join_set || g.op->kind == Op::Kind::repair_set ||
+                         g.op->kind == Op::Kind::del))
+                v.unsure = static_cast<std::uint8_t>(v.unsure | g.op->bits);
             v.counts = g.count;
             v.busy = g.op.has_value();
             auto add = [&](MembershipId mid) {
                 const Member &m = s.members.at(mid);
-                MemberView mv{mid, m.client, m.bits, MemberView::State::pending};
+                MemberView mv{mid, m.client, m.bits, MemberView::State::pending, m.params};
                 if (m.state == MemberState::active)
                     mv.state = m.suspended ? MemberView::State::lost : MemberView::State::active;
                 if (m.state == MemberState::lost)
