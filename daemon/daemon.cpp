@@ -10,6 +10,16 @@
 #include "server/activation.hpp"
 #include "views.hpp"
 
+#include <sys/socket.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "frontend/process_start.hpp"
+#include "server/fd_store.hpp"
+
 namespace mcastd {
 
 Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_ptr<PortBackend> ports,
@@ -22,8 +32,8 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     service_->set_change_listener([this] { notifier_->changed(); });
 
     sessions_ = std::make_unique<frontend::Sessions>(*service_, name, cfg_.limits, cfg_.access);
-    const server::ListenSocket listener = server::open_client_socket(cfg_.socket);
-    server_ = std::make_unique<server::SocketServer>(loop_, *sessions_, listener.fd);
+    server::ListenSocket listener = server::open_client_socket(cfg_.socket);
+    server_ = std::make_unique<server::SocketServer>(loop_, *sessions_, listener.fd, server::service_manager_fd_store());
     // D-Bus is optional: without a system bus the socket still serves.
     if (cfg_.dbus.enabled) {
         try {
@@ -32,8 +42,14 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
             spdlog::warn("D-Bus disabled: {}; serving the socket only", e.what());
         }
     }
+    take_back(listener);
     statics_ = std::make_unique<StaticGroups>(*sessions_, loop_.timers(), cfg_.static_groups, cfg_.engine.retry_min,
                                               cfg_.engine.retry_max);
+    // Bits of the previous instance that neither a session nor a static group holds now are
+    // deleted from here on, as after any leave.
+    service_->end_adoption();
+    if (keeper_)
+        keeper_->write(false);
 
     // WatchdogSec=: sd-event sends WATCHDOG=1 from this loop, so a wedged loop misses them.
     if (auto period = runtime::EventLoop::watchdog_period(); period && loop_.enable_watchdog())
@@ -47,11 +63,18 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
 }
 
 Daemon::~Daemon() {
+    *alive_ = false;
+    if (grace_timer_)
+        loop_.timers().cancel(grace_timer_);
+    if (keeper_)
+        keeper_->seal(false); // what is taken apart below is not what the daemon holds
     statics_.reset();
     bus_.reset();
     server_.reset();
+    keeper_.reset();
     sessions_.reset();
     service_->set_change_listener({});
+    service_->on_sa_set({});
     notifier_.reset();
     ports_->quiesce();
     service_.reset();
@@ -65,6 +88,7 @@ void Daemon::stop(const std::string &why) {
     notifier_->stopping("leaving every group");
     spdlog::info("{}: leaving every group and stopping", why);
     server_->stop_accepting();
+    server_->say_stopping("rdma-mcastd is stopping for good: every group is left");
     server_->disconnect_all();
     if (bus_)
         bus_->disconnect_all();
@@ -72,10 +96,142 @@ void Daemon::stop(const std::string &why) {
     // Every Delete answered (or given up on) before the SA sessions close.
     const auto bound = sa::timeout_bound(cfg_.host.sa) + std::chrono::seconds(1);
     loop_.timers().start(bound, [this, bound] {
-        spdlog::warn("some leaves were not answered within {} ms; stopping anyway", bound.count());
+        spdlog::warn("some leaves were not answered within {} ms; stopping anyway{}", bound.count(),
+                     keeper_ ? " (the next start deletes what is left)" : "");
+        if (keeper_)
+            keeper_->write(false);
         loop_.exit(0);
     });
-    service_->when_idle([this] { loop_.exit(0); });
+    service_->when_idle([this] {
+        if (keeper_)
+            keeper_->seal(true); // nothing of the daemon's is left at the SA
+        loop_.exit(0);
+    });
+}
+
+void Daemon::restart(const std::string &why) {
+    if (stopping_)
+        return;
+    if (!keeper_) {
+        spdlog::warn("{}: a restart that keeps memberships needs a state directory (--state-dir, or "
+                     "RuntimeDirectory= under systemd); stopping for good instead",
+                     why);
+        stop(why);
+        return;
+    }
+    stopping_ = true;
+    notifier_->stopping("restarting: every membership stays");
+    spdlog::info("{}: restarting; every membership and connection stays for the next instance", why);
+    server_->stop_accepting();
+    server_->pause();
+    // What is in flight is answered (or given up on) first, so the state the next instance
+    // takes back is certain and every request read so far has its reply.
+    const auto bound = sa::timeout_bound(cfg_.host.sa) + std::chrono::seconds(1);
+    const Timers::Id timer = loop_.timers().start(bound, [this, bound] {
+        spdlog::warn("SA transactions still unanswered after {} ms; the next instance checks their groups",
+                     bound.count());
+        finish_restart();
+    });
+    service_->when_idle([this, timer] {
+        loop_.timers().cancel(timer);
+        finish_restart();
+    });
+}
+
+void Daemon::finish_restart() {
+    if (loop_.exit_requested())
+        return;
+    const bool written = keeper_->write(service_->idle());
+    keeper_->seal(false);
+    service_->mute_sa(); // taking the daemon apart must not reach the SA
+    server_->hand_over();
+    // Every FDSTORE=1 sent so far must reach the service manager before this process ends.
+    if (int r = sd_notify_barrier(0, 5'000'000); r < 0 && r != -ENOENT && server_->storing())
+        spdlog::warn("the service manager did not confirm the fd store: {}", std::strerror(-r));
+    spdlog::info("restart state {}; exiting for the next instance", written ? "written" : "NOT written");
+    loop_.exit(0);
+}
+
+void Daemon::take_back(server::ListenSocket &listener) {
+    auto close_stored = [&](const char *why) {
+        auto store = server::service_manager_fd_store();
+        for (const auto &c : listener.stored) {
+            spdlog::warn("closing stored connection {}: {}", server::connection_fd_name(c.session), why);
+            ::shutdown(c.fd, SHUT_RDWR);
+            if (store)
+                store->remove(server::connection_fd_name(c.session));
+            ::close(c.fd);
+        }
+    };
+    if (cfg_.state_dir.empty()) {
+        spdlog::warn("no state directory (--state-dir, or RuntimeDirectory= under systemd): a restart or crash of "
+                     "the daemon will drop every membership");
+        close_stored("the daemon keeps no restart state");
+        return;
+    }
+    restart::StateFile file(cfg_.state_dir);
+    keeper_ = std::make_unique<restart::StateKeeper>(loop_, *service_, *sessions_, file, sessions_->daemon_name());
+    const auto loaded = file.load(restart::current_boot_id());
+    if (!loaded.set_aside.empty())
+        spdlog::error("restart state {} set aside as {}.rejected: {}; starting without it (groups a previous "
+                      "instance set are left alone as another agent's)",
+                      file.path().string(), file.path().string(), loaded.set_aside);
+    if (!loaded.state) {
+        close_stored("there is no restart state to match it with");
+    } else {
+        const auto r = keeper_->restore(*loaded.state, std::move(listener.stored), *server_);
+        spdlog::info("took back from {} ({}): {} group(s), {} session(s) with {} membership(s), {} connection(s) "
+                     "kept by the service manager",
+                     loaded.state->daemon, loaded.state->clean ? "a planned restart" : "a crash", r.groups, r.sessions,
+                     r.memberships, r.connections);
+        for (const auto &why : r.set_aside)
+            spdlog::warn("restart state: {}", why);
+    }
+    listener.stored.clear();
+
+    service_->on_sa_set([k = keeper_.get()] { k->changed(true); });
+    service_->add_observer([k = keeper_.get(), alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
+        if (!alive.lock())
+            return;
+        switch (n.kind) {
+        case EngineNote::Kind::joined: k->changed(!n.local); break;
+        case EngineNote::Kind::left: k->changed(false); break;
+        case EngineNote::Kind::sa_left:
+        case EngineNote::Kind::lost:
+        case EngineNote::Kind::restored: k->changed(true); break;
+        case EngineNote::Kind::join_failed:
+        case EngineNote::Kind::warning: break;
+        }
+    });
+    sessions_->set_change_hook([k = keeper_.get()] { k->changed(false); });
+
+    // Detached sessions wait for their clients until the grace ends, or less: a session whose
+    // client process is gone, or a D-Bus caller's (its unique name died with the connection),
+    // is released at once.
+    if (sessions_->detached())
+        check_detached(loop_.timers().now() + cfg_.restart.grace);
+}
+
+void Daemon::check_detached(TimePoint deadline) {
+    grace_timer_ = 0;
+    const bool over = loop_.timers().now() >= deadline;
+    std::size_t released = 0;
+    const std::size_t left = sessions_->release_detached([&](const frontend::ClientSession &s) {
+        const bool drop = over || s.door() != frontend::Door::socket ||
+                          !frontend::process_alive(s.who().who.pid, s.start_time());
+        if (drop)
+            spdlog::info("releasing session {} of pid {} ({}): {}", s.id(), s.who().who.pid, s.who().who.comm,
+                         over ? "not resumed within restart.grace_ms" : "its client is gone");
+        released += drop;
+        return drop;
+    });
+    if (left == 0) {
+        spdlog::info("every session of the previous instance is resumed or released");
+        return;
+    }
+    const Duration until_end = std::chrono::duration_cast<Duration>(deadline - loop_.timers().now());
+    grace_timer_ = loop_.timers().start(std::min<Duration>(std::chrono::milliseconds(200), until_end),
+                                        [this, deadline] { check_detached(deadline); });
 }
 
 bool Daemon::reload(config::ConfigResult loaded) {
@@ -107,6 +263,8 @@ bool Daemon::reload(config::ConfigResult loaded) {
         next.engine = cfg_.engine;
         next.host = cfg_.host;
         next.dbus = cfg_.dbus;
+        next.restart = cfg_.restart;
+        next.state_dir = cfg_.state_dir;
         cfg_ = std::move(next);
 
         const std::string live =

@@ -10,6 +10,9 @@
 //   sessions the front door every client comes through (limits, access, monitor)
 //   socket   the Unix-socket transport on the configured or activated listener
 //   bus      the D-Bus transport, when the system bus can be reached
+//   keeper   the restart state: written as things change, and what a previous instance left
+//            taken back (restart/keeper.hpp); then the static groups join and the adoption
+//            ends
 //   statics  the config's static groups, held by the daemon's own session
 #pragma once
 
@@ -20,8 +23,10 @@
 #include "dbus/dbus_server.hpp"
 #include "frontend/sessions.hpp"
 #include "port_backend.hpp"
+#include "restart/keeper.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/notifier.hpp"
+#include "server/activation.hpp"
 #include "server/socket_server.hpp"
 #include "service.hpp"
 #include "static_groups.hpp"
@@ -43,6 +48,11 @@ public:
     // after the SA's timeout bound and one second more. `why` is for the log. Once; later
     // calls do nothing.
     void stop(const std::string &why);
+    // A restart (SIGUSR2, the unit's RestartKillSignal=): no new clients, no more requests read
+    // (they wait in their sockets), every SA transaction answered or given up on, then the
+    // state written and the loop ended with no SA Delete and no connection closed: the next
+    // instance takes everything back. Without a state directory it is a stop.
+    void restart(const std::string &why);
     bool stopping() const { return stopping_; }
 
     // A reload (SIGHUP): `next` is the re-read config (command-line overrides applied) or the
@@ -70,7 +80,14 @@ private:
     std::unique_ptr<frontend::Sessions> sessions_;
     std::unique_ptr<server::SocketServer> server_;
     std::unique_ptr<dbus::DbusServer> bus_;
+    std::unique_ptr<restart::StateKeeper> keeper_;
     std::unique_ptr<StaticGroups> statics_;
+    Timers::Id grace_timer_ = 0;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observer it adds
+
+    void take_back(server::ListenSocket &listener);
+    void check_detached(TimePoint deadline);
+    void finish_restart();
 };
 
 } // namespace mcastd

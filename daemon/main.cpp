@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
@@ -28,7 +29,19 @@ struct Args {
     std::optional<std::string> socket;
     std::optional<std::string> log_level;
     std::string log_target = "auto";
+    std::optional<std::string> state_dir;
 };
+
+// --state-dir, else the service manager's RuntimeDirectory= (the first, when it lists several).
+std::string state_dir(const Args &a) {
+    if (a.state_dir)
+        return *a.state_dir;
+    const char *rt = std::getenv("RUNTIME_DIRECTORY");
+    if (!rt || !*rt)
+        return {};
+    const std::string dirs = rt;
+    return dirs.substr(0, dirs.find(':'));
+}
 
 void usage(std::FILE *to) {
     std::fprintf(to,
@@ -39,6 +52,8 @@ void usage(std::FILE *to) {
                  "  -l, --log-level LEVEL trace, debug, info, warning, error, critical or off\n"
                  "  -t, --log-target T    console, journal or auto (default: the journal when\n"
                  "                        stderr is connected to it)\n"
+                 "  -d, --state-dir DIR   keep the restart state here (default: $RUNTIME_DIRECTORY,\n"
+                 "                        set by systemd; without either, a restart loses everything)\n"
                  "  -h, --help            show this help and exit\n"
                  "  -V, --version         show the version and exit\n\n"
                  "See rdma-mcastd(8) and rdma-mcastd.json(5).\n",
@@ -51,15 +66,17 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
                                   {"socket", required_argument, nullptr, 's'},
                                   {"log-level", required_argument, nullptr, 'l'},
                                   {"log-target", required_argument, nullptr, 't'},
+                                  {"state-dir", required_argument, nullptr, 'd'},
                                   {"help", no_argument, nullptr, 'h'},
                                   {"version", no_argument, nullptr, 'V'},
                                   {nullptr, 0, nullptr, 0}};
-    for (int c; (c = getopt_long(argc, argv, "c:s:l:t:hV", opts, nullptr)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "c:s:l:t:d:hV", opts, nullptr)) != -1;) {
         switch (c) {
         case 'c': a.config = optarg; a.config_given = true; break;
         case 's': a.socket = optarg; break;
         case 'l': a.log_level = optarg; break;
         case 't': a.log_target = optarg; break;
+        case 'd': a.state_dir = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': std::printf("rdma-mcastd %s\n", MCASTD_VERSION); return 0;
         default: usage(stderr); return 2;
@@ -81,6 +98,7 @@ config::ConfigResult load_effective_config(const Args &a) {
             cfg->socket = *a.socket;
         if (a.log_level)
             cfg->log_level = *a.log_level;
+        cfg->state_dir = state_dir(a);
     }
     return loaded;
 }
@@ -123,6 +141,9 @@ int main(int argc, char **argv) {
         auto on_int = loop.watch_signal(SIGINT, stop);
         auto on_hup = loop.watch_signal(SIGHUP, [&](const signalfd_siginfo &) {
             daemon.reload(load_effective_config(args));
+        });
+        auto on_usr2 = loop.watch_signal(SIGUSR2, [&](const signalfd_siginfo &si) {
+            daemon.restart("signal " + std::to_string(si.ssi_signo) + " (restart)");
         });
 
         const int rc = loop.run();

@@ -21,6 +21,7 @@ ReloadPlan plan_reload(const config::DaemonConfig &a, const config::DaemonConfig
         {"access", !(a.access == b.access)},
         {"static_groups", a.static_groups != b.static_groups},
         {"dbus", a.dbus.enabled != b.dbus.enabled},
+        {"restart", a.restart != b.restart},
     };
     ReloadPlan plan;
     for (const auto &[key, differs] : changed) {

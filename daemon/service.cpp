@@ -2,11 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/port_name.hpp"
 
 namespace mcastd {
 
-Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers) : engine_(cfg, sa, timers) {
+Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers) : tap_(sa), engine_(cfg, tap_, timers) {
     engine_.set_event_sink(this);
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
@@ -75,6 +77,33 @@ MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback
 }
 
 std::optional<Error> Service::leave(ClientId client, MembershipId id) { return engine_.leave(client, id); }
+
+std::vector<MembershipId> Service::memberships_of(ClientId client) const {
+    std::vector<MembershipId> out;
+    for (const GroupView &g : engine_.groups())
+        for (const MemberView &m : g.members)
+            if (m.client == client)
+                out.push_back(m.id);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<PortIndex> Service::find_port(const std::string &device, std::uint8_t port) const {
+    for (PortIndex i = 0; i < ports_.size(); ++i)
+        if (ports_[i].device == device && ports_[i].port_num == port)
+            return i;
+    return std::nullopt;
+}
+
+SaService::TxnId Service::SaTap::submit(const SaRequest &req, Callback done) {
+    if (muted)
+        return ~TxnId{0} - muted_ids++; // never answered: the process is about to end
+    if (req.method == SaMethod::set && on_set)
+        on_set();
+    return inner.submit(req, std::move(done));
+}
+
+void Service::SaTap::cancel(TxnId id) { inner.cancel(id); } // a muted id is unknown there: a no-op
 
 void Service::membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) {
     if (auto it = sinks_.find(client); it != sinks_.end() && it->second)

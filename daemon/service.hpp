@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,10 +72,30 @@ public:
     std::size_t clients() const { return sinks_.size(); }
     const ClientInfo *client_info(ClientId client) const { return engine_.client_info(client); }
 
+    // Points the client's membership events at another sink (a session resumed on a new
+    // connection, or left without one).
+    void set_client_sink(ClientId client, MembershipEventSink *sink) { sinks_[client] = sink; }
+
+    // ---- adoption after a restart (engine.hpp) ----
+
+    // The index of `device`/`port`, if the service has it.
+    std::optional<PortIndex> find_port(const std::string &device, std::uint8_t port) const;
+    void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
+                     const std::optional<McRecord> &record) {
+        engine_.adopt_group(port, mgid, held, unsure, record);
+    }
+    bool adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
+                      const GroupParams &params) {
+        return engine_.adopt_member(client, id, port, mgid, bits, params);
+    }
+    void end_adoption() { engine_.end_adoption(); }
+
     // ---- what it shows ----
 
     std::vector<PortView> port_views() const { return engine_.ports(); }
     std::vector<GroupView> group_views() const { return engine_.groups(); }
+    // The ids of a client's memberships, in id order.
+    std::vector<MembershipId> memberships_of(ClientId client) const;
     const EngineStats &stats() const { return engine_.stats(); }
 
     // Every engine note goes to every observer (the log, monitor subscribers, the journal).
@@ -84,6 +105,13 @@ public:
     void set_change_listener(std::function<void()> fn) { changed_ = std::move(fn); }
 
     // ---- stopping ----
+
+    // `fn` runs just before the engine hands the SA a Set (the state file records the bits
+    // the daemon may be about to own before the MAD can be answered).
+    void on_sa_set(std::function<void()> fn) { tap_.on_set = std::move(fn); }
+    // A restart hands the SA over to the next instance: from now on nothing more reaches it,
+    // whatever the engine does while the daemon takes itself apart.
+    void mute_sa() { tap_.muted = true; }
 
     // True when no SA transaction is in flight and no retry is scheduled.
     bool idle() const { return engine_.idle(); }
@@ -97,6 +125,18 @@ private:
             changed_();
     }
 
+    // Between the engine and the SA: sees Sets go out, and drops everything once muted.
+    struct SaTap final : SaService {
+        explicit SaTap(SaService &sa) : inner(sa) {}
+        TxnId submit(const SaRequest &req, Callback done) override;
+        void cancel(TxnId id) override;
+        SaService &inner;
+        std::function<void()> on_set;
+        bool muted = false;
+        TxnId muted_ids = 0;
+    };
+
+    SaTap tap_; // before engine_, which uses it
     Engine engine_;
     std::vector<port::PortAttributes> ports_; // index = PortIndex
     std::vector<SmView> sms_;                 // index = PortIndex

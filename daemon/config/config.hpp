@@ -11,6 +11,7 @@
 // them over as they are. Only their headers are used: this library links none of those modules.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -38,6 +39,14 @@ struct DbusConfig {
     bool enabled = true;
 };
 
+// Across a restart or crash of the daemon (doc/architecture.md §9): how long the memberships
+// of a client that lost its connection wait for it to resume its session before they are
+// released (and deleted at the SA when nobody else holds them).
+struct RestartConfig {
+    std::chrono::milliseconds grace{5000};
+    bool operator==(const RestartConfig &) const = default;
+};
+
 struct DaemonConfig {
     std::string socket = kDefaultSocket;
     std::string log_level = "info"; // one of kLogLevels
@@ -46,7 +55,11 @@ struct DaemonConfig {
     frontend::Limits limits;
     frontend::AccessPolicy access;  // empty lists: anyone who can open the socket
     DbusConfig dbus;
+    RestartConfig restart;
     std::vector<JoinRequest> static_groups;
+    // Where the restart state is kept: --state-dir, or $RUNTIME_DIRECTORY under systemd; not a
+    // key of the file. Empty: nowhere (a restart or crash then loses every membership).
+    std::string state_dir;
     // Where this came from, for the log: the file's path, or "built-in defaults (no <path>)".
     std::string origin;
 };

@@ -273,6 +273,15 @@ void read_dbus(const ObjectReader &root, DbusConfig &dbus) {
         dbus.enabled = *v;
 }
 
+void read_restart(const ObjectReader &root, RestartConfig &restart) {
+    const auto in = section(root, "restart");
+    if (!in)
+        return;
+    in->require_only({"grace_ms"});
+    if (auto v = in->uint("grace_ms", 0, 3600000))
+        restart.grace = milliseconds(*v);
+}
+
 // Each entry is a protocol join request without id and op, checked by the same decoder.
 std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
                                             const std::vector<std::string> &ports) {
@@ -296,7 +305,7 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
 
 DaemonConfig read_config(const ObjectReader &root) {
     root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
-                       "limits", "access", "dbus", "static_groups"});
+                       "limits", "access", "dbus", "restart", "static_groups"});
     DaemonConfig c;
     c.socket = read_socket(root);
     c.log_level = read_log_level(root);
@@ -309,6 +318,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_limits(root, c.limits);
     read_access(root, c.access);
     read_dbus(root, c.dbus);
+    read_restart(root, c.restart);
     c.static_groups = read_static_groups(root, c.host.ports);
     return c;
 }

@@ -2,7 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+#include "frontend/process_start.hpp"
 
 #include "frontend/sessions.hpp"
 #include "views.hpp"
@@ -11,15 +19,52 @@ namespace mcastd::frontend {
 
 namespace {
 
+// 128 bits from the kernel's random pool, as 32 lowercase hex digits.
+std::string new_token() {
+    std::array<unsigned char, proto::kTokenChars / 2> raw{};
+    std::size_t got = 0;
+    while (got < raw.size()) {
+        const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            throw std::system_error(errno, std::generic_category(), "getrandom");
+        got += static_cast<std::size_t>(n);
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : raw) {
+        out += kHex[b >> 4];
+        out += kHex[b & 0xf];
+    }
+    return out;
+}
+
 template <class... Fs> struct overloaded : Fs... { using Fs::operator()...; };
 template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
 
 } // namespace
 
 ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
-    : sessions_(sessions), door_(door), who_(std::move(who)), outlet_(outlet), greeted_(door != Door::socket) {
+    : sessions_(sessions), door_(door), who_(std::move(who)), outlet_(&outlet), greeted_(door != Door::socket) {
     client_ = sessions_.service().add_client(who_.who, this);
+    id_ = sessions_.next_id_++;
+    token_ = new_token();
+    start_time_ = process_start_time(who_.who.pid);
     sessions_.opened(*this);
+}
+
+ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, SessionOutlet &outlet)
+    : sessions_(sessions), door_(saved.door), outlet_(&outlet), greeted_(true) {
+    who_.who = saved.who;
+    client_ = sessions_.service().add_client(who_.who, this);
+    id_ = saved.id;
+    token_ = saved.token;
+    version_ = saved.version;
+    start_time_ = saved.start_time;
+    sessions_.next_id_ = std::max(sessions_.next_id_, id_ + 1);
+    sessions_.opened(*this);
+    set_monitor(saved.monitor);
 }
 
 ClientSession::~ClientSession() {
@@ -27,7 +72,29 @@ ClientSession::~ClientSession() {
     set_monitor(false);
     sessions_.closed(*this);
     // Releases every membership of this client, exactly as if each had been left.
-    sessions_.service().remove_client(client_);
+    if (client_)
+        sessions_.service().remove_client(client_);
+}
+
+bool ClientSession::adopt_member(MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
+                                 const GroupParams &params) {
+    if (!sessions_.service().adopt_member(client_, id, port, mgid, bits, params))
+        return false;
+    ++held_;
+    return true;
+}
+
+void ClientSession::take_over(ClientSession &old) {
+    sessions_.service().remove_client(client_); // this connection's own, still empty
+    client_ = std::exchange(old.client_, 0);
+    sessions_.service().set_client_sink(client_, this);
+    held_ = std::exchange(old.held_, 0);
+    id_ = old.id_;
+    token_ = old.token_;
+    const bool monitor = old.monitor_;
+    old.set_monitor(false);
+    set_monitor(monitor || monitor_);
+    sessions_.changed();
 }
 
 void ClientSession::handle(std::uint64_t id, const proto::Request &request, const Respond &respond) {
@@ -93,8 +160,27 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
                                                     " is not allowed to use rdma-mcastd (config: access)");
     }
     greeted_ = true;
+    version_ = best;
     spdlog::debug("client pid {} uid {} ({}) connected as '{}'", c.pid, c.uid, c.comm, r.client);
-    return proto::HelloResult{best, sessions_.daemon_name()};
+    proto::HelloResult out{best, sessions_.daemon_name()};
+    if (best < 2)
+        return out;
+    if (r.resume) {
+        out.resumed = false;
+        if (auto old = sessions_.take_resumable(*r.resume, c.uid)) {
+            take_over(*old);
+            out.resumed = true;
+            out.memberships = sessions_.service().memberships_of(client_);
+            spdlog::info("client pid {} uid {} ({}) resumed session {} with {} membership(s)", c.pid, c.uid, c.comm,
+                         id_, out.memberships.size());
+        } else {
+            spdlog::info("client pid {} uid {} ({}) asked to resume session {}, which this daemon does not hold for "
+                         "it; it is a new session",
+                         c.pid, c.uid, c.comm, r.resume->id);
+        }
+    }
+    out.session = proto::SessionTicket{id_, token_};
+    return out;
 }
 
 std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id) const {
@@ -177,7 +263,7 @@ void ClientSession::set_monitor(bool on) {
 }
 
 void ClientSession::membership_event(ClientId, MembershipId id, const MembershipEvent &ev) {
-    outlet_.membership_event(id, ev);
+    outlet_->membership_event(id, ev);
 }
 
 } // namespace mcastd::frontend

@@ -57,10 +57,24 @@ using JoinDone = std::function<void(const JoinAnswer &)>;
 using Answer = std::variant<proto::Result, proto::Failure>;
 using Respond = std::function<void(Answer)>;
 
+// A session as a previous instance of the daemon left it (restart/keeper.hpp restores them):
+// greeted already, with its id, token and monitor subscription; its memberships follow.
+struct RestoredSession {
+    std::uint64_t id = 0;
+    std::string token;
+    Door door = Door::socket;
+    ClientInfo who;
+    std::uint64_t start_time = 0;
+    unsigned version = 1;
+    bool monitor = false;
+};
+
 class ClientSession final : private MembershipEventSink {
 public:
     // Through Sessions::open(), which admits it.
     ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet);
+    // Through Sessions::restore(): a session of the previous instance, with no transport yet.
+    ClientSession(Sessions &sessions, const RestoredSession &saved, SessionOutlet &outlet);
     ~ClientSession() override;
     ClientSession(const ClientSession &) = delete;
     ClientSession &operator=(const ClientSession &) = delete;
@@ -71,6 +85,25 @@ public:
     // the answer is out, and the session takes no request any more.
     bool refused() const { return refused_; }
     bool monitoring() const { return monitor_; }
+    // The daemon-wide session id and its secret (proto::SessionTicket); the protocol version
+    // hello chose (0 before it); the engine's client; memberships joined and not left.
+    std::uint64_t id() const { return id_; }
+    const std::string &token() const { return token_; }
+    unsigned version() const { return version_; }
+    ClientId client() const { return client_; }
+    std::size_t held() const { return held_; }
+    // When the client process started (/proc/PID/stat), to tell it from a reused pid later.
+    std::uint64_t start_time() const { return start_time_; }
+
+    // The socket connection's inode (fstat), by which a connection the service manager kept
+    // is matched to its session after a restart; 0 for other doors.
+    std::uint64_t inode() const { return inode_; }
+    void set_inode(std::uint64_t inode) { inode_ = inode; }
+
+    // Where the session's events go from now on: a transport took it over.
+    void attach(SessionOutlet &outlet) { outlet_ = &outlet; }
+    // A membership the client held before the daemon restarted (Service::adopt_member).
+    bool adopt_member(MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits, const GroupParams &params);
 
     // Runs one decoded request of the client protocol; `respond` runs exactly once.
     void handle(std::uint64_t request_id, const proto::Request &request, const Respond &respond);
@@ -89,12 +122,20 @@ private:
     friend class Sessions;
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
     std::optional<proto::Failure> check_join(std::uint64_t request_id) const;
+    // hello's `resume`: becomes the detached session `old` (its engine client, memberships,
+    // id, token and monitor subscription); `old` is left empty for its owner to drop.
+    void take_over(ClientSession &old);
 
     Sessions &sessions_;
     Door door_;
     Credentials who_;
-    SessionOutlet &outlet_;
+    SessionOutlet *outlet_;
     ClientId client_ = 0;
+    std::uint64_t id_ = 0;
+    std::string token_;
+    unsigned version_ = 0;
+    std::uint64_t start_time_ = 0;
+    std::uint64_t inode_ = 0;
     bool greeted_;
     bool refused_ = false;
     bool monitor_ = false;

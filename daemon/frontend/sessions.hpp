@@ -5,7 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -46,12 +49,43 @@ public:
 
     // Clients of the socket and D-Bus (not the daemon's own).
     std::size_t clients() const { return clients_; }
+
+    // ---- across a restart of the daemon (doc/architecture.md §9) ----
+
+    // Every session that exists, the daemon's own and the detached ones included.
+    template <class F> void for_each(F f) const {
+        for (ClientSession *s : all_)
+            f(*s);
+    }
+    // The id the next session gets (kept in the state file, so ids are never reused).
+    std::uint64_t next_id() const { return next_id_; }
+    void set_next_id(std::uint64_t next) { next_id_ = std::max(next_id_, next); }
+    // A session of the previous instance, detached: it has no transport until a connection
+    // takes it back (take_detached() for one the service manager kept, a hello's `resume`),
+    // and its memberships hold meanwhile.
+    ClientSession &restore(const RestoredSession &saved);
+    std::unique_ptr<ClientSession> take_detached(std::uint64_t id);
+    // Back to detached (a stored connection that turned out not to be the session's).
+    void restore_detached(std::unique_ptr<ClientSession> s);
+    // Releases (as if they had left) the detached sessions `drop` picks; returns how many
+    // are still detached.
+    std::size_t release_detached(const std::function<bool(const ClientSession &)> &drop);
+    std::size_t detached() const { return detached_.size(); }
+
+    // `fn` runs whenever a session comes, goes, or changes what the state file keeps of it.
+    void set_change_hook(std::function<void()> fn) { change_hook_ = std::move(fn); }
     Service &service() const { return service_; }
     const std::string &daemon_name() const { return daemon_name_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
 
 private:
     friend class ClientSession;
+    // hello's `resume`: the detached session with that ticket, when `uid` owns it.
+    std::unique_ptr<ClientSession> take_resumable(const proto::SessionTicket &ticket, uid_t uid);
+    void changed() const {
+        if (change_hook_)
+            change_hook_();
+    }
     void opened(ClientSession &s);
     void closed(ClientSession &s);
     void monitor(ClientSession &s, bool on);
@@ -63,6 +97,10 @@ private:
     AccessPolicy access_;
     std::chrono::steady_clock::time_point started_;
     std::size_t clients_ = 0;
+    std::uint64_t next_id_ = 1;
+    std::unordered_set<ClientSession *> all_;
+    std::map<std::uint64_t, std::unique_ptr<ClientSession>> detached_;
+    std::function<void()> change_hook_;
     std::unordered_set<ClientSession *> monitors_; // a join costs nothing extra while empty
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observer it registers
 };

@@ -14,8 +14,9 @@
 
 namespace mcastd::runtime {
 
-// SIGTERM (stop, leaving every group), SIGINT (the same, interactively), SIGHUP (reload).
-inline constexpr std::initializer_list<int> kDaemonSignals = {SIGTERM, SIGINT, SIGHUP};
+// SIGTERM (stop, leaving every group), SIGINT (the same, interactively), SIGHUP (reload),
+// SIGUSR2 (restart, keeping every membership: the unit's RestartKillSignal=).
+inline constexpr std::initializer_list<int> kDaemonSignals = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
 
 // Adds `sigs` to the calling thread's blocked set; threads created afterwards inherit it.
 // Throws std::system_error naming the failing call.

@@ -15,6 +15,7 @@
 #include <memory>
 #include <system_error>
 
+#include "server/fd_store.hpp"
 #include "server/listener.hpp"
 
 namespace mcastd::server {
@@ -53,22 +54,33 @@ ListenSocket open_client_socket(const std::string &configured_path, mode_t mode)
     if (n < 0)
         fail(-n, "socket activation (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES)");
     if (n == 0)
-        return ListenSocket{listen_seqpacket(configured_path, mode), configured_path, false};
+        return ListenSocket{listen_seqpacket(configured_path, mode), configured_path, false, {}};
 
     // By name, as systemd intends; a lone fd without a name is what a bare
     // `systemd-socket-activate -l PATH` passes.
     int chosen = -1;
-    for (int i = 0; i < n; ++i)
+    std::vector<StoredConnection> stored;
+    for (int i = 0; i < n; ++i) {
         if (std::strcmp(raw[i], kClientFdName) == 0)
             chosen = i;
+        else if (const std::uint64_t session = session_of_fd_name(raw[i]))
+            stored.push_back(StoredConnection{SD_LISTEN_FDS_START + i, session});
+    }
     if (chosen < 0 && n == 1 && std::strcmp(raw[0], "unknown") == 0)
         chosen = 0;
     for (int i = 0; i < n; ++i)
-        if (i != chosen) {
-            spdlog::warn("closing fd {} named '{}' from the service manager: only '{}' is used",
+        if (i != chosen && !session_of_fd_name(raw[i])) {
+            spdlog::warn("closing fd {} named '{}' from the service manager: only '{}' and stored connections are used",
                          SD_LISTEN_FDS_START + i, raw[i], kClientFdName);
             close(SD_LISTEN_FDS_START + i);
         }
+    for (const StoredConnection &c : stored)
+        fcntl(c.fd, F_SETFD, FD_CLOEXEC);
+    if (chosen < 0 && !stored.empty()) {
+        // Only the fd store's connections: the daemon was not socket-activated.
+        ListenSocket own{listen_seqpacket(configured_path, mode), configured_path, false, std::move(stored)};
+        return own;
+    }
     if (chosen < 0)
         fail(ENOENT, "socket activation passed " + std::to_string(n) + " fd(s), none named '" + kClientFdName +
                          "' (FileDescriptorName= in rdma-mcastd.socket)");
@@ -87,7 +99,7 @@ ListenSocket open_client_socket(const std::string &configured_path, mode_t mode)
     const int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
         fail(errno, what + ": fcntl");
-    return ListenSocket{fd, bound_path(fd), true};
+    return ListenSocket{fd, bound_path(fd), true, std::move(stored)};
 }
 
 } // namespace mcastd::server

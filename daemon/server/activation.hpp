@@ -5,21 +5,31 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mcastd::server {
 
 // FileDescriptorName= of the socket unit's client listener.
 inline constexpr const char *kClientFdName = "client";
 
+// A client connection the service manager kept in its fd store for this service (fd_store.hpp).
+struct StoredConnection {
+    int fd = -1;
+    std::uint64_t session = 0; // from its name, "c-<session>"
+};
+
 struct ListenSocket {
     int fd = -1;
     std::string path;       // the address clients connect to
     bool activated = false; // passed by the service manager: its file is never ours to remove
+    std::vector<StoredConnection> stored;
 };
 
 // Takes the listener named "client" from LISTEN_FDS (or the only one, when the service manager
-// gave no names) and closes any other passed fd with a warning. Without LISTEN_FDS it binds
+// gave no names) and the stored client connections ("c-<session>"), and closes any other
+// passed fd with a warning. Without LISTEN_FDS it binds
 // `configured_path` with listen_seqpacket(). The LISTEN_* variables are unset either way, so
 // children do not inherit them. Throws std::system_error naming the fd or path and the cause,
 // e.g. a passed fd that is not a listening SOCK_SEQPACKET socket.

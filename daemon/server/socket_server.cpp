@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -34,7 +35,30 @@ public:
         closing_ = true;
         io_.reset();
         session_.reset(); // releases every membership, exactly as if each had been left
+        if (!srv_.handing_over_) {
+            // The client must see the close: the store's copy goes first, and shutdown()
+            // reaches the peer whatever other copy may still be open.
+            ::shutdown(fd_, SHUT_RDWR);
+            if (!stored_as_.empty() && srv_.store_)
+                srv_.store_->remove(stored_as_);
+        }
         ::close(fd_);
+    }
+
+    // A connection kept by the previous instance, as the session it was.
+    void resume(std::unique_ptr<frontend::ClientSession> session) {
+        session_ = std::move(session);
+        session_->attach(*this);
+        stored_as_ = connection_fd_name(session_->id()); // the name it is stored under already
+        watch();
+    }
+
+    unsigned version() const { return session_ ? session_->version() : 0; }
+    void say(const std::string &msg) { send(msg); }
+
+    void pause() {
+        if (!closing_)
+            io_.set_events(out_.empty() ? 0u : std::uint32_t{EPOLLOUT});
     }
 
     // Opens the client's session; false (the client told why) when it cannot be served.
@@ -46,12 +70,34 @@ public:
             return false;
         }
         session_ = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
-        io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
+        struct stat st{};
+        if (::fstat(fd_, &st) == 0)
+            session_->set_inode(st.st_ino);
+        watch();
+        store();
         return true;
     }
 
 private:
     const ClientInfo &who() const { return session_->who().who; }
+
+    void watch() {
+        io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
+    }
+
+    // Into the fd store under the session's name; again under the new one when a hello's
+    // `resume` made the connection another session.
+    void store() {
+        if (!srv_.store_)
+            return;
+        const std::string name = connection_fd_name(session_->id());
+        if (name == stored_as_)
+            return;
+        if (!stored_as_.empty())
+            srv_.store_->remove(stored_as_);
+        srv_.store_->store(fd_, name);
+        stored_as_ = name;
+    }
 
     // ---- frontend::SessionOutlet ----
     void membership_event(MembershipId id, const MembershipEvent &ev) override {
@@ -79,7 +125,7 @@ private:
             close();
             return;
         }
-        io_.set_events(EPOLLIN | EPOLLOUT);
+        io_.set_events(srv_.paused_ ? EPOLLOUT : EPOLLIN | EPOLLOUT);
     }
 
     // False: could not send now (queue it). On a fatal error the connection closes.
@@ -140,7 +186,7 @@ private:
                     close();
                     return;
                 }
-                io_.set_events(EPOLLIN);
+                io_.set_events(srv_.paused_ ? 0u : std::uint32_t{EPOLLIN});
             }
         }
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
@@ -191,6 +237,8 @@ private:
         session_->handle(env.id, env.request, [this, id = env.id](frontend::Answer a) { answer(id, std::move(a)); });
         if (session_->refused() && out_.empty())
             close(); // otherwise on_io closes once the answer is out
+        else if (!closing_)
+            store();
     }
 
     SocketServer &srv_;
@@ -199,14 +247,16 @@ private:
     runtime::IoGroup::Watch io_;
     std::string buf_;
     bool closing_ = false;
+    std::string stored_as_; // the name it has in the fd store, empty when it is not there
     std::deque<std::string> out_;
     std::size_t out_bytes_ = 0;
 };
 
 // ---- the server ----
 
-SocketServer::SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd)
-    : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), clients_io_(loop, "clients") {
+SocketServer::SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
+                           std::unique_ptr<FdStore> store)
+    : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), store_(std::move(store)), clients_io_(loop, "clients") {
     if (listen_fd_ >= 0)
         accept_source_ = loop_.watch_io(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); }, "listener");
 }
@@ -226,6 +276,24 @@ void SocketServer::stop_accepting() {
 void SocketServer::disconnect_all() {
     while (!connections_.empty())
         close_connection(connections_.begin()->first);
+}
+
+void SocketServer::say_stopping(const std::string &message) {
+    const std::string ev = proto::encode_event(proto::StoppingEvent{message});
+    for (auto &[fd, conn] : connections_)
+        if (conn->version() >= 2)
+            conn->say(ev);
+}
+
+void SocketServer::pause() {
+    paused_ = true;
+    for (auto &[fd, conn] : connections_)
+        conn->pause();
+}
+
+void SocketServer::hand_over() {
+    handing_over_ = true;
+    connections_.clear();
 }
 
 void SocketServer::on_accept() {
@@ -248,6 +316,14 @@ void SocketServer::adopt(int fd) {
     } catch (const std::exception &e) {
         spdlog::warn("dropping a new connection: {}", e.what());
     }
+}
+
+void SocketServer::adopt(int fd, std::unique_ptr<frontend::ClientSession> session) {
+    auto conn = std::make_unique<Connection>(*this, fd);
+    conn->resume(std::move(session));
+    if (paused_)
+        conn->pause();
+    connections_.emplace(fd, std::move(conn));
 }
 
 void SocketServer::close_connection(int fd) {

@@ -11,14 +11,17 @@
 #include "frontend/sessions.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/io_group.hpp"
+#include "server/fd_store.hpp"
 
 namespace mcastd::server {
 
 class SocketServer {
 public:
     // Takes ownership of `listen_fd` (bound and listening, from open_client_socket()), or -1
-    // for a server that only serves connections handed to adopt().
-    SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd);
+    // for a server that only serves connections handed to adopt(). With a `store`, every
+    // connection is kept in it while it is open (fd_store.hpp).
+    SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
+                 std::unique_ptr<FdStore> store = nullptr);
     ~SocketServer();
     SocketServer(const SocketServer &) = delete;
     SocketServer &operator=(const SocketServer &) = delete;
@@ -27,11 +30,23 @@ public:
     // returns, or one end of a socketpair. A client over max_clients is told `limit` and
     // closed.
     void adopt(int fd);
+    // Serves a connection the previous instance of the daemon kept in the fd store, as the
+    // session it was (Sessions::take_detached()). Its peer was checked by the caller.
+    void adopt(int fd, std::unique_ptr<frontend::ClientSession> session);
     // Graceful stop, first step: no new clients.
     void stop_accepting();
+    // Tells every version 2 client that the daemon stops for good (the `stopping` event).
+    void say_stopping(const std::string &message);
     // Closes every connection, releasing its memberships.
     void disconnect_all();
+    // A restart: reads no more requests (they wait in the socket for the next instance) and
+    // still sends what is owed.
+    void pause();
+    // The end of a restart: drops every connection without closing it for its client (the
+    // fd store keeps it) and without touching the store.
+    void hand_over();
     std::size_t connections() const { return connections_.size(); }
+    bool storing() const { return store_ != nullptr; }
 
 private:
     class Connection;
@@ -42,6 +57,9 @@ private:
     runtime::EventLoop &loop_;
     frontend::Sessions &sessions_;
     int listen_fd_ = -1;
+    std::unique_ptr<FdStore> store_;
+    bool paused_ = false;
+    bool handing_over_ = false;
     runtime::EventSource accept_source_;
     runtime::IoGroup clients_io_; // before connections_: their watches go first
     std::map<int, std::unique_ptr<Connection>> connections_; // by fd

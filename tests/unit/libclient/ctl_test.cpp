@@ -498,7 +498,7 @@ TEST(CtlStatus, JsonAndHuman) {
 
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
-    EXPECT_NE(h.out.find("rdma-mcastd 0.1.0, protocol 1, up 12.5 s, 3 clients"), std::string::npos)
+    EXPECT_NE(h.out.find("rdma-mcastd 0.1.0, protocol 2, up 12.5 s, 3 clients"), std::string::npos)
         << h.out;
     EXPECT_NE(h.out.find("DEVICE  PORT  STATE   LID  SM_LID"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("mlx5_0  1     ACTIVE  3    1"), std::string::npos) << h.out;

@@ -1,0 +1,38 @@
+#include "frontend/process_start.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace mcastd::frontend {
+
+std::uint64_t process_start_time(pid_t pid) {
+    if (pid <= 0)
+        return 0;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat))
+        return 0;
+    // The command name (field 2) is in parentheses and may hold spaces or ')': skip past the
+    // last ')', then field 3 is the first after it and field 22 the twentieth.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos)
+        return 0;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string f;
+    for (int i = 3; i <= 22; ++i)
+        if (!(fields >> f))
+            return 0;
+    try {
+        return std::stoull(f);
+    } catch (const std::exception &) {
+        return 0;
+    }
+}
+
+bool process_alive(pid_t pid, std::uint64_t start_time) {
+    const std::uint64_t now = process_start_time(pid);
+    return now != 0 && (start_time == 0 || now == start_time);
+}
+
+} // namespace mcastd::frontend

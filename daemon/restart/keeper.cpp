@@ -1,0 +1,226 @@
+#include "restart/keeper.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "common/port_name.hpp"
+#include "server/fd_store.hpp"
+#include "server/peer.hpp"
+
+namespace mcastd::restart {
+
+StateKeeper::StateKeeper(runtime::EventLoop &loop, Service &service, frontend::Sessions &sessions, StateFile file,
+                         std::string daemon_name)
+    : loop_(loop), service_(service), sessions_(sessions), file_(std::move(file)),
+      daemon_name_(std::move(daemon_name)), boot_id_(current_boot_id()) {}
+
+StateKeeper::~StateKeeper() {
+    *alive_ = false;
+    if (member_timer_)
+        loop_.timers().cancel(member_timer_);
+}
+
+SavedState StateKeeper::snapshot(bool clean) const {
+    SavedState st;
+    st.boot_id = boot_id_;
+    st.daemon = daemon_name_;
+    st.clean = clean;
+    st.next_session = sessions_.next_id();
+
+    const auto &ports = service_.ports();
+    for (const auto &p : ports)
+        st.ports.push_back(SavedPort{p.device, p.port_num, p.port_gid(), {}});
+    // Memberships by engine client, to file them under their sessions.
+    std::map<ClientId, std::vector<SavedMembership>> members;
+    for (const GroupView &g : service_.group_views()) {
+        if (is_zero(g.mgid))
+            continue; // a group the SA has not named yet: its Set is what it will hold
+        if (g.held || g.unsure)
+            st.ports[g.port].groups.push_back(SavedGroup{
+                g.mgid, g.held, g.unsure, g.have_record ? std::optional<McRecord>(g.record) : std::nullopt});
+        for (const MemberView &m : g.members)
+            if (m.state != MemberView::State::pending)
+                members[m.client].push_back(SavedMembership{m.id, ports[g.port].device, ports[g.port].port_num, g.mgid,
+                                                            m.join_state, m.params});
+    }
+    sessions_.for_each([&](const frontend::ClientSession &s) {
+        if (s.door() == frontend::Door::daemon)
+            return; // the static groups: the next instance joins them from its config
+        SavedSession out;
+        out.id = s.id();
+        out.token = s.token();
+        out.door = s.door() == frontend::Door::dbus ? SavedDoor::dbus : SavedDoor::socket;
+        out.who = s.who().who;
+        out.start_time = s.start_time();
+        out.version = s.version();
+        out.monitor = s.monitoring();
+        out.inode = s.inode();
+        if (auto it = members.find(s.client()); it != members.end())
+            out.memberships = std::move(it->second);
+        st.sessions.push_back(std::move(out));
+    });
+    return st;
+}
+
+void StateKeeper::changed(bool sa) {
+    if (sealed_)
+        return;
+    if (!sa) {
+        schedule_member_write();
+        return;
+    }
+    if (write_posted_)
+        return;
+    write_posted_ = true;
+    loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.lock())
+            return;
+        write_posted_ = false;
+        write(false);
+    });
+}
+
+void StateKeeper::schedule_member_write() {
+    if (member_timer_ || write_posted_)
+        return;
+    member_timer_ = loop_.timers().start(kMemberDelay, [this] {
+        member_timer_ = 0;
+        write(false);
+    });
+}
+
+bool StateKeeper::write(bool clean) {
+    if (sealed_)
+        return false;
+    if (member_timer_) {
+        loop_.timers().cancel(member_timer_);
+        member_timer_ = 0;
+    }
+    if (auto err = file_.write(snapshot(clean))) {
+        if (*err != last_error_)
+            spdlog::error("cannot write the restart state: {}; a restart or crash now would lose memberships",
+                          *err);
+        last_error_ = *err;
+        return false;
+    }
+    if (!last_error_.empty())
+        spdlog::info("the restart state is written again ({})", file_.path().string());
+    last_error_.clear();
+    return true;
+}
+
+void StateKeeper::seal(bool remove) {
+    sealed_ = true;
+    if (member_timer_) {
+        loop_.timers().cancel(member_timer_);
+        member_timer_ = 0;
+    }
+    if (remove)
+        file_.remove();
+}
+
+namespace {
+
+std::uint64_t inode_of(int fd) {
+    struct stat st{};
+    return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+} // namespace
+
+StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<server::StoredConnection> stored,
+                                           server::SocketServer &server) {
+    Restored out;
+    sessions_.set_next_id(state.next_session);
+
+    // The SA side: what the previous instance set, on the ports the host still has as it was.
+    std::vector<std::optional<PortIndex>> port_of(state.ports.size());
+    for (std::size_t i = 0; i < state.ports.size(); ++i) {
+        const SavedPort &sp = state.ports[i];
+        const std::string name = port_name(sp.device, sp.port);
+        const auto pi = service_.find_port(sp.device, sp.port);
+        if (!pi) {
+            if (!sp.groups.empty())
+                out.set_aside.push_back(name + " is not served now; its " + std::to_string(sp.groups.size()) +
+                                        " group(s) are left alone");
+            continue;
+        }
+        if (service_.ports()[*pi].port_gid() != sp.port_gid) {
+            out.set_aside.push_back(name + " has GID " + format_gid(service_.ports()[*pi].port_gid()) + ", not " +
+                                    format_gid(sp.port_gid) + " (another host's state, or a new port GID); its " +
+                                    std::to_string(sp.groups.size()) + " group(s) are not this port's");
+            continue;
+        }
+        port_of[i] = *pi;
+        for (const SavedGroup &g : sp.groups) {
+            service_.adopt_group(*pi, g.mgid, g.held, g.uncertain, g.record);
+            ++out.groups;
+        }
+    }
+    auto port_index = [&](const std::string &device, std::uint8_t port) -> std::optional<PortIndex> {
+        for (std::size_t i = 0; i < state.ports.size(); ++i)
+            if (state.ports[i].device == device && state.ports[i].port == port)
+                return port_of[i];
+        return std::nullopt;
+    };
+
+    // The client side: every session, detached, with its memberships.
+    for (const SavedSession &ss : state.sessions) {
+        frontend::RestoredSession rs{ss.id,        ss.token,   ss.door == SavedDoor::dbus ? frontend::Door::dbus
+                                                                                          : frontend::Door::socket,
+                                     ss.who,       ss.start_time, ss.version, ss.monitor};
+        frontend::ClientSession &s = sessions_.restore(rs);
+        s.set_inode(ss.inode);
+        ++out.sessions;
+        for (const SavedMembership &m : ss.memberships) {
+            const auto pi = port_index(m.device, m.port);
+            if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params)) {
+                ++out.memberships;
+                continue;
+            }
+            out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
+                                    " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
+                                    " on " + port_name(m.device, m.port) + ": the daemon held no such bits there");
+        }
+    }
+
+    // The connections the service manager kept, back to their sessions.
+    std::unique_ptr<server::FdStore> store = server::service_manager_fd_store();
+    for (const server::StoredConnection &c : stored) {
+        const std::string name = server::connection_fd_name(c.session);
+        std::string why;
+        std::unique_ptr<frontend::ClientSession> s = sessions_.take_detached(c.session);
+        if (!s) {
+            why = "no session " + std::to_string(c.session) + " in the state";
+        } else if (s->door() != frontend::Door::socket || inode_of(c.fd) != s->inode()) {
+            why = "it is not the connection session " + std::to_string(c.session) + " had";
+        } else {
+            try {
+                if (server::read_peer(c.fd).who.uid != s->who().who.uid)
+                    why = "its peer is not uid " + std::to_string(s->who().who.uid);
+            } catch (const std::exception &e) {
+                why = e.what();
+            }
+        }
+        if (why.empty()) {
+            server.adopt(c.fd, std::move(s));
+            ++out.connections;
+            continue;
+        }
+        if (s) // back to waiting for its client
+            sessions_.restore_detached(std::move(s));
+        out.set_aside.push_back("stored connection " + name + " closed: " + why);
+        ::shutdown(c.fd, SHUT_RDWR);
+        if (store)
+            store->remove(name);
+        ::close(c.fd);
+    }
+    return out;
+}
+
+} // namespace mcastd::restart

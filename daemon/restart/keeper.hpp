@@ -1,0 +1,78 @@
+// StateKeeper: keeps the state file (state_file.hpp) in step with the daemon, and at start
+// takes back what a previous instance left (doc/architecture.md §9).
+//
+// Writing. Whatever the SA may hold because of the daemon (a Set about to go out, an answer,
+// a Delete) is written at the end of the loop iteration it happened in; who holds what (a join
+// answered from the daemon's own record, a leave that sends nothing, a client coming or going)
+// within kMemberDelay. A crash therefore never leaves bits at the SA that the next instance
+// takes for another agent's, and a busy daemon writes the file a few times a second at most.
+//
+// Taking back. restore() adopts, for each port the host still has under the same GID, the
+// groups the previous instance set; re-creates every session detached, with its memberships
+// under their old ids; and gives each connection the service manager kept back to its session
+// (once its inode and its peer's uid match). The caller ends the adoption once the static
+// groups are joined too, and releases the detached sessions nobody resumes within the grace.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/sessions.hpp"
+#include "restart/state_file.hpp"
+#include "runtime/event_loop.hpp"
+#include "server/activation.hpp"
+#include "server/socket_server.hpp"
+#include "service.hpp"
+
+namespace mcastd::restart {
+
+inline constexpr std::chrono::milliseconds kMemberDelay{100};
+
+class StateKeeper {
+public:
+    StateKeeper(runtime::EventLoop &loop, Service &service, frontend::Sessions &sessions, StateFile file,
+                std::string daemon_name);
+    ~StateKeeper();
+    StateKeeper(const StateKeeper &) = delete;
+    StateKeeper &operator=(const StateKeeper &) = delete;
+
+    // What the daemon holds now; `clean` for a planned restart that drained the SA first.
+    SavedState snapshot(bool clean) const;
+
+    // Something the file keeps changed. `sa`: what the SA may hold changed (written this
+    // iteration); otherwise who holds what (written within kMemberDelay).
+    void changed(bool sa);
+    // Writes now. Returns whether it could (a failure is logged once per kind).
+    bool write(bool clean);
+    // From now on nothing is written (a restart wrote its last state, or a stop for good
+    // removed the file); `remove` deletes the file.
+    void seal(bool remove);
+
+    struct Restored {
+        std::size_t groups = 0, memberships = 0, sessions = 0, connections = 0;
+        std::vector<std::string> set_aside; // one sentence per thing not taken back
+    };
+    // Takes back `state` (see above). `stored` are the connections the service manager kept;
+    // those no session claims are closed and removed from the store.
+    Restored restore(const SavedState &state, std::vector<server::StoredConnection> stored,
+                     server::SocketServer &server);
+
+private:
+    void schedule_member_write();
+
+    runtime::EventLoop &loop_;
+    Service &service_;
+    frontend::Sessions &sessions_;
+    StateFile file_;
+    std::string daemon_name_;
+    std::string boot_id_;
+    bool sealed_ = false;
+    bool write_posted_ = false;
+    Timers::Id member_timer_ = 0;
+    std::string last_error_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+} // namespace mcastd::restart
