@@ -92,8 +92,9 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
         out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
     const EngineStats &e = service.stats();
     const SaCounters t = service.sa_counters();
-    out.counters = proto::Counters{t.sent, t.retransmits, t.timeouts, t.bounces,
-                                   e.joins, e.joins_local, e.joins_failed, e.leaves};
+    out.counters = proto::Counters{t.sent,    t.retransmits,  t.timeouts,   t.bounces,   e.joins,
+                                   e.joins_local, e.joins_failed, e.leaves, e.sa_sets, e.sa_deletes,
+                                   e.sa_gets};
     return out;
 }
 

@@ -164,6 +164,9 @@ struct PortStatus {
 struct Counters {
     std::uint64_t sa_mads_sent = 0, sa_retransmits = 0, sa_timeouts = 0, sa_bounces = 0;
     std::uint64_t joins = 0, joins_local = 0, joins_failed = 0, leaves = 0;
+    // MCMemberRecord transactions the engine started since this instance began (version 2;
+    // 0 from an older daemon): a restart that takes everything back adds no Set or Delete.
+    std::uint64_t sa_sets = 0, sa_deletes = 0, sa_gets = 0;
 };
 struct StatusResult {
     std::string daemon;

@@ -96,6 +96,9 @@ void write_result(JsonWriter &w, const StatusResult &r) {
     w.member("joins_local", c.joins_local);
     w.member("joins_failed", c.joins_failed);
     w.member("leaves", c.leaves);
+    w.member("sa_sets", c.sa_sets);
+    w.member("sa_deletes", c.sa_deletes);
+    w.member("sa_gets", c.sa_gets);
     w.end_object();
 }
 
@@ -195,6 +198,9 @@ StatusResult read_status(const ObjectReader &in) {
     n.joins_local = c.required_uint("joins_local", 0, UINT64_MAX);
     n.joins_failed = c.required_uint("joins_failed", 0, UINT64_MAX);
     n.leaves = c.required_uint("leaves", 0, UINT64_MAX);
+    n.sa_sets = c.uint("sa_sets", 0, UINT64_MAX).value_or(0);
+    n.sa_deletes = c.uint("sa_deletes", 0, UINT64_MAX).value_or(0);
+    n.sa_gets = c.uint("sa_gets", 0, UINT64_MAX).value_or(0);
     return r;
 }
 

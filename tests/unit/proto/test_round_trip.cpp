@@ -256,7 +256,7 @@ StatusResult sample_status() {
     s.ports[0].last_rejoin = RejoinStatus{"SM changed", 310.25, 0.5, 4};
     s.ports[1].rejoining = true;
     s.ports[1].last_rejoin = RejoinStatus{"port active again", 1.5, std::nullopt, 0};
-    s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX};
+    s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX, 4, 5, 6};
     return s;
 }
 
@@ -300,6 +300,9 @@ TEST(ProtoRoundTrip, StatusResult) {
     EXPECT_EQ(a.joins_local, b.joins_local);
     EXPECT_EQ(a.joins_failed, b.joins_failed);
     EXPECT_EQ(a.leaves, b.leaves);
+    EXPECT_EQ(a.sa_sets, b.sa_sets);
+    EXPECT_EQ(a.sa_deletes, b.sa_deletes);
+    EXPECT_EQ(a.sa_gets, b.sa_gets);
 }
 
 TEST(ProtoRoundTrip, ErrorsOfEveryCode) {
@@ -389,7 +392,7 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     auto s = sample_status();
     s.ports[1].last_rejoin.reset();
     EXPECT_TRUE(json::parse(encode_reply(6, s)).at("result").at("ports").at(1).at("last_rejoin").is_null());
-    EXPECT_EQ(j.at("counters").size(), 8u);
+    EXPECT_EQ(j.at("counters").size(), 11u);
 }
 
 // ---- events ----
