@@ -154,13 +154,9 @@ void Daemon::finish_restart() {
 
 void Daemon::take_back(server::ListenSocket &listener) {
     auto close_stored = [&](const char *why) {
-        auto store = server::service_manager_fd_store();
         for (const auto &c : listener.stored) {
             spdlog::warn("closing stored connection {}: {}", server::connection_fd_name(c.session), why);
-            ::shutdown(c.fd, SHUT_RDWR);
-            if (store)
-                store->remove(server::connection_fd_name(c.session));
-            ::close(c.fd);
+            server::discard_stored_connection(c.fd, c.session);
         }
     };
     if (cfg_.state_dir.empty()) {
@@ -189,21 +185,12 @@ void Daemon::take_back(server::ListenSocket &listener) {
     }
     listener.stored.clear();
 
-    service_->on_sa_set([k = keeper_.get()] { k->changed(true); });
+    service_->on_sa_set([k = keeper_.get()] { k->changed(); });
     service_->add_observer([k = keeper_.get(), alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
-        if (!alive.lock())
-            return;
-        switch (n.kind) {
-        case EngineNote::Kind::joined: k->changed(!n.local); break;
-        case EngineNote::Kind::left: k->changed(false); break;
-        case EngineNote::Kind::sa_left:
-        case EngineNote::Kind::lost:
-        case EngineNote::Kind::restored: k->changed(true); break;
-        case EngineNote::Kind::join_failed:
-        case EngineNote::Kind::warning: break;
-        }
+        if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning)
+            k->changed();
     });
-    sessions_->set_change_hook([k = keeper_.get()] { k->changed(false); });
+    sessions_->set_change_hook([k = keeper_.get()] { k->changed(); });
 
     // Detached sessions wait for their clients until the grace ends, or less: a session whose
     // client process is gone, or a D-Bus caller's (its unique name died with the connection),

@@ -21,8 +21,8 @@ StateKeeper::StateKeeper(runtime::EventLoop &loop, Service &service, frontend::S
 
 StateKeeper::~StateKeeper() {
     *alive_ = false;
-    if (member_timer_)
-        loop_.timers().cancel(member_timer_);
+    if (timer_)
+        loop_.timers().cancel(timer_);
 }
 
 SavedState StateKeeper::snapshot(bool clean) const {
@@ -67,15 +67,19 @@ SavedState StateKeeper::snapshot(bool clean) const {
     return st;
 }
 
-void StateKeeper::changed(bool sa) {
-    if (sealed_)
+void StateKeeper::changed() {
+    if (sealed_ || write_posted_ || timer_)
         return;
-    if (!sa) {
-        schedule_member_write();
+    // Small states (a write under a millisecond) are written every iteration that changed them.
+    const TimePoint next = last_end_ + 4 * last_cost_;
+    const TimePoint now = loop_.timers().now();
+    if (last_cost_ > std::chrono::milliseconds(1) && now < next) {
+        timer_ = loop_.timers().start(std::chrono::duration_cast<Duration>(next - now), [this] {
+            timer_ = 0;
+            write(false);
+        });
         return;
     }
-    if (write_posted_)
-        return;
     write_posted_ = true;
     loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
         if (!alive.lock())
@@ -85,23 +89,18 @@ void StateKeeper::changed(bool sa) {
     });
 }
 
-void StateKeeper::schedule_member_write() {
-    if (member_timer_ || write_posted_)
-        return;
-    member_timer_ = loop_.timers().start(kMemberDelay, [this] {
-        member_timer_ = 0;
-        write(false);
-    });
-}
-
 bool StateKeeper::write(bool clean) {
     if (sealed_)
         return false;
-    if (member_timer_) {
-        loop_.timers().cancel(member_timer_);
-        member_timer_ = 0;
+    if (timer_) {
+        loop_.timers().cancel(timer_);
+        timer_ = 0;
     }
-    if (auto err = file_.write(snapshot(clean))) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto err = file_.write(snapshot(clean));
+    last_end_ = loop_.timers().now();
+    last_cost_ = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - t0);
+    if (err) {
         if (*err != last_error_)
             spdlog::error("cannot write the restart state: {}; a restart or crash now would lose memberships",
                           *err);
@@ -116,9 +115,9 @@ bool StateKeeper::write(bool clean) {
 
 void StateKeeper::seal(bool remove) {
     sealed_ = true;
-    if (member_timer_) {
-        loop_.timers().cancel(member_timer_);
-        member_timer_ = 0;
+    if (timer_) {
+        loop_.timers().cancel(timer_);
+        timer_ = 0;
     }
     if (remove)
         file_.remove();
@@ -190,7 +189,6 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     }
 
     // The connections the service manager kept, back to their sessions.
-    std::unique_ptr<server::FdStore> store = server::service_manager_fd_store();
     for (const server::StoredConnection &c : stored) {
         const std::string name = server::connection_fd_name(c.session);
         std::string why;
@@ -215,10 +213,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         if (s) // back to waiting for its client
             sessions_.restore_detached(std::move(s));
         out.set_aside.push_back("stored connection " + name + " closed: " + why);
-        ::shutdown(c.fd, SHUT_RDWR);
-        if (store)
-            store->remove(name);
-        ::close(c.fd);
+        server::discard_stored_connection(c.fd, c.session);
     }
     return out;
 }

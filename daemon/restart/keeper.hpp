@@ -1,11 +1,12 @@
 // StateKeeper: keeps the state file (state_file.hpp) in step with the daemon, and at start
 // takes back what a previous instance left (doc/architecture.md §9).
 //
-// Writing. Whatever the SA may hold because of the daemon (a Set about to go out, an answer,
-// a Delete) is written at the end of the loop iteration it happened in; who holds what (a join
-// answered from the daemon's own record, a leave that sends nothing, a client coming or going)
-// within kMemberDelay. A crash therefore never leaves bits at the SA that the next instance
-// takes for another agent's, and a busy daemon writes the file a few times a second at most.
+// Writing. A change (a Set about to go out, an SA answer, a join, a leave, a client coming or
+// going) is written at the end of the loop iteration it happened in, all of that iteration's
+// changes in one write, unless writing would then take more than a fifth of the daemon's time:
+// a large state (a write of 100,000 memberships takes tens of milliseconds) is written once
+// four times its cost has passed since the last write. What a crash can lose is what changed
+// since the last write: nothing on a quiet daemon, one write's interval on a busy one.
 //
 // Taking back. restore() adopts, for each port the host still has under the same GID, the
 // groups the previous instance set; re-creates every session detached, with its memberships
@@ -28,8 +29,6 @@
 
 namespace mcastd::restart {
 
-inline constexpr std::chrono::milliseconds kMemberDelay{100};
-
 class StateKeeper {
 public:
     StateKeeper(runtime::EventLoop &loop, Service &service, frontend::Sessions &sessions, StateFile file,
@@ -41,9 +40,8 @@ public:
     // What the daemon holds now; `clean` for a planned restart that drained the SA first.
     SavedState snapshot(bool clean) const;
 
-    // Something the file keeps changed. `sa`: what the SA may hold changed (written this
-    // iteration); otherwise who holds what (written within kMemberDelay).
-    void changed(bool sa);
+    // Something the file keeps changed.
+    void changed();
     // Writes now. Returns whether it could (a failure is logged once per kind).
     bool write(bool clean);
     // From now on nothing is written (a restart wrote its last state, or a stop for good
@@ -60,7 +58,7 @@ public:
                      server::SocketServer &server);
 
 private:
-    void schedule_member_write();
+    void write_later();
 
     runtime::EventLoop &loop_;
     Service &service_;
@@ -70,7 +68,9 @@ private:
     std::string boot_id_;
     bool sealed_ = false;
     bool write_posted_ = false;
-    Timers::Id member_timer_ = 0;
+    Timers::Id timer_ = 0;
+    Duration last_cost_{0};
+    TimePoint last_end_{};
     std::string last_error_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

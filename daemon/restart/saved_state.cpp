@@ -4,6 +4,7 @@
 #include <array>
 
 #include "common/json_check.hpp"
+#include "proto/json_writer.hpp"
 
 namespace mcastd::restart {
 
@@ -13,55 +14,61 @@ using json_check::ObjectReader;
 namespace {
 
 constexpr std::size_t kTokenChars = 32;
+constexpr std::size_t kDrainAt = 64 * 1024;
 
 // ---- writing ----
 
-json gid_json(const Gid &g) { return format_gid(g); }
+void write_gid(proto::JsonWriter &w, std::string_view key, const Gid &g) { w.member(key, std::string_view(format_gid(g))); }
 
-json record_json(const McRecord &r) {
-    return json{{"mgid", gid_json(r.mgid)},
-                {"port_gid", gid_json(r.port_gid)},
-                {"qkey", r.qkey},
-                {"mlid", r.mlid},
-                {"mtu_selector", static_cast<unsigned>(r.mtu_selector)},
-                {"mtu", r.mtu},
-                {"tclass", r.tclass},
-                {"pkey", r.pkey},
-                {"rate_selector", static_cast<unsigned>(r.rate_selector)},
-                {"rate", r.rate},
-                {"life_selector", static_cast<unsigned>(r.life_selector)},
-                {"packet_life", r.packet_life},
-                {"sl", r.sl},
-                {"flow_label", r.flow_label},
-                {"hop_limit", r.hop_limit},
-                {"scope", r.scope},
-                {"join_state", r.join_state},
-                {"proxy_join", r.proxy_join}};
+void write_record(proto::JsonWriter &w, const McRecord &r) {
+    w.begin_object();
+    write_gid(w, "mgid", r.mgid);
+    write_gid(w, "port_gid", r.port_gid);
+    w.member("qkey", r.qkey);
+    w.member("mlid", r.mlid);
+    w.member("mtu_selector", static_cast<std::uint8_t>(r.mtu_selector));
+    w.member("mtu", r.mtu);
+    w.member("tclass", r.tclass);
+    w.member("pkey", r.pkey);
+    w.member("rate_selector", static_cast<std::uint8_t>(r.rate_selector));
+    w.member("rate", r.rate);
+    w.member("life_selector", static_cast<std::uint8_t>(r.life_selector));
+    w.member("packet_life", r.packet_life);
+    w.member("sl", r.sl);
+    w.member("flow_label", r.flow_label);
+    w.member("hop_limit", r.hop_limit);
+    w.member("scope", r.scope);
+    w.member("join_state", r.join_state);
+    w.member("proxy_join", r.proxy_join);
+    w.end_object();
 }
 
-json selected_json(const Selected &s) {
-    return json{{"selector", static_cast<unsigned>(s.selector)}, {"value", s.value}};
+void write_selected(proto::JsonWriter &w, std::string_view key, const std::optional<Selected> &s) {
+    if (!s)
+        return;
+    w.key(key);
+    w.begin_object();
+    w.member("selector", static_cast<std::uint8_t>(s->selector));
+    w.member("value", s->value);
+    w.end_object();
 }
 
-json params_json(const GroupParams &p) {
-    json out = json::object();
-    if (p.qkey)
-        out["qkey"] = *p.qkey;
-    if (p.pkey)
-        out["pkey"] = *p.pkey;
-    if (p.sl)
-        out["sl"] = *p.sl;
-    if (p.tclass)
-        out["tclass"] = *p.tclass;
-    if (p.flow_label)
-        out["flow_label"] = *p.flow_label;
-    if (p.hop_limit)
-        out["hop_limit"] = *p.hop_limit;
-    if (p.mtu)
-        out["mtu"] = selected_json(*p.mtu);
-    if (p.rate)
-        out["rate"] = selected_json(*p.rate);
-    return out;
+template <class T> void write_opt(proto::JsonWriter &w, std::string_view key, const std::optional<T> &v) {
+    if (v)
+        w.member(key, *v);
+}
+
+void write_params(proto::JsonWriter &w, const GroupParams &p) {
+    w.begin_object();
+    write_opt(w, "qkey", p.qkey);
+    write_opt(w, "pkey", p.pkey);
+    write_opt(w, "sl", p.sl);
+    write_opt(w, "tclass", p.tclass);
+    write_opt(w, "flow_label", p.flow_label);
+    write_opt(w, "hop_limit", p.hop_limit);
+    write_selected(w, "mtu", p.mtu);
+    write_selected(w, "rate", p.rate);
+    w.end_object();
 }
 
 // ---- reading ----
@@ -209,51 +216,94 @@ SavedSession read_session(const ObjectReader &in) {
 
 } // namespace
 
-std::string encode(const SavedState &st) {
-    json ports = json::array();
-    for (const SavedPort &p : st.ports) {
-        json groups = json::array();
-        for (const SavedGroup &g : p.groups) {
-            json jg{{"mgid", gid_json(g.mgid)}, {"held", g.held}, {"uncertain", g.uncertain}};
-            if (g.record)
-                jg["record"] = record_json(*g.record);
-            groups.push_back(std::move(jg));
+void encode(const SavedState &st, const std::function<void(std::string &)> &drain) {
+    std::string out;
+    out.reserve(kDrainAt + 4096);
+    proto::JsonWriter w(out);
+    // The file can hold a million memberships: hand it over in pieces as it grows.
+    auto maybe_drain = [&] {
+        if (out.size() >= kDrainAt) {
+            drain(out);
+            out.clear();
         }
-        ports.push_back(json{{"device", p.device}, {"port", p.port}, {"port_gid", gid_json(p.port_gid)},
-                             {"groups", std::move(groups)}});
+    };
+    w.begin_object();
+    w.member("format", kFormatName);
+    w.member("version", kFormatVersion);
+    w.member("boot_id", std::string_view(st.boot_id));
+    w.member("daemon", std::string_view(st.daemon));
+    w.member("clean", st.clean);
+    w.member("next_session", st.next_session);
+    w.key("ports");
+    w.begin_array();
+    for (const SavedPort &p : st.ports) {
+        w.begin_object();
+        w.member("device", std::string_view(p.device));
+        w.member("port", p.port);
+        write_gid(w, "port_gid", p.port_gid);
+        w.key("groups");
+        w.begin_array();
+        for (const SavedGroup &g : p.groups) {
+            w.begin_object();
+            write_gid(w, "mgid", g.mgid);
+            w.member("held", g.held);
+            w.member("uncertain", g.uncertain);
+            if (g.record) {
+                w.key("record");
+                write_record(w, *g.record);
+            }
+            w.end_object();
+            maybe_drain();
+        }
+        w.end_array();
+        w.end_object();
     }
-    json sessions = json::array();
+    w.end_array();
+    w.key("sessions");
+    w.begin_array();
     for (const SavedSession &s : st.sessions) {
-        json members = json::array();
-        for (const SavedMembership &m : s.memberships)
-            members.push_back(json{{"membership", m.id},
-                                   {"device", m.device},
-                                   {"port", m.port},
-                                   {"mgid", gid_json(m.mgid)},
-                                   {"join_state", m.join_state},
-                                   {"params", params_json(m.params)}});
-        json js{{"session", s.id},
-                {"token", s.token},
-                {"door", s.door == SavedDoor::socket ? "socket" : "dbus"},
-                {"pid", s.who.pid},
-                {"uid", s.who.uid},
-                {"gid", s.who.unix_gid},
-                {"comm", s.who.comm},
-                {"start_time", s.start_time},
-                {"version", s.version},
-                {"monitor", s.monitor},
-                {"memberships", std::move(members)}};
+        w.begin_object();
+        w.member("session", s.id);
+        w.member("token", std::string_view(s.token));
+        w.member("door", s.door == SavedDoor::socket ? "socket" : "dbus");
+        w.member("pid", std::int64_t{s.who.pid});
+        w.member("uid", std::uint64_t{s.who.uid});
+        w.member("gid", std::uint64_t{s.who.unix_gid});
+        w.member("comm", std::string_view(s.who.comm));
+        w.member("start_time", s.start_time);
+        w.member("version", s.version);
+        w.member("monitor", s.monitor);
         if (s.inode)
-            js["inode"] = s.inode;
+            w.member("inode", s.inode);
         if (!s.bus_name.empty())
-            js["bus_name"] = s.bus_name;
-        sessions.push_back(std::move(js));
+            w.member("bus_name", std::string_view(s.bus_name));
+        w.key("memberships");
+        w.begin_array();
+        for (const SavedMembership &m : s.memberships) {
+            w.begin_object();
+            w.member("membership", m.id);
+            w.member("device", std::string_view(m.device));
+            w.member("port", m.port);
+            write_gid(w, "mgid", m.mgid);
+            w.member("join_state", m.join_state);
+            w.key("params");
+            write_params(w, m.params);
+            w.end_object();
+            maybe_drain();
+        }
+        w.end_array();
+        w.end_object();
     }
-    const json doc{{"format", kFormatName},   {"version", kFormatVersion}, {"boot_id", st.boot_id},
-                   {"daemon", st.daemon},     {"clean", st.clean},         {"next_session", st.next_session},
-                   {"ports", std::move(ports)}, {"sessions", std::move(sessions)}};
-    // Invalid UTF-8 in a client's comm must not make the whole state unwritable.
-    return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    w.end_array();
+    w.end_object();
+    out += '\n';
+    drain(out);
+}
+
+std::string encode(const SavedState &st) {
+    std::string text;
+    encode(st, [&](std::string &piece) { text += piece; });
+    return text;
 }
 
 std::variant<SavedState, std::string> decode(std::string_view text) {

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,8 @@ struct SavedState {
 };
 
 std::string encode(const SavedState &state);
+// The same text, handed to `drain` in pieces of about 64 KiB (it may consume the string).
+void encode(const SavedState &state, const std::function<void(std::string &)> &drain);
 // The state, or why it cannot be trusted (one sentence naming the place).
 std::variant<SavedState, std::string> decode(std::string_view text);
 

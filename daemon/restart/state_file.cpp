@@ -50,28 +50,31 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
 }
 
 std::optional<std::string> StateFile::write(const SavedState &state) const {
-    const std::string text = encode(state);
     const std::string tmp = path_.string() + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return errno_text("create " + tmp, errno);
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return errno_text("write " + tmp, err);
+    int err = 0;
+    encode(state, [&](std::string &piece) {
+        std::size_t done = 0;
+        while (!err && done < piece.size()) {
+            const ssize_t n = ::write(fd, piece.data() + done, piece.size() - done);
+            if (n < 0 && errno != EINTR)
+                err = errno;
+            else if (n > 0)
+                done += static_cast<std::size_t>(n);
         }
-        done += static_cast<std::size_t>(n);
-    }
+    });
     // No fsync: /run is a tmpfs, and what a crash of the daemon (not of the kernel) must find is
     // already in the page cache once write() returned.
-    if (::close(fd) < 0 || ::rename(tmp.c_str(), path_.c_str()) < 0) {
-        const int err = errno;
+    if (::close(fd) < 0 && !err)
+        err = errno;
+    if (err) {
+        ::unlink(tmp.c_str());
+        return errno_text("write " + tmp, err);
+    }
+    if (::rename(tmp.c_str(), path_.c_str()) < 0) {
+        err = errno;
         ::unlink(tmp.c_str());
         return errno_text("replace " + path_.string(), err);
     }

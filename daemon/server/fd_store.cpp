@@ -1,10 +1,13 @@
 #include "server/fd_store.hpp"
 
+#include <sys/socket.h>
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <unordered_set>
 #include <cstring>
 
 namespace mcastd::server {
@@ -13,26 +16,61 @@ namespace {
 
 class ServiceManagerStore final : public FdStore {
 public:
+    explicit ServiceManagerStore(std::size_t capacity) : capacity_(capacity) {}
+
     void store(int fd, const std::string &name) override {
+        if (stored_.size() >= capacity_) {
+            if (!warned_)
+                spdlog::warn("the service manager's fd store is full ({} connections, FDSTORE); connection {} and "
+                             "later ones reconnect after a restart instead",
+                             capacity_, name);
+            warned_ = true;
+            return;
+        }
         const std::string msg = "FDSTORE=1\nFDNAME=" + name;
         if (int r = sd_pid_notify_with_fds(0, 0, msg.c_str(), &fd, 1); r < 0)
             spdlog::warn("could not hand connection {} to the service manager's fd store: {}", name, std::strerror(-r));
+        else
+            stored_.insert(name);
     }
+    void adopted(const std::string &name) override { stored_.insert(name); }
     void remove(const std::string &name) override {
+        if (!stored_.erase(name))
+            return;
         const std::string msg = "FDSTOREREMOVE=1\nFDNAME=" + name;
         if (int r = sd_pid_notify(0, 0, msg.c_str()); r < 0)
             spdlog::warn("could not remove connection {} from the service manager's fd store: {}", name,
                          std::strerror(-r));
     }
+
+private:
+    std::size_t capacity_;
+    std::unordered_set<std::string> stored_;
+    bool warned_ = false;
 };
 
 } // namespace
 
 std::unique_ptr<FdStore> service_manager_fd_store() {
     const char *sock = std::getenv("NOTIFY_SOCKET");
-    if (!sock || !*sock)
+    const char *max = std::getenv("FDSTORE");
+    if (!sock || !*sock || !max)
         return nullptr;
-    return std::make_unique<ServiceManagerStore>();
+    char *end = nullptr;
+    const unsigned long long n = std::strtoull(max, &end, 10);
+    if (*end || n == 0)
+        return nullptr;
+    return std::make_unique<ServiceManagerStore>(static_cast<std::size_t>(n));
+}
+
+void discard_stored_connection(int fd, std::uint64_t session) {
+    ::shutdown(fd, SHUT_RDWR);
+    if (auto store = service_manager_fd_store()) {
+        const std::string name = connection_fd_name(session);
+        store->adopted(name);
+        store->remove(name);
+    }
+    ::close(fd);
 }
 
 std::string connection_fd_name(std::uint64_t session_id) { return "c-" + std::to_string(session_id); }

@@ -15,14 +15,22 @@ public:
     virtual ~FdStore() = default;
     // Keeps a duplicate of `fd` under `name` (at most 255 ASCII characters, no ':').
     virtual void store(int fd, const std::string &name) = 0;
-    // Closes every stored fd of that name.
+    // Closes every stored fd of that name (one this store stored or adopted).
     virtual void remove(const std::string &name) = 0;
+    // `name` is in the store already: the previous instance stored it.
+    virtual void adopted(const std::string &name) = 0;
 };
 
-// The store of the service manager the daemon runs under ($NOTIFY_SOCKET), or nullptr when
-// there is none. A unit without FileDescriptorStoreMax= refuses the fds (it logs why); the
-// daemon works as before, and its clients then reconnect and resume after a restart.
+// The store of the service manager the daemon runs under ($NOTIFY_SOCKET), when $FDSTORE says
+// how many fds it keeps (systemd 254 sets it from FileDescriptorStoreMax=; the shipped unit
+// sets it too, for 252); nullptr otherwise. Without one the daemon works as before, and its
+// clients reconnect and resume after a restart. Connections beyond the store's size are not
+// stored (the daemon warns once).
 std::unique_ptr<FdStore> service_manager_fd_store();
+
+// Closes a connection the service manager passed back that no session takes (shutdown, so its
+// client sees the close; out of the store; close).
+void discard_stored_connection(int fd, std::uint64_t session);
 
 // The name a client connection is stored under: "c-" and its session id.
 std::string connection_fd_name(std::uint64_t session_id);

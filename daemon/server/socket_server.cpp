@@ -50,6 +50,8 @@ public:
         session_ = std::move(session);
         session_->attach(*this);
         stored_as_ = connection_fd_name(session_->id()); // the name it is stored under already
+        if (srv_.store_)
+            srv_.store_->adopted(stored_as_);
         watch();
     }
 

@@ -9,6 +9,7 @@
 //     the rate of the 100,000 joins that build them up (it must not fall as memberships pile up).
 //
 // It prints figures; it does not pass or fail on them.
+#include <filesystem>
 #include <arpa/inet.h>
 #include <rdmamcast/client.h>
 #include <sys/socket.h>
@@ -205,8 +206,11 @@ void memory(Daemon &d) {
 int main() {
     Fabric fabric;
     // Room for the memory figure: 1000 memberships per connection, 1100 clients.
+    // With a state directory, as under systemd: the restart state is kept as memberships change.
+    std::filesystem::create_directories(fabric.scratch() / "state");
     Daemon d(fabric, "H2",
-             R"({"limits": {"max_memberships_per_client": 2000, "max_clients": 2000}, "log_level": "warning"})");
+             R"({"limits": {"max_memberships_per_client": 2000, "max_clients": 2000}, "log_level": "warning"})",
+             {"--state-dir", (fabric.scratch() / "state").string()});
     latency(d);
     throughput(d);
     memory(d);

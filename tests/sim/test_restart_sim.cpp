@@ -1,0 +1,285 @@
+// Restarts and crashes of the daemon on the simulated fabric, with no systemd: the state file
+// carries what the daemon set at the SA and who held what, clients resume their sessions by
+// ticket, and the SA's own view (saquery) is the judge.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "sim/daemon_harness.hpp"
+#include "sim/fabric.hpp"
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+namespace mcastd::sim {
+namespace {
+
+Gid G(const std::string &s) { return *parse_gid(s); }
+
+// A version 2 client that keeps its session ticket, to resume on a new connection.
+struct Holder {
+    std::unique_ptr<RawClient> conn;
+    std::uint64_t session = 0;
+    std::string token;
+    std::vector<std::uint64_t> memberships;
+
+    json hello(const std::filesystem::path &socket, bool resume) {
+        conn = std::make_unique<RawClient>(socket);
+        json req{{"id", 1}, {"op", "hello"}, {"versions", {2}}};
+        if (resume)
+            req["resume"] = {{"session", session}, {"token", token}};
+        json r = json::parse(conn->call(req.dump(), 1));
+        EXPECT_EQ(r["ok"], true) << r.dump();
+        session = r["result"]["session"]["session"];
+        token = r["result"]["session"]["token"];
+        return r["result"];
+    }
+    void join(const std::string &mgid) {
+        static std::uint64_t id = 100;
+        const std::uint64_t rid = id++;
+        json r = json::parse(conn->call(
+            json{{"id", rid}, {"op", "join"}, {"device", "ibsim0"}, {"port", 1}, {"mgid", mgid}}.dump(),
+            static_cast<long long>(rid)));
+        ASSERT_EQ(r["ok"], true) << r.dump();
+        memberships.push_back(r["result"]["membership"]);
+    }
+};
+
+class RestartSim : public ::testing::Test {
+protected:
+    RestartSim() { std::filesystem::create_directories(state_dir()); }
+
+    std::filesystem::path state_dir() { return fabric.scratch() / "state"; }
+    std::unique_ptr<Daemon> start(const std::string &config = R"({"restart":{"grace_ms":3000}})",
+                                  const std::string &node = "H2", std::optional<std::filesystem::path> dir = {}) {
+        return std::make_unique<Daemon>(fabric, node, config,
+                                        std::vector<std::string>{"--state-dir", dir.value_or(state_dir()).string()});
+    }
+    static void crash(std::unique_ptr<Daemon> &d) {
+        d->process().signal(SIGKILL);
+        d->process().wait(10s);
+        d.reset();
+    }
+    json status(Daemon &d) {
+        RawClient c(d.socket());
+        c.hello();
+        return json::parse(c.call(R"({"id":2,"op":"status"})", 2))["result"];
+    }
+    json list(Daemon &d) {
+        RawClient c(d.socket());
+        c.hello();
+        return json::parse(c.call(R"({"id":3,"op":"list"})", 3))["result"];
+    }
+
+    // Polls the SA for (mgid, port) of every group while the test does something else, and
+    // counts the samples where one was missing.
+    struct Watch {
+        std::atomic<bool> stop{false};
+        std::atomic<int> samples{0}, missing{0};
+        std::chrono::milliseconds longest_round{0};
+        std::thread thread;
+    };
+    void watch(Watch &w, std::vector<Gid> groups, Gid port) {
+        w.thread = std::thread([this, &w, groups, port] {
+            while (!w.stop) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (const Gid &g : groups) {
+                    if (fabric.sa_join_state(g, port) != std::optional<std::uint8_t>(0x1))
+                        ++w.missing;
+                    ++w.samples;
+                }
+                w.longest_round = std::max(w.longest_round, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                std::chrono::steady_clock::now() - t0));
+            }
+        });
+    }
+    static void unwatch(Watch &w) {
+        w.stop = true;
+        w.thread.join();
+    }
+
+    Fabric fabric;
+};
+
+TEST_F(RestartSim, KillNineLosesNoMembershipAndTheClientsResume) {
+    auto d = start();
+    const std::vector<std::string> mgids{"ff15:e::1", "ff15:e::2"};
+    Holder a, b;
+    a.hello(d->socket(), false);
+    b.hello(d->socket(), false);
+    a.join(mgids[0]);
+    a.join(mgids[1]);
+    b.join(mgids[1]); // shared
+    // One more round trip: the state of the iteration that answered the joins is written by
+    // the time the next request is read (a crash within that iteration loses the newest join).
+    status(*d);
+    const Gid port = fabric.port_gid("H2");
+    const auto mlid_before = fabric.sa_group(G(mgids[1]))->mlid;
+
+    Watch w;
+    watch(w, {G(mgids[0]), G(mgids[1])}, port);
+    crash(d); // the holders' connections end with the process
+    EXPECT_FALSE(a.conn->receive(2s)) << "the old connection is gone";
+    d = start();
+    const json ra = a.hello(d->socket(), true);
+    const json rb = b.hello(d->socket(), true);
+    while (w.samples < 8) // a few more rounds after the resume
+        std::this_thread::sleep_for(10ms);
+    unwatch(w);
+    std::printf("SA polled %d times, every %lld ms at most\n", w.samples.load(),
+                static_cast<long long>(w.longest_round.count()));
+
+    EXPECT_EQ(ra["resumed"], true);
+    EXPECT_EQ(ra["memberships"], json(a.memberships));
+    EXPECT_EQ(rb["resumed"], true);
+    EXPECT_EQ(rb["memberships"], json(b.memberships));
+    EXPECT_EQ(w.missing, 0) << "a membership was missing at the SA in " << w.missing << " of " << w.samples
+                            << " samples";
+    EXPECT_LE(w.longest_round.count(), 100) << "the SA was polled every " << w.longest_round.count() << " ms";
+    const json st = status(*d);
+    EXPECT_EQ(st["counters"]["sa_sets"], 0) << st.dump();
+    EXPECT_EQ(st["counters"]["sa_deletes"], 0) << st.dump();
+    EXPECT_EQ(fabric.sa_group(G(mgids[1]))->mlid, mlid_before);
+    // Listed under their holder again (this process).
+    std::size_t members = 0;
+    const json l = list(*d);
+    SCOPED_TRACE(l.dump());
+    for (const auto &g : l["ports"][0]["groups"])
+        for (const auto &m : g["members"]) {
+            EXPECT_EQ(m["pid"], ::getpid());
+            ++members;
+        }
+    EXPECT_EQ(members, 3u);
+
+    // The holders go: nothing of theirs stays at the SA.
+    a.conn.reset();
+    b.conn.reset();
+    for (const auto &m : mgids)
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(m), port, std::nullopt, 1s)) << m;
+}
+
+TEST_F(RestartSim, OrphansOfACrashAreDeletedWithinTheGrace) {
+    auto d = start(R"({"restart":{"grace_ms":3000}})");
+    // A holder whose process dies with the daemon, and one that never comes back but lives.
+    Holder gone, silent;
+    gone.hello(d->socket(), false);
+    silent.hello(d->socket(), false);
+    gone.join("ff15:e::11");
+    silent.join("ff15:e::12");
+    const Gid port = fabric.port_gid("H2");
+    crash(d);
+    gone.conn.reset();
+    silent.conn.reset();
+    // Both sessions' pid is this test process, which lives: nothing ends the grace early, so
+    // both wait for the grace (3 s) and are then deleted.
+    const auto t0 = std::chrono::steady_clock::now();
+    d = start(R"({"restart":{"grace_ms":3000}})");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::11"), port, std::nullopt, 4s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::12"), port, std::nullopt, 4s));
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    EXPECT_GE(took.count(), 2500) << "released before the grace";
+    EXPECT_LE(took.count(), 4000) << "grace + 1 s";
+    EXPECT_TRUE(d->process().wait_for_stderr("not resumed within restart.grace_ms", 1s));
+}
+
+TEST_F(RestartSim, OrphansOfDeadHoldersAreDeletedWithinTheGrace) {
+    auto d = start(R"({"restart":{"grace_ms":3000}})");
+    std::vector<std::unique_ptr<Process>> holders;
+    for (const char *m : {"ff15:e::13", "ff15:e::14"}) {
+        holders.push_back(std::make_unique<Process>(Process::Options{
+            .argv = {MCASTD_CTL, "--socket", d->socket().string(), "--json", "join", "--device", "ibsim0", "--port",
+                     "1", "--mgid", m, "--hold"},
+            .cwd = fabric.scratch()}));
+        ASSERT_TRUE(holders.back()->read_line(20s)) << holders.back()->stderr_text();
+    }
+    crash(d);
+    for (auto &h : holders) {
+        h->signal(SIGKILL);
+        h->wait(5s);
+    }
+    // The holders' processes are gone: their sessions are released at once, not after the
+    // grace (3 s). Within the grace + 1 s whatever the state had of them is gone from the SA.
+    const auto t0 = std::chrono::steady_clock::now();
+    d = start(R"({"restart":{"grace_ms":3000}})");
+    const Gid port = fabric.port_gid("H2");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::13"), port, std::nullopt, 4s)) << d->process().stderr_text();
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::14"), port, std::nullopt, 4s)) << d->process().stderr_text();
+    std::printf("orphans deleted %lld ms after the new instance started\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - t0)
+                                           .count()));
+    EXPECT_TRUE(d->process().wait_for_stderr("its client is gone", 1s));
+}
+
+TEST_F(RestartSim, ACorruptStateFileIsSetAsideAndTheDaemonServes) {
+    std::ofstream(state_dir() / "state.json") << R"({"format":"rdma-mcastd-state","version":1,"ports":[)";
+    auto d = start();
+    EXPECT_TRUE(d->process().wait_for_stderr("set aside", 5s)) << d->process().stderr_text();
+    EXPECT_NE(d->process().stderr_text().find("not JSON"), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(state_dir() / "state.json.rejected"));
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::21");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::21"), fabric.port_gid("H2")), 0x1);
+}
+
+TEST_F(RestartSim, AnotherHostsStateIsNotAdopted) {
+    // H3's daemon leaves its state behind (a crash)...
+    const auto h3_dir = fabric.scratch() / "state-h3";
+    std::filesystem::create_directories(h3_dir);
+    auto d3 = start(R"({"restart":{"grace_ms":3000}})", "H3", h3_dir);
+    Holder h;
+    h.hello(d3->socket(), false);
+    h.join("ff15:e::31");
+    crash(d3);
+    // ...and H2's daemon is started on it: the ports' GIDs differ, so nothing is taken back.
+    auto d2 = start(R"({"restart":{"grace_ms":3000}})", "H2", h3_dir);
+    EXPECT_TRUE(d2->process().wait_for_stderr("not this port's", 5s)) << d2->process().stderr_text();
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::31"), fabric.port_gid("H3")), 0x1) << "H3's membership untouched";
+    Holder again;
+    again.hello(d2->socket(), false);
+    again.join("ff15:e::32");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::32"), fabric.port_gid("H2")), 0x1);
+}
+
+TEST_F(RestartSim, AMissingStateDirectoryIsNamedAndTheDaemonServes) {
+    auto d = start(R"({})", "H2", fabric.scratch() / "no-such-dir");
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::41");
+    EXPECT_TRUE(d->process().wait_for_stderr("cannot write the restart state", 5s)) << d->process().stderr_text();
+    EXPECT_NE(d->process().stderr_text().find("no-such-dir"), std::string::npos);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::41"), fabric.port_gid("H2")), 0x1);
+}
+
+TEST_F(RestartSim, SigusrTwoHandsOverWithoutASetOrDelete) {
+    auto d = start();
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::51");
+    const Gid port = fabric.port_gid("H2");
+    Watch w;
+    watch(w, {G("ff15:e::51")}, port);
+    d->process().signal(SIGUSR2);
+    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
+    d.reset();
+    d = start();
+    const json r = h.hello(d->socket(), true);
+    unwatch(w);
+    EXPECT_EQ(r["resumed"], true);
+    EXPECT_EQ(w.missing, 0);
+    EXPECT_EQ(status(*d)["counters"]["sa_sets"], 0);
+    // SIGTERM is a stop for good: every group is left and the state file removed.
+    EXPECT_EQ(d->stop(), std::optional<int>(0));
+    EXPECT_FALSE(fabric.sa_join_state(G("ff15:e::51"), port));
+    EXPECT_FALSE(std::filesystem::exists(state_dir() / "state.json"));
+}
+
+} // namespace
+} // namespace mcastd::sim
