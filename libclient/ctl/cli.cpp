@@ -30,7 +30,10 @@ int exit_code(const rdmamcast::Error &e, bool connecting) {
 
 rdmamcast::Client connect(const Options &opts) {
     try {
-        return opts.socket ? rdmamcast::Client(*opts.socket) : rdmamcast::Client();
+        auto client = opts.socket ? rdmamcast::Client(*opts.socket) : rdmamcast::Client();
+        if (!opts.reconnect)
+            client.set_reconnect(false);
+        return client;
     } catch (const rdmamcast::Error &e) {
         throw ConnectError{e};
     }

@@ -33,6 +33,7 @@ struct UsageError : std::runtime_error {
 struct Options {
     std::optional<std::string> socket; // --socket wins over RDMA_MCASTD_SOCKET
     bool json = false;
+    bool reconnect = true; // --no-reconnect: a lost connection ends the command
 };
 
 // The exit code for a library error. `connecting`: the error came from connecting, where a

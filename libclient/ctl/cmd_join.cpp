@@ -19,7 +19,9 @@ constexpr const char *kHelp =
     "\n"
     "Joins a multicast group through rdma-mcastd and prints its record. The membership lasts\n"
     "until rdma-mcastctl exits; with --hold it is kept, and events about it printed, until\n"
-    "SIGINT or SIGTERM, then left.\n"
+    "SIGINT or SIGTERM, then left. If rdma-mcastd restarts meanwhile, the membership is taken\n"
+    "back (or, if the daemon lost it, joined again and its new record printed), and a line on\n"
+    "stderr says so; with --no-reconnect the command ends there, with exit status 3.\n"
     "\n"
     "  --device DEV          the InfiniBand device, e.g. mlx5_0\n"
     "  --port N              its port (1..254)\n"
@@ -40,6 +42,7 @@ constexpr const char *kHelp =
     "  --hold                keep the membership until interrupted; print events meanwhile\n"
     "  --json                print the record (and each event) as one JSON object per line\n"
     "  --socket PATH         the daemon's socket\n"
+    "  --no-reconnect        a lost connection ends --hold, even across a daemon restart\n"
     "  -h, --help            this help\n";
 
 enum : int {
@@ -209,20 +212,37 @@ int cmd_join(Options &opts, int argc, char **argv) {
     if (args.hold)
         signals.emplace(); // before joining: see Signals
     auto client = connect(opts);
-    auto membership = client.join(params);
-    if (opts.json)
-        emit(membership_json(membership.record(), membership.id()));
-    else
-        emit(record_text(membership.record(), membership.id()));
+    rdmamcast::Membership membership;
+    auto join = [&] {
+        membership = client.join(params);
+        if (opts.json)
+            emit(membership_json(membership.record(), membership.id()));
+        else
+            emit(record_text(membership.record(), membership.id()));
+    };
+    join();
 
     if (args.hold)
-        pump_events(client, *signals, [&](const rdmamcast::Event &ev) {
-            membership.update(ev);
-            if (opts.json)
-                emit(event_json(ev));
-            else
-                emit(event_text(ev) + "\n");
-        });
+        pump_events(
+            client, *signals,
+            [&](const rdmamcast::Event &ev) {
+                membership.update(ev);
+                if (opts.json)
+                    emit(event_json(ev));
+                else
+                    emit(event_text(ev) + "\n");
+            },
+            [&](const rdmamcast::ReconnectedEvent &r) {
+                const std::uint64_t old = membership.id();
+                membership.update(r); // empties it when it was lost
+                if (membership) {
+                    report_reconnect(argv[0], r);
+                    return;
+                }
+                report_reconnect(argv[0], r,
+                                 "; joining membership " + std::to_string(old) + " again");
+                join();
+            });
     membership.leave();
     return exit_ok;
 }

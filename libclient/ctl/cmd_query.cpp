@@ -28,7 +28,9 @@ constexpr const char *kMonitorHelp =
     "Usage: rdma-mcastctl monitor [--json]\n"
     "\n"
     "Prints the daemon's activity (joins, leaves, SA failures, lost and restored groups) as\n"
-    "it happens, one line per entry, until SIGINT or SIGTERM.\n";
+    "it happens, one line per entry, until SIGINT or SIGTERM. If rdma-mcastd restarts\n"
+    "meanwhile, a line on stderr says so and monitoring goes on (with --no-reconnect the\n"
+    "command ends there, with exit status 3).\n";
 
 // The commands without options of their own.
 bool parse_plain(Options &opts, int argc, char **argv, const char *help) {
@@ -70,12 +72,15 @@ int cmd_monitor(Options &opts, int argc, char **argv) {
     Signals signals;
     auto client = connect(opts);
     client.monitor(true);
-    pump_events(client, signals, [&](const rdmamcast::Event &ev) {
-        if (opts.json)
-            emit(event_json(ev));
-        else
-            emit(event_text(ev) + "\n");
-    });
+    pump_events(
+        client, signals,
+        [&](const rdmamcast::Event &ev) {
+            if (opts.json)
+                emit(event_json(ev));
+            else
+                emit(event_text(ev) + "\n");
+        },
+        [&](const rdmamcast::ReconnectedEvent &r) { report_reconnect(argv[0], r); });
     return exit_ok;
 }
 

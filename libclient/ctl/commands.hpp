@@ -17,7 +17,7 @@ int cmd_status(Options &opts, int argc, char **argv);
 int cmd_monitor(Options &opts, int argc, char **argv);
 
 // Parses a command's options: `extra` are the command's own (handled by `on_option`), plus
-// --socket, --json and -h/--help, which every command accepts. Positional arguments are a
+// --socket, --json, --no-reconnect and -h/--help, which every command accepts. Positional arguments are a
 // usage error. Returns false when --help was given (print the help, exit 0).
 bool parse_options(Options &opts, int argc, char **argv, const std::vector<option> &extra,
                    const std::function<void(int, const char *)> &on_option);

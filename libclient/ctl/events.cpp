@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <string>
 #include <system_error>
+#include <vector>
 
 namespace ctl {
 
@@ -30,12 +33,17 @@ Signals::~Signals() {
 }
 
 void pump_events(rdmamcast::Client &client, const Signals &signals,
-                 const std::function<void(const rdmamcast::Event &)> &on_event) {
+                 const std::function<void(const rdmamcast::Event &)> &on_event,
+                 const std::function<void(const rdmamcast::ReconnectedEvent &)> &on_reconnected) {
     for (;;) {
         // Drain first: events may have been queued while a synchronous call waited, and then
         // the descriptor is already readable anyway.
-        while (auto ev = client.next_event())
-            on_event(*ev);
+        while (auto ev = client.next_event()) {
+            if (const auto *r = std::get_if<rdmamcast::ReconnectedEvent>(&*ev))
+                on_reconnected(*r);
+            else
+                on_event(*ev);
+        }
         pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {client.event_fd(), POLLIN, 0}};
         if (poll(fds, 2, -1) < 0) {
             if (errno == EINTR)
@@ -48,6 +56,33 @@ void pump_events(rdmamcast::Client &client, const Signals &signals,
                 return;
         }
     }
+}
+
+namespace {
+
+std::string ids_text(const std::vector<std::uint64_t> &ids) {
+    std::string out;
+    for (std::uint64_t id : ids)
+        out += (out.empty() ? "" : ", ") + std::to_string(id);
+    return out;
+}
+
+} // namespace
+
+void report_reconnect(std::string_view command, const rdmamcast::ReconnectedEvent &r,
+                      std::string_view more) {
+    std::string line = "rdma-mcastctl: " + std::string(command) +
+                       ": rdma-mcastd restarted; reconnected after " +
+                       std::to_string(r.gap.count()) + " ms, " +
+                       (r.resumed ? "session resumed" : "new session");
+    if (!r.kept.empty() || !r.lost.empty()) {
+        const std::size_t n = r.kept.size();
+        line += "; " + std::to_string(n) + (n == 1 ? " membership" : " memberships") + " kept";
+        if (!r.lost.empty())
+            line += ", lost: " + ids_text(r.lost);
+    }
+    line += more;
+    std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 } // namespace ctl

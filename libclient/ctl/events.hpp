@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <functional>
+#include <string_view>
 
 #include <rdmamcast/client.hpp>
 
@@ -27,9 +28,17 @@ private:
     sigset_t old_{};
 };
 
-// Hands every event to `on_event` until a signal arrives (returns normally then). Library
-// errors, such as the daemon closing the connection, propagate as rdmamcast::Error.
+// Hands every event of the daemon to `on_event`, and the library's reconnects (the daemon
+// restarted) to `on_reconnected`, until a signal arrives (returns normally then). Library
+// errors, such as the daemon closing the connection for good, propagate as rdmamcast::Error.
 void pump_events(rdmamcast::Client &client, const Signals &signals,
-                 const std::function<void(const rdmamcast::Event &)> &on_event);
+                 const std::function<void(const rdmamcast::Event &)> &on_event,
+                 const std::function<void(const rdmamcast::ReconnectedEvent &)> &on_reconnected);
+
+// The one line on stderr that says the daemon restarted and the connection is back:
+// "rdma-mcastctl: COMMAND: rdma-mcastd restarted; reconnected after 120 ms, session resumed;
+// 1 membership kept", then `more` ("; joined again as ...") if given.
+void report_reconnect(std::string_view command, const rdmamcast::ReconnectedEvent &r,
+                      std::string_view more = {});
 
 } // namespace ctl

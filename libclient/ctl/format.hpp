@@ -24,7 +24,7 @@ std::string record_text(const rdmamcast::Record &r, std::uint64_t membership);
 Json record_json(const rdmamcast::Record &r);
 Json membership_json(const rdmamcast::Record &r, std::uint64_t membership);
 
-// One line per event (without the newline).
+// One line per event of the daemon (restored, lost, monitor), without the newline.
 std::string event_text(const rdmamcast::Event &ev);
 Json event_json(const rdmamcast::Event &ev);
 

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr const char *kUsage =
-    "Usage: rdma-mcastctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
+    "Usage: rdma-mcastctl [--socket PATH] [--json] [--no-reconnect] COMMAND [OPTIONS]\n"
     "\n"
     "Talks to rdma-mcastd, the daemon that shares InfiniBand multicast memberships.\n"
     "\n"
@@ -26,6 +26,8 @@ constexpr const char *kUsage =
     "  --socket PATH   the daemon's socket (default: $RDMA_MCASTD_SOCKET, else\n"
     "                  " RDMAMCAST_DEFAULT_SOCKET ")\n"
     "  --json          output for scripts: one JSON object (per line, for streams)\n"
+    "  --no-reconnect  end join --hold and monitor when the connection is lost, even\n"
+    "                  when the daemon restarted and would take the session back\n"
     "  -h, --help      this help; 'rdma-mcastctl COMMAND --help' for a command's\n"
     "  -V, --version   print the version\n"
     "\n"
@@ -74,10 +76,11 @@ int run_command(const Command &cmd, ctl::Options &opts, int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
-    enum : int { opt_socket = 1000, opt_json };
+    enum : int { opt_socket = 1000, opt_json, opt_no_reconnect };
     static const option longopts[] = {
         {"socket", required_argument, nullptr, opt_socket},
         {"json", no_argument, nullptr, opt_json},
+        {"no-reconnect", no_argument, nullptr, opt_no_reconnect},
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},
         {nullptr, 0, nullptr, 0},
@@ -89,6 +92,7 @@ int main(int argc, char **argv) {
         switch (c) {
         case opt_socket: opts.socket = optarg; break;
         case opt_json: opts.json = true; break;
+        case opt_no_reconnect: opts.reconnect = false; break;
         case 'h': std::fputs(kUsage, stdout); return ctl::exit_ok;
         case 'V':
             std::printf("rdma-mcastctl %s (librdmamcast %s, protocol %d)\n", MCASTCTL_VERSION,

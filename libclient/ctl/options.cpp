@@ -6,7 +6,7 @@
 namespace ctl {
 
 namespace {
-enum : int { opt_socket = 1000, opt_json };
+enum : int { opt_socket = 1000, opt_json, opt_no_reconnect };
 }
 
 bool parse_options(Options &opts, int argc, char **argv, const std::vector<option> &extra,
@@ -14,6 +14,7 @@ bool parse_options(Options &opts, int argc, char **argv, const std::vector<optio
     std::vector<option> longopts = extra;
     longopts.push_back({"socket", required_argument, nullptr, opt_socket});
     longopts.push_back({"json", no_argument, nullptr, opt_json});
+    longopts.push_back({"no-reconnect", no_argument, nullptr, opt_no_reconnect});
     longopts.push_back({"help", no_argument, nullptr, 'h'});
     longopts.push_back({nullptr, 0, nullptr, 0});
 
@@ -27,6 +28,7 @@ bool parse_options(Options &opts, int argc, char **argv, const std::vector<optio
         switch (c) {
         case opt_socket: opts.socket = optarg; break;
         case opt_json: opts.json = true; break;
+        case opt_no_reconnect: opts.reconnect = false; break;
         case 'h': help = true; break;
         case ':': throw UsageError(std::string("option ") + argv[optind - 1] + " needs a value");
         case '?':

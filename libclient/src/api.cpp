@@ -78,6 +78,7 @@ int rdmamcast_join(rdmamcast_client *c, const rdmamcast_join_params *p, rdmamcas
         proto::JoinResult result;
         if (int rc = c->decode_result(c->call(join), proto::decode_join_result, result); rc < 0)
             return rc;
+        c->joined(result.membership);
         if (rec_out)
             *rec_out = rdmamcast::detail::record_to_c(result.record);
         if (membership_out)
@@ -92,8 +93,12 @@ int rdmamcast_leave(rdmamcast_client *c, uint64_t membership) {
     return guarded(c->error, [&] {
         proto::Leave leave;
         leave.membership = membership;
+        c->leaving = membership;
         auto reply = c->call(leave);
+        c->leaving.reset();
         const int *rc = std::get_if<int>(&reply);
+        if (!rc || c->error.get()->code == RDMAMCAST_E_NOT_FOUND)
+            c->left(membership);
         return rc ? *rc : 0;
     });
 }
@@ -104,6 +109,8 @@ int rdmamcast_monitor(rdmamcast_client *c, bool enable) {
     return guarded(c->error, [&] {
         auto reply = c->call(proto::Monitor{enable});
         const int *rc = std::get_if<int>(&reply);
+        if (!rc)
+            c->monitoring = enable;
         return rc ? *rc : 0;
     });
 }
@@ -140,6 +147,15 @@ int rdmamcast_status(rdmamcast_client *c, rdmamcast_daemon_status **out) {
 }
 
 void rdmamcast_status_free(rdmamcast_daemon_status *status) { rdmamcast::detail::free_status(status); }
+
+int rdmamcast_set_reconnect(rdmamcast_client *c, int enable, unsigned timeout_ms) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        c->set_reconnect(enable != 0, timeout_ms);
+        return 0;
+    });
+}
 
 int rdmamcast_event_fd(const rdmamcast_client *c) { return c ? c->epoll.get() : -EINVAL; }
 

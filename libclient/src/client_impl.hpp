@@ -1,11 +1,15 @@
-// The client handle behind the opaque struct rdmamcast_client: one connection, synchronous
-// request/reply, and the queue of events that arrived while a call waited.
+// The client handle behind the opaque struct rdmamcast_client: one connection (made again when
+// a version 2 daemon restarts), synchronous request/reply, and the queue of events that
+// arrived while a call waited.
 #pragma once
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -16,17 +20,30 @@
 
 struct rdmamcast_client {
     using Fd = rdmamcast::detail::Fd;
+    using Clock = std::chrono::steady_clock;
 
     // Connects and says hello. Returns 0 with `out` set, or a negative code with `error` set.
     static int open(const char *path, std::unique_ptr<rdmamcast_client> &out,
                     rdmamcast::detail::ErrorState &error);
 
-    // Sends one request and waits for its reply, queueing events that come first.
+    // Sends one request and waits for its reply, queueing events that come first. A broken
+    // connection is made again first when it may be (see rdmamcast_set_reconnect()).
     // Returns the result object's JSON text, or a negative code with `error` set.
     std::variant<std::string, int> call(const mcastd::proto::Request &request);
 
     // 0 with `ev` filled, -EAGAIN, or an error.
     int next_event(rdmamcast_event &ev);
+
+    void set_reconnect(bool enable, unsigned timeout_ms);
+
+    // Bookkeeping of the memberships this handle holds, so that a reconnect can tell which
+    // came back. `leaving` is the membership of a leave in flight: if the connection breaks
+    // before its reply, it is not reported lost when it does not come back.
+    void joined(std::uint64_t membership) { held.insert(membership); }
+    void left(std::uint64_t membership) { held.erase(membership); }
+    std::optional<std::uint64_t> leaving;
+    // The monitor subscription the daemon last confirmed, renewed on a new session.
+    bool monitoring = false;
 
     // Decodes a result with one of proto's decode_*_result functions. A result that does not
     // decode is a protocol error; the connection stays usable (replies are matched by id).
@@ -40,25 +57,55 @@ struct rdmamcast_client {
     std::string daemon;
     unsigned version = 0;
     std::uint64_t next_id = 1;
-    std::deque<mcastd::proto::Event> queue;
+    std::deque<rdmamcast::detail::QueuedEvent> queue;
     rdmamcast::detail::ErrorState error;
     rdmamcast::detail::Arena event_strings; // the strings of the last event handed out
 
-    // Once the connection cannot be trusted (closed, or a message we could not decode, which
-    // may have been the reply we wait for), every call fails with the same error.
+    // Once the connection cannot be trusted (closed for good, or a message we could not
+    // decode, which may have been the reply we wait for), every call fails with the same error.
     int dead = 0;
     rdmamcast_errc dead_code = RDMAMCAST_E_NONE;
     std::string dead_message;
 
 private:
+    // Sends `request` and waits for its reply on the current connection, with no reconnect.
+    // `sent` tells whether the request left (a broken connection fails the send otherwise).
+    std::variant<std::string, int> exchange(const mcastd::proto::Request &request, bool &sent);
     int setup_event_fd();
-    int hello();
+    // Hello, resuming `resume` if set; takes the negotiated version and the session.
+    int hello(const std::optional<mcastd::proto::SessionTicket> &resume,
+              mcastd::proto::HelloResult &result);
     // Receives and classifies one message: 1 = a reply (in `reply`), 0 = an event (queued),
-    // or a negative code with the connection marked dead.
+    // or a negative code (a broken connection with `broken` set, or the connection dead).
     int receive(bool dontwait, mcastd::proto::Reply &reply);
     int fail_dead();
     int mark_dead(rdmamcast_errc code, int err, std::string message);
-    void push_event(mcastd::proto::Event event);
+    void push_event(rdmamcast::detail::QueuedEvent event);
+
+    // ---- reconnecting ----
+    // The connection broke (EOF, ECONNRESET, EPIPE): marks it `broken` when it may be made
+    // again, else dead. Returns the negative code, with `message` as the error's.
+    int connection_lost(int err, std::string message);
+    bool may_reconnect() const { return reconnect_enabled && ticket && !dead; }
+    // Makes the connection again, with backoff, until reconnect_timeout after the break.
+    // 0 with the RECONNECTED event queued, or the connection dead.
+    int reconnect();
+    // One attempt: connect, swap the socket into the epoll set, hello with resume. 0, 1 to try
+    // again (`why` says what failed), or a negative code when the handle is dead.
+    int reconnect_once(bool &resume, std::string &why);
+    // Replaces the socket, in the epoll set too, so rdmamcast_event_fd() stays the same. 0 or
+    // -errno.
+    int swap_socket(Fd fresh);
+    // After the hello of a new connection: compares what came back with `held`, queues the
+    // RECONNECTED event, leaves memberships this handle never knew, renews the monitor.
+    void take_session(const mcastd::proto::HelloResult &result, bool asked_to_resume);
+
+    std::optional<mcastd::proto::SessionTicket> ticket; // version 2: the session to resume
+    std::set<std::uint64_t> held;
+    bool reconnect_enabled = true;
+    std::chrono::milliseconds reconnect_timeout{RDMAMCAST_RECONNECT_TIMEOUT_MS};
+    bool broken = false;
+    Clock::time_point broken_since{};
 };
 
 template <class T, class Decode>

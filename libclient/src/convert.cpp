@@ -20,6 +20,21 @@ static_assert(sizeof(rdmamcast_record) == 88);
 static_assert(sizeof(rdmamcast_event) == 16 + 256);
 static_assert(std::is_standard_layout_v<ListHolder> && std::is_standard_layout_v<StatusHolder>);
 
+// An older C++ wrapper reads an event type it does not know as a monitor event and follows its
+// string pointers: in a reconnected event, those bytes must be the zeroed reserved words.
+template <std::size_t Offset> constexpr bool in_reconnected_reserved() {
+    constexpr std::size_t r0 = offsetof(rdmamcast_event_reconnected, reserved0);
+    constexpr std::size_t r1 = offsetof(rdmamcast_event_reconnected, reserved1);
+    constexpr std::size_t n = sizeof(rdmamcast_event_reconnected::reserved0);
+    static_assert(sizeof(rdmamcast_event_reconnected::reserved1) == n);
+    return (Offset >= r0 && Offset + sizeof(void *) <= r0 + n) ||
+           (Offset >= r1 && Offset + sizeof(void *) <= r1 + n);
+}
+static_assert(in_reconnected_reserved<offsetof(rdmamcast_event_monitor, kind_name)>());
+static_assert(in_reconnected_reserved<offsetof(rdmamcast_event_monitor, device)>());
+static_assert(in_reconnected_reserved<offsetof(rdmamcast_event_monitor, comm)>());
+static_assert(in_reconnected_reserved<offsetof(rdmamcast_event_monitor, message)>());
+
 std::string hex(unsigned v) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "0x%x", v);
@@ -210,8 +225,28 @@ std::uint32_t changed_to_c(std::uint64_t fields) {
     return out;
 }
 
-void event_to_c(const mcastd::proto::Event &event, rdmamcast_event &ev, Arena &arena) {
+namespace {
+
+void reconnected_to_c(const Reconnected &r, rdmamcast_event &ev, Arena &arena) {
+    ev.type = RDMAMCAST_EVENT_RECONNECTED;
+    auto &c = ev.reconnected;
+    c.resumed = r.resumed ? 1 : 0;
+    c.gap_ms = r.gap_ms;
+    c.kept = arena.values(r.kept);
+    c.num_kept = r.kept.size();
+    c.lost = arena.values(r.lost);
+    c.num_lost = r.lost.size();
+}
+
+} // namespace
+
+void event_to_c(const QueuedEvent &queued, rdmamcast_event &ev, Arena &arena) {
     ev = rdmamcast_event{};
+    if (const auto *r = std::get_if<Reconnected>(&queued)) {
+        reconnected_to_c(*r, ev, arena);
+        return;
+    }
+    const auto &event = std::get<mcastd::proto::Event>(queued);
     if (const auto *r = std::get_if<mcastd::proto::RestoredEvent>(&event)) {
         ev.type = RDMAMCAST_EVENT_RESTORED;
         ev.membership = r->membership;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "error_state.hpp"
@@ -44,14 +45,33 @@ public:
         objects_.push_back(std::move(p));
         return raw;
     }
+    // A copy of `v`; NULL when it is empty.
+    template <class T> const T *values(std::vector<T> v) {
+        if (v.empty())
+            return nullptr;
+        auto p = std::make_shared<std::vector<T>>(std::move(v));
+        const T *raw = p->data();
+        objects_.push_back(std::move(p));
+        return raw;
+    }
 
 private:
     std::vector<std::shared_ptr<void>> objects_;
 };
 
-// Fills `ev` from `event`; its strings live in `arena`, which the caller keeps until the
-// next event.
-void event_to_c(const mcastd::proto::Event &event, rdmamcast_event &ev, Arena &arena);
+// The library's own event: the handle reconnected (RDMAMCAST_EVENT_RECONNECTED).
+struct Reconnected {
+    bool resumed = false;
+    std::vector<std::uint64_t> kept, lost; // ascending
+    std::uint32_t gap_ms = 0;
+};
+
+// What the handle queues for rdmamcast_next_event(): the daemon's events and its own.
+using QueuedEvent = std::variant<mcastd::proto::Event, Reconnected>;
+
+// Fills `ev` from `event`; its strings and arrays live in `arena`, which the caller keeps
+// until the next event. A `stopping` event is not one: the handle turns it into an error.
+void event_to_c(const QueuedEvent &event, rdmamcast_event &ev, Arena &arena);
 
 // The result trees handed to callers: the public struct first, so the pointer the caller gets
 // back converts to the holder (both are standard-layout).

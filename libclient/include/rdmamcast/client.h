@@ -6,6 +6,16 @@
  * group record it needs to attach a UD QP (see <rdmamcast/verbs.h> for helpers that do that).
  * Memberships belong to the connection: closing it (or exiting, or crashing) leaves them all.
  *
+ * A daemon restart does not close it. Under systemd the daemon keeps the connection across a
+ * restart, and the handle notices nothing. When the connection is lost anyway (the daemon
+ * crashed without systemd, or was replaced by hand), the daemon keeps the session's memberships
+ * for a grace period, and the handle reconnects by itself and takes them back (protocol version
+ * 2, see rdmamcast_set_reconnect()): it then queues one RDMAMCAST_EVENT_RECONNECTED event that
+ * says which memberships came back and which were lost (join those again). A daemon stopped for
+ * good says so first; the handle then does not reconnect and fails with RDMAMCAST_E_DISCONNECTED
+ * and the daemon's message. With a version 1 daemon, or reconnecting disabled, a lost
+ * connection is final: every later call fails with RDMAMCAST_E_DISCONNECTED.
+ *
  * Conventions
  *   - Functions that can fail return 0 (or a non-negative count) on success and a negative
  *     errno-style code on failure. rdmamcast_last_error() then says what happened: the
@@ -22,7 +32,8 @@
  *   thread; handles are independent). Functions that take no handle are thread-safe.
  *
  * ABI
- *   Only rdmamcast_* symbols are exported, versioned RDMAMCAST_1.0 (SONAME librdmamcast.so.1).
+ *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
+ *   and RDMAMCAST_1.1 for rdmamcast_set_reconnect().
  *   Structures the library fills in (records, events, errors, list and status results) only
  *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
  *   fills in, carries its own size so that an older or newer caller keeps working.
@@ -49,8 +60,8 @@ extern "C" {
 #define RDMAMCAST_DEFAULT_SOCKET "/run/rdma-mcastd.sock"
 #define RDMAMCAST_SOCKET_ENV "RDMA_MCASTD_SOCKET"
 
-/* The protocol version this library speaks (proto/PROTOCOL.md). */
-#define RDMAMCAST_PROTOCOL_VERSION 1
+/* The highest protocol version this library speaks (proto/PROTOCOL.md); it also speaks 1. */
+#define RDMAMCAST_PROTOCOL_VERSION 2
 
 struct rdmamcast_client;
 
@@ -130,10 +141,40 @@ RDMAMCAST_EXPORT int rdmamcast_connect(const char *path, struct rdmamcast_client
 /* Closes the connection; the daemon then leaves every membership it held. NULL is a no-op. */
 RDMAMCAST_EXPORT void rdmamcast_close(struct rdmamcast_client *c);
 
-/* The path connected to, the negotiated protocol version and the daemon's "rdma-mcastd 0.1.0". */
+/* The path connected to, the negotiated protocol version and the daemon's "rdma-mcastd 0.1.0"
+ * (the last two as of the latest connection: see rdmamcast_set_reconnect()). */
 RDMAMCAST_EXPORT const char *rdmamcast_socket_path(const struct rdmamcast_client *c);
 RDMAMCAST_EXPORT unsigned rdmamcast_protocol_version(const struct rdmamcast_client *c);
 RDMAMCAST_EXPORT const char *rdmamcast_daemon_version(const struct rdmamcast_client *c);
+
+/* How long a handle keeps trying to reconnect, unless rdmamcast_set_reconnect() says otherwise. */
+#define RDMAMCAST_RECONNECT_TIMEOUT_MS 60000u
+
+/*
+ * Whether the handle reconnects when the connection to a version 2 daemon breaks (on by
+ * default), and for how long it tries (timeout_ms; 0 means RDMAMCAST_RECONNECT_TIMEOUT_MS).
+ *
+ * A break is noticed by the call that meets it: a synchronous call, or rdmamcast_next_event()
+ * after the event descriptor polled readable. That call then reconnects before it returns,
+ * blocking meanwhile: a new connection and a hello that resumes the session, tried at once, then
+ * after 50 ms and at intervals doubling up to 2 s (each +-20 %), until timeout_ms after the
+ * break (signals do not interrupt it, as they do not interrupt other calls). It then
+ * queues one RDMAMCAST_EVENT_RECONNECTED event; memberships the daemon kept for the session that
+ * this handle did not know of (a join whose reply the break swallowed) are left without a word,
+ * and a monitor subscription is renewed if the session is a new one.
+ *   - A call whose request was sent but not answered when the connection broke returns
+ *     -ECONNRESET (RDMAMCAST_E_DISCONNECTED), its message saying that the daemon restarted and
+ *     the request's outcome is unknown; the handle is connected again and usable.
+ *   - A request that could not be sent at all is sent again on the new connection.
+ *   - If no attempt succeeds in time, the call fails with RDMAMCAST_E_DISCONNECTED and the handle
+ *     stays failed, as with reconnecting disabled.
+ *
+ * With enable == 0, a broken connection is final, as before this function existed. A daemon
+ * that speaks only version 1 gives no session to resume, so the setting changes nothing there.
+ * Returns 0, or -EINVAL for a NULL handle. (RDMAMCAST_1.1)
+ */
+RDMAMCAST_EXPORT int rdmamcast_set_reconnect(struct rdmamcast_client *c, int enable,
+					     unsigned timeout_ms);
 
 /* ---- group records ---- */
 
@@ -291,6 +332,7 @@ enum rdmamcast_event_type {
 	RDMAMCAST_EVENT_RESTORED = 1, /* the membership holds again, or its record changed */
 	RDMAMCAST_EVENT_LOST = 2,     /* the SA no longer holds it; the daemon will restore it */
 	RDMAMCAST_EVENT_MONITOR = 3,  /* an entry of the daemon's activity log */
+	RDMAMCAST_EVENT_RECONNECTED = 4, /* the library reconnected after the daemon restarted */
 };
 
 enum rdmamcast_monitor_kind {
@@ -333,15 +375,37 @@ struct rdmamcast_event_monitor {
 	const char *message;
 };
 
-/* Strings in an event stay valid until the next rdmamcast_next_event() or rdmamcast_close(). */
+/*
+ * The handle lost its connection and made a new one (see rdmamcast_set_reconnect()). With
+ * resumed, the daemon handed the session back: the memberships in kept hold as before, with
+ * their ids, and so does a monitor subscription. Otherwise the new connection is a new session.
+ * Either way, the memberships in lost are gone: join them again if they are still wanted.
+ * Arrays hold membership ids this handle joined (and had not left), in ascending order.
+ */
+struct rdmamcast_event_reconnected {
+	int resumed;              /* 1: the session came back; 0: a new session */
+	uint32_t gap_ms;          /* from noticing the break to the new session */
+	/* Zero: where older headers' event structures have pointers, so that a program built on
+	 * a C++ wrapper that does not know this type reads empty strings here. */
+	uint64_t reserved0[2];
+	const uint64_t *kept;     /* num_kept ids */
+	const uint64_t *lost;     /* num_lost ids */
+	size_t num_kept;
+	size_t num_lost;
+	uint64_t reserved1[2];    /* zero, as reserved0 */
+};
+
+/* Strings and arrays in an event stay valid until the next rdmamcast_next_event() or
+ * rdmamcast_close(). */
 struct rdmamcast_event {
 	enum rdmamcast_event_type type;
 	uint32_t reserved0;
-	uint64_t membership; /* RESTORED and LOST: which membership; 0 for MONITOR */
+	uint64_t membership; /* RESTORED and LOST: which membership; 0 for the others */
 	union {
 		struct rdmamcast_event_restored restored;
 		struct rdmamcast_event_lost lost;
 		struct rdmamcast_event_monitor monitor;
+		struct rdmamcast_event_reconnected reconnected;
 		uint64_t reserved[32]; /* fixes the size: later event types fit in it */
 	};
 };
@@ -358,7 +422,10 @@ RDMAMCAST_EXPORT int rdmamcast_event_fd(const struct rdmamcast_client *c);
 /*
  * Takes the next event without blocking: 0 with *ev filled, -EAGAIN if there is none (poll
  * rdmamcast_event_fd()), or an error (-ECONNRESET when the daemon closed the connection).
- * Call it until -EAGAIN after each wake-up.
+ * Call it until -EAGAIN after each wake-up. The one exception to "without blocking": when it
+ * finds the connection broken and may reconnect (rdmamcast_set_reconnect()), it reconnects
+ * first and then returns the RDMAMCAST_EVENT_RECONNECTED event. The descriptor stays the same
+ * across a reconnect.
  */
 RDMAMCAST_EXPORT int rdmamcast_next_event(struct rdmamcast_client *c, struct rdmamcast_event *ev);
 

@@ -9,7 +9,9 @@
 //                                                    // m leaves when it goes out of scope
 //
 // A Client and the Memberships joined through it share one connection, which closes when the
-// last of them is gone; like the C handle, they are not thread-safe.
+// last of them is gone; like the C handle, they are not thread-safe. When a version 2 daemon
+// restarts, the connection is made again and next_event() returns a ReconnectedEvent: the
+// Memberships it lists as lost are gone (their objects then leave nothing; join again).
 #pragma once
 
 #include <arpa/inet.h>
@@ -17,6 +19,8 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -225,7 +229,17 @@ struct MonitorEvent {
     std::optional<std::uint16_t> sa_status;
 };
 
-using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent>;
+// The client reconnected after the daemon restarted (see rdmamcast_set_reconnect()): the
+// memberships in `kept` hold as before; those in `lost` are gone (join them again). With
+// `resumed` false the connection is a new session.
+struct ReconnectedEvent {
+    bool resumed = false;
+    std::vector<std::uint64_t> kept; // ascending
+    std::vector<std::uint64_t> lost; // ascending
+    std::chrono::milliseconds gap{0}; // from noticing the break to the new session
+};
+
+using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent, ReconnectedEvent>;
 
 inline Event event_from_c(const rdmamcast_event &ev) {
     auto str = [](const char *s) { return std::string(s ? s : ""); };
@@ -237,6 +251,17 @@ inline Event event_from_c(const rdmamcast_event &ev) {
         if (ev.lost.has_sa_status)
             l.sa_status = ev.lost.sa_status;
         return l;
+    }
+    case RDMAMCAST_EVENT_RECONNECTED: {
+        const auto &c = ev.reconnected;
+        ReconnectedEvent r;
+        r.resumed = c.resumed != 0;
+        if (c.num_kept)
+            r.kept.assign(c.kept, c.kept + c.num_kept);
+        if (c.num_lost)
+            r.lost.assign(c.lost, c.lost + c.num_lost);
+        r.gap = std::chrono::milliseconds(c.gap_ms);
+        return r;
     }
     case RDMAMCAST_EVENT_MONITOR:
     default: {
@@ -376,10 +401,22 @@ public:
         c_.reset();
         return id_;
     }
-    // Takes a restored event of this membership into record(); true if it was one.
+    // Takes a restored event of this membership into record(); true if it was one. A
+    // reconnected event that lists it as lost empties the object (there is nothing left to
+    // leave; join again), and is also true.
     bool update(const Event &ev) {
+        if (!c_)
+            return false;
+        if (const auto *rc = std::get_if<ReconnectedEvent>(&ev)) {
+            for (std::uint64_t m : rc->lost)
+                if (m == id_) {
+                    c_.reset();
+                    return true;
+                }
+            return false;
+        }
         const auto *r = std::get_if<RestoredEvent>(&ev);
-        if (!c_ || !r || r->membership != id_)
+        if (!r || r->membership != id_)
             return false;
         record_ = r->record;
         return true;
@@ -432,6 +469,17 @@ public:
     }
     void leave(std::uint64_t membership) { check(rdmamcast_leave(c_.get(), membership)); }
     void monitor(bool enable = true) { check(rdmamcast_monitor(c_.get(), enable)); }
+
+    // Whether to reconnect after the daemon restarted, and for how long to try (zero: the
+    // library's default, RDMAMCAST_RECONNECT_TIMEOUT_MS); see rdmamcast_set_reconnect(). A
+    // reconnect shows as a ReconnectedEvent from next_event(); a call whose request was in
+    // flight throws Error with code RDMAMCAST_E_DISCONNECTED, and the Client stays usable.
+    void set_reconnect(bool enable,
+                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+        const auto ms = timeout.count() < 0 ? 0 : timeout.count();
+        check(rdmamcast_set_reconnect(c_.get(), enable ? 1 : 0,
+                                      ms > UINT_MAX ? UINT_MAX : static_cast<unsigned>(ms)));
+    }
 
     // Poll for POLLIN, then call next_event() until it returns nullopt.
     int event_fd() const { return rdmamcast_event_fd(c_.get()); }

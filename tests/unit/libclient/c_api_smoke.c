@@ -33,6 +33,8 @@ int c_api_smoke(const char *path, char *err, size_t errlen)
 	CHECK(rdmamcast_connect(path, &c) == 0);
 	CHECK(rdmamcast_event_fd(c) >= 0);
 	CHECK(rdmamcast_next_event(c, &ev) == -EAGAIN);
+	CHECK(rdmamcast_set_reconnect(c, 1, 5000) == 0);
+	CHECK(sizeof(ev.reconnected) <= sizeof(ev.reserved));
 
 	p.device = "mlx5_0";
 	p.port = 1;

@@ -1,17 +1,30 @@
 #!/bin/sh
-# librdmamcast.so's ABI surface: only rdmamcast_* is exported (all in version node
-# RDMAMCAST_1.0, no C++ symbols), the SONAME is librdmamcast.so.1, and at run time it needs
-# nothing beyond libc, the C++ runtime and libibverbs (plus sanitizer runtimes in such builds).
+# librdmamcast.so's ABI surface: only rdmamcast_* is exported (no C++ symbols), in version node
+# RDMAMCAST_1.0 except for the functions a later node added (listed below), the SONAME is
+# librdmamcast.so.1, and at run time it needs nothing beyond libc, the C++ runtime and
+# libibverbs (plus sanitizer runtimes in such builds).
 set -eu
 lib=$1
 
+# The functions of RDMAMCAST_1.1 (a '|'-separated list); every other rdmamcast_* is in 1.0.
+v1_1='rdmamcast_set_reconnect'
+
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
-bad=$(printf '%s\n' "$exported" | grep -v -E '^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|RDMAMCAST_1\.0)$' || true)
+bad=$(printf '%s\n' "$exported" |
+    grep -v -E "^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|($v1_1)@@RDMAMCAST_1\.1|RDMAMCAST_1\.[01])\$" || true)
+# A 1.1 function must not also (or instead) be in 1.0.
+bad="$bad$(printf '%s\n' "$exported" | grep -E "^($v1_1)@@RDMAMCAST_1\.0\$" || true)"
 if [ -n "$bad" ]; then
     echo "unexpected exported symbols:"
     printf '%s\n' "$bad"
     exit 1
 fi
+for f in $(printf '%s\n' "$v1_1" | tr '|' ' '); do
+    if ! printf '%s\n' "$exported" | grep -q -x "$f@@RDMAMCAST_1\.1"; then
+        echo "$f is not exported in RDMAMCAST_1.1"
+        exit 1
+    fi
+done
 count=$(printf '%s\n' "$exported" | grep -c '^rdmamcast_' || true)
 if [ "$count" -lt 20 ]; then
     echo "only $count rdmamcast_* symbols exported"

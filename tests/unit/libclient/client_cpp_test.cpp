@@ -8,16 +8,6 @@ namespace {
 using namespace fake;
 namespace proto = mcastd::proto;
 
-// Joins succeed with sample_record(), membership ids counting up from 7.
-FakeDaemon::Handler joins_ok() {
-    return [next = std::uint64_t{7}](Session &s, const proto::RequestEnvelope &env) mutable {
-        if (!std::holds_alternative<proto::Join>(env.request))
-            return false;
-        s.reply(env.id, proto::JoinResult{next++, sample_record()});
-        return true;
-    };
-}
-
 std::vector<std::uint64_t> left(FakeDaemon &d) {
     std::vector<std::uint64_t> out;
     for (const auto &l : d.requests_of<proto::Leave>())
@@ -37,7 +27,7 @@ TEST(ClientCpp, ConnectFailureThrowsWithTheCause) {
 }
 
 TEST(ClientCpp, JoinBuildsTheRequestAndLeavesOnDestruction) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     EXPECT_EQ(client.protocol_version(), 1u);
     EXPECT_EQ(client.daemon_version(), "rdma-mcastd 0.1.0-fake");
@@ -74,7 +64,7 @@ TEST(ClientCpp, JoinBuildsTheRequestAndLeavesOnDestruction) {
 }
 
 TEST(ClientCpp, CreateWithScope) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).create(3));
     auto r = d.requests_of<proto::Join>().at(0).request;
@@ -87,7 +77,7 @@ TEST(ClientCpp, BadMgidTextThrowsBeforeSending) {
 }
 
 TEST(ClientCpp, MovedMembershipLeavesOnce) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     {
         auto a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
@@ -102,7 +92,7 @@ TEST(ClientCpp, MovedMembershipLeavesOnce) {
 }
 
 TEST(ClientCpp, AssigningOverAMembershipLeavesTheOldOne) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     auto a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
     a = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::2"));
@@ -111,7 +101,7 @@ TEST(ClientCpp, AssigningOverAMembershipLeavesTheOldOne) {
 }
 
 TEST(ClientCpp, ReleaseKeepsTheMembership) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     {
         auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
@@ -121,7 +111,7 @@ TEST(ClientCpp, ReleaseKeepsTheMembership) {
 }
 
 TEST(ClientCpp, ExplicitLeaveReportsErrors) {
-    FakeDaemon d([inner = joins_ok()](Session &s, const proto::RequestEnvelope &env) {
+    FakeDaemon d([inner = joins_from(7)](Session &s, const proto::RequestEnvelope &env) {
         if (std::holds_alternative<proto::Leave>(env.request)) {
             s.fail(env.id, mcastd::Errc::not_found, "gone");
             return true;
@@ -141,7 +131,7 @@ TEST(ClientCpp, ExplicitLeaveReportsErrors) {
 }
 
 TEST(ClientCpp, MembershipKeepsTheConnectionAfterTheClientIsGone) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     std::optional<rdmamcast::Membership> m;
     {
         rdmamcast::Client client(d.path());
@@ -174,7 +164,7 @@ TEST(ClientCpp, SaErrorThrowsWithStatus) {
 }
 
 TEST(ClientCpp, EventsAndMembershipUpdate) {
-    FakeDaemon d(joins_ok());
+    FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
     auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2"));
     EXPECT_FALSE(client.next_event());
@@ -211,9 +201,8 @@ TEST(ClientCpp, EventsAndMembershipUpdate) {
     EXPECT_FALSE(m.update(*ev));
 }
 
-TEST(ClientCpp, DisconnectThrowsFromNextEvent) {
-    FakeDaemon d;
-    rdmamcast::Client client(d.path());
+// The daemon closes the connection; next_event() must throw that it is gone.
+void expect_disconnect_thrown(FakeDaemon &d, rdmamcast::Client &client) {
     d.close_all();
     ASSERT_TRUE(readable(client.event_fd(), 10000));
     try {
@@ -223,6 +212,45 @@ TEST(ClientCpp, DisconnectThrowsFromNextEvent) {
         EXPECT_EQ(e.code(), RDMAMCAST_E_DISCONNECTED);
         EXPECT_EQ(e.error_number(), ECONNRESET);
     }
+}
+
+TEST(ClientCpp, DisconnectThrowsFromNextEvent) {
+    FakeDaemon d;
+    rdmamcast::Client client(d.path());
+    expect_disconnect_thrown(d, client);
+}
+
+// A daemon restart that loses the session: the ReconnectedEvent lists the membership as lost,
+// update() empties it (so it sends no leave), and the Client goes on with a new session.
+TEST(ClientCpp, ReconnectedEventEmptiesLostMemberships) {
+    FakeDaemon d(version2(resume_refused(), joins_from(7)));
+    rdmamcast::Client client(d.path());
+    client.set_reconnect(true, std::chrono::seconds(5));
+    auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2"));
+    d.close_all();
+    ASSERT_TRUE(readable(client.event_fd(), 10000));
+    auto ev = client.next_event();
+    ASSERT_TRUE(ev);
+    const auto *r = std::get_if<rdmamcast::ReconnectedEvent>(&*ev);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->resumed);
+    EXPECT_TRUE(r->kept.empty());
+    EXPECT_EQ(r->lost, std::vector<std::uint64_t>{7});
+    EXPECT_GE(r->gap.count(), 0);
+    EXPECT_TRUE(m.update(*ev));
+    EXPECT_FALSE(m);
+    m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1:2"));
+    EXPECT_EQ(m.id(), 8u);
+    EXPECT_TRUE(left(d).empty());
+}
+
+// With reconnecting off, a restart is the end of the connection, as before.
+TEST(ClientCpp, SetReconnectOff) {
+    FakeDaemon d(version2(resume_refused()));
+    rdmamcast::Client client(d.path());
+    client.set_reconnect(false);
+    expect_disconnect_thrown(d, client);
+    EXPECT_EQ(d.requests_of<proto::Hello>().size(), 1u);
 }
 
 TEST(ClientCpp, ListAndStatus) {

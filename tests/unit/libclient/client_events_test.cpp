@@ -32,14 +32,6 @@ proto::MonitorEvent monitor_event() {
     return m;
 }
 
-rdmamcast_join_params params() {
-    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
-    p.device = "mlx5_0";
-    p.port = 1;
-    std::memcpy(p.mgid, gid("ff15::1:2").data(), 16);
-    return p;
-}
-
 TEST(ClientEvents, NothingPendingIsEagain) {
     FakeDaemon d;
     auto c = connect_to(d);
@@ -112,7 +104,7 @@ TEST(ClientEvents, EventsDuringASynchronousCallAreQueuedNotLost) {
         return true;
     });
     auto c = connect_to(d);
-    auto p = params();
+    auto p = join_params();
     std::uint64_t membership = 0;
     ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, &membership), 0);
     EXPECT_EQ(membership, 7u);
@@ -182,7 +174,7 @@ TEST(ClientEvents, ReplyWithNullIdAnswersTheRequestInFlight) {
         return true;
     });
     auto c = connect_to(d);
-    auto p = params();
+    auto p = join_params();
     EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -EMSGSIZE);
     EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_TOO_LARGE);
 }
@@ -197,7 +189,7 @@ TEST(ClientDisconnect, DaemonClosingDuringACallIsEconnreset) {
         return true;
     });
     auto c = connect_to(d);
-    auto p = params();
+    auto p = join_params();
     EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -ECONNRESET);
     const rdmamcast_error *e = rdmamcast_last_error(c.get());
     EXPECT_EQ(e->code, RDMAMCAST_E_DISCONNECTED);
@@ -260,7 +252,7 @@ TEST_P(ClientGarbage, IsAProtocolErrorThatPoisonsTheHandle) {
         return true;
     });
     auto c = connect_to(d);
-    auto p = params();
+    auto p = join_params();
     EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -EPROTO);
     const rdmamcast_error *e = rdmamcast_last_error(c.get());
     EXPECT_EQ(e->code, RDMAMCAST_E_PROTOCOL);
@@ -290,7 +282,7 @@ TEST(ClientGarbageResult, BadJoinResultIsEprotoButNotFatal) {
         return true;
     });
     auto c = connect_to(d);
-    auto p = params();
+    auto p = join_params();
     EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -EPROTO);
     EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_PROTOCOL);
     EXPECT_EQ(rdmamcast_leave(c.get(), 1), 0);

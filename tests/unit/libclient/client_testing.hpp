@@ -4,6 +4,7 @@
 
 #include <poll.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -33,5 +34,14 @@ inline bool readable(int fd, int ms) {
 }
 
 inline mcastd::Gid gid(const char *text) { return *mcastd::parse_gid(text); }
+
+// Join parameters for ff15::1:2 on mlx5_0 port 1.
+inline rdmamcast_join_params join_params() {
+    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+    p.device = "mlx5_0";
+    p.port = 1;
+    std::memcpy(p.mgid, gid("ff15::1:2").data(), 16);
+    return p;
+}
 
 } // namespace fake

@@ -1,6 +1,8 @@
 // rdma-mcastctl, run as a process against the fake daemon: flags, output shapes, exit codes.
 #include <signal.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "client_testing.hpp"
@@ -42,6 +44,28 @@ FakeDaemon::Handler join_fails(mcastd::Errc code, std::string message,
 
 const std::vector<std::string> kJoin = {"join", "--device", "mlx5_0", "--port", "1",
                                         "--mgid", "ff15::1:2"};
+
+// The command line of `join --hold` against `d` (with --json if `as_json`), then `more`.
+std::vector<std::string> hold_args(const FakeDaemon &d, bool as_json,
+                                   const std::vector<std::string> &more = {}) {
+    std::vector<std::string> args = {kCtl, "--socket", d.path()};
+    if (as_json)
+        args.push_back("--json");
+    args.insert(args.end(), kJoin.begin(), kJoin.end());
+    args.push_back("--hold");
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// True once `d` has received `n` requests of type T.
+template <class T> bool received(FakeDaemon &d, std::size_t n) {
+    return d.wait_for([n](const std::vector<Received> &reqs) {
+        std::size_t k = 0;
+        for (const auto &r : reqs)
+            k += std::holds_alternative<T>(r.envelope.request);
+        return k >= n;
+    });
+}
 
 // ---- usage ----
 
@@ -293,10 +317,7 @@ TEST(CtlErrors, DaemonGoneDuringJoinIsExitThree) {
 
 TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
     FakeDaemon d(join_reply());
-    auto args = kJoin;
-    args.insert(args.begin(), {kCtl, "--socket", d.path(), "--json"});
-    args.push_back("--hold");
-    Child child(args);
+    Child child(hold_args(d, true));
     auto first = child.read_line();
     ASSERT_TRUE(first) << "no record printed";
     EXPECT_EQ(json::parse(*first)["mlid"], 0xc001);
@@ -337,10 +358,7 @@ TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
 
 TEST(CtlHold, HumanEventLinesAndSigint) {
     FakeDaemon d(join_reply());
-    auto args = kJoin;
-    args.insert(args.begin(), {kCtl, "--socket", d.path()});
-    args.push_back("--hold");
-    Child child(args);
+    Child child(hold_args(d, false));
     // The record's last line.
     for (;;) {
         auto l = child.read_line();
@@ -379,15 +397,99 @@ TEST(CtlHold, HumanEventLinesAndSigint) {
 
 TEST(CtlHold, DaemonGoingAwayEndsTheHoldWithExitThree) {
     FakeDaemon d(join_reply());
-    auto args = kJoin;
-    args.insert(args.begin(), {kCtl, "--socket", d.path(), "--json"});
-    args.push_back("--hold");
-    Child child(args);
+    Child child(hold_args(d, true));
     ASSERT_TRUE(child.read_line());
     d.close_all();
     auto f = child.wait();
     EXPECT_EQ(f.exit_code, 3);
     EXPECT_EQ(f.err, "rdma-mcastctl: join: rdma-mcastd closed the connection\n");
+}
+
+// ---- a daemon restart during join --hold and monitor ----
+
+proto::RestoredEvent restored_event(std::uint64_t membership) {
+    proto::RestoredEvent re;
+    re.membership = membership;
+    re.record = sample_record();
+    return re;
+}
+
+TEST(CtlHold, SurvivesADaemonRestartThatKeepsTheSession) {
+    FakeDaemon d(version2(resume_gives({7}), join_reply(7)));
+    Child child(hold_args(d, true));
+    ASSERT_TRUE(child.read_line());
+    d.close_all();
+    ASSERT_TRUE(received<proto::Hello>(d, 2));
+    // Still holding, on the new connection.
+    d.broadcast(restored_event(7));
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(json::parse(*line)["event"], "restored");
+    child.signal(SIGTERM);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_EQ(f.err.rfind("rdma-mcastctl: join: rdma-mcastd restarted; reconnected after ", 0), 0u)
+        << f.err;
+    EXPECT_NE(f.err.find(" ms, session resumed; 1 membership kept\n"), std::string::npos) << f.err;
+    EXPECT_EQ(std::count(f.err.begin(), f.err.end(), '\n'), 1) << f.err;
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 1u);
+    EXPECT_EQ(leaves[0].membership, 7u);
+    EXPECT_EQ(d.requests_of<proto::Join>().size(), 1u);
+}
+
+TEST(CtlHold, JoinsAgainWhatTheRestartLost) {
+    FakeDaemon d(version2(resume_refused(), joins_from(7)));
+    Child child(hold_args(d, true));
+    auto first = child.read_line();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(json::parse(*first)["membership"], 7);
+    d.close_all();
+    // The new membership's record, as after the first join.
+    auto again = child.read_line();
+    ASSERT_TRUE(again);
+    EXPECT_EQ(json::parse(*again)["membership"], 8);
+    EXPECT_EQ(json::parse(*again)["mgid"], "ff15::1:2");
+    auto joins = d.requests_of<proto::Join>();
+    ASSERT_EQ(joins.size(), 2u);
+    EXPECT_EQ(joins[1].request.mgid, joins[0].request.mgid);
+    child.signal(SIGTERM);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_NE(f.err.find("rdma-mcastctl: join: rdma-mcastd restarted; reconnected after "),
+              std::string::npos) << f.err;
+    EXPECT_NE(f.err.find(" ms, new session; 0 memberships kept, lost: 7; joining membership 7 "
+                         "again\n"),
+              std::string::npos) << f.err;
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 1u);
+    EXPECT_EQ(leaves[0].membership, 8u);
+}
+
+TEST(CtlHold, NoReconnectEndsTheHoldAtARestart) {
+    FakeDaemon d(version2(resume_gives({7}), join_reply(7)));
+    // --no-reconnect is a global option, also accepted after the command.
+    Child child(hold_args(d, false, {"--no-reconnect"}));
+    ASSERT_TRUE(child.read_line());
+    d.close_all();
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 3);
+    EXPECT_EQ(f.err, "rdma-mcastctl: join: rdma-mcastd closed the connection\n");
+    EXPECT_EQ(d.requests_of<proto::Hello>().size(), 1u);
+}
+
+TEST(CtlUsage, NoReconnectIsAGlobalOption) {
+    auto r = run({kCtl, "--help"});
+    EXPECT_NE(r.out.find("--no-reconnect"), std::string::npos) << r.out;
+    auto j = run({kCtl, "join", "--help"});
+    EXPECT_NE(j.out.find("--no-reconnect"), std::string::npos) << j.out;
+    // Before the command; with nothing listening it gets as far as connecting.
+    auto n = run({kCtl, "--no-reconnect", "--socket", "/nonexistent/sock", "status"});
+    EXPECT_EQ(n.exit_code, 3) << n.err;
+    auto m = run({kCtl, "monitor", "--no-reconnect", "--socket", "/nonexistent/sock"});
+    EXPECT_EQ(m.exit_code, 3) << m.err;
+    auto bad = run({kCtl, "--no-reconnect=1", "status"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // ---- list, status, monitor ----
@@ -523,14 +625,7 @@ TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {
 }
 
 // True once `d` has received the monitor request.
-bool monitor_requested(FakeDaemon &d) {
-    return d.wait_for([](const auto &reqs) {
-        for (const auto &r : reqs)
-            if (std::holds_alternative<proto::Monitor>(r.envelope.request))
-                return true;
-        return false;
-    });
-}
+bool monitor_requested(FakeDaemon &d) { return received<proto::Monitor>(d, 1); }
 
 TEST(CtlMonitor, StreamsUntilInterrupted) {
     FakeDaemon d;
@@ -555,6 +650,25 @@ TEST(CtlMonitor, StreamsUntilInterrupted) {
     EXPECT_EQ(j["sa_status"], 0x0200);
     child.signal(SIGINT);
     EXPECT_EQ(child.wait().exit_code, 0);
+}
+
+// A restart that loses the session: the library subscribes the new one, and monitoring goes on.
+TEST(CtlMonitor, GoesOnAfterADaemonRestart) {
+    FakeDaemon d(version2(resume_refused()));
+    Child child({kCtl, "--socket", d.path(), "--json", "monitor"});
+    ASSERT_TRUE(monitor_requested(d));
+    d.close_all();
+    ASSERT_TRUE(received<proto::Monitor>(d, 2));
+    d.broadcast(sample_monitor_event());
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(json::parse(*line)["kind"], "joined");
+    child.signal(SIGINT);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_EQ(f.err.rfind("rdma-mcastctl: monitor: rdma-mcastd restarted; reconnected after ", 0),
+              0u) << f.err;
+    EXPECT_NE(f.err.find(" ms, new session\n"), std::string::npos) << f.err;
 }
 
 TEST(CtlMonitor, HumanLinesForLostAndRestored) {

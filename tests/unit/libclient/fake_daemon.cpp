@@ -6,8 +6,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace fake {
@@ -69,7 +71,8 @@ FakeDaemon::~FakeDaemon() {
     thread_.join();
     for (auto &s : sessions_)
         s.close();
-    ::close(listen_fd_);
+    if (listen_fd_ >= 0)
+        ::close(listen_fd_);
     ::close(wake_fd_);
     ::unlink(path_.c_str());
     ::rmdir(dir_.c_str());
@@ -111,6 +114,14 @@ void FakeDaemon::close_all() {
             ++closed_;
             cv_.notify_all();
         }
+    });
+}
+
+void FakeDaemon::stop_listening() {
+    with_sessions([&](std::vector<Session *> &) {
+        ::close(listen_fd_);
+        listen_fd_ = -1; // poll() skips it
+        ::unlink(path_.c_str());
     });
 }
 
@@ -239,6 +250,15 @@ mcastd::McRecord sample_record() {
     return r;
 }
 
+FakeDaemon::Handler joins_from(std::uint64_t first) {
+    return [next = first](Session &s, const proto::RequestEnvelope &env) mutable {
+        if (!std::holds_alternative<proto::Join>(env.request))
+            return false;
+        s.reply(env.id, proto::JoinResult{next++, sample_record()});
+        return true;
+    };
+}
+
 proto::MonitorEvent sample_monitor_event() {
     proto::MonitorEvent m;
     m.kind = "joined";
@@ -259,6 +279,42 @@ proto::HelloResult hello_result() {
     h.version = 1;
     h.daemon = "rdma-mcastd 0.1.0-fake";
     return h;
+}
+
+proto::SessionTicket ticket(std::uint64_t id) {
+    char token[proto::kTokenChars + 1];
+    std::snprintf(token, sizeof token, "%032llx", static_cast<unsigned long long>(id * 0x1111));
+    return proto::SessionTicket{id, token};
+}
+
+FakeDaemon::Handler version2(ResumeAnswer answer, FakeDaemon::Handler more) {
+    auto next_session = std::make_shared<std::uint64_t>(1);
+    return [=](Session &s, const proto::RequestEnvelope &env) {
+        const auto *hello = std::get_if<proto::Hello>(&env.request);
+        if (!hello)
+            return more && more(s, env);
+        proto::HelloResult r = hello_result();
+        r.version = 2;
+        std::optional<std::vector<std::uint64_t>> back;
+        if (hello->resume) {
+            back = answer(*hello->resume);
+            r.resumed = back.has_value();
+            r.memberships = back.value_or(std::vector<std::uint64_t>{});
+        }
+        r.session = back ? *hello->resume : ticket((*next_session)++);
+        s.reply(env.id, r);
+        return true;
+    };
+}
+
+ResumeAnswer resume_gives(std::vector<std::uint64_t> memberships) {
+    return [memberships](const proto::SessionTicket &) {
+        return std::optional<std::vector<std::uint64_t>>(memberships);
+    };
+}
+
+ResumeAnswer resume_refused() {
+    return [](const proto::SessionTicket &) { return std::optional<std::vector<std::uint64_t>>(); };
 }
 
 } // namespace fake

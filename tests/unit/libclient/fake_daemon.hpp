@@ -2,6 +2,8 @@
 // the protocol through proto's codec. Each test gives it a handler for the requests it cares
 // about; everything else gets the daemon's ordinary answer (hello -> version 1, leave and
 // monitor -> {}, list and status -> empty results, join -> "internal: unscripted").
+// version2() is a handler for a daemon that speaks version 2 (sessions and resume). A "restart"
+// is close_all(): the daemon keeps listening and takes the client's next connection.
 #pragma once
 
 #include <chrono>
@@ -64,6 +66,8 @@ public:
     void with_sessions(const std::function<void(std::vector<Session *> &)> &fn);
     void broadcast(const proto::Event &event);
     void close_all();
+    // Closes the listening socket and removes its path: connecting fails from now on.
+    void stop_listening();
 
     // Everything received so far (decoded requests; undecodable ones are answered and not
     // logged).
@@ -106,7 +110,23 @@ private:
 
 // Ready-made values.
 mcastd::McRecord sample_record();
+// A handler under which joins succeed with sample_record(), membership ids counting up from
+// `first`.
+FakeDaemon::Handler joins_from(std::uint64_t first);
 proto::HelloResult hello_result();
+// Session `id`'s ticket, with a token made from the id.
+proto::SessionTicket ticket(std::uint64_t id);
+
+// What a version 2 daemon does with a hello that resumes `asked`: the session's memberships
+// when it hands the session back, nullopt when it does not (a new session then).
+using ResumeAnswer =
+    std::function<std::optional<std::vector<std::uint64_t>>(const proto::SessionTicket &asked)>;
+// A handler that speaks version 2: a plain hello opens a new session (1, 2, ... in order),
+// a hello with resume is answered as `answer` says. Requests other than hello go to `more`.
+FakeDaemon::Handler version2(ResumeAnswer answer, FakeDaemon::Handler more = {});
+// The daemon hands every session back with these memberships, or refuses every resume.
+ResumeAnswer resume_gives(std::vector<std::uint64_t> memberships);
+ResumeAnswer resume_refused();
 // A "joined" activity entry of pid 4242 (my-app, uid 1000) for ff15::1:2 on mlx5_0/1.
 proto::MonitorEvent sample_monitor_event();
 
