@@ -32,9 +32,9 @@
 #                      (sd_notify(3); an abstract "@name" socket reaches the host, since the
 #                      network namespace is shared).
 #
-# Mounts use MS_BIND|MS_REMOUNT ("remount,bind,ro") only: that changes this namespace's
-# mount, whereas a plain "remount,ro" would change the file system's super block, which the
-# host shares.
+# Read-only mounts use MS_BIND|MS_REMOUNT ("remount,bind,ro"; mount(2)): that changes the
+# flags of this namespace's copy of the mount, whereas a plain "remount,ro" would change the
+# file system's super block, which the host shares.
 set -eu
 
 say() { echo "mcastd-lab: $*"; }
@@ -56,16 +56,24 @@ mount --make-rprivate /
 
 case "${MCASTD_LAB_ROOT:-ro}" in
 ro)
-    mount --bind / /
+    # The root mount itself, in place. Not "mount --bind / /" first: that stacks a second,
+    # writable mount of the host's root on top of the first, and the remount only reaches the
+    # one underneath (a path walk starts at the root, it does not step into what is mounted
+    # on it). Everything mounted later lands underneath too, but systemd builds each
+    # service's mount namespace from an rbind of "/", and a walk into that copy does step
+    # into the top mount: such a service would see the host's root, writable, without the
+    # lab's /tmp and /run.
     mount -o remount,bind,ro /
     ;;
 *) die "MCASTD_LAB_ROOT=${MCASTD_LAB_ROOT}: only 'ro' is implemented" ;;
 esac
-# A write test, so that a root that is somehow still writable stops the boot here.
+# A write test, so that a root that is somehow still writable stops the boot here, and no
+# second mount on "/" (see above).
 if touch /.mcastd-lab-rw-probe 2>/dev/null; then
     rm -f /.mcastd-lab-rw-probe
     die "the lab's / is writable; refusing to boot"
 fi
+[ "$(awk '$5 == "/"' /proc/self/mountinfo | wc -l)" = 1 ] || die "more than one mount on /; refusing to boot"
 
 # Kernel knobs are global, not namespaced: systemd raises fs.nr_open and fs.file-max at boot.
 mount --bind /proc/sys /proc/sys

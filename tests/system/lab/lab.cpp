@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -377,6 +378,33 @@ struct Lab::Impl {
                 break;
         }
         boot_time = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+        verify_isolation();
+    }
+
+    // Checks, from the host, what boot.sh promises before anything is written into the lab:
+    // one read-only mount on the lab's "/" (a second one stacked there would be what services
+    // see, see boot.sh), and the lab's private directories on file systems of their own.
+    // Throws when something is wrong.
+    void verify_isolation() const {
+        std::ifstream in("/proc/" + std::to_string(pid1) + "/mountinfo");
+        int roots = 0;
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream f(line);
+            std::string id, parent, devno, root, mount_point, options;
+            if (!(f >> id >> parent >> devno >> root >> mount_point >> options) || mount_point != "/")
+                continue;
+            ++roots;
+            if (("," + options + ",").find(",ro,") == std::string::npos)
+                throw std::runtime_error("the lab's / is mounted read-write: " + line);
+        }
+        if (roots != 1)
+            throw std::runtime_error("the lab has " + std::to_string(roots) + " mounts on /, not one");
+        for (const char *dir : {"/tmp", "/run", "/var/tmp", "/var/log", "/var/lib/systemd", "/var/cache", "/dev"}) {
+            struct stat host {}, lab {};
+            const std::string in_lab = root().string() + dir;
+            if (::stat(dir, &host) == 0 && ::stat(in_lab.c_str(), &lab) == 0 && host.st_dev == lab.st_dev)
+                throw std::runtime_error(std::string("the lab's ") + dir + " is the host's");
+        }
     }
 
     sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {

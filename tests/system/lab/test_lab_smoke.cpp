@@ -124,6 +124,23 @@ TEST_F(LabSmoke, TheLabsTmpAndRunAreNotTheHosts) {
     EXPECT_TRUE(lab->canary_intact());
 }
 
+TEST_F(LabSmoke, AServiceWithItsOwnMountNamespaceSeesTheLabNotTheHost) {
+    // systemd builds such a service's mounts from the lab's "/" (PrivateMounts=, PrivateTmp=,
+    // ProtectSystem= and the like): it must find the lab's /run and a read-only root there.
+    const std::string name = "mcastd-lab-ns-probe." + std::to_string(::getpid());
+    lab->write_file("/run/" + name + ".sh", "#!/bin/sh\necho ns > /run/" + name + "\ntouch /etc/" + name + "\n");
+    lab->write_unit("lab-ns-probe.service", "[Service]\nType=oneshot\nPrivateMounts=yes\nPrivateTmp=yes\n"
+                                            "ExecStart=/bin/sh /run/" + name + ".sh\n");
+    lab->daemon_reload();
+    const RunResult r = lab->systemctl({"start", "lab-ns-probe.service"});
+    EXPECT_NE(r.exit_code, 0) << "the write to /etc succeeded";
+    const std::string journal = lab->journal("lab-ns-probe.service");
+    EXPECT_NE(journal.find("Read-only file system"), std::string::npos) << journal;
+    EXPECT_EQ(slurp(lab->host_path("/run/" + name)), "ns\n") << journal;
+    EXPECT_FALSE(path_exists("/run/" + name)) << "a namespaced service wrote to the host's /run";
+    EXPECT_FALSE(path_exists("/etc/" + name)) << "a namespaced service wrote to the host's /etc";
+}
+
 TEST_F(LabSmoke, AHostProcessConnectsToASocketInTheLabsRun) {
     // A socket-activated echo service (Accept=yes: one cat per connection).
     lab->write_unit("lab-echo.socket", "[Socket]\nListenStream=/run/lab-echo.sock\nAccept=yes\n");
