@@ -107,6 +107,10 @@ std::optional<std::string> namespaces_refused() {
            (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the probe died");
 }
 
+bool all_digits(const std::string &s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 std::string random_hex() {
     std::random_device rd;
     std::ostringstream s;
@@ -200,9 +204,7 @@ bool left_by_dead_process(const std::string &name, const std::string &prefix) {
         return false;
     const std::string rest = name.substr(prefix.size());
     const auto dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos ||
-        !std::all_of(rest.begin(), rest.begin() + static_cast<long>(dot),
-                     [](unsigned char c) { return std::isdigit(c) != 0; }))
+    if (dot == std::string::npos || !all_digits(rest.substr(0, dot)))
         return false;
     const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, dot)));
     return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
@@ -574,7 +576,7 @@ std::optional<pid_t> Lab::host_pid(pid_t lab_pid) const {
         return std::nullopt;
     for (const auto &entry : fs::directory_iterator("/proc", ec)) {
         const std::string name = entry.path().filename().string();
-        if (name.empty() || !std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+        if (!all_digits(name))
             continue;
         // NSpid: the pid in each PID namespace the process is in, outermost first (proc(5)).
         std::ifstream status(entry.path() / "status");
@@ -648,7 +650,8 @@ std::string Lab::diagnostics() {
     std::string d = "--- boot.sh ---\n" + impl_->boot_log;
     if (impl_->pid1 > 0 && !impl_->torn_down && ::kill(impl_->pid1, 0) == 0) {
         try {
-            d += "--- failed units ---\n" + run({"systemctl", "list-units", "--failed", "--all", "--no-pager"}, 10s).out;
+            d += "--- failed units ---\n" +
+                 run({"systemctl", "list-units", "--failed", "--all", "--no-pager"}, 10s).out;
             d += "--- jobs ---\n" + run({"systemctl", "list-jobs", "--no-pager"}, 10s).out;
             d += "--- journal (last 80 lines) ---\n" +
                  run({"journalctl", "--no-pager", "-b", "-n", "80", "-o", "short-monotonic"}, 10s).out;
