@@ -115,6 +115,7 @@ masks=(
     systemd-tmpfiles-setup.service systemd-tmpfiles-setup-dev.service
     systemd-tmpfiles-clean.timer systemd-tmpfiles-clean.service
     systemd-sysctl.service systemd-modules-load.service kmod-static-nodes.service
+    modprobe@.service
     systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service
     systemd-udevd-control.socket systemd-udevd-kernel.socket
     systemd-hwdb-update.service systemd-random-seed.service systemd-binfmt.service
@@ -123,6 +124,8 @@ masks=(
     systemd-remount-fs.service systemd-pstore.service systemd-journal-flush.service
     systemd-update-utmp.service systemd-update-utmp-runlevel.service
     systemd-timesyncd.service systemd-time-wait-sync.service
+    # systemd-repart.service pulls in modprobe@loop and modprobe@dm_mod even when its own
+    # condition fails; with kmod installed they would load modules into the host's kernel.
     systemd-repart.service systemd-pcrphase.service systemd-pcrphase-sysinit.service
     systemd-sysext.service systemd-network-generator.service systemd-boot-system-token.service
     systemd-ask-password-console.path systemd-ask-password-wall.path

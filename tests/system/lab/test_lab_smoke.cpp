@@ -60,6 +60,11 @@ TEST_F(LabSmoke, BootsToRunningAndRunsOnlyWhatLabTargetNeeds) {
     EXPECT_TRUE(lab->canary_intact());
     EXPECT_EQ(lab->run({"systemd-detect-virt", "--container"}).out, "container-other\n");
 
+    // The units that would empty the host's /tmp or load modules into its kernel.
+    for (const char *u : {"systemd-tmpfiles-setup.service", "systemd-sysctl.service", "modprobe@loop.service",
+                          "systemd-udevd.service"})
+        EXPECT_EQ(lab->show(u, "LoadState"), "masked") << u;
+
     // Whatever boot started had to be reviewed for what it does to the host (boot.sh masks the
     // rest). A unit new here is not necessarily harmful: look at it, then allow or mask it.
     const std::set<std::string> allowed{
