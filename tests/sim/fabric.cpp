@@ -249,8 +249,10 @@ Fabric::Fabric(Options opts) : impl_(std::make_unique<Impl>()) {
     d.scratch = make_scratch();
     d.opensm_conf = d.scratch / "opensm.conf";
     // Always pass our own -F so the host's /etc/opensm/opensm.conf cannot change the test.
-    write_file(d.opensm_conf, d.opts.sa_db_dump ? "sa_db_dump TRUE\n"
-                                                : "# defaults (mcastd::sim::Fabric)\n");
+    std::string conf = d.opts.sa_db_dump ? "sa_db_dump TRUE\n" : "# defaults (mcastd::sim::Fabric)\n";
+    for (const auto &line : d.opts.opensm_conf)
+        conf += line + "\n";
+    write_file(d.opensm_conf, conf);
     d.start_ibsim(); // on a throw, ~Impl stops whatever did start
     start_opensm(d.opts.sm_node);
 }

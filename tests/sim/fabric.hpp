@@ -98,6 +98,9 @@ public:
         std::string sm_node = "H1";             // where OpenSM runs
         std::vector<std::string> opensm_args{}; // e.g. {"-s", "1"}
         bool sa_db_dump = false;                // write opensm-sa.dump (adds an -F config)
+        // More lines for OpenSM's -F config file (opensm(8)), e.g. "force_log_flush TRUE", so
+        // that the -f log is on disk as soon as OpenSM writes it.
+        std::vector<std::string> opensm_conf{};
         std::chrono::seconds sa_ready_timeout{30};
     };
 
