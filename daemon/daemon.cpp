@@ -146,8 +146,9 @@ void Daemon::finish_restart() {
     service_->mute_sa(); // taking the daemon apart must not reach the SA
     server_->hand_over();
     // Every FDSTORE=1 sent so far must reach the service manager before this process ends.
-    if (int r = sd_notify_barrier(0, 5'000'000); r < 0 && r != -ENOENT && server_->storing())
-        spdlog::warn("the service manager did not confirm the fd store: {}", std::strerror(-r));
+    if (server_->storing())
+        if (int r = sd_notify_barrier(0, 5'000'000); r < 0)
+            spdlog::warn("the service manager did not confirm the fd store: {}", std::strerror(-r));
     spdlog::info("restart state {}; exiting for the next instance", written ? "written" : "NOT written");
     loop_.exit(0);
 }
@@ -185,7 +186,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
     }
     listener.stored.clear();
 
-    service_->on_sa_set([k = keeper_.get()] { k->changed(); });
+    service_->on_sa_set([k = keeper_.get()] { k->changed(true); });
     service_->add_observer([k = keeper_.get(), alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning)
             k->changed();

@@ -67,24 +67,31 @@ SavedState StateKeeper::snapshot(bool clean) const {
     return st;
 }
 
-void StateKeeper::changed() {
-    if (sealed_ || write_posted_ || timer_)
+void StateKeeper::changed(bool now) {
+    if (sealed_ || write_posted_)
         return;
-    // Small states (a write under a millisecond) are written every iteration that changed them.
-    const TimePoint next = last_end_ + 4 * last_cost_;
-    const TimePoint now = loop_.timers().now();
-    if (last_cost_ > std::chrono::milliseconds(1) && now < next) {
-        timer_ = loop_.timers().start(std::chrono::duration_cast<Duration>(next - now), [this] {
+    // Small states (a write under a millisecond) only wait for the coalescing delay.
+    const TimePoint t = loop_.timers().now();
+    const TimePoint due = last_cost_ > std::chrono::milliseconds(1) ? last_end_ + 4 * last_cost_ : t;
+    if (now && t >= due) {
+        if (timer_) {
+            loop_.timers().cancel(timer_);
             timer_ = 0;
+        }
+        write_posted_ = true;
+        loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
+            if (!alive.lock())
+                return;
+            write_posted_ = false;
             write(false);
         });
         return;
     }
-    write_posted_ = true;
-    loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
-        if (!alive.lock())
-            return;
-        write_posted_ = false;
+    if (timer_)
+        return;
+    const Duration wait = std::max<Duration>(kCoalesce, std::chrono::duration_cast<Duration>(due - t));
+    timer_ = loop_.timers().start(wait, [this] {
+        timer_ = 0;
         write(false);
     });
 }

@@ -1,12 +1,13 @@
 // StateKeeper: keeps the state file (state_file.hpp) in step with the daemon, and at start
 // takes back what a previous instance left (doc/architecture.md §9).
 //
-// Writing. A change (a Set about to go out, an SA answer, a join, a leave, a client coming or
-// going) is written at the end of the loop iteration it happened in, all of that iteration's
-// changes in one write, unless writing would then take more than a fifth of the daemon's time:
-// a large state (a write of 100,000 memberships takes tens of milliseconds) is written once
-// four times its cost has passed since the last write. What a crash can lose is what changed
-// since the last write: nothing on a quiet daemon, one write's interval on a busy one.
+// Writing. A Set about to go out is written at the end of the loop iteration it happened in
+// (its bits as uncertain: a crash never leaves bits at the SA the next instance would take for
+// another agent's); every other change (an SA answer, a join, a leave, a client coming or
+// going) within kCoalesce, so that a burst of joins costs one write, not one each. And never
+// more than a fifth of the daemon's time: a large state (100,000 memberships take tens of
+// milliseconds) waits four times its last write's cost. What a crash can lose is what changed
+// since the last write: a join answered a moment before it (its client learns it as lost).
 //
 // Taking back. restore() adopts, for each port the host still has under the same GID, the
 // groups the previous instance set; re-creates every session detached, with its memberships
@@ -29,6 +30,8 @@
 
 namespace mcastd::restart {
 
+inline constexpr std::chrono::milliseconds kCoalesce{2};
+
 class StateKeeper {
 public:
     StateKeeper(runtime::EventLoop &loop, Service &service, frontend::Sessions &sessions, StateFile file,
@@ -40,8 +43,8 @@ public:
     // What the daemon holds now; `clean` for a planned restart that drained the SA first.
     SavedState snapshot(bool clean) const;
 
-    // Something the file keeps changed.
-    void changed();
+    // Something the file keeps changed; `now`: a Set is going out (written this iteration).
+    void changed(bool now = false);
     // Writes now. Returns whether it could (a failure is logged once per kind).
     bool write(bool clean);
     // From now on nothing is written (a restart wrote its last state, or a stop for good

@@ -71,6 +71,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.static_groups.empty());
     EXPECT_TRUE(c.dbus.enabled);
+    EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(5000));
 }
 
 TEST(ConfigDefaults, EmptyObjectIsEveryDefault) {
@@ -100,7 +101,8 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-          "max_clients", "access", "allow_uids", "allow_gids", "dbus", "enabled", "static_groups"})
+          "max_clients", "access", "allow_uids", "allow_gids", "dbus", "enabled", "restart", "grace_ms",
+          "static_groups"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -122,6 +124,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                    "max_memberships_per_client": 10000000, "max_clients": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27]},
         "dbus": {"enabled": false},
+        "restart": {"grace_ms": 0},
         "static_groups": [
             {"device": "mlx5_0", "port": 1, "mgid": "ff15::1:2", "join_state": "sendonly-full",
              "qkey": 7, "pkey": 65535, "sl": 1, "traffic_class": 2, "flow_label": 3,
@@ -162,6 +165,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
     EXPECT_FALSE(c.dbus.enabled);
+    EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(0));
     ASSERT_EQ(c.static_groups.size(), 2u);
     const JoinRequest &s = c.static_groups[0];
     EXPECT_EQ(s.device, "mlx5_0");
@@ -290,6 +294,8 @@ const Rejection kRejections[] = {
      "test.json: /groups/create/qkye: unknown key"},
     {"unknown retry key", R"({"retry":{"jitter":1}})", "test.json: /retry/jitter: unknown key"},
     {"unknown dbus key", R"({"dbus":{"enable":true}})", "test.json: /dbus/enable: unknown key"},
+    {"unknown restart key", R"({"restart":{"grace":1}})", "test.json: /restart/grace: unknown key"},
+    {"grace too long", R"({"restart":{"grace_ms":3600001}})", "test.json: /restart/grace_ms: 3600001 out of range [0, 3600000]"},
     {"unknown monitor key", R"({"monitor":{"portinfo_interval":1000}})",
      "test.json: /monitor/portinfo_interval: unknown key"},
     {"unknown limits key", R"({"limits":{"max_queued_bytes":1}})",
