@@ -28,6 +28,10 @@
 #                      implemented yet, "overlay" would be an overlayfs of a tmpfs upper layer
 #                      over the host's / (then /proc, /sys, /dev bound in and pivot_root(8)
 #                      into it), so that a test could install packages (dpkg -i) in the lab.
+#   MCASTD_LAB_KEEP    directories (colon-separated) under the host's /tmp, /run or /var/tmp
+#                      that the lab must still see, read-only: a build tree in a clone under
+#                      /tmp (CI's), whose units and binaries the lab's services run. Opened
+#                      before the private tmpfs hides them, bound back over it after.
 #   NOTIFY_SOCKET      passed on to systemd, which says READY=1 there when the boot is done
 #                      (sd_notify(3); an abstract "@name" socket reaches the host, since the
 #                      network namespace is shared).
@@ -89,10 +93,30 @@ if [ -n "${MCASTD_LAB_IN_CGROUP_NS:-}" ]; then
     mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup
 fi
 
+keep_dirs=()
+keep_fds=()
+if [ -n "${MCASTD_LAB_KEEP:-}" ]; then
+    IFS=: read -ra keep_dirs <<< "$MCASTD_LAB_KEEP"
+    for i in "${!keep_dirs[@]}"; do
+        [ -d "${keep_dirs[$i]}" ] || die "MCASTD_LAB_KEEP: ${keep_dirs[$i]} is not a directory"
+        exec {fd}<"${keep_dirs[$i]}"
+        keep_fds[$i]=$fd
+    done
+fi
 for d in /tmp /run /var/tmp /var/log /var/lib/systemd /var/cache; do
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$d"
 done
 chmod 1777 /tmp /var/tmp
+for i in "${!keep_dirs[@]}"; do
+    d=${keep_dirs[$i]}
+    if [ ! -d "$d" ]; then # hidden by a tmpfs above: bind it back, read-only
+        mkdir -p "$d"
+        # -c: no realpath() of the source, which would name the hidden directory by its path
+        mount -c --bind "/proc/self/fd/${keep_fds[$i]}" "$d"
+        mount -o remount,bind,ro "$d"
+    fi
+    eval "exec ${keep_fds[$i]}<&-"
+done
 
 # A private /dev: the host's devtmpfs is shared, and units create symlinks there
 # (systemd-journald-dev-log.socket makes /dev/log).

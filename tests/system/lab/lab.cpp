@@ -34,6 +34,9 @@ namespace {
 
 constexpr const char *kSystemd = "/usr/lib/systemd/systemd";
 constexpr const char *kBootScript = MCASTD_LAB_BOOT_SCRIPT;
+// The build and source trees, which the lab's units run from: visible in the lab even when the
+// checkout is under /tmp, which the lab hides behind its own (boot.sh, MCASTD_LAB_KEEP).
+constexpr const char *kKeep = MCASTD_LAB_KEEP;
 constexpr auto kTeardownTimeout = 10s;
 
 std::string trim(std::string s) {
@@ -337,7 +340,8 @@ struct Lab::Impl {
             argv.push_back(opts.unit_dir.string());
         boot.emplace(sim::Process::Options{.argv = argv,
                                            .env = {{"NOTIFY_SOCKET", "@" + notify_name},
-                                                   {"MCASTD_LAB_CGROUP", cgroup.string()}},
+                                                   {"MCASTD_LAB_CGROUP", cgroup.string()},
+                                                   {"MCASTD_LAB_KEEP", kKeep}},
                                            .cwd = "/",
                                            .merge_stderr = true});
         const auto deadline = Clock::now() + opts.boot_timeout;

@@ -276,6 +276,8 @@ protected:
         conf += "ReadWritePaths=" + std::string(kCwd) + "\n";
         // The lab's root is read-only: no /etc/rdma-mcastd to create.
         conf += "ConfigurationDirectory=\n";
+        // The build tree, when the checkout is under /tmp (CI's clone): PrivateTmp= would hide it.
+        conf += "BindReadOnlyPaths=" + std::filesystem::path(MCASTD_DAEMON).parent_path().string() + "\n";
         conf += "ExecStart=\nExecStart=" MCASTD_DAEMON " --config " + std::string(kConfig) + "\n";
         // What surviving a restart takes (RestartKillSignal=, FileDescriptorStoreMax=, FDSTORE=,
         // Restart=, RuntimeDirectory=) is the shipped unit's own: not repeated here.
