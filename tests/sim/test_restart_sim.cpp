@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "sim/daemon_harness.hpp"
@@ -173,6 +174,53 @@ TEST_F(RestartSim, KillNineLosesNoMembershipAndTheClientsResume) {
     // The holders go: nothing of theirs stays at the SA.
     a.conn.reset();
     b.conn.reset();
+    for (const auto &m : mgids)
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(m), port, std::nullopt, 1s)) << m;
+}
+
+TEST_F(RestartSim, HolderProcessesSurviveAKillNineAndSaySo) {
+    auto d = start();
+    const std::vector<std::string> mgids{"ff15:e::61", "ff15:e::62"};
+    std::vector<std::unique_ptr<Process>> holders;
+    for (const auto &m : mgids) {
+        holders.push_back(std::make_unique<Process>(Process::Options{
+            .argv = {MCASTD_CTL, "--socket", d->socket().string(), "--json", "join", "--device", "ibsim0", "--port",
+                     "1", "--mgid", m, "--hold"},
+            .cwd = fabric.scratch()}));
+        ASSERT_TRUE(holders.back()->read_line(20s)) << holders.back()->stderr_text();
+    }
+    ASSERT_TRUE(state_holds(2));
+    const Gid port = fabric.port_gid("H2");
+    Watch w;
+    watch(w, {G(mgids[0]), G(mgids[1])}, port);
+    crash(d);
+    d = start();
+    for (auto &h : holders)
+        EXPECT_TRUE(h->wait_for_stderr("rdma-mcastd restarted", 10s)) << h->stderr_text();
+    while (w.samples < 8)
+        std::this_thread::sleep_for(10ms);
+    unwatch(w);
+    EXPECT_EQ(w.missing, 0);
+    for (auto &h : holders) {
+        EXPECT_TRUE(h->running()) << h->stderr_text();
+        EXPECT_NE(h->stderr_text().find("session resumed"), std::string::npos) << h->stderr_text();
+    }
+    const json st = status(*d);
+    EXPECT_EQ(st["counters"]["sa_sets"], 0);
+    EXPECT_EQ(st["counters"]["sa_deletes"], 0);
+    // Each membership is listed under its holder's pid again.
+    std::set<long long> pids;
+    const json l = list(*d);
+    SCOPED_TRACE(l.dump() + "\n" + holders[0]->stderr_text());
+    for (const auto &g : l["ports"][0]["groups"])
+        for (const auto &m : g["members"])
+            pids.insert(m["pid"].get<long long>());
+    EXPECT_EQ(pids, (std::set<long long>{holders[0]->pid(), holders[1]->pid()}));
+    // The holders go: nothing of theirs stays at the SA.
+    for (auto &h : holders) {
+        h->signal(SIGKILL);
+        h->wait(5s);
+    }
     for (const auto &m : mgids)
         EXPECT_TRUE(fabric.wait_sa_join_state(G(m), port, std::nullopt, 1s)) << m;
 }
