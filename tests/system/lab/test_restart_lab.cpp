@@ -437,10 +437,19 @@ TEST_F(RestartLab, SystemctlRestartKeepsEveryMembershipAndEveryClient) {
 
     const std::size_t offset = log_size();
     SaWatch watch(*fabric, port, all_groups());
+    // A request sent while the old instance reads nothing (stopped; the restart's SIGUSR2
+    // comes with a SIGCONT) is answered all the same, by one instance or the other.
+    const auto old_host = lab->host_pid(*old_pid);
+    ASSERT_TRUE(old_host);
+    ASSERT_EQ(::kill(*old_host, SIGSTOP), 0);
+    raw->send(R"({"id":7,"op":"status"})");
     const auto t0 = Clock::now();
     const RunResult r = lab->systemctl({"restart", kService});
     const auto took = Clock::now() - t0;
     ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << lab->journal(kService);
+    const auto answer = raw->receive(10s);
+    ASSERT_TRUE(answer) << "the request sent during the restart got no answer";
+    EXPECT_NE(answer->find("\"id\":7,\"ok\":true"), std::string::npos) << *answer;
     // The new instance's first seconds: an audit or a re-join would show here.
     std::this_thread::sleep_for(3s);
     const SaWatch::Report w = watch.stop();
