@@ -19,18 +19,13 @@ std::size_t utf8_length(std::string_view s) {
     return n;
 }
 
-bool is_token(std::string_view t) {
-    return t.size() == kTokenChars &&
-           std::all_of(t.begin(), t.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 SessionTicket read_ticket(const ObjectReader &in, std::string_view key) {
     const ObjectReader t(in.required(key), in.pointer(key));
     t.require_only({"session", "token"}, {});
     SessionTicket out;
     out.id = t.required_uint("session", 1, kMaxId);
     const std::string_view token = t.required_string("token");
-    if (!is_token(token))
+    if (!is_session_token(token))
         t.fail("token", "must be " + std::to_string(kTokenChars) + " lowercase hex digits");
     out.token = token;
     return out;
@@ -95,6 +90,11 @@ void write_result(JsonWriter &w, const HelloResult &r) {
 }
 
 } // namespace codec
+
+bool is_session_token(std::string_view t) {
+    return t.size() == kTokenChars &&
+           std::all_of(t.begin(), t.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json) {
     return codec::decode_object<HelloResult>(result_json, [](const ObjectReader &in) {

@@ -50,6 +50,9 @@ struct Failure {
 
 // ---- requests ----
 
+// `t` has a session token's form: kTokenChars lowercase hex digits.
+bool is_session_token(std::string_view t);
+
 // A session and the secret that re-claims it after the daemon restarted (version 2).
 struct SessionTicket {
     std::uint64_t id = 0;

@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "frontend/process_start.hpp"
-
 #include "frontend/sessions.hpp"
 #include "views.hpp"
 

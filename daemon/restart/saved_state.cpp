@@ -1,10 +1,10 @@
 #include "restart/saved_state.hpp"
 
-#include <algorithm>
 #include <array>
 
 #include "common/json_check.hpp"
 #include "proto/json_writer.hpp"
+#include "proto/protocol.hpp"
 
 namespace mcastd::restart {
 
@@ -13,7 +13,6 @@ using json_check::ObjectReader;
 
 namespace {
 
-constexpr std::size_t kTokenChars = 32;
 constexpr std::size_t kDrainAt = 64 * 1024;
 
 // ---- writing ----
@@ -178,9 +177,8 @@ SavedSession read_session(const ObjectReader &in) {
     SavedSession s;
     s.id = in.required_uint("session", 1, UINT64_MAX);
     s.token = in.required_string("token");
-    if (s.token.size() != kTokenChars ||
-        !std::all_of(s.token.begin(), s.token.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
-        in.fail("token", "must be " + std::to_string(kTokenChars) + " lowercase hex digits");
+    if (!proto::is_session_token(s.token))
+        in.fail("token", "must be " + std::to_string(proto::kTokenChars) + " lowercase hex digits");
     const std::string_view door = in.required_string("door");
     if (door == "socket")
         s.door = SavedDoor::socket;

@@ -80,20 +80,6 @@ std::unique_ptr<Daemon> start(Fabric &fabric, const std::filesystem::path &dir) 
                                     std::vector<std::string>{"--state-dir", dir.string()});
 }
 
-// The state file is written a few milliseconds after the last change: wait until it lists
-// every membership.
-void settle(const std::filesystem::path &dir) {
-    for (;;) {
-        const std::string text = read_text_file(dir / "state.json");
-        std::size_t n = 0;
-        for (auto at = text.find("\"membership\":"); at != std::string::npos; at = text.find("\"membership\":", at + 1))
-            ++n;
-        if (n >= static_cast<std::size_t>(kClients * kGroupsEach))
-            return;
-        std::this_thread::sleep_for(2ms);
-    }
-}
-
 } // namespace
 
 int main() {
@@ -104,7 +90,7 @@ int main() {
     // ---- planned restart ----
     auto d = start(fabric, dir);
     auto clients = connect_and_join(*d);
-    settle(dir);
+    wait_saved_memberships(dir, kClients * kGroupsEach, 60s);
     auto t0 = Clock::now();
     d->process().signal(SIGUSR2);
     d->process().wait(30s);
@@ -126,7 +112,7 @@ int main() {
                 st["counters"]["sa_gets"].get<unsigned long long>());
     for (int i = 1; i < kClients; ++i)
         hello(clients[i], d->socket(), true);
-    settle(dir);
+    wait_saved_memberships(dir, kClients * kGroupsEach, 60s);
 
     // ---- crash ----
     d->process().signal(SIGKILL);

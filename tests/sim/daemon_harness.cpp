@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -122,6 +123,22 @@ void RawClient::hello() {
     const std::string r = call(R"({"id":0,"op":"hello","versions":[1]})", 0);
     if (r.find("\"ok\":true") == std::string::npos)
         throw std::runtime_error("hello failed: " + r);
+}
+
+bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t n,
+                            std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const std::string text = read_text_file(state_dir / "state.json");
+        std::size_t count = 0;
+        for (auto at = text.find("\"membership\":"); at != std::string::npos; at = text.find("\"membership\":", at + 1))
+            ++count;
+        if (count == n)
+            return true;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2)); // no notification of a rename
+    }
 }
 
 Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,

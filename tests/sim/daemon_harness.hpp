@@ -55,6 +55,12 @@ private:
     int fd_ = -1;
 };
 
+// Waits until the restart state file in `state_dir` lists exactly `n` memberships (the daemon
+// writes it a few milliseconds after a change: its own signal that a crash now keeps them).
+// False after `timeout`.
+bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t n,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 class Daemon {
 public:
     // Starts rdma-mcastd attached to `node` with `config_json` (the "socket" key is set by

@@ -67,19 +67,7 @@ protected:
         d->process().wait(10s);
         d.reset();
     }
-    // The state file lists `n` memberships (the daemon's own signal that it wrote them).
-    bool state_holds(std::size_t n) {
-        for (int i = 0; i < 500; ++i) {
-            const std::string text = read_text_file(state_dir() / "state.json");
-            std::size_t count = 0;
-            for (auto at = text.find("\"membership\":"); at != std::string::npos; at = text.find("\"membership\":", at + 1))
-                ++count;
-            if (count == n)
-                return true;
-            std::this_thread::sleep_for(2ms);
-        }
-        return false;
-    }
+    bool state_holds(std::size_t n) { return wait_saved_memberships(state_dir(), n, 1s); }
     json status(Daemon &d) {
         RawClient c(d.socket());
         c.hello();
