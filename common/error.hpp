@@ -30,10 +30,20 @@ enum class Errc : std::uint8_t {
 std::string_view errc_name(Errc c);
 std::optional<Errc> errc_from_name(std::string_view name);
 
+// What in the access policy refused a request (config `access`): the rule that denied it, or
+// the quota that was reached and its value.
+struct PolicyRef {
+    std::string rule;        // the rule's name ("access.rules[2]" when it has none); empty for a quota
+    std::string quota;       // "memberships_per_uid", "creates_per_uid", "groups_per_port"; or empty
+    std::uint64_t limit = 0; // the quota's value
+    bool operator==(const PolicyRef &) const = default;
+};
+
 struct Error {
     Errc code;
     std::string message;
     std::optional<std::uint16_t> sa_status; // only for Errc::sa_error
+    std::optional<PolicyRef> policy{};      // denied or limit by the access policy
 
     static Error sa(std::uint16_t status, std::string context);
 };

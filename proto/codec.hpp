@@ -2,7 +2,7 @@
 // another's. The codec is one file per family, each with both sides of that family:
 //
 //   envelope.cpp  request and reply envelopes, ERROR, too-large, decode_incoming, op names
-//   hello.cpp, join.cpp, leave.cpp, list.cpp, status.cpp   one request and its result
+//   hello.cpp, join.cpp, leave.cpp, list.cpp, status.cpp, evict.cpp   one request and its result
 //   events.cpp    restored, lost and monitor events, and the monitor request
 //   record.cpp    RECORD, GIDs, join states, selectors, MTUs: values several families share
 //
@@ -91,6 +91,11 @@ void write_result(JsonWriter &w, const ListResult &r);
 Status decode_status_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Status &s);
 void write_result(JsonWriter &w, const StatusResult &r);
+
+// evict.cpp
+Evict decode_evict_request(const json_check::ObjectReader &in);
+void write_request(JsonWriter &w, const Evict &e);
+void write_result(JsonWriter &w, const EvictResult &r);
 
 // events.cpp: the monitor request, and the events. `name` is the "event" key.
 Monitor decode_monitor_request(const json_check::ObjectReader &in);

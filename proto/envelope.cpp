@@ -13,8 +13,8 @@ using json_check::json;
 using json_check::ObjectReader;
 
 std::string_view op_name(const Request &request) {
-    static constexpr std::string_view names[] = {"hello", "join",   "leave",
-                                                 "list",  "status", "monitor"};
+    static constexpr std::string_view names[] = {"hello",  "join",    "leave", "list",
+                                                 "status", "monitor", "evict"};
     static_assert(std::size(names) == std::variant_size_v<Request>);
     return names[request.index()];
 }
@@ -36,8 +36,10 @@ Request decode_body(const ObjectReader &in, std::string_view op) {
         return codec::decode_status_request(in);
     if (op == "monitor")
         return codec::decode_monitor_request(in);
+    if (op == "evict")
+        return codec::decode_evict_request(in);
     in.fail("op", json_check::describe_value(json(op)) +
-                      " is not an op (hello, join, leave, list, status or monitor)");
+                      " is not an op (hello, join, leave, list, status, monitor or evict)");
 }
 
 BadRequest bad(std::optional<std::uint64_t> id, std::string field, std::string message) {

@@ -77,7 +77,12 @@ struct Status {};
 struct Monitor {
     bool enable = true;
 };
-using Request = std::variant<Hello, Join, Leave, List, Status, Monitor>;
+// Root only: releases memberships as if their clients had left them. Exactly one is set.
+struct Evict {
+    std::optional<uid_t> uid;                 // every membership of this uid, on every transport
+    std::optional<std::uint64_t> membership; // this one
+};
+using Request = std::variant<Hello, Join, Leave, List, Status, Monitor, Evict>;
 
 struct RequestEnvelope {
     std::uint64_t id = 0;
@@ -93,7 +98,7 @@ struct BadRequest {
 std::variant<RequestEnvelope, BadRequest> decode_request(std::string_view message);
 std::string encode_request(std::uint64_t id, const Request &request);
 
-// "hello", "join", "leave", "list", "status", "monitor".
+// "hello", "join", "leave", "list", "status", "monitor", "evict".
 std::string_view op_name(const Request &request);
 
 // ---- results ----
@@ -119,6 +124,12 @@ struct MemberInfo {
     pid_t pid = 0;
     uid_t uid = 0;
     std::string comm;
+    // The access rule that admitted it ("root", "static", "any" when no rules are configured,
+    // "restored" when the previous instance did not say), whether its join created the group,
+    // and, when the rules in force now would refuse it (after a reload), why.
+    std::string rule{};
+    bool created = false;
+    std::string flagged{};
 };
 struct GroupInfo {
     Gid mgid{};
@@ -163,6 +174,15 @@ struct PortStatus {
     std::optional<std::uint32_t> sm_act_count{};
     bool rejoining = false;
     std::optional<RejoinStatus> last_rejoin{}; // nullopt: never re-joined
+    std::uint64_t max_groups = 0;              // access.quotas.groups_per_port; 0: none
+};
+// One uid's share of the daemon, against its quotas (access.quotas; 0: no quota).
+struct UserUsage {
+    uid_t uid = 0;
+    std::string user; // the name, "" when the uid has none
+    std::uint64_t memberships = 0, memberships_quota = 0;
+    std::uint64_t creates = 0, creates_quota = 0;
+    std::uint64_t flagged = 0; // memberships the rules in force would refuse now
 };
 struct Counters {
     std::uint64_t sa_mads_sent = 0, sa_retransmits = 0, sa_timeouts = 0, sa_bounces = 0;
@@ -178,10 +198,14 @@ struct StatusResult {
     std::uint64_t clients = 0;
     std::vector<PortStatus> ports;
     Counters counters;
+    std::vector<UserUsage> users{}; // every uid holding or waiting for a membership, by uid
+};
+struct EvictResult {
+    std::uint64_t released = 0; // memberships released
 };
 struct Empty {}; // leave, monitor
 
-using Result = std::variant<Empty, HelloResult, JoinResult, ListResult, StatusResult>;
+using Result = std::variant<Empty, HelloResult, JoinResult, ListResult, StatusResult, EvictResult>;
 
 std::string encode_reply(std::uint64_t id, const Result &result);
 std::string encode_error(std::optional<std::uint64_t> id, const Failure &failure);
@@ -242,6 +266,7 @@ std::variant<HelloResult, Error> decode_hello_result(std::string_view result_jso
 std::variant<JoinResult, Error> decode_join_result(std::string_view result_json);
 std::variant<ListResult, Error> decode_list_result(std::string_view result_json);
 std::variant<StatusResult, Error> decode_status_result(std::string_view result_json);
+std::variant<EvictResult, Error> decode_evict_result(std::string_view result_json);
 
 // ---- shared vocabulary ----
 

@@ -133,6 +133,13 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
                        set_monitor(r.enable);
                        respond(proto::Result{proto::Empty{}});
                    },
+                   [&](const proto::Evict &r) {
+                       auto out = evict(r);
+                       if (auto *ok = std::get_if<proto::EvictResult>(&out))
+                           respond(proto::Result{*ok});
+                       else
+                           respond(std::get<proto::Failure>(std::move(out)));
+                   },
                },
                request);
 }
@@ -253,6 +260,10 @@ proto::ListResult ClientSession::list() const { return list_view(sessions_.servi
 proto::StatusResult ClientSession::status() const {
     return status_view(sessions_.service(),
                        StatusExtras{sessions_.daemon_name(), sessions_.started(), sessions_.clients()});
+}
+
+std::variant<proto::EvictResult, proto::Failure> ClientSession::evict(const proto::Evict &) {
+    return proto::Failure::of(Errc::denied, "evict is not implemented yet");
 }
 
 void ClientSession::set_monitor(bool on) {

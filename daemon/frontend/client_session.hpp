@@ -117,6 +117,8 @@ public:
     proto::ListResult list() const;
     proto::StatusResult status() const;
     void set_monitor(bool on);
+    // Root only: releases the memberships `e` names, whoever holds them.
+    std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e);
 
 private:
     friend class Sessions;

@@ -1,0 +1,41 @@
+// `evict`, both ways: the daemon's strict decoder and the client's encoder of the request, and
+// its result {"released": N}.
+#include "codec.hpp"
+
+namespace mcastd::proto {
+
+using json_check::ObjectReader;
+
+namespace codec {
+
+Evict decode_evict_request(const ObjectReader &in) {
+    in.require_only({"uid", "membership"}, kEnvelopeKeys);
+    Evict e;
+    // (uid_t)-1 means "no id" to the kernel: no caller has it.
+    e.uid = in.uint_as<uid_t>("uid", 0, 0xfffffffe);
+    e.membership = in.uint("membership", 0, UINT64_MAX);
+    if (e.uid && e.membership)
+        in.fail("membership", "uid and membership exclude each other");
+    if (!e.uid && !e.membership)
+        in.fail("uid", "required key is missing (or membership: one membership's id)");
+    return e;
+}
+
+void write_request(JsonWriter &w, const Evict &e) {
+    if (e.uid)
+        w.member("uid", std::uint64_t{*e.uid});
+    if (e.membership)
+        w.member("membership", *e.membership);
+}
+
+void write_result(JsonWriter &w, const EvictResult &r) { w.member("released", r.released); }
+
+} // namespace codec
+
+std::variant<EvictResult, Error> decode_evict_result(std::string_view result_json) {
+    return codec::decode_object<EvictResult>(result_json, [](const ObjectReader &in) {
+        return EvictResult{in.required_uint("released", 0, UINT64_MAX)};
+    });
+}
+
+} // namespace mcastd::proto
