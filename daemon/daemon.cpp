@@ -183,6 +183,11 @@ void Daemon::take_back(server::ListenSocket &listener) {
                      r.memberships, r.connections);
         for (const auto &why : r.set_aside)
             spdlog::warn("restart state: {}", why);
+        // The config may have changed with the binary: what it would refuse is kept, and said.
+        if (const std::size_t flagged = sessions_->review())
+            spdlog::warn("{} membership(s) taken back would be refused by the access policy in force; they are kept "
+                         "(rdma-mcastctl list flags them)",
+                         flagged);
     }
     listener.stored.clear();
 
@@ -237,7 +242,8 @@ bool Daemon::reload(config::ConfigResult loaded) {
 
         spdlog::set_level(spdlog::level::from_str(next.log_level));
         sessions_->set_limits(next.limits);
-        sessions_->set_access(next.access);
+        if (!(next.access == cfg_.access))
+            sessions_->set_policy(next.access); // flags what the new rules would refuse
         if (next.static_groups != cfg_.static_groups) {
             // The new holder joins before the old one leaves, so a group in both files keeps its
             // count above zero and costs the SA nothing.

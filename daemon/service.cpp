@@ -8,7 +8,8 @@
 
 namespace mcastd {
 
-Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers) : tap_(sa), engine_(cfg, tap_, timers) {
+Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers)
+    : tap_(sa), engine_(cfg, tap_, timers), create_qkey_(cfg.create.qkey) {
     engine_.set_event_sink(this);
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
@@ -72,8 +73,8 @@ void Service::remove_client(ClientId client) {
     changed();
 }
 
-MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done) {
-    return engine_.join(client, req, std::move(done));
+MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
+    return engine_.join(client, req, std::move(done), std::move(may_create));
 }
 
 std::optional<Error> Service::leave(ClientId client, MembershipId id) { return engine_.leave(client, id); }

@@ -66,7 +66,12 @@ public:
     ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done);
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create = {});
+    // Whether a join for `mgid` on `port` would add a group there (MGID 0 always does).
+    bool adds_group(PortIndex port, const Gid &mgid) const { return is_zero(mgid) || !engine_.has_group(port, mgid); }
+    std::size_t group_count(PortIndex port) const { return engine_.group_count(port); }
+    // The Q_Key a create uses when the join asserts none (groups.create.qkey).
+    std::uint32_t create_qkey() const { return create_qkey_; }
     std::optional<Error> leave(ClientId client, MembershipId id);
     // Engine clients of every transport, the daemon's own static-groups holder included.
     std::size_t clients() const { return sinks_.size(); }
@@ -144,6 +149,7 @@ private:
     std::vector<EngineObserver> observers_;
     std::function<void()> changed_;
     std::function<SaCounters()> sa_counters_;
+    std::uint32_t create_qkey_;
 };
 
 // "mlx5_0/1" for a port index the service knows, "?" otherwise.

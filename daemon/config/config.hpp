@@ -7,7 +7,7 @@
 // A typo never silently falls back to a default.
 //
 // DaemonConfig holds each module's own config struct (the engine's EngineConfig, HostPorts'
-// HostPortsConfig, the client sessions' Limits and AccessPolicy), filled in, so the Daemon hands
+// HostPortsConfig, the client sessions' Limits, the access policy), filled in, so the Daemon hands
 // them over as they are. Only their headers are used: this library links none of those modules.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include "common/error.hpp"
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
-#include "frontend/access.hpp"
+#include "policy/policy.hpp"
 #include "frontend/sessions.hpp"
 #include "host_ports.hpp"
 
@@ -53,7 +53,7 @@ struct DaemonConfig {
     EngineConfig engine;            // "groups", "retry", "rejoin"
     HostPortsConfig host;           // "ports", "sa", "monitor"
     frontend::Limits limits;
-    frontend::AccessPolicy access;  // empty lists: anyone who can open the socket
+    policy::Policy access;          // "access": allow lists, rules, quotas
     DbusConfig dbus;
     RestartConfig restart;
     std::vector<JoinRequest> static_groups;

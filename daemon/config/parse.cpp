@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "config.hpp"
+#include "config/readers.hpp"
 #include "common/json_check.hpp"
 #include "common/port_name.hpp"
 #include "proto/join_decoder.hpp"
@@ -18,9 +19,8 @@ using json_check::json;
 using json_check::ObjectReader;
 using std::chrono::milliseconds;
 
-namespace {
+namespace detail {
 
-// A nested object of the config: absent means every key at its default.
 std::optional<ObjectReader> section(const ObjectReader &parent, std::string_view key) {
     if (const json *v = parent.object(key))
         return ObjectReader(*v, parent.pointer(key));
@@ -33,28 +33,45 @@ std::string hex(std::uint64_t v) {
     return std::string(buf, r.ptr);
 }
 
-// JSON has no hex literals, and Q_Keys and P_Keys are always written in hex: accept
-// 305419896 and "0x12345678" alike.
-std::optional<std::uint64_t> int_or_hex(const ObjectReader &in, std::string_view key,
-                                        std::uint64_t max) {
-    const json *v = in.find(key);
-    if (!v)
-        return std::nullopt;
-    if (!v->is_string())
-        return json_check::check_uint(*v, in.pointer(key), 0, max);
-    const std::string_view text = v->get_ref<const json::string_t &>();
+std::uint64_t int_or_hex_value(const json &v, const std::string &pointer, std::uint64_t max) {
+    if (!v.is_string())
+        return json_check::check_uint(v, pointer, 0, max);
+    const std::string_view text = v.get_ref<const json::string_t &>();
     std::uint64_t value = 0;
     const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
     const char *first = text.data() + 2, *last = text.data() + text.size();
     auto [end, ec] = prefixed ? std::from_chars(first, last, value, 16)
                               : std::from_chars_result{first, std::errc::invalid_argument};
     if (!prefixed || end != last || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        in.fail(key, json_check::describe_value(*v) +
-                         " is neither an integer nor a hex string such as \"0x1b\"");
+        throw FieldError(pointer, json_check::describe_value(v) +
+                                      " is neither an integer nor a hex string such as \"0x1b\"");
     if (ec == std::errc::result_out_of_range || value > max)
-        in.fail(key, std::string(text) + " out of range [0x0, " + hex(max) + "]");
+        throw FieldError(pointer, std::string(text) + " out of range [0x0, " + hex(max) + "]");
     return value;
 }
+
+std::optional<std::uint64_t> int_or_hex(const ObjectReader &in, std::string_view key, std::uint64_t max) {
+    const json *v = in.find(key);
+    if (!v)
+        return std::nullopt;
+    return int_or_hex_value(*v, in.pointer(key), max);
+}
+
+std::uint16_t pkey_value(const json &v, const std::string &pointer) {
+    const std::uint64_t p = int_or_hex_value(v, pointer, 0xffff);
+    if ((p & 0x7fff) == 0)
+        throw FieldError(pointer, hex(p) + " is the invalid P_Key");
+    return static_cast<std::uint16_t>(p);
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::hex;
+using detail::int_or_hex;
+using detail::read_access;
+using detail::section;
 
 std::string read_socket(const ObjectReader &root) {
     const auto path = root.string("socket");
@@ -187,12 +204,9 @@ void read_groups(const ObjectReader &root, EngineConfig &engine) {
     auto &d = engine.create;
     if (auto v = int_or_hex(*create, "qkey", 0xffffffff))
         d.qkey = static_cast<std::uint32_t>(*v);
-    if (auto v = int_or_hex(*create, "pkey", 0xffff)) {
-        // 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1.2): no port can be a member.
-        if ((*v & 0x7fff) == 0)
-            create->fail("pkey", hex(*v) + " is the invalid P_Key");
-        d.pkey = static_cast<std::uint16_t>(*v);
-    }
+    // 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1.2): no port can be a member.
+    if (const json *v = create->find("pkey"))
+        d.pkey = detail::pkey_value(*v, create->pointer("pkey"));
     if (auto v = create->uint("sl", 0, 15))
         d.sl = static_cast<std::uint8_t>(*v);
     if (auto v = create->uint("traffic_class", 0, 255))
@@ -242,26 +256,6 @@ void read_limits(const ObjectReader &root, frontend::Limits &limits) {
         limits.max_memberships_per_client = *v;
     if (auto v = in->uint("max_clients", 1, 100000))
         limits.max_clients = *v;
-}
-
-template <class Id> std::vector<Id> read_ids(const ObjectReader &in, std::string_view key) {
-    std::vector<Id> out;
-    if (const json *ids = in.array(key)) {
-        std::size_t i = 0;
-        for (const json &v : *ids) // (uid_t)-1 and (gid_t)-1 mean "no id" to the kernel
-            out.push_back(static_cast<Id>(json_check::check_uint(
-                v, json_check::pointer_to(in.pointer(key), i++), 0, 0xfffffffe)));
-    }
-    return out;
-}
-
-void read_access(const ObjectReader &root, frontend::AccessPolicy &access) {
-    const auto in = section(root, "access");
-    if (!in)
-        return;
-    in->require_only({"allow_uids", "allow_gids"});
-    access.allow_uids = read_ids<uid_t>(*in, "allow_uids");
-    access.allow_gids = read_ids<gid_t>(*in, "allow_gids");
 }
 
 void read_dbus(const ObjectReader &root, DbusConfig &dbus) {
@@ -316,7 +310,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
     read_limits(root, c.limits);
-    read_access(root, c.access);
+    c.access = read_access(root);
     read_dbus(root, c.dbus);
     read_restart(root, c.restart);
     c.static_groups = read_static_groups(root, c.host.ports);

@@ -79,7 +79,7 @@ struct Engine::Impl {
         return g;
     }
 
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done) {
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
         ++state.stats.joins;
         if (!state.clients.count(client))
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
@@ -94,6 +94,7 @@ struct Engine::Impl {
                                Error{Errc::port_not_active, state.ports[pi].name + " is not active", {}});
         Group &g = group_for(pi, req);
         const MembershipId id = book.enqueue(client, g, req, std::move(done));
+        state.members.at(id).may_create = std::move(may_create);
         machine.pump(g);
         return id;
     }
@@ -180,9 +181,17 @@ const ClientInfo *Engine::client_info(ClientId client) const {
     return it == impl_->state.clients.end() ? nullptr : &it->second.info;
 }
 
-MembershipId Engine::join(ClientId client, const JoinRequest &req, JoinCallback done) {
+MembershipId Engine::join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
     Entry e(impl_->state);
-    return impl_->join(client, req, std::move(done));
+    return impl_->join(client, req, std::move(done), std::move(may_create));
+}
+
+bool Engine::has_group(PortIndex port, const Gid &mgid) const {
+    return port < impl_->state.ports.size() && impl_->state.ports[port].by_mgid.count(mgid);
+}
+
+std::size_t Engine::group_count(PortIndex port) const {
+    return port < impl_->state.ports.size() ? impl_->state.ports[port].groups.size() : 0;
 }
 
 std::optional<Error> Engine::leave(ClientId client, MembershipId id) {

@@ -36,6 +36,10 @@ struct JoinResult {
     McRecord record;            // the group record; join_state = this member's bits
 };
 using JoinCallback = std::function<void(const JoinResult &)>;
+// Asked once, when the SA says a join's group does not exist and the join is about to create
+// it (or the join asks the SA for an MGID): nullopt lets it, an error refuses the join with it.
+// The access policy's create rights and quotas live behind it; the engine only asks.
+using CreateGate = std::function<std::optional<Error>()>;
 
 struct MembershipEvent {
     enum class Kind : std::uint8_t {
@@ -167,7 +171,7 @@ public:
     // Starts a join. `done` runs exactly once (possibly before join() returns, after the
     // engine's state is consistent) unless the client is removed first. The returned id
     // names the membership for leave(), also while the join is still pending.
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done);
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create = {});
 
     // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
     // The SA Delete, if one is due, happens in the background.
@@ -190,6 +194,10 @@ public:
     void end_adoption();
 
     // ---- introspection ----
+    // Whether the port has the group (held, joining or leaving), and how many groups it has:
+    // cheap, for a check before every join.
+    bool has_group(PortIndex port, const Gid &mgid) const;
+    std::size_t group_count(PortIndex port) const;
     std::vector<PortView> ports() const;
     std::vector<GroupView> groups() const;
     const EngineStats &stats() const;

@@ -42,6 +42,7 @@ struct Member {
     bool sent = false;      // an SA Set went out for this member (so it is not a local answer)
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
+    CreateGate may_create; // asked before this member's Set creates the group; then dropped
 };
 
 // The one SA transaction a group may have in flight.

@@ -1,5 +1,7 @@
 #include "core/group_machine.hpp"
 
+#include <utility>
+
 #include "common/sa_status.hpp"
 #include "core/join_rules.hpp"
 
@@ -188,6 +190,10 @@ void GroupMachine::pump(Group &g) {
                              {}});
             continue;
         case JoinStep::Kind::set:
+            if (auto refused = ask_create(g, id)) {
+                book_.fail(g, id, std::move(*refused));
+                continue;
+            }
             start_join_set(g, id, step.bits);
             return;
         }
@@ -270,11 +276,21 @@ void GroupMachine::start_exact_probe(Group &g, Op op) {
                      field::mgid | field::port_gid | field::join_state});
 }
 
+// Only the first Set of an MGID-0 group creates it; later members join the MGID the SA
+// assigned with their own asserted fields.
+static bool creates(const Group &g) { return g.sa.absent || (g.sa_assigned && is_zero(g.mgid)); }
+
+std::optional<Error> GroupMachine::ask_create(Group &g, MembershipId id) {
+    Member &m = s_.members.at(id);
+    if (!creates(g) || !m.may_create)
+        return std::nullopt;
+    // Asked once: a yes holds for the Sets this join may still need.
+    return std::exchange(m.may_create, nullptr)();
+}
+
 void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) {
     Member &m = s_.members.at(id);
-    // Only the first Set of an MGID-0 group creates it; later members join the MGID the SA
-    // assigned with their own asserted fields.
-    const bool create = g.sa.absent || (g.sa_assigned && is_zero(g.mgid));
+    const bool create = creates(g);
     std::optional<CreateFields> fields;
     if (create)
         fields.emplace(CreateFields{s_.cfg.create, g.sa_assigned ? std::optional(g.create_scope) : std::nullopt});

@@ -57,6 +57,8 @@ private:
     void submit(Group &g, Op op, const SaRequest &req);
     void start_probe(Group &g, bool resync);
     void start_exact_probe(Group &g, Op op);
+    // The member's CreateGate, when its Set would create the group: why it may not.
+    std::optional<Error> ask_create(Group &g, MembershipId id);
     void start_join_set(Group &g, MembershipId id, std::uint8_t bits);
     void start_refresh(Group &g);
     void schedule_retry(Group &g);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "dbus/errors.hpp"
+#include "frontend/process_start.hpp"
 #include "dbus/wire.hpp"
 #include "proto/protocol.hpp"
 #include "runtime/sd_error.hpp"
@@ -159,7 +160,8 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     // Who the caller is, as the bus says (never as the caller says).
     sd_bus_creds *c = nullptr;
     int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_PID |
-                                             SD_BUS_CREDS_COMM | SD_BUS_CREDS_AUGMENT,
+                                             SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_COMM |
+                                             SD_BUS_CREDS_AUGMENT,
                                       &c);
     if (r < 0)
         return internal(std::string("cannot read the caller's credentials: ") + std::strerror(-r));
@@ -167,6 +169,11 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     sd_bus_creds_get_euid(c, &who.who.uid);
     sd_bus_creds_get_egid(c, &who.who.unix_gid);
     sd_bus_creds_get_pid(c, &who.who.pid);
+    const gid_t *gids = nullptr;
+    if (const int n = sd_bus_creds_get_supplementary_gids(c, &gids); n > 0)
+        who.supplementary_groups.assign(gids, gids + n);
+    // As for the socket, from /proc: the access rules match the same path on both transports.
+    who.cgroup = frontend::process_cgroup(who.who.pid);
     const char *comm = nullptr;
     who.who.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
     sd_bus_creds_unref(c);

@@ -1,29 +1,24 @@
-// Who a client is and whether it may use the daemon at all. The transports learn the
-// credentials (SO_PEERCRED and SO_PEERGROUPS on the socket, the bus's credentials on D-Bus);
-// the client session checks them.
+// Who a client is. The transports learn the credentials (SO_PEERCRED and SO_PEERGROUPS on the
+// socket, the bus's credentials on D-Bus, the cgroup from /proc); the access policy
+// (policy/policy.hpp) judges them.
 #pragma once
 
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 #include "common/request.hpp"
+#include "policy/policy.hpp"
 
 namespace mcastd::frontend {
 
 struct Credentials {
     ClientInfo who;                          // pid, uid, Unix gid, process name
     std::vector<gid_t> supplementary_groups; // Unix group ids
-};
+    std::string cgroup;                      // process_cgroup(who.pid) when it connected
 
-// The config's `access`: empty lists let in anyone who reached the front door (the socket's
-// file mode decides); otherwise a client must match a uid or one of its groups. root always
-// gets in.
-struct AccessPolicy {
-    std::vector<uid_t> allow_uids;
-    std::vector<gid_t> allow_gids;
-    bool allows(const Credentials &c) const;
-    bool operator==(const AccessPolicy &) const = default;
+    policy::Caller caller() const { return {who.uid, who.unix_gid, supplementary_groups, cgroup}; }
 };
 
 } // namespace mcastd::frontend

@@ -44,6 +44,15 @@ template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
 
 } // namespace
 
+// A join between its admission and its answer.
+struct ClientSession::PendingJoin {
+    MembershipId id = 0;
+    policy::Admission admission;
+    Grant grant;
+    bool charged = false; // counted in its uid's memberships (Sessions::charge)
+    std::string field;    // the request field a refusal by the create gate is about
+};
+
 ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
     : sessions_(sessions), door_(door), who_(std::move(who)), outlet_(&outlet), greeted_(door != Door::socket) {
     client_ = sessions_.service().add_client(who_.who, this);
@@ -55,7 +64,7 @@ ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, Ses
 
 ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, SessionOutlet &outlet)
     : sessions_(sessions), door_(saved.door), outlet_(&outlet), greeted_(true) {
-    who_.who = saved.who;
+    who_ = saved.who;
     client_ = sessions_.service().add_client(who_.who, this);
     id_ = saved.id;
     token_ = saved.token;
@@ -69,6 +78,12 @@ ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, S
 ClientSession::~ClientSession() {
     *alive_ = false;
     set_monitor(false);
+    // The engine drops the pending joins without answering them (remove_client below).
+    for (const auto &[request, pj] : pending_)
+        if (pj->charged)
+            sessions_.uncharge(who_.who.uid, pj->grant);
+    for (const auto &[id, grant] : grants_)
+        sessions_.uncharge(who_.who.uid, grant);
     sessions_.closed(*this);
     // Releases every membership of this client, exactly as if each had been left.
     if (client_)
@@ -76,10 +91,11 @@ ClientSession::~ClientSession() {
 }
 
 bool ClientSession::adopt_member(MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
-                                 const GroupParams &params) {
+                                 const GroupParams &params, Grant grant) {
     if (!sessions_.service().adopt_member(client_, id, port, mgid, bits, params))
         return false;
-    ++held_;
+    sessions_.charge(who_.who.uid, grant);
+    grants_.emplace(id, std::move(grant));
     return true;
 }
 
@@ -87,7 +103,9 @@ void ClientSession::take_over(ClientSession &old) {
     sessions_.service().remove_client(client_); // this connection's own, still empty
     client_ = std::exchange(old.client_, 0);
     sessions_.service().set_client_sink(client_, this);
-    held_ = std::exchange(old.held_, 0);
+    // The grants were charged to the old session's uid, which take_resumable() made sure is ours.
+    grants_ = std::exchange(old.grants_, {});
+    evicted_ = std::exchange(old.evicted_, {});
     id_ = old.id_;
     token_ = old.token_;
     const bool monitor = old.monitor_;
@@ -159,11 +177,12 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
         return f;
     }
     const ClientInfo &c = who_.who;
-    if (!sessions_.access().allows(who_)) {
+    if (!sessions_.policy().admits(who_.caller())) {
         spdlog::warn("client pid {} uid {} ({}) denied by the access policy", c.pid, c.uid, c.comm);
         refused_ = true;
         return proto::Failure::of(Errc::denied, "uid " + std::to_string(c.uid) +
-                                                    " is not allowed to use rdma-mcastd (config: access)");
+                                                    " is not allowed to use rdma-mcastd (config access.allow_uids, "
+                                                    "access.allow_gids)");
     }
     greeted_ = true;
     version_ = best;
@@ -201,11 +220,25 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
         return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
                                                    " joins waiting for the SA on this connection (limit " +
                                                    std::to_string(lim.max_requests_in_flight) + ")");
-    if (held_ + pending_.size() >= lim.max_memberships_per_client)
-        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held_) +
+    if (held() + pending_.size() >= lim.max_memberships_per_client)
+        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held()) +
                                                    " memberships (limit " +
                                                    std::to_string(lim.max_memberships_per_client) + ")");
     return std::nullopt;
+}
+
+CreateGate ClientSession::create_gate(const std::shared_ptr<PendingJoin> &pj) {
+    // The engine asks only while the session lives: removing its client drops its joins.
+    return [this, pj]() -> std::optional<Error> {
+        if (const auto &no = pj->admission.no_create) {
+            pj->field = no->field;
+            return no->error;
+        }
+        if (auto over = sessions_.take_create(who_.who.uid, pj->admission.creates_quota))
+            return over;
+        pj->grant.created = true;
+        return std::nullopt;
+    };
 }
 
 MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &req, JoinDone done) {
@@ -213,22 +246,60 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         done(JoinAnswer{0, std::move(refused), {}});
         return 0;
     }
-    pending_[request_id] = 0;
-    auto answered = [this, request_id, alive = std::weak_ptr<bool>(alive_),
+    auto pj = std::make_shared<PendingJoin>();
+    pj->grant.sa_assigned = is_zero(req.mgid);
+    const JoinRequest *ask = &req;
+    JoinRequest with_pkey;
+    CreateGate gate;
+    if (door_ == Door::daemon) {
+        pj->grant.rule = policy::kStaticLabel; // the config's own groups: bounded by the config
+    } else {
+        auto admitted = sessions_.admit(*this, req);
+        if (auto *no = std::get_if<proto::Failure>(&admitted)) {
+            sessions_.refused(*this, req, no->error);
+            done(JoinAnswer{0, std::move(*no), {}});
+            return 0;
+        }
+        pj->admission = std::get<policy::Admission>(std::move(admitted));
+        pj->grant.rule = pj->admission.rule;
+        if (pj->admission.assert_pkey) { // so that the SA refuses a group of another P_Key
+            with_pkey = req;
+            with_pkey.params.pkey = pj->admission.assert_pkey;
+            ask = &with_pkey;
+        }
+        sessions_.charge(who_.who.uid, Grant{});
+        pj->charged = true;
+        gate = create_gate(pj);
+    }
+    pending_[request_id] = pj;
+    auto answered = [this, request_id, pj, alive = std::weak_ptr<bool>(alive_), ask_copy = *ask,
                      done = std::move(done)](const JoinResult &res) {
         if (!alive.lock())
             return;
         pending_.erase(request_id);
+        std::optional<proto::Failure> failed;
         if (res.error) {
-            done(JoinAnswer{res.id, proto::Failure{*res.error, {}, {}}, {}});
+            failed = proto::Failure{*res.error, res.error->policy ? pj->field : std::string(), {}};
+        } else if (auto no = policy::check_record(pj->admission, res.record)) {
+            // A group the join learned only from the SA (its P_Key or Q_Key) that the rule does
+            // not allow: the membership goes as if left.
+            sessions_.service().leave(client_, res.id);
+            failed = proto::Failure{std::move(no->error), std::move(no->field), {}};
+        }
+        if (failed) {
+            if (pj->charged)
+                sessions_.uncharge(who_.who.uid, pj->grant);
+            if (failed->error.policy)
+                sessions_.refused(*this, ask_copy, failed->error);
+            done(JoinAnswer{res.id, std::move(failed), {}});
             return;
         }
-        ++held_;
+        grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
-    const MembershipId m = sessions_.service().join(client_, req, std::move(answered));
+    const MembershipId m = sessions_.service().join(client_, *ask, std::move(answered), std::move(gate));
     if (auto it = pending_.find(request_id); it != pending_.end())
-        it->second = m; // still waiting for the SA: a leave {"join": id} names it so
+        it->second->id = m; // still waiting for the SA: a leave {"join": id} names it so
     return m;
 }
 
@@ -240,30 +311,63 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
             return proto::Failure::of(Errc::not_found,
                                       "no join request " + std::to_string(*r.join) + " is waiting on this connection",
                                       "/join");
-        m = it->second;
+        m = it->second->id;
     } else {
         m = *r.membership;
+        // Evicted by an administrator: the client is told (`lost`) and may still leave it.
+        if (evicted_.erase(m))
+            return std::nullopt;
     }
-    // A membership still pending was never counted as held (at most max_requests_in_flight
-    // joins are pending, so the search is short).
-    const bool pending = std::any_of(pending_.begin(), pending_.end(), [m](const auto &p) { return p.second == m; });
-    // A pending join is withdrawn: its own answer (`cancelled`) goes out first.
+    // A pending join is withdrawn: its own answer (`cancelled`) goes out first, and settles
+    // its accounts.
     if (auto err = sessions_.service().leave(client_, m))
         return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
-    if (!pending)
-        --held_;
+    if (auto g = grants_.extract(m))
+        sessions_.uncharge(who_.who.uid, g.mapped());
     return std::nullopt;
 }
 
-proto::ListResult ClientSession::list() const { return list_view(sessions_.service()); }
-
-proto::StatusResult ClientSession::status() const {
-    return status_view(sessions_.service(),
-                       StatusExtras{sessions_.daemon_name(), sessions_.started(), sessions_.clients()});
+std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::string &why) {
+    std::vector<MembershipId> held, pending;
+    const bool all = e.uid && *e.uid == who_.who.uid;
+    for (const auto &[id, grant] : grants_)
+        if (all || (e.membership && *e.membership == id))
+            held.push_back(id);
+    for (const auto &[request, pj] : pending_)
+        if (all || (e.membership && *e.membership == pj->id))
+            pending.push_back(pj->id);
+    for (MembershipId id : held) {
+        MembershipEvent ev;
+        ev.kind = MembershipEvent::Kind::lost;
+        ev.reason = Error{Errc::denied, why, std::nullopt};
+        outlet_->membership_event(id, ev);
+        sessions_.service().leave(client_, id);
+        sessions_.uncharge(who_.who.uid, grants_.at(id));
+        grants_.erase(id);
+        evicted_.insert(id);
+    }
+    for (MembershipId id : pending)
+        sessions_.service().leave(client_, id); // answered `cancelled`, which settles it
+    if (!held.empty() || !pending.empty())
+        sessions_.changed();
+    return held.size() + pending.size();
 }
 
-std::variant<proto::EvictResult, proto::Failure> ClientSession::evict(const proto::Evict &) {
-    return proto::Failure::of(Errc::denied, "evict is not implemented yet");
+proto::ListResult ClientSession::list() const {
+    proto::ListResult out = list_view(sessions_.service());
+    sessions_.annotate(out);
+    return out;
+}
+
+proto::StatusResult ClientSession::status() const {
+    proto::StatusResult out = status_view(sessions_.service(), StatusExtras{sessions_.daemon_name(),
+                                                                            sessions_.started(), sessions_.clients()});
+    sessions_.annotate(out);
+    return out;
+}
+
+std::variant<proto::EvictResult, proto::Failure> ClientSession::evict(const proto::Evict &e) {
+    return sessions_.evict(e, *this);
 }
 
 void ClientSession::set_monitor(bool on) {

@@ -1,6 +1,7 @@
 // ClientSession: one client of the daemon, whichever front door it came through, and the rules
-// every client lives by: hello and the protocol version, the access policy, the limits (joins
-// in flight, memberships held), the pending joins, the monitor subscription. The transports
+// every client lives by: hello and the protocol version, the access policy (its allow lists,
+// rules and quotas, asked before every join), the limits (joins in flight, memberships held),
+// the pending joins, the monitor subscription. The transports
 // (server/ for the Unix socket, dbus/ for D-Bus, the daemon's own static groups) keep only
 // their framing: they hand a session decoded requests and deliver what it answers.
 //
@@ -12,9 +13,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 
 #include "frontend/access.hpp"
@@ -53,6 +56,14 @@ struct JoinAnswer {
 };
 using JoinDone = std::function<void(const JoinAnswer &)>;
 
+// What the access policy made of one membership (`list` shows it).
+struct Grant {
+    std::string rule;         // the rule that admitted it, or one of policy::k*Label
+    bool created = false;     // its join created the group: counted in creates_per_uid
+    bool sa_assigned = false; // its join asked the SA for an MGID
+    std::string flagged;      // why the rules in force would refuse it now; "" if they would not
+};
+
 // Any answer, for transports that take whole protocol requests (the socket).
 using Answer = std::variant<proto::Result, proto::Failure>;
 using Respond = std::function<void(Answer)>;
@@ -63,7 +74,7 @@ struct RestoredSession {
     std::uint64_t id = 0;
     std::string token;
     Door door = Door::socket;
-    ClientInfo who;
+    Credentials who;
     std::uint64_t start_time = 0;
     unsigned version = 1;
     bool monitor = false;
@@ -91,7 +102,9 @@ public:
     const std::string &token() const { return token_; }
     unsigned version() const { return version_; }
     ClientId client() const { return client_; }
-    std::size_t held() const { return held_; }
+    std::size_t held() const { return grants_.size(); }
+    // The memberships joined and not left, with what the policy made of each.
+    const std::unordered_map<MembershipId, Grant> &grants() const { return grants_; }
     // When the client process started (/proc/PID/stat), to tell it from a reused pid later.
     std::uint64_t start_time() const { return start_time_; }
 
@@ -103,7 +116,8 @@ public:
     // Where the session's events go from now on: a transport took it over.
     void attach(SessionOutlet &outlet) { outlet_ = &outlet; }
     // A membership the client held before the daemon restarted (Service::adopt_member).
-    bool adopt_member(MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits, const GroupParams &params);
+    bool adopt_member(MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits, const GroupParams &params,
+                      Grant grant);
 
     // Runs one decoded request of the client protocol; `respond` runs exactly once.
     void handle(std::uint64_t request_id, const proto::Request &request, const Respond &respond);
@@ -122,8 +136,14 @@ public:
 
 private:
     friend class Sessions;
+    struct PendingJoin;
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
     std::optional<proto::Failure> check_join(std::uint64_t request_id) const;
+    // The access policy's create gate for one join (the engine asks it; core/engine.hpp).
+    CreateGate create_gate(const std::shared_ptr<PendingJoin> &pj);
+    // Releases what `e` names among this session's memberships (held and pending): a held one
+    // is told `lost` with `why` first. Returns how many.
+    std::size_t evict_matching(const proto::Evict &e, const std::string &why);
     // hello's `resume`: becomes the detached session `old` (its engine client, memberships,
     // id, token and monitor subscription); `old` is left empty for its owner to drop.
     void take_over(ClientSession &old);
@@ -141,8 +161,11 @@ private:
     bool greeted_;
     bool refused_ = false;
     bool monitor_ = false;
-    std::unordered_map<std::uint64_t, MembershipId> pending_; // join request id -> membership
-    std::size_t held_ = 0;                                    // memberships joined and not left
+    // Join request id -> the join; memberships joined and not left; memberships evicted (a
+    // later leave of one succeeds, as the client still thinks it holds it).
+    std::unordered_map<std::uint64_t, std::shared_ptr<PendingJoin>> pending_;
+    std::unordered_map<MembershipId, Grant> grants_;
+    std::unordered_set<MembershipId> evicted_;
     // Set while the session exists: join answers that arrive after it is gone are dropped.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -30,6 +30,20 @@ std::uint64_t process_start_time(pid_t pid) {
     }
 }
 
+std::string process_cgroup(pid_t pid) {
+    if (pid <= 0)
+        return {};
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    std::string line, v1;
+    while (std::getline(in, line)) {
+        if (line.rfind("0::", 0) == 0)
+            return line.substr(3);
+        if (const auto at = line.find(":name=systemd:"); at != std::string::npos)
+            v1 = line.substr(at + 14);
+    }
+    return v1;
+}
+
 bool process_alive(pid_t pid, std::uint64_t start_time) {
     const std::uint64_t now = process_start_time(pid);
     return now != 0 && (start_time == 0 || now == start_time);

@@ -1,6 +1,7 @@
 // Sessions: the daemon's front door, shared by every transport. It admits clients (the
 // `max_clients` limit counts the socket's and D-Bus's clients together), holds the rules
-// sessions apply (limits, access policy; a reload changes them for the next request), and
+// sessions apply (limits, the access policy; a reload changes them for the next request),
+// keeps each uid's accounts against its quotas across every connection and transport, and
 // brings the daemon's activity to the clients that monitor it.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
@@ -30,7 +32,7 @@ struct Limits {
 class Sessions {
 public:
     // `daemon_name` is what hello and status say ("rdma-mcastd 0.1.0").
-    Sessions(Service &service, std::string daemon_name, Limits limits, AccessPolicy access);
+    Sessions(Service &service, std::string daemon_name, Limits limits, policy::Policy policy);
     ~Sessions();
     Sessions(const Sessions &) = delete;
     Sessions &operator=(const Sessions &) = delete;
@@ -41,11 +43,16 @@ public:
                                                                       SessionOutlet &outlet);
 
     // A reload (SIGHUP): limits apply to the next request (max_message_bytes to connections
-    // made from now on), the access policy to the next hello.
+    // made from now on), the access policy to the next hello and the next join. Memberships
+    // the new rules would refuse are kept, and flagged (review()).
     void set_limits(const Limits &limits) { limits_ = limits; }
-    void set_access(AccessPolicy access) { access_ = std::move(access); }
+    void set_policy(policy::Policy policy);
     const Limits &limits() const { return limits_; }
-    const AccessPolicy &access() const { return access_; }
+    const policy::Policy &policy() const { return policy_; }
+
+    // Flags every membership the rules in force would refuse now, and clears the flag of
+    // those they would admit; the journal hears of each change. Returns how many are flagged.
+    std::size_t review();
 
     // Clients of the socket and D-Bus (not the daemon's own).
     std::size_t clients() const { return clients_; }
@@ -80,6 +87,25 @@ public:
 
 private:
     friend class ClientSession;
+    // One uid's share, across its sessions on every transport.
+    struct Usage {
+        std::size_t memberships = 0; // held and pending
+        std::size_t creates = 0;     // held memberships whose join created the group, and
+                                     // pending ones about to create it
+    };
+    // The policy's verdict on a join and the quotas it may not exceed (memberships per uid,
+    // groups per port); the create quota is the create gate's (take_create()).
+    std::variant<policy::Admission, proto::Failure> admit(const ClientSession &s, const JoinRequest &req) const;
+    void charge(uid_t uid, const Grant &g);
+    void uncharge(uid_t uid, const Grant &g);
+    // One more create for `uid`, or the `limit` error when its quota is used up.
+    std::optional<Error> take_create(uid_t uid, std::size_t quota);
+    // The journal entry of a join the policy refused.
+    void refused(const ClientSession &s, const JoinRequest &req, const Error &why) const;
+    std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e, const ClientSession &by);
+    // The policy's part of `list` (each member's grant) and of `status` (per uid, per port).
+    void annotate(proto::ListResult &out) const;
+    void annotate(proto::StatusResult &out) const;
     // hello's `resume`: the detached session with that ticket, when `uid` owns it.
     std::unique_ptr<ClientSession> take_resumable(const proto::SessionTicket &ticket, uid_t uid);
     void changed() const {
@@ -94,7 +120,8 @@ private:
     Service &service_;
     std::string daemon_name_;
     Limits limits_;
-    AccessPolicy access_;
+    policy::Policy policy_;
+    std::unordered_map<uid_t, Usage> usage_;
     std::chrono::steady_clock::time_point started_;
     std::size_t clients_ = 0;
     std::uint64_t next_id_ = 1;

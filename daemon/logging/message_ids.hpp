@@ -23,7 +23,15 @@ inline constexpr MessageId kLost{"lost", "85a99e51f97648d09901a0c421153839"};
 inline constexpr MessageId kRestored{"restored", "a1807ecae75f4de08e789adecfda4df3"};
 inline constexpr MessageId kWarning{"warning", "8d119520e6d844b7bd1a5cc3e97baf3b"};
 
-inline constexpr std::array kMessageIds{kJoined, kLeft, kJoinFailed, kDeleted, kLost, kRestored, kWarning};
+// The access policy's (logging/policy_log.hpp): a join refused by a rule or quota, a membership
+// the rules in force would refuse (after a reload), a membership an administrator evicted.
+inline constexpr MessageId kPolicyRefused{"policy-refused", "003f78343973482aa022a520399c95b8"};
+inline constexpr MessageId kPolicyFlagged{"policy-flagged", "08016cf88fea4193b218e78bf70449dd"};
+inline constexpr MessageId kEvicted{"evicted", "a98f493d65814e21b3545c56e208e9a0"};
+
+inline constexpr std::array kMessageIds{kJoined,   kLeft,          kJoinFailed,    kDeleted, kLost,
+                                        kRestored, kWarning,       kPolicyRefused, kPolicyFlagged,
+                                        kEvicted};
 
 constexpr const MessageId &message_id(EngineNote::Kind kind) {
     switch (kind) {

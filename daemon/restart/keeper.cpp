@@ -56,12 +56,21 @@ SavedState StateKeeper::snapshot(bool clean) const {
         out.token = s.token();
         out.door = s.door() == frontend::Door::dbus ? SavedDoor::dbus : SavedDoor::socket;
         out.who = s.who().who;
+        out.groups = s.who().supplementary_groups;
+        out.cgroup = s.who().cgroup;
         out.start_time = s.start_time();
         out.version = s.version();
         out.monitor = s.monitoring();
         out.inode = s.inode();
-        if (auto it = members.find(s.client()); it != members.end())
+        if (auto it = members.find(s.client()); it != members.end()) {
             out.memberships = std::move(it->second);
+            for (SavedMembership &m : out.memberships)
+                if (const auto g = s.grants().find(m.id); g != s.grants().end()) {
+                    m.rule = g->second.rule;
+                    m.created = g->second.created;
+                    m.sa_assigned = g->second.sa_assigned;
+                }
+        }
         st.sessions.push_back(std::move(out));
     });
     return st;
@@ -177,15 +186,21 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
 
     // The client side: every session, detached, with its memberships.
     for (const SavedSession &ss : state.sessions) {
-        frontend::RestoredSession rs{ss.id,        ss.token,   ss.door == SavedDoor::dbus ? frontend::Door::dbus
-                                                                                          : frontend::Door::socket,
-                                     ss.who,       ss.start_time, ss.version, ss.monitor};
+        frontend::RestoredSession rs{ss.id,
+                                     ss.token,
+                                     ss.door == SavedDoor::dbus ? frontend::Door::dbus : frontend::Door::socket,
+                                     frontend::Credentials{ss.who, ss.groups, ss.cgroup},
+                                     ss.start_time,
+                                     ss.version,
+                                     ss.monitor};
         frontend::ClientSession &s = sessions_.restore(rs);
         s.set_inode(ss.inode);
         ++out.sessions;
         for (const SavedMembership &m : ss.memberships) {
             const auto pi = port_index(m.device, m.port);
-            if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params)) {
+            const frontend::Grant grant{m.rule.empty() ? std::string(policy::kRestoredLabel) : m.rule, m.created,
+                                        m.sa_assigned, {}};
+            if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
                 continue;
             }

@@ -172,8 +172,8 @@ SavedPort read_port(const ObjectReader &in) {
 }
 
 SavedSession read_session(const ObjectReader &in) {
-    in.require_only({"session", "token", "door", "pid", "uid", "gid", "comm", "start_time", "version", "monitor",
-                     "inode", "bus_name", "memberships"});
+    in.require_only({"session", "token", "door", "pid", "uid", "gid", "groups", "cgroup", "comm", "start_time",
+                     "version", "monitor", "inode", "bus_name", "memberships"});
     SavedSession s;
     s.id = in.required_uint("session", 1, UINT64_MAX);
     s.token = in.required_string("token");
@@ -189,6 +189,13 @@ SavedSession read_session(const ObjectReader &in) {
     s.who.pid = static_cast<pid_t>(in.required_uint("pid", 0, INT32_MAX));
     s.who.uid = static_cast<uid_t>(in.required_uint("uid", 0, UINT32_MAX));
     s.who.unix_gid = static_cast<gid_t>(in.required_uint("gid", 0, UINT32_MAX));
+    if (const json *groups = in.array("groups")) {
+        std::size_t i = 0;
+        for (const json &g : *groups)
+            s.groups.push_back(static_cast<gid_t>(
+                json_check::check_uint(g, json_check::pointer_to(in.pointer("groups"), i++), 0, UINT32_MAX)));
+    }
+    s.cgroup = in.string("cgroup").value_or("");
     s.who.comm = in.required_string("comm");
     s.start_time = in.required_uint("start_time", 0, UINT64_MAX);
     s.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
@@ -196,7 +203,8 @@ SavedSession read_session(const ObjectReader &in) {
     s.inode = in.uint("inode", 0, UINT64_MAX).value_or(0);
     s.bus_name = in.string("bus_name").value_or("");
     each_object(in, "memberships", [&](const ObjectReader &m) {
-        m.require_only({"membership", "device", "port", "mgid", "join_state", "params"});
+        m.require_only({"membership", "device", "port", "mgid", "join_state", "params", "rule", "created",
+                        "sa_assigned"});
         SavedMembership out;
         out.id = m.required_uint("membership", 1, UINT64_MAX);
         out.device = m.required_string("device");
@@ -207,6 +215,9 @@ SavedSession read_session(const ObjectReader &in) {
             m.fail("join_state", "is zero");
         if (const json *p = m.object("params"))
             out.params = read_params(ObjectReader(*p, m.pointer("params")));
+        out.rule = m.string("rule").value_or("");
+        out.created = m.boolean("created").value_or(false);
+        out.sa_assigned = m.boolean("sa_assigned").value_or(false);
         s.memberships.push_back(std::move(out));
     });
     return s;
@@ -267,6 +278,15 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
         w.member("pid", std::int64_t{s.who.pid});
         w.member("uid", std::uint64_t{s.who.uid});
         w.member("gid", std::uint64_t{s.who.unix_gid});
+        if (!s.groups.empty()) {
+            w.key("groups");
+            w.begin_array();
+            for (gid_t g : s.groups)
+                w.value(std::uint64_t{g});
+            w.end_array();
+        }
+        if (!s.cgroup.empty())
+            w.member("cgroup", std::string_view(s.cgroup));
         w.member("comm", std::string_view(s.who.comm));
         w.member("start_time", s.start_time);
         w.member("version", s.version);
@@ -286,6 +306,12 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
             w.member("join_state", m.join_state);
             w.key("params");
             write_params(w, m.params);
+            if (!m.rule.empty())
+                w.member("rule", std::string_view(m.rule));
+            if (m.created)
+                w.member("created", true);
+            if (m.sa_assigned)
+                w.member("sa_assigned", true);
             w.end_object();
             maybe_drain();
         }

@@ -51,6 +51,10 @@ struct SavedMembership {
     Gid mgid{};
     std::uint8_t join_state = 0;
     GroupParams params;
+    // What the access policy made of it (frontend::Grant); absent from older files.
+    std::string rule;
+    bool created = false;
+    bool sa_assigned = false;
     bool operator==(const SavedMembership &) const = default;
 };
 
@@ -61,6 +65,8 @@ struct SavedSession {
     std::string token; // 32 lowercase hex digits (proto::kTokenChars)
     SavedDoor door = SavedDoor::socket;
     ClientInfo who;
+    std::vector<gid_t> groups;    // supplementary, and the cgroup: what the access rules match
+    std::string cgroup;
     std::uint64_t start_time = 0; // the client's start time (/proc/PID/stat), to tell a reused pid
     unsigned version = 0;         // the protocol version its hello chose
     bool monitor = false;

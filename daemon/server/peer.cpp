@@ -1,5 +1,7 @@
 #include "server/peer.hpp"
 
+#include "frontend/process_start.hpp"
+
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -32,6 +34,7 @@ frontend::Credentials read_peer(int fd) {
         groups.resize(len / sizeof(gid_t) + 1);
     }
 
+    c.cgroup = frontend::process_cgroup(c.who.pid);
     std::ifstream comm("/proc/" + std::to_string(c.who.pid) + "/comm");
     if (!comm || !std::getline(comm, c.who.comm) || c.who.comm.empty())
         c.who.comm = "?";

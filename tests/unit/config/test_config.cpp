@@ -69,6 +69,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.limits.max_clients, 1024u);
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
+    EXPECT_TRUE(c.access.rules.empty());
+    EXPECT_EQ(c.access.quotas, (policy::Quotas{4096, 64, 512}));
     EXPECT_TRUE(c.static_groups.empty());
     EXPECT_TRUE(c.dbus.enabled);
     EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(5000));
@@ -101,8 +103,9 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-          "max_clients", "access", "allow_uids", "allow_gids", "dbus", "enabled", "restart", "grace_ms",
-          "static_groups"})
+          "max_clients", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
+          "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
+          "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -122,7 +125,14 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                     "sminfo_timeout_ms": 60000, "audit_per_second": 0.05, "jitter_percent": 50},
         "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
                    "max_memberships_per_client": 10000000, "max_clients": 1},
-        "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27]},
+        "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
+                   "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
+                              "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
+                              "mgids": ["ff15:a:1::/48", "ff12::1"], "pkeys": ["0x8001", 32770],
+                              "join_states": ["full", "sendonly-full"], "create": "mgid",
+                              "controlled_qkeys": true, "memberships_per_uid": 10, "creates_per_uid": 0},
+                             {}],
+                   "quotas": {"memberships_per_uid": 0, "creates_per_uid": 7, "groups_per_port": 16383}},
         "dbus": {"enabled": false},
         "restart": {"grace_ms": 0},
         "static_groups": [
@@ -164,6 +174,24 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_clients, 1u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
+    ASSERT_EQ(c.access.rules.size(), 2u);
+    const policy::Rule &r = c.access.rules[0];
+    EXPECT_EQ(r.name, "hpc");
+    EXPECT_EQ(r.uids, (std::vector<uid_t>{0, 1000}));
+    EXPECT_EQ(r.gids, (std::vector<gid_t>{0, 27}));
+    EXPECT_EQ(r.units, std::vector<std::string>{"slurmstepd.scope"});
+    EXPECT_EQ(r.cgroups, std::vector<std::string>{"/system.slice"});
+    ASSERT_EQ(r.mgids.size(), 2u);
+    EXPECT_EQ(r.mgids[0].text(), "ff15:a:1::/48");
+    EXPECT_EQ(r.mgids[1].text(), "ff12::1/128");
+    EXPECT_EQ(r.pkeys, (std::vector<std::uint16_t>{0x8001, 0x8002}));
+    EXPECT_EQ(r.join_states, join::full | join::send_only_full);
+    EXPECT_EQ(r.create, policy::Create::mgid);
+    EXPECT_TRUE(r.controlled_qkeys);
+    EXPECT_EQ(r.memberships_per_uid, 10u);
+    EXPECT_EQ(r.creates_per_uid, 0u);
+    EXPECT_EQ(c.access.rules[1], (policy::Rule{.name = "access.rules[1]"})); // {} matches all, allows all but creates
+    EXPECT_EQ(c.access.quotas, (policy::Quotas{0, 7, 16383}));
     EXPECT_FALSE(c.dbus.enabled);
     EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(0));
     ASSERT_EQ(c.static_groups.size(), 2u);
@@ -335,8 +363,41 @@ const Rejection kRejections[] = {
      "test.json: /ports: expected an array, got \"mlx5_0\""},
     {"port entry not a string", R"({"ports":[1]})",
      "test.json: /ports/0: expected a string, got 1"},
-    {"uid as name", R"({"access":{"allow_uids":["root"]}})",
-     "test.json: /access/allow_uids/0: expected an integer in [0, 4294967294], got \"root\""},
+    {"unknown user name", R"({"access":{"allow_uids":["no-such-user-mcastd"]}})",
+     "test.json: /access/allow_uids/0: no user \"no-such-user-mcastd\" on this host (getpwnam)"},
+    {"uid neither number nor name", R"({"access":{"allow_uids":[true]}})",
+     "test.json: /access/allow_uids/0: true is neither a uid nor a user name"},
+    {"unknown group name", R"({"access":{"rules":[{"groups":["no-such-group-mcastd"]}]}})",
+     "test.json: /access/rules/0/groups/0: no group \"no-such-group-mcastd\" on this host (getgrnam)"},
+    {"unknown rule key", R"({"access":{"rules":[{"user":[1000]}]}})",
+     "test.json: /access/rules/0/user: unknown key"},
+    {"rule name taken twice", R"({"access":{"rules":[{"name":"a"},{"name":"a"}]}})",
+     "test.json: /access/rules/1/name: \"a\" is already the name of /access/rules/0"},
+    {"rule name reserved", R"({"access":{"rules":[{"name":"root"}]}})",
+     "test.json: /access/rules/0/name: \"root\" is what list shows for memberships no rule admitted"},
+    {"mgid prefix with bits past its length", R"({"access":{"rules":[{"mgids":["ff15:a:1::5/48"]}]}})",
+     "test.json: /access/rules/0/mgids/0: ff15:a:1::5 has bits set after its first 48 (did you mean ff15:a:1::/48?)"},
+    {"mgid prefix not multicast", R"({"access":{"rules":[{"mgids":["fe80::/16"]}]}})",
+     "test.json: /access/rules/0/mgids/0: fe80:: is not a multicast GID (it must start with ff)"},
+    {"mgid prefix length out of range", R"({"access":{"rules":[{"mgids":["ff15::/129"]}]}})",
+     "test.json: /access/rules/0/mgids/0: the length after '/' must be a number in [8, 128]"},
+    {"invalid pkey in a rule", R"({"access":{"rules":[{"pkeys":["0x8000"]}]}})",
+     "test.json: /access/rules/0/pkeys/0: 0x8000 is the invalid P_Key"},
+    {"empty join_states", R"({"access":{"rules":[{"join_states":[]}]}})",
+     "test.json: /access/rules/0/join_states: is empty, which would allow nothing; leave the key out to allow every "
+     "join state"},
+    {"unknown join state", R"({"access":{"rules":[{"join_states":["half"]}]}})",
+     "test.json: /access/rules/0/join_states/0: \"half\" is not a join state (full, nonmember, sendonly-nonmember, "
+     "sendonly-full)"},
+    {"create neither bool nor kind", R"({"access":{"rules":[{"create":"yes"}]}})",
+     "test.json: /access/rules/0/create: \"yes\" is not true, false, \"mgid\" or \"sa-assigned\""},
+    {"unit without suffix", R"({"access":{"rules":[{"units":["tenant-a"]}]}})",
+     "test.json: /access/rules/0/units/0: \"tenant-a\" is not a unit name ending in .service, .scope or .slice"},
+    {"cgroup not absolute", R"({"access":{"rules":[{"cgroups":["system.slice"]}]}})",
+     "test.json: /access/rules/0/cgroups/0: \"system.slice\" is not a cgroup path such as "
+     "\"/system.slice/tenant-a.slice\""},
+    {"quota out of range", R"({"access":{"quotas":{"groups_per_port":20000}}})",
+     "test.json: /access/quotas/groups_per_port: 20000 out of range [0, 16383]"},
     {"static_groups not an array", R"({"static_groups":{}})",
      "test.json: /static_groups: expected an array, got an object"},
     {"static group not an object", R"({"static_groups":["ff15::1"]})",

@@ -24,10 +24,10 @@ protected:
         frontend::RestoredSession rs;
         rs.id = id;
         rs.token = tok;
-        rs.who = ClientInfo{::getpid(), uid, 0, "holder"};
+        rs.who.who = ClientInfo{::getpid(), uid, 0, "holder"};
         rs.version = 2;
         frontend::ClientSession &s = sessions.restore(rs);
-        EXPECT_TRUE(s.adopt_member(m, 0, *parse_gid("ff15::1"), join::full, {}));
+        EXPECT_TRUE(s.adopt_member(m, 0, *parse_gid("ff15::1"), join::full, {}, {}));
         return s;
     }
 

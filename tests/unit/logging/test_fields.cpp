@@ -71,6 +71,8 @@ TEST(MessageIds, OnePerKindEachA128BitIdInLowercaseHex) {
     std::set<std::string_view> seen;
     for (auto k : kinds)
         EXPECT_TRUE(seen.insert(message_id(k).id).second) << message_id(k).name;
+    for (const MessageId &m : {kPolicyRefused, kPolicyFlagged, kEvicted})
+        EXPECT_TRUE(seen.insert(m.id).second) << m.name;
     EXPECT_EQ(seen.size(), kMessageIds.size());
     for (const MessageId &m : kMessageIds)
         EXPECT_TRUE(std::regex_match(std::string(m.id), std::regex("[0-9a-f]{32}"))) << m.name;

@@ -1,0 +1,266 @@
+#include "policy/policy.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+namespace mcastd::policy {
+
+namespace {
+
+template <class T> bool has(const std::vector<T> &v, const T &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The components of a cgroup path ("/a.slice/b.scope" -> "a.slice", "b.scope").
+template <class F> bool any_component(std::string_view path, F f) {
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view part = path.substr(0, slash);
+        if (!part.empty() && f(part))
+            return true;
+        if (slash == path.npos)
+            break;
+        path.remove_prefix(slash + 1);
+    }
+    return false;
+}
+
+// `prefix` is `path` or one of its ancestors ("/" is everyone's).
+bool under(std::string_view path, std::string_view prefix) {
+    if (prefix == "/")
+        return !path.empty();
+    return path.substr(0, prefix.size()) == prefix && (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
+bool matches(const Rule &r, const Caller &c) {
+    if (!r.uids.empty() && !has(r.uids, c.uid))
+        return false;
+    if (!r.gids.empty() && !has(r.gids, c.gid) &&
+        std::none_of(c.groups.begin(), c.groups.end(), [&](gid_t g) { return has(r.gids, g); }))
+        return false;
+    if (!r.units.empty() && !any_component(c.cgroup, [&](std::string_view part) {
+            return std::find(r.units.begin(), r.units.end(), part) != r.units.end();
+        }))
+        return false;
+    if (!r.cgroups.empty() &&
+        std::none_of(r.cgroups.begin(), r.cgroups.end(), [&](const std::string &p) { return under(c.cgroup, p); }))
+        return false;
+    return true;
+}
+
+bool controlled(std::uint32_t qkey) { return qkey & 0x80000000u; }
+
+bool pkey_allowed(const std::vector<std::uint16_t> &pkeys, std::uint16_t pkey) {
+    return pkeys.empty() || std::any_of(pkeys.begin(), pkeys.end(),
+                                        [&](std::uint16_t p) { return (p & 0x7fff) == (pkey & 0x7fff); });
+}
+
+std::string list_text(const std::vector<std::uint16_t> &pkeys) {
+    std::string out;
+    for (std::uint16_t p : pkeys)
+        out += (out.empty() ? "" : ", ") + pkey_text(p);
+    return out;
+}
+
+std::string list_text(const std::vector<MgidPrefix> &mgids) {
+    std::string out;
+    for (const MgidPrefix &p : mgids)
+        out += (out.empty() ? "" : ", ") + p.text();
+    return out;
+}
+
+std::string states_text(std::uint8_t bits) {
+    std::string out;
+    for (std::uint8_t b = 1; b & join::all; b <<= 1)
+        if (bits & b)
+            out += (out.empty() ? "" : ", ") + join_state_name(b);
+    return out;
+}
+
+std::string qkey_text(std::uint32_t qkey) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", qkey);
+    return buf;
+}
+
+Refusal denied(const std::string &rule, std::string why, std::string field) {
+    return Refusal{Error{Errc::denied, "rule \"" + rule + "\" (config access.rules) " + std::move(why), std::nullopt,
+                         PolicyRef{rule, {}, 0}},
+                   std::move(field)};
+}
+
+// The checks that depend on what the join names, not on the SA: the MGID, the join state,
+// an asserted P_Key or Q_Key. Returns the refusal, or the reason a named-pkey rule needs one.
+std::optional<Refusal> check_ask(const Rule &r, const JoinAsk &ask) {
+    if (!is_zero(ask.mgid) && !r.mgids.empty() &&
+        std::none_of(r.mgids.begin(), r.mgids.end(), [&](const MgidPrefix &p) { return p.contains(ask.mgid); }))
+        return denied(r.name, "allows MGIDs in " + list_text(r.mgids) + " only, and " + format_gid(ask.mgid) +
+                                  " is not in them",
+                      "/mgid");
+    if (ask.join_state & ~r.join_states)
+        return denied(r.name, "allows join states " + states_text(r.join_states) + " only, not " +
+                                  join_state_name(ask.join_state),
+                      "/join_state");
+    if (ask.pkey && !pkey_allowed(r.pkeys, *ask.pkey))
+        return denied(r.name, "allows P_Keys " + list_text(r.pkeys) + " only, not " + pkey_text(*ask.pkey), "/pkey");
+    if (ask.qkey && controlled(*ask.qkey) && !r.controlled_qkeys)
+        return denied(r.name, "does not allow controlled Q_Keys (" + qkey_text(*ask.qkey) +
+                                  " has its high bit set, which the kernel reserves to CAP_NET_RAW)",
+                      "/qkey");
+    return std::nullopt;
+}
+
+} // namespace
+
+bool MgidPrefix::contains(const Gid &mgid) const {
+    const unsigned whole = length / 8, rest = length % 8;
+    if (!std::equal(prefix.begin(), prefix.begin() + whole, mgid.begin()))
+        return false;
+    if (!rest)
+        return true;
+    const auto mask = static_cast<std::uint8_t>(0xff << (8 - rest));
+    return (mgid[whole] & mask) == (prefix[whole] & mask);
+}
+
+std::string MgidPrefix::text() const { return format_gid(prefix) + "/" + std::to_string(length); }
+
+std::variant<MgidPrefix, std::string> parse_mgid_prefix(std::string_view text) {
+    MgidPrefix p;
+    const auto slash = text.find('/');
+    const auto gid = parse_gid(text.substr(0, slash));
+    if (!gid)
+        return std::string("\"") + std::string(text.substr(0, slash)) + "\" is not an MGID in IPv6 text form";
+    if ((*gid)[0] != 0xff)
+        return format_gid(*gid) + " is not a multicast GID (it must start with ff)";
+    p.prefix = *gid;
+    if (slash != text.npos) {
+        const std::string_view len = text.substr(slash + 1);
+        unsigned n = 0;
+        auto [end, ec] = std::from_chars(len.data(), len.data() + len.size(), n);
+        if (ec != std::errc() || end != len.data() + len.size() || len.empty() || (len.size() > 1 && len[0] == '0') ||
+            n < 8 || n > 128)
+            return "the length after '/' must be a number in [8, 128]";
+        p.length = n;
+    }
+    // Bits after the prefix would be silently ignored: a typo in the address or the length.
+    MgidPrefix trimmed = p;
+    for (unsigned bit = p.length; bit < 128; ++bit)
+        trimmed.prefix[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+    if (trimmed.prefix != p.prefix)
+        return format_gid(p.prefix) + " has bits set after its first " + std::to_string(p.length) + " (did you mean " +
+               trimmed.text() + "?)";
+    return p;
+}
+
+std::string pkey_text(std::uint16_t pkey) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%04x", pkey);
+    return buf;
+}
+
+bool Policy::admits(const Caller &c) const {
+    if (c.uid == 0 || (allow_uids.empty() && allow_gids.empty()))
+        return true;
+    if (has(allow_uids, c.uid) || has(allow_gids, c.gid))
+        return true;
+    return std::any_of(c.groups.begin(), c.groups.end(), [&](gid_t g) { return has(allow_gids, g); });
+}
+
+const Rule *Policy::match(const Caller &c) const {
+    for (const Rule &r : rules)
+        if (matches(r, c))
+            return &r;
+    return nullptr;
+}
+
+namespace {
+
+Quotas quotas_of(const Quotas &defaults, const Rule *r) {
+    Quotas q = defaults;
+    if (r) {
+        q.memberships_per_uid = r->memberships_per_uid.value_or(q.memberships_per_uid);
+        q.creates_per_uid = r->creates_per_uid.value_or(q.creates_per_uid);
+    }
+    return q;
+}
+
+} // namespace
+
+Quotas Policy::quotas_for(const Caller &c) const {
+    if (c.uid == 0)
+        return Quotas{0, 0, quotas.groups_per_port};
+    return quotas_of(quotas, match(c));
+}
+
+std::variant<Admission, Refusal> admit(const Policy &policy, const Caller &caller, const JoinAsk &ask) {
+    Admission a;
+    if (caller.uid == 0) {
+        a.rule = kRootLabel;
+        return a;
+    }
+    const Rule *r = policy.match(caller);
+    const Quotas q = quotas_of(policy.quotas, r);
+    a.memberships_quota = q.memberships_per_uid;
+    a.creates_quota = q.creates_per_uid;
+    if (policy.rules.empty()) {
+        a.rule = kAnyLabel;
+        return a;
+    }
+    if (!r)
+        return Refusal{Error{Errc::denied,
+                             "no rule of the access policy (config access.rules) matches uid " +
+                                 std::to_string(caller.uid) + ", so it may join nothing",
+                             std::nullopt, PolicyRef{std::string(kDenyLabel), {}, 0}},
+                       {}};
+    if (auto refused = check_ask(*r, ask))
+        return *refused;
+    a.rule = r->name;
+    a.controlled_qkeys = r->controlled_qkeys;
+    a.pkeys = r->pkeys;
+    if (!ask.pkey && r->pkeys.size() == 1)
+        a.assert_pkey = r->pkeys.front();
+    else if (!ask.pkey && !r->pkeys.empty())
+        return denied(r->name, "allows several P_Keys (" + list_text(r->pkeys) + "): the join must name its P_Key",
+                      "/pkey");
+    const bool sa_assigned = is_zero(ask.mgid);
+    const auto right = static_cast<std::uint8_t>(sa_assigned ? Create::sa_assigned : Create::mgid);
+    if (!(static_cast<std::uint8_t>(r->create) & right))
+        a.no_create = denied(r->name,
+                             sa_assigned ? std::string("does not allow creating groups with an SA-assigned MGID")
+                                         : "does not allow creating groups, and " + format_gid(ask.mgid) +
+                                               " does not exist",
+                             sa_assigned ? "/create" : "/mgid");
+    else if (!ask.qkey && controlled(ask.create_qkey) && !r->controlled_qkeys)
+        a.no_create = denied(r->name, "does not allow controlled Q_Keys, and a create would use the configured " +
+                                          qkey_text(ask.create_qkey) + " (groups.create.qkey)",
+                             "/qkey");
+    if (sa_assigned && a.no_create)
+        return *a.no_create; // an SA-assigned MGID is always a create
+    return a;
+}
+
+std::optional<Refusal> check_record(const Admission &a, const McRecord &record) {
+    if (!pkey_allowed(a.pkeys, record.pkey))
+        return denied(a.rule, "allows P_Keys " + list_text(a.pkeys) + " only, and group " + format_gid(record.mgid) +
+                                  " has " + pkey_text(record.pkey),
+                      "/pkey");
+    if (controlled(record.qkey) && !a.controlled_qkeys)
+        return denied(a.rule, "does not allow controlled Q_Keys, and group " + format_gid(record.mgid) + " has " +
+                                  qkey_text(record.qkey) + " (the kernel reserves those to CAP_NET_RAW)",
+                      "/qkey");
+    return std::nullopt;
+}
+
+std::optional<std::string> review(const Policy &policy, const Caller &caller, std::uint8_t join_state,
+                                  const McRecord &record, bool sa_assigned) {
+    JoinAsk ask;
+    ask.mgid = sa_assigned ? kZeroGid : record.mgid;
+    ask.join_state = join_state;
+    ask.pkey = record.pkey;
+    ask.qkey = record.qkey;
+    const auto out = admit(policy, caller, ask);
+    if (const auto *no = std::get_if<Refusal>(&out))
+        return no->error.message;
+    return std::nullopt;
+}
+
+} // namespace mcastd::policy
