@@ -32,7 +32,12 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     service_->set_change_listener([this] { notifier_->changed(); });
 
     sessions_ = std::make_unique<frontend::Sessions>(*service_, name, cfg_.limits, cfg_.access);
-    server::ListenSocket listener = server::open_client_socket(cfg_.socket);
+    server::ListenSocket listener =
+        server::open_client_socket(cfg_.socket, 0660, cfg_.socket_gid.value_or(static_cast<gid_t>(-1)));
+    if (!listener.activated && !cfg_.socket_gid && !cfg_.socket_group.empty())
+        spdlog::warn("there is no group '{}' on this host, so only root can use {} (create the group, e.g. "
+                     "systemd-sysusers rdma-mcastd.conf, or set socket_group)",
+                     cfg_.socket_group, cfg_.socket);
     server_ = std::make_unique<server::SocketServer>(loop_, *sessions_, listener.fd, server::service_manager_fd_store());
     // D-Bus is optional: without a system bus the socket still serves.
     if (cfg_.dbus.enabled) {

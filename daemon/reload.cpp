@@ -9,6 +9,7 @@ ReloadPlan plan_reload(const config::DaemonConfig &a, const config::DaemonConfig
     const EngineConfig &ea = a.engine, &eb = b.engine;
     const std::pair<const char *, bool> changed[] = {
         {"socket", a.socket != b.socket},
+        {"socket_group", a.socket_group != b.socket_group || a.socket_gid != b.socket_gid},
         {"log_level", a.log_level != b.log_level},
         {"ports", a.host.ports != b.host.ports},
         {"sa", !(a.host.sa == b.host.sa)},

@@ -41,6 +41,15 @@ template <class Entry, class Lookup> std::optional<Entry> lookup(const std::stri
     }
 }
 
+} // namespace
+
+std::optional<gid_t> group_id(const std::string &name) {
+    const auto g = lookup<group>(name, ::getgrnam_r);
+    return g ? std::optional<gid_t>(g->gr_gid) : std::nullopt;
+}
+
+namespace {
+
 // The ids of a "users" or "groups" list: a number is an id, a string a name the host knows.
 template <class Id>
 std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool groups) {
@@ -55,10 +64,10 @@ std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool grou
         if (v.is_string()) {
             const std::string name(v.get_ref<const json::string_t &>());
             if (groups) {
-                const auto g = lookup<group>(name, ::getgrnam_r);
+                const auto g = group_id(name);
                 if (!g)
                     throw FieldError(ptr, "no group \"" + name + "\" on this host (getgrnam)");
-                id = static_cast<Id>(g->gr_gid);
+                id = static_cast<Id>(*g);
             } else {
                 const auto p = lookup<passwd>(name, ::getpwnam_r);
                 if (!p)

@@ -11,7 +11,10 @@
 // them over as they are. Only their headers are used: this library links none of those modules.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,8 +50,17 @@ struct RestartConfig {
     bool operator==(const RestartConfig &) const = default;
 };
 
+// The group that may use the socket the daemon binds itself (without socket activation, where
+// rdma-mcastd.socket's SocketGroup= decides): root:<group> 0660, as the socket unit makes it.
+inline constexpr const char *kDefaultSocketGroup = "rdma-mcast";
+
 struct DaemonConfig {
     std::string socket = kDefaultSocket;
+    // "socket_group": a name or gid; "" for root alone. The gid is resolved when the config is
+    // read: an unknown name is an error when the file names it, and a warning (root alone) when
+    // it is the default and the host has no such group.
+    std::string socket_group = kDefaultSocketGroup;
+    std::optional<gid_t> socket_gid;
     std::string log_level = "info"; // one of kLogLevels
     EngineConfig engine;            // "groups", "retry", "rejoin"
     HostPortsConfig host;           // "ports", "sa", "monitor"

@@ -88,6 +88,25 @@ std::string read_socket(const ObjectReader &root) {
     return std::string(*path);
 }
 
+void read_socket_group(const ObjectReader &root, DaemonConfig &c) {
+    const json *v = root.find("socket_group");
+    if (!v) {
+        c.socket_gid = detail::group_id(c.socket_group);
+        return;
+    }
+    if (v->is_number_integer()) {
+        c.socket_gid = static_cast<gid_t>(json_check::check_uint(*v, root.pointer("socket_group"), 0, 0xfffffffe));
+        c.socket_group = std::to_string(*c.socket_gid);
+        return;
+    }
+    c.socket_group = std::string(root.string("socket_group").value_or(""));
+    if (c.socket_group.empty())
+        return; // root alone
+    c.socket_gid = detail::group_id(c.socket_group);
+    if (!c.socket_gid)
+        root.fail("socket_group", "no group \"" + c.socket_group + "\" on this host (getgrnam)");
+}
+
 std::string read_log_level(const ObjectReader &root) {
     const auto level = root.string("log_level");
     if (!level)
@@ -298,10 +317,11 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
 }
 
 DaemonConfig read_config(const ObjectReader &root) {
-    root.require_only({"socket", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
+    root.require_only({"socket", "socket_group", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
                        "limits", "access", "dbus", "restart", "static_groups"});
     DaemonConfig c;
     c.socket = read_socket(root);
+    read_socket_group(root, c);
     c.log_level = read_log_level(root);
     c.host.ports = read_ports(root);
     read_sa(root, c.host.sa);

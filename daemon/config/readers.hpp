@@ -25,6 +25,9 @@ std::optional<std::uint64_t> int_or_hex(const json_check::ObjectReader &in, std:
 // A P_Key value: not the invalid P_Key (0x0000 or 0x8000, IBA 10.9.1.2).
 std::uint16_t pkey_value(const json_check::json &v, const std::string &pointer);
 
+// The gid of group `name` on this host (getgrnam_r), if it has one.
+std::optional<gid_t> group_id(const std::string &name);
+
 // The "access" section (access.cpp): the allow lists, the rules and the quotas. User and group
 // names are resolved here, so a name the host does not know is an error naming its key.
 policy::Policy read_access(const json_check::ObjectReader &root);

@@ -47,14 +47,14 @@ std::string bound_path(int fd) {
 
 } // namespace
 
-ListenSocket open_client_socket(const std::string &configured_path, mode_t mode) {
+ListenSocket open_client_socket(const std::string &configured_path, mode_t mode, gid_t group) {
     char **raw = nullptr;
     const int n = sd_listen_fds_with_names(1, &raw);
     const std::unique_ptr<char *, FreeNames> names(raw);
     if (n < 0)
         fail(-n, "socket activation (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES)");
     if (n == 0)
-        return ListenSocket{listen_seqpacket(configured_path, mode), configured_path, false, {}};
+        return ListenSocket{listen_seqpacket(configured_path, mode, group), configured_path, false, {}};
 
     // By name, as systemd intends; a lone fd without a name is what a bare
     // `systemd-socket-activate -l PATH` passes.
@@ -78,7 +78,7 @@ ListenSocket open_client_socket(const std::string &configured_path, mode_t mode)
         fcntl(c.fd, F_SETFD, FD_CLOEXEC);
     if (chosen < 0 && !stored.empty()) {
         // Only the fd store's connections: the daemon was not socket-activated.
-        ListenSocket own{listen_seqpacket(configured_path, mode), configured_path, false, std::move(stored)};
+        ListenSocket own{listen_seqpacket(configured_path, mode, group), configured_path, false, std::move(stored)};
         return own;
     }
     if (chosen < 0)

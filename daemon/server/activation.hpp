@@ -33,6 +33,7 @@ struct ListenSocket {
 // `configured_path` with listen_seqpacket(). The LISTEN_* variables are unset either way, so
 // children do not inherit them. Throws std::system_error naming the fd or path and the cause,
 // e.g. a passed fd that is not a listening SOCK_SEQPACKET socket.
-ListenSocket open_client_socket(const std::string &configured_path, mode_t mode = 0660);
+ListenSocket open_client_socket(const std::string &configured_path, mode_t mode = 0660,
+                                gid_t group = static_cast<gid_t>(-1));
 
 } // namespace mcastd::server

@@ -39,7 +39,7 @@ bool in_use(const sockaddr_un &a) {
 
 } // namespace
 
-int listen_seqpacket(const std::string &path, mode_t mode) {
+int listen_seqpacket(const std::string &path, mode_t mode, gid_t group) {
     const sockaddr_un a = address(path);
     struct stat st {};
     if (lstat(path.c_str(), &st) == 0) {
@@ -59,11 +59,12 @@ int listen_seqpacket(const std::string &path, mode_t mode) {
         fail(err, path, "bind()");
     }
     // bind() applies the umask; set the mode the config asked for explicitly.
-    if (chmod(path.c_str(), mode) < 0 || listen(fd, SOMAXCONN) < 0) {
+    if (chown(path.c_str(), static_cast<uid_t>(-1), group) < 0 || chmod(path.c_str(), mode) < 0 ||
+        listen(fd, SOMAXCONN) < 0) {
         const int err = errno;
         close(fd);
         unlink(path.c_str());
-        fail(err, path, "chmod()/listen()");
+        fail(err, path, "chown()/chmod()/listen()");
     }
     return fd;
 }

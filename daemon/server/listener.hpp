@@ -7,9 +7,10 @@
 
 namespace mcastd::server {
 
-// Binds and listens on `path` (non-blocking, close-on-exec). A socket file nobody answers on is
-// a leftover of a crashed daemon and is replaced; one that answers belongs to a running daemon
-// and is an error. Throws std::system_error naming the path.
-int listen_seqpacket(const std::string &path, mode_t mode = 0660);
+// Binds and listens on `path` (non-blocking, close-on-exec) with `mode`, owned by root and by
+// `group` ((gid_t)-1: root's). A socket file nobody answers on is a leftover of a crashed daemon
+// and is replaced; one that answers belongs to a running daemon and is an error. Throws
+// std::system_error naming the path.
+int listen_seqpacket(const std::string &path, mode_t mode = 0660, gid_t group = static_cast<gid_t>(-1));
 
 } // namespace mcastd::server

@@ -98,7 +98,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
     std::string text(std::filesystem::file_size(path), '\0');
     std::ifstream(path).read(text.data(), static_cast<std::streamsize>(text.size()));
     for (const char *key :
-         {"socket", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
+         {"socket", "socket_group", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
           "max_rate", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
@@ -112,6 +112,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
 TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     const auto c = ok(R"({
         "socket": "/run/mc/test.sock",
+        "socket_group": "root",
         "log_level": "debug",
         "ports": ["mlx5_0", "mlx5_1/2"],
         "sa": {"timeout_ms": 100, "max_timeout_ms": 5000, "tries": 3, "window": 256,
@@ -144,6 +145,10 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         ]
     })");
     EXPECT_EQ(c.socket, "/run/mc/test.sock");
+    EXPECT_EQ(c.socket_group, "root");
+    EXPECT_EQ(c.socket_gid, 0u);
+    EXPECT_EQ(ok(R"({"socket_group": 27})").socket_gid, 27u);
+    EXPECT_EQ(ok(R"({"socket_group": ""})").socket_gid, std::nullopt) << "root alone";
     EXPECT_EQ(c.log_level, "debug");
     EXPECT_EQ(c.host.ports, (std::vector<std::string>{"mlx5_0", "mlx5_1/2"}));
     EXPECT_EQ(c.host.sa.first_timeout, milliseconds(100));
@@ -363,6 +368,8 @@ const Rejection kRejections[] = {
      "test.json: /ports: expected an array, got \"mlx5_0\""},
     {"port entry not a string", R"({"ports":[1]})",
      "test.json: /ports/0: expected a string, got 1"},
+    {"unknown socket group", R"({"socket_group":"no-such-group-mcastd"})",
+     "test.json: /socket_group: no group \"no-such-group-mcastd\" on this host (getgrnam)"},
     {"unknown user name", R"({"access":{"allow_uids":["no-such-user-mcastd"]}})",
      "test.json: /access/allow_uids/0: no user \"no-such-user-mcastd\" on this host (getpwnam)"},
     {"uid neither number nor name", R"({"access":{"allow_uids":[true]}})",

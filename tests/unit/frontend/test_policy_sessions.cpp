@@ -1,0 +1,387 @@
+// The access policy as the client sessions apply it, over the fake SA: the rules (a denied join
+// never reaches the SA), the quotas counted per uid across sessions and doors (and given back on
+// leave, on disconnect and on a failed join), the host's groups-per-port cap, the checks only
+// the SA's answer allows, a reload's review, evict, and what list and status show.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "front_door.hpp"
+
+namespace mcastd::test {
+namespace {
+
+using frontend::Credentials;
+using frontend::Door;
+using frontend::JoinAnswer;
+
+class Recorder final : public frontend::SessionOutlet {
+public:
+    void membership_event(MembershipId id, const MembershipEvent &ev) override { events.emplace_back(id, ev); }
+    std::vector<std::pair<MembershipId, MembershipEvent>> events;
+};
+
+constexpr uid_t kAlice = 1001, kBob = 1002;
+constexpr gid_t kHpc = 3000, kUsers = 100;
+
+policy::Rule rule(std::string name) {
+    policy::Rule r;
+    r.name = std::move(name);
+    return r;
+}
+
+class PolicySessions : public FrontDoor {
+protected:
+    explicit PolicySessions(policy::Policy p) : FrontDoor({}, std::move(p)) {}
+
+    std::unique_ptr<frontend::ClientSession> open(uid_t uid, gid_t gid, std::vector<gid_t> groups = {},
+                                                  std::string cgroup = "/user.slice") {
+        Credentials c{ClientInfo{::getpid(), uid, gid, "app"}, std::move(groups), std::move(cgroup)};
+        auto s = sessions.open(Door::dbus, std::move(c), outlet);
+        EXPECT_TRUE(std::holds_alternative<std::unique_ptr<frontend::ClientSession>>(s));
+        return std::get<std::unique_ptr<frontend::ClientSession>>(std::move(s));
+    }
+    // Joins and lets the SA answer everything.
+    JoinAnswer join(frontend::ClientSession &s, JoinRequest req) {
+        std::optional<JoinAnswer> out;
+        s.join(++request_, req, [&out](const JoinAnswer &a) { out = a; });
+        sa.run();
+        EXPECT_TRUE(out) << "no answer";
+        return out.value_or(JoinAnswer{});
+    }
+    JoinAnswer join(frontend::ClientSession &s, const char *mgid) { return join(s, join_request(mgid)); }
+    static JoinRequest create() {
+        JoinRequest r = join_request("::");
+        r.mgid = kZeroGid;
+        return r;
+    }
+    const proto::UserUsage *usage(uid_t uid) {
+        for (const auto &u : status.users)
+            if (u.uid == uid)
+                return &u;
+        return nullptr;
+    }
+    void refresh(const frontend::ClientSession &s) { status = s.status(); }
+
+    Recorder outlet;
+    proto::StatusResult status;
+    std::uint64_t request_ = 0;
+};
+
+// ---- rules ----
+
+policy::Policy hpc_site() {
+    policy::Policy p;
+    policy::Rule hpc = rule("hpc");
+    hpc.gids = {kHpc};
+    hpc.mgids = {std::get<policy::MgidPrefix>(policy::parse_mgid_prefix("ff15:a:1::/48"))};
+    hpc.create = policy::Create::any;
+    policy::Rule others = rule("everyone");
+    others.mgids = hpc.mgids;
+    others.join_states = join::full | join::send_only_full;
+    p.rules = {hpc, others};
+    return p;
+}
+
+class Rules : public PolicySessions {
+protected:
+    Rules() : PolicySessions(hpc_site()) {}
+};
+
+TEST_F(Rules, ADeniedJoinNamesTheRuleAndTheFieldAndReachesNoSa) {
+    auto bob = open(kBob, kUsers);
+    const JoinAnswer a = join(*bob, "ff15:b::1");
+    ASSERT_TRUE(a.failure);
+    EXPECT_EQ(a.failure->error.code, Errc::denied);
+    EXPECT_EQ(a.failure->error.message, "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a:1::/48 only, "
+                                        "and ff15:b::1 is not in them");
+    EXPECT_EQ(a.failure->field, "/mgid");
+    ASSERT_TRUE(a.failure->error.policy);
+    EXPECT_EQ(a.failure->error.policy->rule, "everyone");
+    EXPECT_TRUE(sa.log.empty()) << "the SA never heard of it";
+
+    JoinRequest nonmember = join_request("ff15:a:1::1");
+    nonmember.join_state = join::non_member;
+    EXPECT_EQ(join(*bob, nonmember).failure->field, "/join_state");
+    EXPECT_TRUE(sa.log.empty());
+}
+
+TEST_F(Rules, OnlyTheGroupThatMayCreateCreatesAndASupplementaryGroupCounts) {
+    auto bob = open(kBob, kUsers);
+    const JoinAnswer refused = join(*bob, "ff15:a:1::7");
+    ASSERT_TRUE(refused.failure);
+    EXPECT_EQ(refused.failure->error.message, "rule \"everyone\" (config access.rules) does not allow creating "
+                                              "groups, and ff15:a:1::7 does not exist");
+    EXPECT_EQ(refused.failure->field, "/mgid");
+    EXPECT_FALSE(sa_bits("ff15:a:1::7")) << "the probe found no group, and no create followed";
+
+    auto alice = open(kAlice, kUsers, {kHpc}); // hpc only as a supplementary group
+    const JoinAnswer made = join(*alice, "ff15:a:1::7");
+    ASSERT_FALSE(made.failure) << made.failure->error.message;
+    EXPECT_EQ(sa_bits("ff15:a:1::7"), join::full);
+
+    const JoinAnswer joined = join(*bob, "ff15:a:1::7");
+    EXPECT_FALSE(joined.failure) << "the group exists now: joining it is no create";
+
+    const proto::ListResult l = bob->list();
+    ASSERT_EQ(l.ports.at(0).groups.size(), 1u);
+    const auto &members = l.ports[0].groups[0].members;
+    ASSERT_EQ(members.size(), 2u);
+    const auto &m_alice = members[0].uid == kAlice ? members[0] : members[1];
+    const auto &m_bob = members[0].uid == kBob ? members[0] : members[1];
+    EXPECT_EQ(m_alice.rule, "hpc");
+    EXPECT_TRUE(m_alice.created);
+    EXPECT_EQ(m_bob.rule, "everyone");
+    EXPECT_FALSE(m_bob.created);
+}
+
+TEST_F(Rules, AnSaAssignedCreateWithoutTheRightIsRefusedBeforeTheSa) {
+    auto bob = open(kBob, kUsers);
+    const JoinAnswer a = join(*bob, create());
+    ASSERT_TRUE(a.failure);
+    EXPECT_EQ(a.failure->field, "/create");
+    EXPECT_TRUE(sa.log.empty());
+}
+
+TEST_F(Rules, RootIsAlwaysAllowed) {
+    auto root = open(0, 0);
+    ASSERT_FALSE(join(*root, "ff15:b::9").failure);
+    EXPECT_EQ(root->list().ports.at(0).groups.at(0).members.at(0).rule, "root");
+}
+
+// ---- P_Keys and Q_Keys ----
+
+class Keys : public PolicySessions {
+protected:
+    static policy::Policy tenant() {
+        policy::Policy p;
+        policy::Rule t = rule("tenant-a");
+        t.cgroups = {"/machine.slice/tenant-a.slice"};
+        t.pkeys = {0x8001};
+        t.create = policy::Create::any;
+        p.rules = {t};
+        return p;
+    }
+    Keys() : PolicySessions(tenant()) {}
+};
+
+TEST_F(Keys, TheRulesOnePKeyIsAssertedSoACreateUsesItAndAForeignGroupIsRefusedByTheSa) {
+    auto a = open(kAlice, kUsers, {}, "/machine.slice/tenant-a.slice/c1.scope");
+    const JoinAnswer made = join(*a, "ff15::a1");
+    ASSERT_FALSE(made.failure) << made.failure->error.message;
+    EXPECT_EQ(made.record.pkey, 0x8001);
+    EXPECT_EQ(sa.state.groups.at(*parse_gid("ff15::a1")).rec.pkey, 0x8001) << "created with the tenant's P_Key";
+
+    sa.state.seed(*parse_gid("ff15::b1"), make_gid(0xfe80000000000000ULL, 0x99), join::full); // P_Key 0xffff
+    const JoinAnswer foreign = join(*a, "ff15::b1");
+    ASSERT_TRUE(foreign.failure);
+    EXPECT_NE(foreign.failure->error.code, Errc::internal);
+    EXPECT_FALSE(sa_bits("ff15::b1")) << "this port never joined the other tenant's group";
+}
+
+TEST_F(Keys, ACallerOutsideTheCgroupIsDeniedByDefault) {
+    auto other = open(kBob, kUsers, {}, "/machine.slice/tenant-b.slice/c1.scope");
+    const JoinAnswer a = join(*other, "ff15::a1");
+    ASSERT_TRUE(a.failure);
+    EXPECT_EQ(a.failure->error.code, Errc::denied);
+    EXPECT_EQ(a.failure->error.policy->rule, "default-deny");
+    auto prefix_only = open(kBob, kUsers, {}, "/machine.slice/tenant-a.slicex");
+    EXPECT_TRUE(join(*prefix_only, "ff15::a1").failure) << "a prefix matches whole path components only";
+}
+
+TEST_F(Keys, AGroupWithAControlledQKeyLearnedFromTheSaIsLeftAndRefused) {
+    const Gid other = make_gid(0xfe80000000000000ULL, 0x99);
+    sa.state.seed(*parse_gid("ff15::c1"), other, join::full, 0x80010000);
+    sa.state.groups.at(*parse_gid("ff15::c1")).rec.pkey = 0x8001;
+    auto a = open(kAlice, kUsers, {}, "/machine.slice/tenant-a.slice");
+    const JoinAnswer j = join(*a, "ff15::c1");
+    ASSERT_TRUE(j.failure);
+    EXPECT_EQ(j.failure->error.code, Errc::denied);
+    EXPECT_EQ(j.failure->field, "/qkey");
+    sa.run();
+    EXPECT_FALSE(sa_bits("ff15::c1")) << "the membership the SA granted was left again";
+    EXPECT_EQ(sa.state.join_state(*parse_gid("ff15::c1"), other), join::full) << "the other port keeps its own";
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice), nullptr) << "nothing stays charged";
+}
+
+// ---- quotas ----
+
+policy::Policy quotas(std::size_t memberships, std::size_t creates, std::size_t groups) {
+    policy::Policy p;
+    p.quotas = policy::Quotas{memberships, creates, groups};
+    return p;
+}
+
+class MembershipQuota : public PolicySessions {
+protected:
+    MembershipQuota() : PolicySessions(quotas(3, 0, 0)) {}
+};
+class CreateQuota : public PolicySessions {
+protected:
+    CreateQuota() : PolicySessions(quotas(0, 2, 0)) {}
+};
+class PortCap : public PolicySessions {
+protected:
+    PortCap() : PolicySessions(quotas(0, 0, 5)) {}
+};
+
+TEST_F(MembershipQuota, MembershipsCountPerUidAcrossSessionsAndComeBackOnLeaveAndDisconnect) {
+    auto s1 = open(kAlice, kUsers);
+    auto s2 = open(kAlice, kUsers);
+    ASSERT_FALSE(join(*s1, "ff15::1").failure);
+    ASSERT_FALSE(join(*s2, "ff15::2").failure);
+    const JoinAnswer third = join(*s2, "ff15::3");
+    ASSERT_FALSE(third.failure);
+    const JoinAnswer over = join(*s1, "ff15::4");
+    ASSERT_TRUE(over.failure);
+    EXPECT_EQ(over.failure->error.code, Errc::limit);
+    EXPECT_EQ(over.failure->error.policy, (PolicyRef{"", "memberships_per_uid", 3}));
+    EXPECT_EQ(over.failure->error.message, "uid 1001 holds or waits for 3 memberships, its quota (config "
+                                           "access.quotas.memberships_per_uid or the admitting rule's)");
+    EXPECT_TRUE(sa_bits("ff15::1") && sa_bits("ff15::2") && sa_bits("ff15::3")) << "nothing held is touched";
+
+    auto bob = open(kBob, kUsers);
+    EXPECT_FALSE(join(*bob, "ff15::4").failure) << "another uid has its own quota";
+
+    ASSERT_FALSE(s2->leave(proto::Leave{third.membership, {}}));
+    EXPECT_FALSE(join(*s1, "ff15::5").failure) << "a leave gives the place back";
+    EXPECT_TRUE(join(*s1, "ff15::6").failure);
+    s2.reset(); // disconnects: its one membership (ff15::2) goes
+    EXPECT_FALSE(join(*s1, "ff15::6").failure) << "a disconnect gives the place back";
+    refresh(*s1);
+    ASSERT_TRUE(usage(kAlice));
+    EXPECT_EQ(usage(kAlice)->memberships, 3u);
+    EXPECT_EQ(usage(kAlice)->memberships_quota, 3u);
+}
+
+TEST_F(CreateQuota, CreatesCountOnlyWhenTheGroupIsNewAndAFailedCreateGivesItsPlaceBack) {
+    auto a = open(kAlice, kUsers);
+    const Gid other = make_gid(0xfe80000000000000ULL, 0x99);
+    sa.state.seed(*parse_gid("ff15::e1"), other, join::full);
+    ASSERT_FALSE(join(*a, "ff15::e1").failure) << "an existing group";
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 0u);
+
+    // The SA refuses the first create: nothing is charged for it.
+    int sets = 0;
+    sa.fate = [&](const SaRequest &r) {
+        return r.method == SaMethod::set && sets++ == 0 ? FakeSa::Fate::inject_status : FakeSa::Fate::deliver;
+    };
+    EXPECT_TRUE(join(*a, "ff15::c1").failure);
+    sa.fate = [](const SaRequest &) { return FakeSa::Fate::deliver; };
+    const JoinAnswer c1 = join(*a, "ff15::c1");
+    ASSERT_FALSE(c1.failure);
+    ASSERT_FALSE(join(*a, create()).failure) << "an SA-assigned MGID is a create too";
+    const JoinAnswer third = join(*a, "ff15::c3");
+    ASSERT_TRUE(third.failure);
+    EXPECT_EQ(third.failure->error.policy, (PolicyRef{"", "creates_per_uid", 2}));
+    EXPECT_FALSE(sa_bits("ff15::c3"));
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 2u);
+    EXPECT_EQ(usage(kAlice)->creates_quota, 2u);
+
+    ASSERT_FALSE(a->leave(proto::Leave{c1.membership, {}}));
+    EXPECT_FALSE(join(*a, "ff15::c3").failure) << "leaving a created group gives the create back";
+}
+
+TEST_F(PortCap, TheHostCapsItsGroupsPerPortForEveryoneButAJoinOfAHeldGroupPasses) {
+    auto root = open(0, 0);
+    for (int g = 1; g <= 5; ++g) {
+        const std::string mgid = "ff15::" + std::to_string(g);
+        ASSERT_FALSE(join(*root, mgid.c_str()).failure) << mgid;
+    }
+    const JoinAnswer sixth = join(*root, "ff15::6");
+    ASSERT_TRUE(sixth.failure);
+    EXPECT_EQ(sixth.failure->error.policy, (PolicyRef{"", "groups_per_port", 5}));
+    EXPECT_EQ(sixth.failure->error.message, "mlx5_0/1 has 5 groups, its quota (config access.quotas.groups_per_port "
+                                            "or the admitting rule's)");
+    auto a = open(kAlice, kUsers);
+    EXPECT_FALSE(join(*a, "ff15::3").failure) << "a group the host holds costs no MLID more";
+    refresh(*a);
+    EXPECT_EQ(status.ports.at(0).max_groups, 5u);
+}
+
+TEST_F(MembershipQuota, APendingJoinCountsAndAWithdrawnOneGivesItsPlaceBack) {
+    auto a = open(kAlice, kUsers);
+    std::vector<std::optional<JoinAnswer>> answers(3);
+    for (int i = 0; i < 3; ++i) {
+        const std::string mgid = "ff15::" + std::to_string(i + 1);
+        a->join(static_cast<std::uint64_t>(100 + i), join_request(mgid.c_str()),
+                [&answers, i](const JoinAnswer &x) { answers[static_cast<std::size_t>(i)] = x; });
+    }
+    std::optional<JoinAnswer> fourth;
+    a->join(200, join_request("ff15::4"), [&](const JoinAnswer &x) { fourth = x; });
+    ASSERT_TRUE(fourth && fourth->failure) << "three pending joins already fill the quota";
+    ASSERT_FALSE(a->leave(proto::Leave{{}, 100}));
+    ASSERT_TRUE(answers[0] && answers[0]->failure);
+    EXPECT_EQ(answers[0]->failure->error.code, Errc::cancelled);
+    std::optional<JoinAnswer> again;
+    a->join(201, join_request("ff15::4"), [&](const JoinAnswer &x) { again = x; });
+    sa.run();
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->failure);
+}
+
+// ---- reload, evict ----
+
+class Reload : public PolicySessions {
+protected:
+    Reload() : PolicySessions(policy::Policy{}) {}
+};
+
+TEST_F(Reload, ATightenedRuleRefusesTheNextJoinAndFlagsWhatIsHeldWithoutCuttingIt) {
+    auto a = open(kAlice, kUsers);
+    const JoinAnswer held = join(*a, "ff15:b::1");
+    ASSERT_FALSE(held.failure);
+    EXPECT_EQ(a->list().ports.at(0).groups.at(0).members.at(0).rule, "any");
+
+    sessions.set_policy(hpc_site());
+    EXPECT_TRUE(join(*a, "ff15:b::2").failure);
+    EXPECT_EQ(sa_bits("ff15:b::1"), join::full) << "kept at the SA";
+    const auto m = a->list().ports.at(0).groups.at(0).members.at(0);
+    EXPECT_EQ(m.rule, "any") << "the rule that admitted it then";
+    EXPECT_EQ(m.flagged, "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a:1::/48 only, and ff15:b::1 "
+                         "is not in them");
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->flagged, 1u);
+
+    sessions.set_policy(policy::Policy{});
+    EXPECT_EQ(a->list().ports.at(0).groups.at(0).members.at(0).flagged, "") << "admitted again";
+}
+
+TEST_F(Reload, EvictIsForRootAndReleasesAUidsMembershipsTellingItsClient) {
+    auto a1 = open(kAlice, kUsers);
+    auto a2 = open(kAlice, kUsers);
+    auto b = open(kBob, kUsers);
+    const JoinAnswer x = join(*a1, "ff15::1");
+    ASSERT_FALSE(join(*a2, "ff15::2").failure);
+    ASSERT_FALSE(join(*b, "ff15::1").failure);
+
+    const auto refused = b->evict(proto::Evict{kAlice, {}});
+    ASSERT_TRUE(std::holds_alternative<proto::Failure>(refused));
+    EXPECT_EQ(std::get<proto::Failure>(refused).error.code, Errc::denied);
+
+    auto root = open(0, 0);
+    const auto done = root->evict(proto::Evict{kAlice, {}});
+    ASSERT_TRUE(std::holds_alternative<proto::EvictResult>(done));
+    EXPECT_EQ(std::get<proto::EvictResult>(done).released, 2u);
+    sa.run();
+    EXPECT_EQ(sa_bits("ff15::1"), join::full) << "bob still holds ff15::1";
+    EXPECT_FALSE(sa_bits("ff15::2")) << "nobody holds ff15::2: deleted at the SA";
+    const auto told = std::find_if(outlet.events.begin(), outlet.events.end(),
+                                   [&](const auto &e) { return e.first == x.membership; });
+    ASSERT_NE(told, outlet.events.end());
+    EXPECT_EQ(told->second.kind, MembershipEvent::Kind::lost);
+    EXPECT_EQ(told->second.reason->code, Errc::denied);
+    EXPECT_FALSE(a1->leave(proto::Leave{x.membership, {}})) << "the client may still leave what it was told it lost";
+    refresh(*root);
+    EXPECT_EQ(usage(kAlice), nullptr);
+
+    const auto gone = root->evict(proto::Evict{{}, 999});
+    ASSERT_TRUE(std::holds_alternative<proto::Failure>(gone));
+    EXPECT_EQ(std::get<proto::Failure>(gone).error.code, Errc::not_found);
+}
+
+} // namespace
+} // namespace mcastd::test
