@@ -75,7 +75,7 @@ struct Rule {
 struct Quotas {
     std::size_t memberships_per_uid = 4096;
     std::size_t creates_per_uid = 64;
-    std::size_t groups_per_port = 512;
+    std::size_t groups_per_port = 1024;
     bool operator==(const Quotas &) const = default;
 };
 

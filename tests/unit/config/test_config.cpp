@@ -70,7 +70,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.access.rules.empty());
-    EXPECT_EQ(c.access.quotas, (policy::Quotas{4096, 64, 512}));
+    EXPECT_EQ(c.access.quotas, (policy::Quotas{4096, 64, 1024}));
     EXPECT_TRUE(c.static_groups.empty());
     EXPECT_TRUE(c.dbus.enabled);
     EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(5000));
