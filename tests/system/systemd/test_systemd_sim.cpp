@@ -196,7 +196,7 @@ TEST_F(Notify, ReloadAppliesWhatIsSafeAndNamesWhatNeedsARestart) {
     write_config(d, R"({"access":{"allow_uids":[4242]}})");
     reload(d);
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:5c::1"), h2, std::nullopt, 5s)) << "static group dropped";
-    EXPECT_NE(hello_as(4243, d.socket()).find("config: access"), std::string::npos);
+    EXPECT_NE(hello_as(4243, d.socket()).find("config access.allow_uids"), std::string::npos);
     EXPECT_NE(hello_as(4242, d.socket()).find("\"ok\":true"), std::string::npos);
 
     // Limits apply to the next connection.
