@@ -36,6 +36,7 @@ void MemberBook::reply(Member &m, MembershipId id, std::optional<Error> err, con
 void MemberBook::activate(Group &g, MembershipId id) {
     Member &m = s_.members.at(id);
     m.state = MemberState::active;
+    m.may_create = nullptr; // it joined: the gate and what it holds are no longer needed
     count_bits(g.count, m.bits, +1);
     g.settled.insert(id);
     if (!m.sent)
