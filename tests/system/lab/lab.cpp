@@ -413,21 +413,25 @@ struct Lab::Impl {
         }
     }
 
-    sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+    sim::Process spawn(std::vector<std::string> argv, const char *who) {
         if (pid1 <= 0 || torn_down)
-            throw std::logic_error("Lab::run: the lab is not running");
+            throw std::logic_error(std::string(who) + ": the lab is not running");
         // nsenter --pid makes its child a member of the lab's PID namespace; chroot into PID 1's
         // root (a magic link into the lab's mount namespace) gives it the lab's mounts, and
         // with them the lab's /proc, so systemctl does not think it runs in a chroot.
         std::vector<std::string> full{"nsenter", "--target", std::to_string(pid1), "--pid", "--", "chroot",
                                       root().string()};
         full.insert(full.end(), argv.begin(), argv.end());
-        sim::Process p(sim::Process::Options{.argv = std::move(full),
-                                             .env = {{"SYSTEMD_PAGER", ""},
-                                                     {"SYSTEMD_COLORS", "0"},
-                                                     {"SYSTEMD_LOG_COLOR", "0"},
-                                                     {"PAGER", "cat"}},
-                                             .cwd = "/"});
+        return sim::Process(sim::Process::Options{.argv = std::move(full),
+                                                  .env = {{"SYSTEMD_PAGER", ""},
+                                                          {"SYSTEMD_COLORS", "0"},
+                                                          {"SYSTEMD_LOG_COLOR", "0"},
+                                                          {"PAGER", "cat"}},
+                                                  .cwd = "/"});
+    }
+
+    sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+        sim::Process p = spawn(std::move(argv), "Lab::run");
         sim::RunResult r;
         const auto code = p.wait(timeout);
         if (!code)
@@ -530,6 +534,8 @@ std::chrono::milliseconds Lab::boot_time() const { return impl_->boot_time; }
 RunResult Lab::run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
     return impl_->run(std::move(argv), timeout);
 }
+
+sim::Process Lab::spawn(std::vector<std::string> argv) { return impl_->spawn(std::move(argv), "Lab::spawn"); }
 
 RunResult Lab::systemctl(std::vector<std::string> args, std::chrono::milliseconds timeout) {
     args.insert(args.begin(), "systemctl");

@@ -64,6 +64,11 @@ public:
     // lab's /run and /tmp) as root, to completion. exit_code is -1 after a timeout or a
     // signal. The command is found in the lab's PATH (the host's binaries: the root is shared).
     RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+    // Starts argv inside the lab as run() does, without waiting for it: a client that holds
+    // something while the test goes on. The Process is nsenter on the host: a signal sent to it
+    // (and its destructor's) ends nsenter, not the command, which runs on until it exits by
+    // itself or the lab goes down (teardown()). Its output comes through the Process.
+    sim::Process spawn(std::vector<std::string> argv);
     // run({"systemctl", args...}).
     RunResult systemctl(std::vector<std::string> args, std::chrono::milliseconds timeout = std::chrono::seconds(60));
 

@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "sim/daemon_harness.hpp"
+#include "system/lab/daemon_unit.hpp"
 #include "system/lab/lab.hpp"
 
 namespace mcastd::lab {
@@ -44,10 +45,6 @@ using Clock = std::chrono::steady_clock;
 using sim::Fabric;
 using sim::Process;
 
-constexpr const char *kService = "rdma-mcastd.service";
-constexpr const char *kSocket = "/run/rdma-mcastd.sock"; // rdma-mcastd.socket's ListenSequentialPacket=
-constexpr const char *kConfig = "/run/rdma-mcastd-lab/rdma-mcastd.json";
-constexpr const char *kCwd = "/run/rdma-mcastd-lab/cwd";
 constexpr const char *kNode = "H2"; // the daemon's node; OpenSM runs on H1
 constexpr const char *kVia = "H4";  // where the SA is asked from
 const std::vector<std::string> kGroups{"ff15:1ab::1", "ff15:1ab::2", "ff15:1ab::3", "ff15:1ab::4"};
@@ -56,18 +53,6 @@ constexpr const char *kRawGroup = "ff15:1ab::5"; // the raw client's own group
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
 Gid G(const std::string &s) { return *parse_gid(s); }
-
-// A value for a unit file's Environment= line: quoted, with systemd's specifier character
-// escaped (systemd.exec(5), systemd.unit(5) "Specifiers").
-std::string unit_quoted(const std::string &assignment) {
-    std::string q = "\"";
-    for (char c : assignment) {
-        if (c == '"' || c == '\\')
-            q += '\\';
-        q += c == '%' ? std::string("%%") : std::string(1, c);
-    }
-    return q + "\"";
-}
 
 std::string read_text(const std::filesystem::path &p) {
     std::ifstream in(p, std::ios::binary);
@@ -222,7 +207,7 @@ protected:
         port = fabric->port_gid(kNode);
         lab = std::make_unique<Lab>(Lab::Options{.unit_dir = MCASTD_LAB_UNITS});
         install_units();
-        const RunResult start = lab->systemctl({"start", "rdma-mcastd.socket", kService});
+        const RunResult start = lab->systemctl({"start", kSocketUnit, kService});
         ASSERT_EQ(start.exit_code, 0) << start.err << "\n" << lab->journal(kService) << lab->diagnostics();
         ASSERT_EQ(lab->show(kService, "ActiveState"), "active") << lab->journal(kService);
 
@@ -267,26 +252,13 @@ protected:
     }
 
     void install_units() {
-        std::string conf = "# The lab's changes to the shipped unit (test_restart_lab.cpp).\n[Service]\n";
-        // Attached to H2. umad2sim writes a sys-<pid> tree into the working directory (and
-        // leaves it behind after a kill -9): one of its own, not the state directory.
-        for (const auto &[k, v] : fabric->node_env(kNode))
-            conf += "Environment=" + unit_quoted(k + "=" + v) + "\n";
-        conf += "WorkingDirectory=" + std::string(kCwd) + "\n";
-        conf += "ReadWritePaths=" + std::string(kCwd) + "\n";
-        // The lab's root is read-only: no /etc/rdma-mcastd to create.
-        conf += "ConfigurationDirectory=\n";
-        // The build tree, when the checkout is under /tmp (CI's clone): PrivateTmp= would hide it.
-        conf += "BindReadOnlyPaths=" + std::filesystem::path(MCASTD_DAEMON).parent_path().string() + "\n";
-        conf += "ExecStart=\nExecStart=" MCASTD_DAEMON " --config " + std::string(kConfig) + "\n";
         // What surviving a restart takes (RestartKillSignal=, FileDescriptorStoreMax=, FDSTORE=,
-        // Restart=, RuntimeDirectory=) is the shipped unit's own: not repeated here.
-        lab->write_unit("rdma-mcastd.service.d/lab.conf", conf);
+        // Restart=, RuntimeDirectory=) is the shipped unit's own: not in the lab's drop-in.
+        install_daemon_unit(*lab, *fabric,
+                            {.node = kNode, .daemon = MCASTD_DAEMON, .config_json = R"({"dbus":{"enabled":false}})"});
         // The host has no rdma-mcast group (rdma-mcastd.sysusers makes it at install time, and
         // systemd-sysusers is masked in the lab).
         lab->write_unit("rdma-mcastd.socket.d/lab.conf", "[Socket]\nSocketGroup=root\n");
-        lab->write_file(kConfig, R"({"dbus":{"enabled":false}})");
-        std::filesystem::create_directories(lab->host_path(kCwd));
         lab->daemon_reload();
     }
 

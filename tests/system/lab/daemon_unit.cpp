@@ -1,0 +1,33 @@
+#include "system/lab/daemon_unit.hpp"
+
+namespace mcastd::lab {
+
+std::string unit_quoted(const std::string &assignment) {
+    std::string q = "\"";
+    for (char c : assignment) {
+        if (c == '"' || c == '\\')
+            q += '\\';
+        q += c == '%' ? std::string("%%") : std::string(1, c);
+    }
+    return q + "\"";
+}
+
+void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit) {
+    std::string conf = "# The lab's changes to the shipped unit (tests/system/lab/daemon_unit.cpp).\n[Service]\n";
+    // Attached to the node. umad2sim writes a sys-<pid> tree into the working directory (and
+    // leaves it behind after a kill -9): one of its own, not the state directory.
+    for (const auto &[k, v] : fabric.node_env(unit.node))
+        conf += "Environment=" + unit_quoted(k + "=" + v) + "\n";
+    conf += "WorkingDirectory=" + std::string(kDaemonCwd) + "\n";
+    conf += "ReadWritePaths=" + std::string(kDaemonCwd) + "\n";
+    // The lab's root is read-only: no /etc/rdma-mcastd to create.
+    conf += "ConfigurationDirectory=\n";
+    // The build tree, when the checkout is under /tmp (CI's clone): PrivateTmp= would hide it.
+    conf += "BindReadOnlyPaths=" + unit.daemon.parent_path().string() + "\n";
+    conf += "ExecStart=\nExecStart=" + unit.daemon.string() + " --config " + std::string(kDaemonConfig) + "\n";
+    lab.write_unit("rdma-mcastd.service.d/lab.conf", conf);
+    lab.write_file(kDaemonConfig, unit.config_json);
+    std::filesystem::create_directories(lab.host_path(kDaemonCwd));
+}
+
+} // namespace mcastd::lab

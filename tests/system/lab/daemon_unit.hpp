@@ -1,0 +1,39 @@
+// rdma-mcastd under the lab's systemd, on the simulated fabric: the drop-in that the lab's
+// tests add to the shipped rdma-mcastd.service (configured from rdma-mcastd.service.in for the
+// built daemon and copied into the lab with Lab::Options::unit_dir).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "sim/fabric.hpp"
+#include "system/lab/lab.hpp"
+
+namespace mcastd::lab {
+
+struct DaemonUnit {
+    std::string node;             // the fabric node the daemon is attached to
+    std::filesystem::path daemon; // the built rdma-mcastd
+    std::string config_json;      // its config file's contents
+};
+
+// The shipped units, and the socket rdma-mcastd.socket listens on (ListenSequentialPacket=,
+// the clients' default path).
+inline constexpr const char *kService = "rdma-mcastd.service";
+inline constexpr const char *kSocketUnit = "rdma-mcastd.socket";
+inline constexpr const char *kSocket = "/run/rdma-mcastd.sock";
+// The lab's config file and the daemon's working directory (umad2sim's sys-<pid> tree).
+inline constexpr const char *kDaemonConfig = "/run/rdma-mcastd-lab/rdma-mcastd.json";
+inline constexpr const char *kDaemonCwd = "/run/rdma-mcastd-lab/cwd";
+
+// A value for a unit file's Environment= line: quoted, with systemd's specifier character
+// escaped (systemd.exec(5), systemd.unit(5) "Specifiers").
+std::string unit_quoted(const std::string &assignment);
+
+// Writes rdma-mcastd.service.d/lab.conf (the fabric's environment for `node`, the working
+// directory, no ConfigurationDirectory= on the read-only root, the build tree bound in, the
+// daemon started with the lab's config), the config file and the working directory. The
+// socket unit is left as shipped. The caller adds its own drop-ins, then daemon_reload()s.
+void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit);
+
+} // namespace mcastd::lab
