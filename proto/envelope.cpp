@@ -185,6 +185,14 @@ void write_failure(JsonWriter &w, const Failure &f) {
         w.member("sa_status", *f.error.sa_status);
         w.member("sa_status_name", std::string_view(sa_status_name(*f.error.sa_status)));
     }
+    if (const auto &p = f.error.policy) {
+        if (!p->rule.empty())
+            w.member("rule", std::string_view(p->rule));
+        if (!p->quota.empty()) {
+            w.member("quota", std::string_view(p->quota));
+            w.member("limit", p->limit);
+        }
+    }
     if (!f.versions.empty() || f.error.code == Errc::unsupported_version) {
         w.key("versions");
         w.begin_array();
@@ -209,6 +217,13 @@ Failure read_failure(const ObjectReader &in) {
         f.field = *field;
     f.error.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
     (void)in.string("sa_status_name"); // derived from sa_status
+    // The access policy's keys; a daemon older than the policy sends none of them.
+    auto rule = in.string("rule");
+    auto quota = in.string("quota");
+    auto limit = in.uint("limit", 0, UINT64_MAX);
+    if (rule || quota || limit)
+        f.error.policy = PolicyRef{std::string(rule.value_or("")), std::string(quota.value_or("")),
+                                   limit.value_or(0)};
     if (const auto *versions = in.array("versions")) {
         std::size_t i = 0;
         for (const auto &v : *versions)

@@ -57,6 +57,10 @@ void write_group(JsonWriter &w, const GroupInfo &g) {
         w.member("pid", std::int64_t{m.pid});
         w.member("uid", std::uint64_t{m.uid});
         w.member("comm", std::string_view(m.comm));
+        w.member("rule", std::string_view(m.rule));
+        w.member("created", m.created);
+        if (!m.flagged.empty())
+            w.member("flagged", std::string_view(m.flagged));
         w.end_object();
     }
     w.end_array();
@@ -126,6 +130,10 @@ GroupInfo read_group(const ObjectReader &in) {
         info.pid = static_cast<pid_t>(m.required_uint("pid", 0, INT32_MAX));
         info.uid = static_cast<uid_t>(m.required_uint("uid", 0, UINT32_MAX));
         info.comm = m.required_string("comm");
+        // Absent from a daemon older than the access policy.
+        info.rule = m.string("rule").value_or("");
+        info.created = m.boolean("created").value_or(false);
+        info.flagged = m.string("flagged").value_or("");
         g.members.push_back(std::move(info));
     });
     return g;

@@ -1,5 +1,6 @@
 // `status`, both ways: the request (it has no keys of its own) and its result, the daemon's
-// ports, their SMs and re-joins, and its counters (the daemon's encoder, the client's decoder).
+// ports, their SMs and re-joins, its counters and each uid's usage against its quotas (the
+// daemon's encoder, the client's decoder).
 #include "codec.hpp"
 
 #include <cstdio>
@@ -70,6 +71,19 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
     } else {
         w.null();
     }
+    w.member("max_groups", p.max_groups);
+    w.end_object();
+}
+
+void write_user_usage(JsonWriter &w, const UserUsage &u) {
+    w.begin_object();
+    w.member("uid", std::uint64_t{u.uid});
+    w.member("user", std::string_view(u.user));
+    w.member("memberships", u.memberships);
+    w.member("memberships_quota", u.memberships_quota);
+    w.member("creates", u.creates);
+    w.member("creates_quota", u.creates_quota);
+    w.member("flagged", u.flagged);
     w.end_object();
 }
 
@@ -100,6 +114,11 @@ void write_result(JsonWriter &w, const StatusResult &r) {
     w.member("sa_deletes", c.sa_deletes);
     w.member("sa_gets", c.sa_gets);
     w.end_object();
+    w.key("users");
+    w.begin_array();
+    for (const UserUsage &u : r.users)
+        write_user_usage(w, u);
+    w.end_array();
 }
 
 } // namespace codec
@@ -186,6 +205,7 @@ StatusResult read_status(const ObjectReader &in) {
         else
             p.fail("rejoining", "required key is missing");
         s.last_rejoin = read_last_rejoin(p);
+        s.max_groups = p.uint("max_groups", 0, UINT64_MAX).value_or(0); // absent: older daemon
         r.ports.push_back(std::move(s));
     });
     const ObjectReader c(in.required("counters"), in.pointer("counters"));
@@ -201,6 +221,20 @@ StatusResult read_status(const ObjectReader &in) {
     n.sa_sets = c.uint("sa_sets", 0, UINT64_MAX).value_or(0);
     n.sa_deletes = c.uint("sa_deletes", 0, UINT64_MAX).value_or(0);
     n.sa_gets = c.uint("sa_gets", 0, UINT64_MAX).value_or(0);
+    // Absent from a daemon older than the access policy; an entry, once there, is complete.
+    if (in.has("users"))
+        for_each_element(in, "users", [&](const json &v, const std::string &ptr) {
+            const ObjectReader u(v, ptr);
+            UserUsage usage;
+            usage.uid = static_cast<uid_t>(u.required_uint("uid", 0, UINT32_MAX));
+            usage.user = u.required_string("user");
+            usage.memberships = u.required_uint("memberships", 0, UINT64_MAX);
+            usage.memberships_quota = u.required_uint("memberships_quota", 0, UINT64_MAX);
+            usage.creates = u.required_uint("creates", 0, UINT64_MAX);
+            usage.creates_quota = u.required_uint("creates_quota", 0, UINT64_MAX);
+            usage.flagged = u.required_uint("flagged", 0, UINT64_MAX);
+            r.users.push_back(std::move(usage));
+        });
     return r;
 }
 

@@ -69,6 +69,15 @@ void print_error(std::string_view command, const rdmamcast::Error &e) {
     line += e.what();
     if (!e.field().empty())
         line += " (field " + e.field() + ")";
+    // The daemon's message names the rule or quota; should it not, they are not lost.
+    const std::string message = e.message();
+    const auto names = [&](const std::string &what) {
+        return message.find(what) != std::string::npos;
+    };
+    if (!e.rule().empty() && !names(e.rule()))
+        line += " (rule " + e.rule() + ")";
+    if (!e.quota().empty() && !(names(e.quota()) && names(std::to_string(e.limit()))))
+        line += " (quota " + e.quota() + " = " + std::to_string(e.limit()) + ")";
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 

@@ -51,7 +51,8 @@ std::uint64_t parse_uint(std::string_view text, std::uint64_t min, std::uint64_t
                          std::string_view what);
 
 // Prints "rdma-mcastctl: <command>: <code>: <message>" for an error the daemon reported, or
-// "rdma-mcastctl: <command>: <message>" for one of the library's own.
+// "rdma-mcastctl: <command>: <message>" for one of the library's own; then the field at fault,
+// and the access policy's rule or quota unless the message already names it.
 void print_error(std::string_view command, const rdmamcast::Error &e);
 
 } // namespace ctl

@@ -14,15 +14,19 @@ constexpr const char *kListHelp =
     "\n"
     "Lists every group the daemon handles, per port: MGID, MLID, Q_Key, the JoinState bits\n"
     "the daemon holds at the SA (and those another agent held before it), member counts per\n"
-    "JoinState bit, and each member's membership id, state, pid, uid and process name.\n";
+    "JoinState bit, and each member's membership id, state, pid, uid and process name, the\n"
+    "access rule that admitted it, whether its join created the group, and why the rules in\n"
+    "force now would refuse it (FLAGGED), if they would.\n";
 
 constexpr const char *kStatusHelp =
     "Usage: rdma-mcastctl status [--json]\n"
     "\n"
     "Shows the daemon's version and uptime, its ports (state, LID, SM LID, rate, MTU,\n"
     "groups), each port's master SM (LID, GUID, ActCount) and latest re-join (when, how\n"
-    "long, how many groups, why), and its counters: SA MADs sent, retransmits, timeouts,\n"
-    "joins and leaves.\n";
+    "long, how many groups, why), each user's memberships and created groups against its\n"
+    "quotas (3/4096; no quota: 3) with how many are flagged, and the daemon's counters: SA\n"
+    "MADs sent, retransmits, timeouts, joins and leaves. A port's GROUPS is shown against its\n"
+    "cap the same way.\n";
 
 constexpr const char *kMonitorHelp =
     "Usage: rdma-mcastctl monitor [--json]\n"

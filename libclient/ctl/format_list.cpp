@@ -73,6 +73,23 @@ Json rejoin_json(const std::optional<rdmamcast::Rejoin> &r) {
 
 const char *const kBitNames[4] = {"full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
+// A count against its quota: "3/4096", or "3" when there is none (0).
+std::string of_quota(std::uint64_t n, std::uint64_t quota) {
+    return quota ? std::to_string(n) + "/" + std::to_string(quota) : std::to_string(n);
+}
+
+// Each uid's share of the daemon against its quotas.
+std::string users_table(const std::vector<rdmamcast::UserUsage> &users) {
+    if (users.empty())
+        return "no users\n";
+    Table t({"UID", "USER", "MEMBERSHIPS", "CREATED", "FLAGGED"});
+    for (const auto &u : users)
+        t.add({std::to_string(u.uid), u.user.empty() ? "-" : u.user,
+               of_quota(u.memberships, u.memberships_quota), of_quota(u.creates, u.creates_quota),
+               std::to_string(u.flagged)});
+    return t.render();
+}
+
 } // namespace
 
 std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
@@ -90,7 +107,8 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
         // One table of groups, then one of their members, each aligned across the port.
         Table groups({"MGID", "MLID", "QKEY", "STATE", "HELD", "FOREIGN", "FULL", "NONMEMBER",
                       "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
-        Table members({"MGID", "MEMBERSHIP", "JOIN_STATE", "STATE", "PID", "UID", "COMM"});
+        Table members({"MGID", "MEMBERSHIP", "JOIN_STATE", "STATE", "PID", "UID", "COMM", "RULE",
+                       "CREATED", "FLAGGED"});
         bool any_member = false;
         for (const auto &g : p.groups) {
             const std::string mgid = rdmamcast::gid_to_string(g.mgid);
@@ -99,8 +117,11 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
                         std::to_string(g.counts[1]), std::to_string(g.counts[2]),
                         std::to_string(g.counts[3])});
             for (const auto &m : g.members) {
+                // FLAGGED last: the reason is free text, and the last column is not padded.
                 members.add({mgid, std::to_string(m.membership), bits_text(m.join_state),
-                             m.state, std::to_string(m.pid), std::to_string(m.uid), m.comm});
+                             m.state, std::to_string(m.pid), std::to_string(m.uid), m.comm,
+                             m.rule.empty() ? "-" : m.rule, m.created ? "yes" : "no",
+                             m.flagged.empty() ? "-" : m.flagged});
                 any_member = true;
             }
         }
@@ -120,13 +141,19 @@ Json list_json(const std::vector<rdmamcast::PortGroups> &ports) {
             for (std::size_t b = 0; b < 4; ++b)
                 counts[kBitNames[b]] = g.counts[b];
             Json members = Json::array();
-            for (const auto &m : g.members)
-                members.push_back(Json{{"membership", m.membership},
-                                       {"join_state", bits_text(m.join_state)},
-                                       {"state", m.state},
-                                       {"pid", m.pid},
-                                       {"uid", m.uid},
-                                       {"comm", m.comm}});
+            for (const auto &m : g.members) {
+                Json jm{{"membership", m.membership},
+                        {"join_state", bits_text(m.join_state)},
+                        {"state", m.state},
+                        {"pid", m.pid},
+                        {"uid", m.uid},
+                        {"comm", m.comm},
+                        {"rule", m.rule},
+                        {"created", m.created}};
+                if (!m.flagged.empty()) // as the protocol: only when set
+                    jm["flagged"] = m.flagged;
+                members.push_back(std::move(jm));
+            }
             groups.push_back(Json{{"mgid", rdmamcast::gid_to_string(g.mgid)},
                                   {"mlid", g.mlid},
                                   {"qkey", g.qkey},
@@ -160,10 +187,11 @@ std::string status_text(const rdmamcast::Status &s) {
             t.add({p.device, std::to_string(p.port), p.state, std::to_string(p.lid),
                    std::to_string(p.sm_lid), std::to_string(p.sm_sl), p.link_layer,
                    gbps_text(p.rate_gbps), p.mtu ? std::to_string(p.mtu) : "-",
-                   std::to_string(p.groups), rdmamcast::gid_to_string(p.port_gid)});
+                   of_quota(p.groups, p.max_groups), rdmamcast::gid_to_string(p.port_gid)});
         out += t.render();
         out += '\n' + sm_rejoin_table(s.ports);
     }
+    out += '\n' + users_table(s.users);
     out += '\n';
     const auto &c = s.counters;
     Table t({"SA MADs sent", std::to_string(c.sa_mads_sent)});
@@ -194,7 +222,17 @@ Json status_json(const rdmamcast::Status &s) {
                              {"sm_guid", p.sm_guid ? Json(guid_text(*p.sm_guid)) : Json(nullptr)},
                              {"sm_act_count", p.sm_act_count ? Json(*p.sm_act_count) : Json(nullptr)},
                              {"rejoining", p.rejoining},
-                             {"last_rejoin", rejoin_json(p.last_rejoin)}});
+                             {"last_rejoin", rejoin_json(p.last_rejoin)},
+                             {"max_groups", p.max_groups}});
+    Json users = Json::array();
+    for (const auto &u : s.users)
+        users.push_back(Json{{"uid", u.uid},
+                             {"user", u.user},
+                             {"memberships", u.memberships},
+                             {"memberships_quota", u.memberships_quota},
+                             {"creates", u.creates},
+                             {"creates_quota", u.creates_quota},
+                             {"flagged", u.flagged}});
     const auto &c = s.counters;
     return Json{{"daemon", s.daemon},
                 {"protocol", s.protocol},
@@ -208,7 +246,8 @@ Json status_json(const rdmamcast::Status &s) {
                                   {"joins", c.joins},
                                   {"joins_local", c.joins_local},
                                   {"joins_failed", c.joins_failed},
-                                  {"leaves", c.leaves}}}};
+                                  {"leaves", c.leaves}}},
+                {"users", users}};
 }
 
 } // namespace ctl

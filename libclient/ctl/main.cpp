@@ -18,9 +18,11 @@ constexpr const char *kUsage =
     "\n"
     "Commands:\n"
     "  join      join a group and print its record (--hold keeps it until interrupted)\n"
-    "  list      the groups of each port, with their members' pid, uid and process name\n"
-    "  status    ports, and the daemon's counters\n"
+    "  list      the groups of each port, with their members' pid, uid, process name and\n"
+    "            the access rule that admitted them\n"
+    "  status    ports, counters, and each user's memberships against its quotas\n"
     "  monitor   print the daemon's activity until interrupted\n"
+    "  evict     root only: release a user's memberships, or one membership\n"
     "\n"
     "Options:\n"
     "  --socket PATH   the daemon's socket (default: $RDMA_MCASTD_SOCKET, else\n"
@@ -46,6 +48,7 @@ constexpr Command kCommands[] = {
     {"list", ctl::cmd_list},
     {"status", ctl::cmd_status},
     {"monitor", ctl::cmd_monitor},
+    {"evict", ctl::cmd_evict},
 };
 
 int usage_error(std::string_view command, const std::string &message) {

@@ -32,6 +32,15 @@ template <class F> int guarded(ErrorState &error, F &&body) noexcept {
     }
 }
 
+int evict(rdmamcast_client &c, const proto::Evict &e, uint64_t *released) {
+    proto::EvictResult result;
+    if (int rc = c.decode_result(c.call(e), proto::decode_evict_result, result); rc < 0)
+        return rc;
+    if (released)
+        *released = result.released;
+    return 0;
+}
+
 } // namespace
 
 extern "C" {
@@ -113,6 +122,27 @@ int rdmamcast_monitor(rdmamcast_client *c, bool enable) {
             c->monitoring = enable;
         return rc ? *rc : 0;
     });
+}
+
+int rdmamcast_evict_uid(rdmamcast_client *c, uint32_t uid, uint64_t *released) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        c->error.clear();
+        // (uid_t)-1 is no uid; the daemon would refuse it too, but say so without a round trip.
+        if (uid == UINT32_MAX)
+            return c->error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL,
+                                "evict: uid 4294967295 is (uid_t)-1, which no process has",
+                                "/uid");
+        return evict(*c, proto::Evict{uid, std::nullopt}, released);
+    });
+}
+
+int rdmamcast_evict_membership(rdmamcast_client *c, uint64_t membership, uint64_t *released) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error,
+                   [&] { return evict(*c, proto::Evict{std::nullopt, membership}, released); });
 }
 
 int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) {

@@ -321,6 +321,9 @@ rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list) {
                 cm->join_state = m.join_state;
                 cm->state = arena->str(m.state);
                 cm->comm = arena->str(m.comm);
+                cm->rule = arena->str(m.rule);
+                cm->created = m.created;
+                cm->flagged = m.flagged.empty() ? nullptr : arena->str(m.flagged);
                 cg->members[k] = cm;
             }
             cp->groups[j] = cg;
@@ -374,7 +377,22 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
             cr->groups = r->groups;
             cp->last_rejoin = cr;
         }
+        cp->max_groups = p.max_groups;
         pub.ports[i] = cp;
+    }
+    pub.num_users = status.users.size();
+    pub.users = arena->array<rdmamcast_user_usage>(status.users.size());
+    for (std::size_t i = 0; i < status.users.size(); ++i) {
+        const auto &u = status.users[i];
+        auto *cu = arena->make<rdmamcast_user_usage>();
+        cu->uid = static_cast<std::uint32_t>(u.uid);
+        cu->user = arena->str(u.user);
+        cu->memberships = u.memberships;
+        cu->memberships_quota = u.memberships_quota;
+        cu->creates = u.creates;
+        cu->creates_quota = u.creates_quota;
+        cu->flagged = u.flagged;
+        pub.users[i] = cu;
     }
     holder->arena = arena.release();
     return &holder.release()->pub;

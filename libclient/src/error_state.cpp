@@ -76,6 +76,8 @@ void ErrorState::clear() {
     field_.clear();
     sa_status_name_.clear();
     versions_.clear();
+    rule_.clear();
+    quota_.clear();
     pub_ = rdmamcast_error{};
     publish();
 }
@@ -87,6 +89,8 @@ void ErrorState::publish() {
     pub_.sa_status_name = sa_status_name_.c_str();
     pub_.num_versions = versions_.size();
     pub_.versions = versions_.empty() ? nullptr : versions_.data();
+    pub_.rule = rule_.c_str();
+    pub_.quota = quota_.c_str();
 }
 
 void ErrorState::assign(const ErrorState &other) {
@@ -98,6 +102,8 @@ void ErrorState::assign(const ErrorState &other) {
     field_ = other.field_;
     sa_status_name_ = other.sa_status_name_;
     versions_ = other.versions_;
+    rule_ = other.rule_;
+    quota_ = other.quota_;
     publish();
 }
 
@@ -119,6 +125,11 @@ int ErrorState::set_failure(const mcastd::proto::Failure &failure) {
         sa_status_name_ = mcastd::sa_status_name(*failure.error.sa_status);
     }
     versions_ = failure.versions;
+    if (const auto &p = failure.error.policy) {
+        rule_ = p->rule;
+        quota_ = p->quota;
+        pub_.limit = p->quota.empty() ? 0 : p->limit;
+    }
     publish();
     return pub_.err;
 }

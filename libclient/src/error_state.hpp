@@ -43,7 +43,7 @@ private:
     void publish();
 
     rdmamcast_error pub_{};
-    std::string code_name_, message_, field_, sa_status_name_;
+    std::string code_name_, message_, field_, sa_status_name_, rule_, quota_;
     std::vector<unsigned> versions_;
 };
 

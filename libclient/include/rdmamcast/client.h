@@ -20,8 +20,8 @@
  *   - Functions that can fail return 0 (or a non-negative count) on success and a negative
  *     errno-style code on failure. rdmamcast_last_error() then says what happened: the
  *     protocol's error code, the SA status and the daemon's message, which names the cause.
- *   - Synchronous calls (join, leave, list, status, monitor) send one request and wait for its
- *     reply. Events that arrive meanwhile are queued for rdmamcast_next_event(), never lost.
+ *   - Synchronous calls (join, leave, list, status, monitor, evict) send one request and wait
+ *     for its reply. Events that arrive meanwhile are queued for rdmamcast_next_event(), never lost.
  *   - Signals do not interrupt a synchronous call: EINTR is retried, because abandoning a join
  *     in flight would leave a membership nobody knows about. There is no client-side timeout:
  *     the daemon bounds every SA exchange (sa-timeout) and answers everything else at once.
@@ -33,7 +33,8 @@
  *
  * ABI
  *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
- *   and RDMAMCAST_1.1 for rdmamcast_set_reconnect().
+ *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), and RDMAMCAST_1.2 for rdmamcast_evict_uid()
+ *   and rdmamcast_evict_membership().
  *   Structures the library fills in (records, events, errors, list and status results) only
  *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
  *   fills in, carries its own size so that an older or newer caller keeps working.
@@ -80,12 +81,12 @@ enum rdmamcast_errc {
 	RDMAMCAST_E_CONFLICT = 5,             /* -EEXIST: contradicts the group's record */
 	RDMAMCAST_E_SA_ERROR = 6,             /* -EREMOTEIO: SA status in sa_status */
 	RDMAMCAST_E_SA_TIMEOUT = 7,           /* -ETIMEDOUT */
-	RDMAMCAST_E_DENIED = 8,               /* -EACCES: policy refuses the caller or the MGID */
+	RDMAMCAST_E_DENIED = 8,               /* -EACCES: policy refuses the caller or the MGID (rule) */
 	RDMAMCAST_E_TOO_LARGE = 9,            /* -EMSGSIZE */
 	RDMAMCAST_E_UNSUPPORTED_VERSION = 10, /* -EPROTONOSUPPORT */
 	RDMAMCAST_E_NOT_FOUND = 11,           /* -ENOENT: no such membership */
 	RDMAMCAST_E_CANCELLED = 12,           /* -ECANCELED */
-	RDMAMCAST_E_LIMIT = 13,               /* -ENOSPC: a daemon limit was reached */
+	RDMAMCAST_E_LIMIT = 13,               /* -ENOSPC: a daemon limit or quota was reached */
 	RDMAMCAST_E_INTERNAL = 14,            /* -EIO: a daemon bug or system error */
 
 	RDMAMCAST_E_UNKNOWN = 64,      /* -EIO: a daemon code this library does not know (code_name) */
@@ -110,6 +111,11 @@ struct rdmamcast_error {
 	const char *sa_status_name; /* and its IBA name, "ERR_REQ_INVALID" */
 	size_t num_versions;        /* RDMAMCAST_E_UNSUPPORTED_VERSION: versions the daemon serves */
 	const unsigned *versions;
+	/* The daemon's access policy (config access) refused the request (1.2): */
+	const char *rule;  /* RDMAMCAST_E_DENIED: the rule that refused it; "" otherwise */
+	const char *quota; /* RDMAMCAST_E_LIMIT: the quota reached, "memberships_per_uid",
+			      "creates_per_uid", "groups_per_port"; "" otherwise */
+	uint64_t limit;    /* that quota's value (0 when quota is "") */
 };
 
 /*
@@ -309,6 +315,20 @@ RDMAMCAST_EXPORT int rdmamcast_leave(struct rdmamcast_client *c, uint64_t member
 /* Starts (or stops) receiving the daemon's activity log as RDMAMCAST_EVENT_MONITOR events. */
 RDMAMCAST_EXPORT int rdmamcast_monitor(struct rdmamcast_client *c, bool enable);
 
+/*
+ * Root only: releases memberships whoever holds them, as if their clients had left them; each
+ * holder gets an RDMAMCAST_EVENT_LOST with code RDMAMCAST_E_DENIED, and the daemon never restores
+ * it (leaving it afterwards succeeds). rdmamcast_evict_uid() takes every membership of uid (not
+ * (uid_t)-1: -EINVAL before anything is sent), rdmamcast_evict_membership() the one with that id.
+ * On success *released (may be NULL) is how many were released, 0 when the uid held none.
+ * -EACCES (RDMAMCAST_E_DENIED) for a caller that is not root; -ENOENT (RDMAMCAST_E_NOT_FOUND)
+ * for a membership that does not exist; -EINVAL from a daemon older than evict. (RDMAMCAST_1.2)
+ */
+RDMAMCAST_EXPORT int rdmamcast_evict_uid(struct rdmamcast_client *c, uint32_t uid,
+					 uint64_t *released);
+RDMAMCAST_EXPORT int rdmamcast_evict_membership(struct rdmamcast_client *c, uint64_t membership,
+						uint64_t *released);
+
 /* ---- events ---- */
 
 /* Fields of a record, for rdmamcast_event_restored.changed. */
@@ -443,6 +463,10 @@ struct rdmamcast_member {
 	uint8_t join_state;
 	const char *state; /* "pending", "active", "lost" */
 	const char *comm;  /* process name */
+	/* The daemon's access policy (1.2; "", false and NULL from an older daemon): */
+	const char *rule;    /* the rule that admitted it, "root", "static", "any", "restored" */
+	bool created;        /* its join created the group */
+	const char *flagged; /* NULL unless the rules in force now would refuse it: then why */
 };
 
 struct rdmamcast_group {
@@ -502,6 +526,7 @@ struct rdmamcast_port_status {
 	uint64_t sm_guid;       /* and its port GUID, host order */
 	bool rejoining;         /* a re-join of the port's groups is under way */
 	const struct rdmamcast_rejoin *last_rejoin; /* the latest re-join; NULL if none yet */
+	uint64_t max_groups;    /* the cap on groups (access.quotas.groups_per_port); 0: none (1.2) */
 };
 
 struct rdmamcast_counters {
@@ -515,6 +540,15 @@ struct rdmamcast_counters {
 	uint64_t leaves;
 };
 
+/* One uid's share of the daemon against its quotas (access.quotas; a quota of 0 is none). */
+struct rdmamcast_user_usage {
+	uint32_t uid;
+	const char *user; /* its name; "" when it has none */
+	uint64_t memberships, memberships_quota; /* held or waiting */
+	uint64_t creates, creates_quota;         /* groups its joins created that still exist */
+	uint64_t flagged; /* memberships the rules in force now would refuse */
+};
+
 struct rdmamcast_daemon_status {
 	const char *daemon; /* "rdma-mcastd 0.1.0" */
 	unsigned protocol;
@@ -523,9 +557,12 @@ struct rdmamcast_daemon_status {
 	const struct rdmamcast_counters *counters;
 	size_t num_ports;
 	struct rdmamcast_port_status **ports;
+	/* Every uid holding or waiting for a membership, by uid (1.2; none from an older daemon). */
+	size_t num_users;
+	struct rdmamcast_user_usage **users;
 };
 
-/* The daemon's ports and counters. Free with rdmamcast_status_free(). */
+/* The daemon's ports, counters and users. Free with rdmamcast_status_free(). */
 RDMAMCAST_EXPORT int rdmamcast_status(struct rdmamcast_client *c, struct rdmamcast_daemon_status **out);
 RDMAMCAST_EXPORT void rdmamcast_status_free(struct rdmamcast_daemon_status *status);
 

@@ -78,6 +78,9 @@ public:
             out.sa_status_name_ = e->sa_status_name;
         }
         out.versions_.assign(e->versions, e->versions + e->num_versions);
+        out.rule_ = e->rule ? e->rule : "";
+        out.quota_ = e->quota ? e->quota : "";
+        out.limit_ = e->limit;
         return out;
     }
 
@@ -90,6 +93,11 @@ public:
     const std::string &sa_status_name() const { return sa_status_name_; }
     const std::string &field() const { return field_; }
     const std::vector<unsigned> &versions() const { return versions_; }
+    // The daemon's access policy: the rule that denied the request, or the quota reached and
+    // its value ("" and 0 otherwise).
+    const std::string &rule() const { return rule_; }
+    const std::string &quota() const { return quota_; }
+    std::uint64_t limit() const { return limit_; }
 
 private:
     int err_;
@@ -99,6 +107,9 @@ private:
     std::string sa_status_name_;
     std::string field_;
     std::vector<unsigned> versions_;
+    std::string rule_;
+    std::string quota_;
+    std::uint64_t limit_ = 0;
 };
 
 enum class JoinState : std::uint8_t {
@@ -294,6 +305,9 @@ struct Member {
     std::uint8_t join_state = 0;
     std::string state; // "pending", "active", "lost"
     std::string comm;
+    std::string rule;    // the access rule that admitted it ("" from an older daemon)
+    bool created = false; // its join created the group
+    std::string flagged; // why the rules in force now would refuse it; "" when they would not
 };
 
 struct Group {
@@ -339,6 +353,16 @@ struct PortStatus {
     std::optional<std::uint32_t> sm_act_count;
     bool rejoining = false;
     std::optional<Rejoin> last_rejoin; // nullopt: none yet
+    std::uint64_t max_groups = 0;      // access.quotas.groups_per_port; 0: none
+};
+
+// One uid's share of the daemon against its quotas (0: no quota).
+struct UserUsage {
+    std::uint32_t uid = 0;
+    std::string user; // "" when the uid has no name
+    std::uint64_t memberships = 0, memberships_quota = 0;
+    std::uint64_t creates = 0, creates_quota = 0;
+    std::uint64_t flagged = 0;
 };
 
 struct Status {
@@ -348,6 +372,7 @@ struct Status {
     std::uint64_t clients = 0;
     rdmamcast_counters counters{};
     std::vector<PortStatus> ports;
+    std::vector<UserUsage> users; // by uid; empty from an older daemon
 };
 
 // ---- client and memberships ----
@@ -470,6 +495,19 @@ public:
     void leave(std::uint64_t membership) { check(rdmamcast_leave(c_.get(), membership)); }
     void monitor(bool enable = true) { check(rdmamcast_monitor(c_.get(), enable)); }
 
+    // Root only: releases every membership of `uid`, or one membership, whoever holds it (see
+    // rdmamcast_evict_uid()). Returns how many were released.
+    std::uint64_t evict_uid(std::uint32_t uid) {
+        std::uint64_t released = 0;
+        check(rdmamcast_evict_uid(c_.get(), uid, &released));
+        return released;
+    }
+    std::uint64_t evict_membership(std::uint64_t membership) {
+        std::uint64_t released = 0;
+        check(rdmamcast_evict_membership(c_.get(), membership, &released));
+        return released;
+    }
+
     // Whether to reconnect after the daemon restarted, and for how long to try (zero: the
     // library's default, RDMAMCAST_RECONNECT_TIMEOUT_MS); see rdmamcast_set_reconnect(). A
     // reconnect shows as a ReconnectedEvent from next_event(); a call whose request was in
@@ -507,7 +545,8 @@ public:
                 for (std::size_t k = 0; k < g.num_members; ++k) {
                     const auto &m = *g.members[k];
                     og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,
-                                                m.state, m.comm});
+                                                m.state, m.comm, m.rule ? m.rule : "",
+                                                m.created, m.flagged ? m.flagged : ""});
                 }
                 pg.groups.push_back(std::move(og));
             }
@@ -520,12 +559,12 @@ public:
         rdmamcast_daemon_status *s = nullptr;
         check(rdmamcast_status(c_.get(), &s));
         std::unique_ptr<rdmamcast_daemon_status, decltype(&rdmamcast_status_free)> guard(s, rdmamcast_status_free);
-        Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}};
+        Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}, {}};
         for (std::size_t i = 0; i < s->num_ports; ++i) {
             const auto &p = *s->ports[i];
             PortStatus ps{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
                           detail::gid(p.port_gid), p.link_layer, p.rate_gbps, p.groups, p.mtu,
-                          {}, {}, p.rejoining, {}};
+                          {}, {}, p.rejoining, {}, p.max_groups};
             if (p.sm_known) {
                 ps.sm_guid = p.sm_guid;
                 ps.sm_act_count = p.sm_act_count;
@@ -536,6 +575,11 @@ public:
                     ps.last_rejoin->duration_s = r->duration_s;
             }
             out.ports.push_back(std::move(ps));
+        }
+        for (std::size_t i = 0; i < s->num_users; ++i) {
+            const auto &u = *s->users[i];
+            out.users.push_back(UserUsage{u.uid, u.user, u.memberships, u.memberships_quota,
+                                          u.creates, u.creates_quota, u.flagged});
         }
         return out;
     }

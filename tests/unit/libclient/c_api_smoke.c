@@ -26,7 +26,7 @@ int c_api_smoke(const char *path, char *err, size_t errlen)
 	struct rdmamcast_group_list *list = NULL;
 	struct rdmamcast_daemon_status *status = NULL;
 	struct ibv_ah_attr ah;
-	uint64_t membership = 0;
+	uint64_t membership = 0, released = 99;
 	int ok = -1;
 
 	err[0] = '\0';
@@ -50,6 +50,14 @@ int c_api_smoke(const char *path, char *err, size_t errlen)
 	CHECK(list->num_ports == 0);
 	CHECK(rdmamcast_status(c, &status) == 0);
 	CHECK(status->counters != NULL);
+	CHECK(status->num_users == 0);
+
+	/* The fake daemon releases nothing; uid -1 never leaves the library. */
+	CHECK(rdmamcast_evict_membership(c, membership, &released) == 0);
+	CHECK(released == 0);
+	CHECK(rdmamcast_evict_uid(c, 0xffffffffu, NULL) == -EINVAL);
+	CHECK(strcmp(rdmamcast_last_error(c)->rule, "") == 0);
+	CHECK(strcmp(rdmamcast_last_error(c)->quota, "") == 0);
 
 	CHECK(rdmamcast_leave(c, membership) == 0);
 	CHECK(rdmamcast_last_error(c)->code == RDMAMCAST_E_NONE);

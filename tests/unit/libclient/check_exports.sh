@@ -1,29 +1,33 @@
 #!/bin/sh
 # librdmamcast.so's ABI surface: only rdmamcast_* is exported (no C++ symbols), in version node
-# RDMAMCAST_1.0 except for the functions a later node added (listed below), the SONAME is
+# RDMAMCAST_1.0 except for the functions later nodes added (listed below), the SONAME is
 # librdmamcast.so.1, and at run time it needs nothing beyond libc, the C++ runtime and
 # libibverbs (plus sanitizer runtimes in such builds).
 set -eu
 lib=$1
 
-# The functions of RDMAMCAST_1.1 (a '|'-separated list); every other rdmamcast_* is in 1.0.
+# The functions of each later node ('|'-separated lists); every other rdmamcast_* is in 1.0.
 v1_1='rdmamcast_set_reconnect'
+v1_2='rdmamcast_evict_uid|rdmamcast_evict_membership'
 
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
 bad=$(printf '%s\n' "$exported" |
-    grep -v -E "^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|($v1_1)@@RDMAMCAST_1\.1|RDMAMCAST_1\.[01])\$" || true)
-# A 1.1 function must not also (or instead) be in 1.0.
-bad="$bad$(printf '%s\n' "$exported" | grep -E "^($v1_1)@@RDMAMCAST_1\.0\$" || true)"
+    grep -v -E "^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|($v1_1)@@RDMAMCAST_1\.1|($v1_2)@@RDMAMCAST_1\.2|RDMAMCAST_1\.[012])\$" || true)
+# A later node's function must not also (or instead) be in 1.0.
+bad="$bad$(printf '%s\n' "$exported" | grep -E "^($v1_1|$v1_2)@@RDMAMCAST_1\.0\$" || true)"
 if [ -n "$bad" ]; then
     echo "unexpected exported symbols:"
     printf '%s\n' "$bad"
     exit 1
 fi
-for f in $(printf '%s\n' "$v1_1" | tr '|' ' '); do
-    if ! printf '%s\n' "$exported" | grep -q -x "$f@@RDMAMCAST_1\.1"; then
-        echo "$f is not exported in RDMAMCAST_1.1"
-        exit 1
-    fi
+for node in 1.1 1.2; do
+    case $node in 1.1) names=$v1_1 ;; 1.2) names=$v1_2 ;; esac
+    for f in $(printf '%s\n' "$names" | tr '|' ' '); do
+        if ! printf '%s\n' "$exported" | grep -q -x "$f@@RDMAMCAST_$node"; then
+            echo "$f is not exported in RDMAMCAST_$node"
+            exit 1
+        fi
+    done
 done
 count=$(printf '%s\n' "$exported" | grep -c '^rdmamcast_' || true)
 if [ "$count" -lt 20 ]; then

@@ -1,4 +1,4 @@
-// The C API against a fake daemon: connecting, joining, leaving, list and status.
+// The C API against a fake daemon: connecting, joining, leaving, evicting, list and status.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -376,6 +376,9 @@ TEST_P(ClientErrors, MapToTheCEnumWithMessageFieldAndSaStatus) {
     } else {
         EXPECT_STREQ(e->sa_status_name, "");
     }
+    EXPECT_STREQ(e->rule, "");
+    EXPECT_STREQ(e->quota, "");
+    EXPECT_EQ(e->limit, 0u);
     // The connection stays usable after an error reply.
     EXPECT_EQ(rdmamcast_leave(c.get(), 1), 0);
     EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_NONE);
@@ -409,6 +412,42 @@ INSTANTIATE_TEST_SUITE_P(
                 ch = '_';
         return n;
     });
+
+// The access policy's part of an error: the rule that denied a join, or the quota it reached.
+TEST(ClientErrors, CarryTheRuleOrTheQuotaOfTheAccessPolicy) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *j = std::get_if<proto::Join>(&env.request);
+        if (!j)
+            return false;
+        if (j->request.port == 1)
+            s.fail(env.id, policy_failure(mcastd::Errc::denied,
+                                          "rule hpc refuses uid 1001 on ff15::1:2", {"hpc", "", 0}));
+        else
+            s.fail(env.id, policy_failure(mcastd::Errc::limit, "quota reached",
+                                          {"", "creates_per_uid", 64}));
+        return true;
+    });
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -EACCES);
+    const rdmamcast_error *e = rdmamcast_last_error(c.get());
+    EXPECT_EQ(e->code, RDMAMCAST_E_DENIED);
+    EXPECT_STREQ(e->message, "rule hpc refuses uid 1001 on ff15::1:2");
+    EXPECT_STREQ(e->rule, "hpc");
+    EXPECT_STREQ(e->quota, "");
+    EXPECT_EQ(e->limit, 0u);
+    p.port = 2;
+    EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -ENOSPC);
+    e = rdmamcast_last_error(c.get());
+    EXPECT_EQ(e->code, RDMAMCAST_E_LIMIT);
+    EXPECT_STREQ(e->rule, "");
+    EXPECT_STREQ(e->quota, "creates_per_uid");
+    EXPECT_EQ(e->limit, 64u);
+    // A later success clears them.
+    EXPECT_EQ(rdmamcast_leave(c.get(), 1), 0);
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->quota, "");
+    EXPECT_EQ(rdmamcast_last_error(c.get())->limit, 0u);
+}
 
 TEST(ClientErrorNames, LibraryCodesHaveNamesAndSentences) {
     EXPECT_STREQ(rdmamcast_errc_name(RDMAMCAST_E_NONE), "");
@@ -452,6 +491,94 @@ TEST(ClientMonitor, SendsEnableAndDisable) {
     EXPECT_FALSE(m[1].enable);
 }
 
+// ---- evict ----
+
+TEST(ClientEvict, SendsTheUidOrTheMembershipAndReturnsHowManyWereReleased) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *e = std::get_if<proto::Evict>(&env.request);
+        if (!e)
+            return false;
+        s.reply(env.id, proto::EvictResult{e->uid ? 3u : 1u});
+        return true;
+    });
+    auto c = connect_to(d);
+    std::uint64_t released = 99;
+    EXPECT_EQ(rdmamcast_evict_uid(c.get(), 1001, &released), 0);
+    EXPECT_EQ(released, 3u);
+    EXPECT_EQ(rdmamcast_evict_membership(c.get(), 7, &released), 0);
+    EXPECT_EQ(released, 1u);
+    EXPECT_EQ(rdmamcast_evict_uid(c.get(), 0, nullptr), 0); // root's own: a uid like any other
+    auto evicts = d.requests_of<proto::Evict>();
+    ASSERT_EQ(evicts.size(), 3u);
+    EXPECT_EQ(evicts[0].uid, 1001u);
+    EXPECT_FALSE(evicts[0].membership);
+    EXPECT_EQ(evicts[1].membership, 7u);
+    EXPECT_FALSE(evicts[1].uid);
+    EXPECT_EQ(evicts[2].uid, 0u);
+}
+
+TEST(ClientEvict, UidMinusOneIsRefusedBeforeAnythingIsSent) {
+    FakeDaemon d;
+    auto c = connect_to(d);
+    std::uint64_t released = 99;
+    EXPECT_EQ(rdmamcast_evict_uid(c.get(), UINT32_MAX, &released), -EINVAL);
+    EXPECT_EQ(released, 99u);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_INVALID_ARGUMENT);
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->field, "/uid");
+    EXPECT_TRUE(d.requests_of<proto::Evict>().empty());
+    EXPECT_EQ(rdmamcast_evict_uid(nullptr, 1, nullptr), -EINVAL);
+    EXPECT_EQ(rdmamcast_evict_membership(nullptr, 1, nullptr), -EINVAL);
+}
+
+TEST(ClientEvict, DeniedNotFoundAndAnOlderDaemonMapToTheirCodes) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *e = std::get_if<proto::Evict>(&env.request);
+        if (!e)
+            return false;
+        if (e->uid)
+            s.fail(env.id, mcastd::Errc::denied, "evict is for root only");
+        else if (*e->membership == 8)
+            s.fail(env.id, mcastd::Errc::not_found, "no membership 8");
+        else // what a daemon older than evict answers
+            s.fail(env.id, mcastd::Errc::invalid_argument,
+                   "/op: \"evict\" is not an op (hello, join, leave, list, status or monitor)",
+                   std::nullopt, "/op");
+        return true;
+    });
+    auto c = connect_to(d);
+    std::uint64_t released = 99;
+    EXPECT_EQ(rdmamcast_evict_uid(c.get(), 1001, &released), -EACCES);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_DENIED);
+    EXPECT_EQ(rdmamcast_evict_membership(c.get(), 8, &released), -ENOENT);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_NOT_FOUND);
+    EXPECT_EQ(rdmamcast_evict_membership(c.get(), 9, &released), -EINVAL);
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->field, "/op");
+    EXPECT_EQ(released, 99u) << "outputs are untouched on failure";
+}
+
+// An evicted membership is lost for good (code denied); the holder's leave of it still works.
+TEST(ClientEvict, TheHolderSeesALostEventAndMayLeave) {
+    FakeDaemon d(joins_from(7));
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    std::uint64_t m = 0;
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, &m), 0);
+    d.broadcast(proto::LostEvent{
+        m, proto::Failure{mcastd::Error{mcastd::Errc::denied,
+                                        "an administrator evicted membership 7; it will not be "
+                                        "restored",
+                                        std::nullopt},
+                          "", {}}});
+    ASSERT_TRUE(readable(rdmamcast_event_fd(c.get()), 5000));
+    rdmamcast_event ev;
+    ASSERT_EQ(rdmamcast_next_event(c.get(), &ev), 0);
+    EXPECT_EQ(ev.type, RDMAMCAST_EVENT_LOST);
+    EXPECT_EQ(ev.membership, m);
+    EXPECT_EQ(ev.lost.code, RDMAMCAST_E_DENIED);
+    EXPECT_NE(std::string(ev.lost.message).find("evicted"), std::string::npos);
+    EXPECT_EQ(rdmamcast_leave(c.get(), m), 0);
+}
+
 // ---- list and status ----
 
 proto::ListResult sample_list() {
@@ -465,8 +592,9 @@ proto::ListResult sample_list() {
     g.held = mcastd::join::full | mcastd::join::send_only_full;
     g.foreign = mcastd::join::non_member;
     g.counts = {2, 0, 0, 1};
-    g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
-    g.members.push_back({9, mcastd::join::send_only_full, "pending", 4343, 0, "other"});
+    g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc", true, ""});
+    g.members.push_back({9, mcastd::join::send_only_full, "pending", 4343, 0, "other", "root",
+                         false, "no rule admits uid 0 any more"});
     p1.groups.push_back(g);
     l.ports.push_back(p1);
     l.ports.push_back(proto::PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
@@ -505,12 +633,42 @@ TEST(ClientList, DecodesTheTree) {
     EXPECT_EQ(g.members[0]->join_state, RDMAMCAST_JOIN_STATE_FULL);
     EXPECT_STREQ(g.members[0]->state, "active");
     EXPECT_STREQ(g.members[0]->comm, "my-app");
+    EXPECT_STREQ(g.members[0]->rule, "hpc");
+    EXPECT_TRUE(g.members[0]->created);
+    EXPECT_EQ(g.members[0]->flagged, nullptr);
+    EXPECT_STREQ(g.members[1]->rule, "root");
+    EXPECT_FALSE(g.members[1]->created);
+    EXPECT_STREQ(g.members[1]->flagged, "no rule admits uid 0 any more");
     EXPECT_STREQ(g.members[1]->state, "pending");
     EXPECT_EQ(g.members[1]->join_state, RDMAMCAST_JOIN_STATE_SENDONLY_FULL);
     EXPECT_STREQ(l->ports[1]->device, "mlx5_1");
     EXPECT_EQ(l->ports[1]->num_groups, 0u);
     rdmamcast_list_free(l);
     rdmamcast_list_free(nullptr);
+}
+
+// A daemon older than the access policy sends no rule, created or flagged.
+TEST(ClientList, AnOlderDaemonsMembersHaveAnEmptyRule) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::List>(env.request))
+            return false;
+        s.raw(R"({"id":)" + std::to_string(env.id) + R"(,"ok":true,"result":{"ports":[
+            {"device":"mlx5_0","port":1,"port_gid":"fe80::1","groups":[{"mgid":"ff15::1",
+             "mlid":1,"qkey":1,"busy":false,"held":["full"],"foreign":[],
+             "counts":{"full":1,"nonmember":0,"sendonly-nonmember":0,"sendonly-full":0},
+             "members":[{"membership":7,"join_state":"full","state":"active","pid":1,"uid":2,
+                         "comm":"a"}]}]}]}})");
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    ASSERT_EQ(rdmamcast_list(c.get(), &l), 0) << rdmamcast_last_error(c.get())->message;
+    const auto &m = *l->ports[0]->groups[0]->members[0];
+    EXPECT_EQ(m.membership, 7u);
+    EXPECT_STREQ(m.rule, "");
+    EXPECT_FALSE(m.created);
+    EXPECT_EQ(m.flagged, nullptr);
+    rdmamcast_list_free(l);
 }
 
 // A list longer than the 64 KiB a request may be: replies are read whole, whatever their size.
@@ -561,6 +719,9 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
         st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"), "InfiniBand",
                             0, 0});
         st.counters = {10, 1, 2, 3, 12, 8, 1, 5};
+        st.ports[0].max_groups = 1024;
+        st.users.push_back({0, "root", 2, 0, 0, 0, 0});
+        st.users.push_back({1001, "bob", 3, 4096, 1, 64, 1});
         s.reply(env.id, st);
         return true;
     });
@@ -609,6 +770,44 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     EXPECT_EQ(s->counters->joins_local, 8u);
     EXPECT_EQ(s->counters->joins_failed, 1u);
     EXPECT_EQ(s->counters->leaves, 5u);
+    EXPECT_EQ(p.max_groups, 1024u);
+    EXPECT_EQ(p2.max_groups, 0u);
+    ASSERT_EQ(s->num_users, 2u);
+    EXPECT_EQ(s->users[0]->uid, 0u);
+    EXPECT_STREQ(s->users[0]->user, "root");
+    EXPECT_EQ(s->users[0]->memberships, 2u);
+    EXPECT_EQ(s->users[0]->memberships_quota, 0u);
+    const rdmamcast_user_usage &bob = *s->users[1];
+    EXPECT_EQ(bob.uid, 1001u);
+    EXPECT_STREQ(bob.user, "bob");
+    EXPECT_EQ(bob.memberships, 3u);
+    EXPECT_EQ(bob.memberships_quota, 4096u);
+    EXPECT_EQ(bob.creates, 1u);
+    EXPECT_EQ(bob.creates_quota, 64u);
+    EXPECT_EQ(bob.flagged, 1u);
+    rdmamcast_status_free(s);
+}
+
+TEST(ClientStatus, AnOlderDaemonHasNoUsersNorMaxGroups) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        s.raw(R"({"id":)" + std::to_string(env.id) + R"(,"ok":true,"result":{
+            "daemon":"rdma-mcastd 0.0.9","protocol":2,"uptime_s":1,"clients":0,"ports":[
+            {"device":"mlx5_0","port":1,"state":"ACTIVE","lid":3,"sm_lid":1,"sm_sl":0,
+             "port_gid":"fe80::1","link_layer":"InfiniBand","rate_gbps":100,"groups":0,
+             "mtu":4096,"sm_guid":null,"sm_act_count":null,"rejoining":false,
+             "last_rejoin":null}],
+            "counters":{"sa_mads_sent":0,"sa_retransmits":0,"sa_timeouts":0,"sa_bounces":0,
+                        "joins":0,"joins_local":0,"joins_failed":0,"leaves":0}}})");
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_daemon_status *s = nullptr;
+    ASSERT_EQ(rdmamcast_status(c.get(), &s), 0) << rdmamcast_last_error(c.get())->message;
+    ASSERT_EQ(s->num_ports, 1u);
+    EXPECT_EQ(s->ports[0]->max_groups, 0u);
+    EXPECT_EQ(s->num_users, 0u);
     rdmamcast_status_free(s);
 }
 

@@ -163,6 +163,60 @@ TEST(ClientCpp, SaErrorThrowsWithStatus) {
     }
 }
 
+TEST(ClientCpp, PolicyErrorsThrowWithTheRuleOrTheQuota) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (std::holds_alternative<proto::Join>(env.request))
+            s.fail(env.id, policy_failure(mcastd::Errc::denied, "rule hpc refuses", {"hpc", "", 0}));
+        else if (std::holds_alternative<proto::Evict>(env.request))
+            s.fail(env.id, policy_failure(mcastd::Errc::limit, "quota reached",
+                                          {"", "groups_per_port", 8}));
+        else
+            return false;
+        return true;
+    });
+    rdmamcast::Client client(d.path());
+    try {
+        client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1"));
+        FAIL();
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_DENIED);
+        EXPECT_EQ(e.rule(), "hpc");
+        EXPECT_EQ(e.quota(), "");
+        EXPECT_EQ(e.limit(), 0u);
+    }
+    try {
+        client.evict_uid(1001); // not what a daemon answers evict with: any call carries them
+        FAIL();
+    } catch (const rdmamcast::Error &e) {
+        EXPECT_EQ(e.code(), RDMAMCAST_E_LIMIT);
+        EXPECT_EQ(e.rule(), "");
+        EXPECT_EQ(e.quota(), "groups_per_port");
+        EXPECT_EQ(e.limit(), 8u);
+    }
+}
+
+TEST(ClientCpp, EvictReturnsHowManyWereReleased) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *e = std::get_if<proto::Evict>(&env.request);
+        if (!e)
+            return false;
+        if (e->membership && *e->membership == 8)
+            s.fail(env.id, mcastd::Errc::not_found, "no membership 8");
+        else
+            s.reply(env.id, proto::EvictResult{e->uid ? 4u : 1u});
+        return true;
+    });
+    rdmamcast::Client client(d.path());
+    EXPECT_EQ(client.evict_uid(1001), 4u);
+    EXPECT_EQ(client.evict_membership(7), 1u);
+    EXPECT_THROW(client.evict_membership(8), rdmamcast::Error);
+    EXPECT_THROW(client.evict_uid(UINT32_MAX), rdmamcast::Error);
+    auto evicts = d.requests_of<proto::Evict>();
+    ASSERT_EQ(evicts.size(), 3u);
+    EXPECT_EQ(evicts[0].uid, 1001u);
+    EXPECT_EQ(evicts[1].membership, 7u);
+}
+
 TEST(ClientCpp, EventsAndMembershipUpdate) {
     FakeDaemon d(joins_from(7));
     rdmamcast::Client client(d.path());
@@ -261,7 +315,10 @@ TEST(ClientCpp, ListAndStatus) {
             g.mgid = gid("ff15::1:2");
             g.mlid = 0xc001;
             g.counts = {1, 2, 3, 4};
-            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
+            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc",
+                                 true, "rule hpc no longer admits uid 1000"});
+            g.members.push_back({8, mcastd::join::full, "active", 4243, 1000, "my-app", "any",
+                                 false, ""});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::1"), {g}});
             s.reply(env.id, l);
             return true;
@@ -276,6 +333,8 @@ TEST(ClientCpp, ListAndStatus) {
                                 56, 0, 2048, std::nullopt, std::nullopt, false,
                                 proto::RejoinStatus{"SM changed", 9, 0.5, 0}});
             st.counters.joins = 5;
+            st.ports[0].max_groups = 16;
+            st.users.push_back({1000, "alice", 2, 10, 1, 0, 1});
             s.reply(env.id, st);
             return true;
         }
@@ -289,9 +348,15 @@ TEST(ClientCpp, ListAndStatus) {
     ASSERT_EQ(ports[0].groups.size(), 1u);
     const auto &g = ports[0].groups[0];
     EXPECT_EQ(g.counts, (std::array<std::uint32_t, 4>{1, 2, 3, 4}));
-    ASSERT_EQ(g.members.size(), 1u);
+    ASSERT_EQ(g.members.size(), 2u);
     EXPECT_EQ(g.members[0].comm, "my-app");
     EXPECT_EQ(g.members[0].pid, 4242);
+    EXPECT_EQ(g.members[0].rule, "hpc");
+    EXPECT_TRUE(g.members[0].created);
+    EXPECT_EQ(g.members[0].flagged, "rule hpc no longer admits uid 1000");
+    EXPECT_EQ(g.members[1].rule, "any");
+    EXPECT_FALSE(g.members[1].created);
+    EXPECT_EQ(g.members[1].flagged, "");
 
     auto st = client.status();
     EXPECT_EQ(st.daemon, "rdma-mcastd 9");
@@ -310,6 +375,16 @@ TEST(ClientCpp, ListAndStatus) {
     ASSERT_TRUE(st.ports[1].last_rejoin);
     EXPECT_EQ(st.ports[1].last_rejoin->duration_s, 0.5);
     EXPECT_EQ(st.counters.joins, 5u);
+    EXPECT_EQ(st.ports[0].max_groups, 16u);
+    EXPECT_EQ(st.ports[1].max_groups, 0u);
+    ASSERT_EQ(st.users.size(), 1u);
+    EXPECT_EQ(st.users[0].uid, 1000u);
+    EXPECT_EQ(st.users[0].user, "alice");
+    EXPECT_EQ(st.users[0].memberships, 2u);
+    EXPECT_EQ(st.users[0].memberships_quota, 10u);
+    EXPECT_EQ(st.users[0].creates, 1u);
+    EXPECT_EQ(st.users[0].creates_quota, 0u);
+    EXPECT_EQ(st.users[0].flagged, 1u);
 }
 
 } // namespace

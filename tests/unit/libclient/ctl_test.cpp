@@ -74,7 +74,7 @@ TEST(CtlUsage, HelpAndVersion) {
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("Usage: rdma-mcastctl"), std::string::npos);
     EXPECT_NE(r.out.find("Exit status"), std::string::npos);
-    for (const char *cmd : {"join", "list", "status", "monitor"}) {
+    for (const char *cmd : {"join", "list", "status", "monitor", "evict"}) {
         auto h = run({kCtl, cmd, "--help"});
         EXPECT_EQ(h.exit_code, 0) << cmd;
         EXPECT_NE(h.out.find(std::string("Usage: rdma-mcastctl ") + cmd), std::string::npos)
@@ -139,7 +139,16 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"bad_mtu", {"join", "--device", "d", "--port", "1", "--create", "--mtu", "1500"},
                   "--mtu \"1500\""},
         UsageCase{"missing_value", {"join", "--device"}, "option --device needs a value"},
-        UsageCase{"positional", {"list", "extra"}, "unexpected argument \"extra\""}),
+        UsageCase{"positional", {"list", "extra"}, "unexpected argument \"extra\""},
+        UsageCase{"evict_nothing", {"evict"}, "exactly one of --uid and --membership"},
+        UsageCase{"evict_both", {"evict", "--uid", "1", "--membership", "2"},
+                  "exactly one of --uid and --membership"},
+        UsageCase{"evict_uid_minus_one", {"evict", "--uid", "4294967295"},
+                  "--uid \"4294967295\" is not an integer in 0..4294967294"},
+        UsageCase{"evict_unknown_user", {"evict", "--uid", "no-such-user-rdmamcast"},
+                  "--uid \"no-such-user-rdmamcast\" is neither a uid nor a known user name"},
+        UsageCase{"evict_negative_membership", {"evict", "--membership", "-3"},
+                  "--membership \"-3\""}),
     [](const auto &p) { return std::string(p.param.name); });
 
 // ---- join ----
@@ -289,6 +298,38 @@ INSTANTIATE_TEST_SUITE_P(
                       ExitCase{"limit", mcastd::Errc::limit, 4},
                       ExitCase{"internal", mcastd::Errc::internal, 1}),
     [](const auto &p) { return std::string(p.param.name); });
+
+// The rule or quota reaches stderr even when the daemon's message does not name it, once.
+TEST(CtlErrors, TheAccessPolicysRuleOrQuotaIsPrinted) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *j = std::get_if<proto::Join>(&env.request);
+        if (!j)
+            return false;
+        if (j->request.port == 1)
+            s.fail(env.id, policy_failure(mcastd::Errc::denied, "no rule admits uid 1000",
+                                          {"hpc", "", 0}));
+        else if (j->request.port == 2)
+            s.fail(env.id, policy_failure(mcastd::Errc::limit,
+                                          "uid 1000 holds 4096 memberships: quota "
+                                          "memberships_per_uid",
+                                          {"", "memberships_per_uid", 4096}));
+        else
+            s.fail(env.id, policy_failure(mcastd::Errc::limit, "too many groups",
+                                          {"", "groups_per_port", 8}));
+        return true;
+    });
+    auto r = ctl(d, kJoin);
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err, "rdma-mcastctl: join: denied: no rule admits uid 1000 (rule hpc)\n");
+    auto named = ctl(d, {"join", "--device", "mlx5_0", "--port", "2", "--mgid", "ff15::1"});
+    EXPECT_EQ(named.exit_code, 4);
+    EXPECT_EQ(named.err, "rdma-mcastctl: join: limit: uid 1000 holds 4096 memberships: quota "
+                         "memberships_per_uid\n");
+    auto quota = ctl(d, {"join", "--device", "mlx5_0", "--port", "3", "--mgid", "ff15::1"});
+    EXPECT_EQ(quota.exit_code, 4);
+    EXPECT_EQ(quota.err,
+              "rdma-mcastctl: join: limit: too many groups (quota groups_per_port = 8)\n");
+}
 
 TEST(CtlErrors, DeniedAtHelloIsExitFour) {
     FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
@@ -504,8 +545,10 @@ FakeDaemon::Handler views() {
             g.qkey = 0x12345678;
             g.held = mcastd::join::full;
             g.counts = {2, 0, 0, 1};
-            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app"});
-            g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender"});
+            g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc",
+                                 true, "no rule admits uid 1000 since the reload"});
+            g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender",
+                                 "root", false, ""});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::10:3"), {g}});
             s.reply(env.id, l);
             return true;
@@ -525,6 +568,10 @@ FakeDaemon::Handler views() {
             st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"),
                                 "InfiniBand", 0, 0});
             st.counters = {10, 1, 2, 0, 12, 8, 1, 5};
+            st.ports[1].max_groups = 1024;
+            st.users.push_back({0, "root", 1, 0, 0, 0, 0});
+            st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1});
+            st.users.push_back({4242, "", 2, 4096, 0, 64, 0});
             s.reply(env.id, st);
             return true;
         }
@@ -553,6 +600,13 @@ TEST(CtlList, JsonShape) {
     EXPECT_EQ(m["comm"], "my-app");
     EXPECT_EQ(m["state"], "active");
     EXPECT_EQ(m["join_state"], "full");
+    EXPECT_EQ(m["rule"], "hpc");
+    EXPECT_EQ(m["created"], true);
+    EXPECT_EQ(m["flagged"], "no rule admits uid 1000 since the reload");
+    const auto &m2 = g["members"].at(1);
+    EXPECT_EQ(m2["rule"], "root");
+    EXPECT_EQ(m2["created"], false);
+    EXPECT_FALSE(m2.contains("flagged")); // as the protocol: only when set
 }
 
 TEST(CtlList, HumanTableIsAligned) {
@@ -570,6 +624,12 @@ TEST(CtlList, HumanTableIsAligned) {
     EXPECT_EQ(line_of("4242").second, line_of("77 ").second) << r.out;
     EXPECT_NE(r.out.find("my-app"), std::string::npos);
     EXPECT_NE(r.out.find("sender"), std::string::npos);
+    // The rule, whether the join created the group, and why it is flagged (the last column).
+    EXPECT_NE(r.out.find("COMM    RULE  CREATED  FLAGGED\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("my-app  hpc   yes      no rule admits uid 1000 since the reload\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("sender  root  no       -\n"), std::string::npos) << r.out;
 }
 
 TEST(CtlStatus, JsonAndHuman) {
@@ -597,6 +657,11 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_EQ(j["counters"]["sa_timeouts"], 2);
     EXPECT_EQ(j["counters"]["joins"], 12);
     EXPECT_EQ(j["counters"]["leaves"], 5);
+    EXPECT_EQ(j["ports"].at(0)["max_groups"], 0);
+    EXPECT_EQ(j["ports"].at(1)["max_groups"], 1024);
+    ASSERT_EQ(j["users"].size(), 3u);
+    EXPECT_EQ(j["users"].at(1), json::parse(R"({"uid": 1000, "user": "alice", "memberships": 3,
+        "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1})"));
 
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
@@ -605,6 +670,76 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_NE(h.out.find("DEVICE  PORT  STATE   LID  SM_LID"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("mlx5_0  1     ACTIVE  3    1"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("SA MADs sent"), std::string::npos) << h.out;
+}
+
+TEST(CtlStatus, HumanShowsEachUsersShareAndEachPortsCap) {
+    FakeDaemon d(views());
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    // Port 2's GROUPS against its cap; the others have none.
+    EXPECT_NE(h.out.find("100 Gb/s  -     2/1024"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("100 Gb/s  4096  4 "), std::string::npos) << h.out;
+    // Users after the ports, before the counters; no quota shows the bare count.
+    const auto users = h.out.find("UID   USER   MEMBERSHIPS  CREATED  FLAGGED\n"
+                                  "0     root   1            0        0\n"
+                                  "1000  alice  3/4096       1/64     1\n"
+                                  "4242  -      2/4096       0/64     0\n");
+    ASSERT_NE(users, std::string::npos) << h.out;
+    EXPECT_LT(h.out.find("SM_GUID"), users);
+    EXPECT_GT(h.out.find("SA MADs sent"), users);
+}
+
+TEST(CtlStatus, AnOlderDaemonHasNoUsers) {
+    FakeDaemon d; // its default status: no ports, no users
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_NE(h.out.find("no ports\n\nno users\n"), std::string::npos) << h.out;
+}
+
+// ---- evict ----
+
+FakeDaemon::Handler evicts() {
+    return [](Session &s, const proto::RequestEnvelope &env) {
+        const auto *e = std::get_if<proto::Evict>(&env.request);
+        if (!e)
+            return false;
+        if (e->uid && *e->uid == 1001)
+            s.fail(env.id, mcastd::Errc::denied, "evict is for root only (caller uid 1001)");
+        else if (e->membership && *e->membership == 404)
+            s.fail(env.id, mcastd::Errc::not_found, "no membership 404");
+        else
+            s.reply(env.id, proto::EvictResult{e->uid ? 3u : 1u});
+        return true;
+    };
+}
+
+TEST(CtlEvict, ByUidByUserAndByMembership) {
+    FakeDaemon d(evicts());
+    auto r = ctl(d, {"evict", "--uid", "1000"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "released 3 memberships\n");
+    r = ctl(d, {"evict", "--membership", "7"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "released 1 membership\n");
+    r = ctl(d, {"--json", "evict", "--uid", "root"}); // a name: root is uid 0 everywhere
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out), json::parse(R"({"released": 3})"));
+    auto evicts = d.requests_of<proto::Evict>();
+    ASSERT_EQ(evicts.size(), 3u);
+    EXPECT_EQ(evicts[0].uid, 1000u);
+    EXPECT_EQ(evicts[1].membership, 7u);
+    EXPECT_EQ(evicts[2].uid, 0u);
+}
+
+TEST(CtlEvict, RefusalsHaveTheirExitCodes) {
+    FakeDaemon d(evicts());
+    auto r = ctl(d, {"evict", "--uid", "1001"});
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err, "rdma-mcastctl: evict: denied: evict is for root only (caller uid 1001)\n");
+    EXPECT_TRUE(r.out.empty());
+    r = ctl(d, {"evict", "--membership", "404"});
+    EXPECT_EQ(r.exit_code, 8);
+    EXPECT_EQ(r.err, "rdma-mcastctl: evict: not-found: no membership 404\n");
 }
 
 TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {

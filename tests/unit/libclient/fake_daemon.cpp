@@ -25,7 +25,11 @@ void Session::fail(std::optional<std::uint64_t> id, mcastd::Errc code, std::stri
                    std::vector<unsigned> versions) {
     proto::Failure f{mcastd::Error{code, std::move(message), sa_status}, std::move(field),
                      std::move(versions)};
-    raw(proto::encode_error(id, f));
+    fail(id, f);
+}
+
+void Session::fail(std::optional<std::uint64_t> id, const proto::Failure &failure) {
+    raw(proto::encode_error(id, failure));
 }
 
 void Session::event(const proto::Event &event) { raw(proto::encode_event(event)); }
@@ -223,11 +227,18 @@ void FakeDaemon::default_answer(Session &s, const proto::RequestEnvelope &env) {
                 proto::StatusResult st;
                 st.daemon = "rdma-mcastd 0.1.0-fake";
                 s.reply(env.id, st);
+            } else if constexpr (std::is_same_v<T, proto::Evict>) {
+                s.reply(env.id, proto::EvictResult{0});
             } else {
                 s.reply(env.id, proto::Empty{}); // leave, monitor
             }
         },
         env.request);
+}
+
+proto::Failure policy_failure(mcastd::Errc code, std::string message, mcastd::PolicyRef ref) {
+    return proto::Failure{mcastd::Error{code, std::move(message), std::nullopt, std::move(ref)},
+                          "", {}};
 }
 
 mcastd::McRecord sample_record() {

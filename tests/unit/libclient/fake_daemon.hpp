@@ -1,7 +1,8 @@
 // A scripted stand-in for rdma-mcastd: a SOCK_SEQPACKET server on its own thread that speaks
 // the protocol through proto's codec. Each test gives it a handler for the requests it cares
 // about; everything else gets the daemon's ordinary answer (hello -> version 1, leave and
-// monitor -> {}, list and status -> empty results, join -> "internal: unscripted").
+// monitor -> {}, list and status -> empty results, evict -> none released, join -> "internal:
+// unscripted").
 // version2() is a handler for a daemon that speaks version 2 (sessions and resume). A "restart"
 // is close_all(): the daemon keeps listening and takes the client's next connection.
 #pragma once
@@ -31,6 +32,7 @@ public:
     void fail(std::optional<std::uint64_t> id, mcastd::Errc code, std::string message,
               std::optional<std::uint16_t> sa_status = std::nullopt, std::string field = {},
               std::vector<unsigned> versions = {});
+    void fail(std::optional<std::uint64_t> id, const proto::Failure &failure);
     void event(const proto::Event &event);
     void raw(const std::string &message);
     void close();
@@ -127,6 +129,8 @@ FakeDaemon::Handler version2(ResumeAnswer answer, FakeDaemon::Handler more = {})
 // The daemon hands every session back with these memberships, or refuses every resume.
 ResumeAnswer resume_gives(std::vector<std::uint64_t> memberships);
 ResumeAnswer resume_refused();
+// An error of the access policy: `ref` names the rule that denied, or the quota reached.
+proto::Failure policy_failure(mcastd::Errc code, std::string message, mcastd::PolicyRef ref);
 // A "joined" activity entry of pid 4242 (my-app, uid 1000) for ff15::1:2 on mlx5_0/1.
 proto::MonitorEvent sample_monitor_event();
 

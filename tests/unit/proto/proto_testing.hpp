@@ -58,6 +58,7 @@ inline ::testing::AssertionResult same_failure(const Failure &a, const Failure &
     PROTO_SAME(error.code)
     PROTO_SAME(error.message)
     PROTO_SAME(error.sa_status)
+    PROTO_SAME(error.policy)
     PROTO_SAME(field)
     PROTO_SAME(versions)
     return ::testing::AssertionSuccess();
@@ -79,6 +80,10 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
     } else if (auto *ma = std::get_if<Monitor>(&a)) {
         if (ma->enable != std::get<Monitor>(b).enable)
             return ::testing::AssertionFailure() << "monitor.enable differs";
+    } else if (auto *ea = std::get_if<Evict>(&a)) {
+        const auto &eb = std::get<Evict>(b);
+        if (ea->uid != eb.uid || ea->membership != eb.membership)
+            return ::testing::AssertionFailure() << "evict differs";
     }
     return ::testing::AssertionSuccess();
 }

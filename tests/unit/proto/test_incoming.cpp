@@ -237,6 +237,96 @@ TEST(ProtoIncoming, ListMembersAreChecked) {
         << std::get<Error>(r).message;
 }
 
+// ---- a daemon older than the access policy (issue 15) sends none of its keys ----
+
+TEST(ProtoIncoming, AnOlderDaemonsErrorHasNoPolicyRef) {
+    auto in = decode_incoming(R"({"id":1,"ok":false,"error":{"code":"denied","message":"no"}})");
+    const auto &f = std::get<Failure>(std::get<Reply>(std::get<Incoming>(in)).body);
+    EXPECT_EQ(f.error.code, Errc::denied);
+    EXPECT_FALSE(f.error.policy);
+    // Any one of the keys makes a policy ref; the others stay empty.
+    in = decode_incoming(R"({"id":1,"ok":false,"error":{"code":"limit","message":"m","limit":3}})");
+    const auto &l = std::get<Failure>(std::get<Reply>(std::get<Incoming>(in)).body);
+    EXPECT_EQ(l.error.policy, (PolicyRef{"", "", 3}));
+}
+
+TEST(ProtoIncoming, PolicyKeysOfAnErrorAreChecked) {
+    EXPECT_NE(error_of(decode_incoming(
+                           R"({"id":1,"ok":false,"error":{"code":"denied","message":"m","rule":1}})"))
+                  .find("/error/rule: expected a string"),
+              std::string::npos);
+    EXPECT_NE(error_of(decode_incoming(R"({"id":1,"ok":false,"error":{"code":"limit",
+                                          "message":"m","quota":"q","limit":-1}})"))
+                  .find("/error/limit: -1 out of range"),
+              std::string::npos);
+}
+
+TEST(ProtoIncoming, AnOlderDaemonsListMembersHaveNoRule) {
+    const auto r = decode_list_result(R"({"ports":[{"device":"d","port":1,"port_gid":"fe80::1",
+        "groups":[{"mgid":"ff15::1","mlid":1,"qkey":1,"busy":false,"held":["full"],"foreign":[],
+         "counts":{"full":1,"nonmember":0,"sendonly-nonmember":0,"sendonly-full":0},
+         "members":[{"membership":7,"join_state":"full","state":"active","pid":1,"uid":2,
+                     "comm":"a"}]}]}]})");
+    ASSERT_TRUE(std::holds_alternative<ListResult>(r)) << std::get<Error>(r).message;
+    const MemberInfo &m = std::get<ListResult>(r).ports.at(0).groups.at(0).members.at(0);
+    EXPECT_EQ(m.membership, 7u);
+    EXPECT_EQ(m.rule, "");
+    EXPECT_FALSE(m.created);
+    EXPECT_EQ(m.flagged, "");
+}
+
+TEST(ProtoIncoming, AnOlderDaemonsStatusHasNoUsersNorMaxGroups) {
+    json j = json::parse(status_with("max_groups", json(json::value_t::discarded)));
+    j.erase("users");
+    auto r = decode_status_result(j.dump());
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(r)) << std::get<Error>(r).message;
+    EXPECT_EQ(std::get<StatusResult>(r).ports.at(0).max_groups, 0u);
+    EXPECT_TRUE(std::get<StatusResult>(r).users.empty());
+}
+
+TEST(ProtoIncoming, StatusUsersAreCheckedWithTheirPointers) {
+    const json user = json::parse(R"({"uid":1001,"user":"bob","memberships":3,
+        "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})");
+    const auto with_user = [](const json &u) {
+        json j = json::parse(status_with("max_groups", 8));
+        j["users"] = json::array({u});
+        return j.dump();
+    };
+    auto ok = decode_status_result(with_user(user));
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(ok)) << std::get<Error>(ok).message;
+    EXPECT_EQ(std::get<StatusResult>(ok).ports.at(0).max_groups, 8u);
+    EXPECT_EQ(std::get<StatusResult>(ok).users.at(0).memberships_quota, 4096u);
+    struct Case {
+        const char *key;
+        json value;
+        const char *says;
+    } cases[] = {
+        {"uid", 4294967296, "/users/0/uid: 4294967296 out of range"},
+        {"user", nullptr, "/users/0/user: expected a string"},
+        {"memberships", -1, "/users/0/memberships: -1 out of range"},
+        {"flagged", json(json::value_t::discarded), "/users/0/flagged: required"},
+    };
+    for (const auto &c : cases) {
+        json u = user;
+        if (c.value.is_discarded())
+            u.erase(c.key);
+        else
+            u[c.key] = c.value;
+        auto r = decode_status_result(with_user(u));
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
+        EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+    json j = json::parse(with_user(user));
+    j["users"] = json::object();
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result(j.dump())));
+    j = json::parse(status_with("max_groups", "many"));
+    auto r = decode_status_result(j.dump());
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_NE(std::get<Error>(r).message.find("/ports/0/max_groups: expected an integer"),
+              std::string::npos);
+}
+
 TEST(ProtoVocabulary, NamesAndEnums) {
     EXPECT_EQ(join_state_from_name("sendonly-nonmember"), join::send_only_non_member);
     EXPECT_FALSE(join_state_from_name("none"));
@@ -255,6 +345,7 @@ TEST(ProtoVocabulary, NamesAndEnums) {
     EXPECT_FALSE(mtu_enum_from_bytes(8192));
     EXPECT_EQ(op_name(Request{Monitor{}}), "monitor");
     EXPECT_EQ(op_name(Request{Hello{}}), "hello");
+    EXPECT_EQ(op_name(Request{Evict{}}), "evict");
 }
 
 } // namespace

@@ -102,6 +102,21 @@ TEST(ProtoRequest, DecodesHelloLeaveListStatusMonitor) {
         std::get<Monitor>(accept(R"({"id":7,"op":"monitor","enable":false})").request).enable);
 }
 
+TEST(ProtoRequest, DecodesEvictByUidOrMembership) {
+    const auto by_uid = std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":1001})").request);
+    EXPECT_EQ(by_uid.uid, 1001u);
+    EXPECT_FALSE(by_uid.membership);
+    // uid 0 is a uid like any other (root's memberships).
+    EXPECT_EQ(std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":0})").request).uid, 0u);
+    EXPECT_EQ(
+        std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":4294967294})").request).uid,
+        4294967294u);
+    const auto by_membership =
+        std::get<Evict>(accept(R"({"id":9,"op":"evict","membership":7})").request);
+    EXPECT_EQ(by_membership.membership, 7u);
+    EXPECT_FALSE(by_membership.uid);
+}
+
 TEST(ProtoRequest, IdSpansZeroTo2Pow53Minus1) {
     EXPECT_EQ(accept(R"({"id":0,"op":"list"})").id, 0u);
     EXPECT_EQ(accept(R"({"id":9007199254740991,"op":"list"})").id, kMaxId);
@@ -338,6 +353,20 @@ const Rejection kRejections[] = {
     {"enable as string", R"({"id":4,"op":"monitor","enable":"yes"})", 4, "/enable",
      "expected true or false"},
     {"enable as number", R"({"id":4,"op":"monitor","enable":1})", 4, "/enable", "got 1"},
+
+    // evict.
+    {"evict with neither", R"({"id":5,"op":"evict"})", 5, "/uid", "required key is missing"},
+    {"evict with both", R"({"id":5,"op":"evict","uid":1001,"membership":7})", 5, "/membership",
+     "exclude each other"},
+    {"evict uid -1 as unsigned", R"({"id":5,"op":"evict","uid":4294967295})", 5, "/uid",
+     "out of range [0, 4294967294]"},
+    {"evict uid negative", R"({"id":5,"op":"evict","uid":-1})", 5, "/uid", "out of range"},
+    {"evict uid as string", R"({"id":5,"op":"evict","uid":"bob"})", 5, "/uid",
+     "expected an integer"},
+    {"evict membership negative", R"({"id":5,"op":"evict","membership":-7})", 5, "/membership",
+     "out of range"},
+    {"unknown key in evict", R"({"id":5,"op":"evict","uid":1,"all":true})", 5, "/all",
+     "unknown key"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, ProtoRejection, ::testing::ValuesIn(kRejections),

@@ -96,6 +96,15 @@ TEST(ProtoRoundTrip, LeaveListStatusMonitor) {
     expect_request_round_trip(9, Monitor{false});
 }
 
+TEST(ProtoRoundTrip, Evict) {
+    expect_request_round_trip(10, Evict{1001, std::nullopt});
+    expect_request_round_trip(11, Evict{0, std::nullopt});
+    expect_request_round_trip(12, Evict{std::nullopt, UINT64_MAX});
+    EXPECT_EQ(encode_request(13, Evict{1001, std::nullopt}), R"({"id":13,"op":"evict","uid":1001})");
+    EXPECT_EQ(encode_request(14, Evict{std::nullopt, 7}),
+              R"({"id":14,"op":"evict","membership":7})");
+}
+
 TEST(ProtoRoundTrip, RequestWireFormIsWhatTheProtocolShows) {
     JoinRequest r;
     r.device = "mlx5_0";
@@ -191,10 +200,12 @@ ListResult sample_list() {
     g.held = join::full | join::send_only_non_member;
     g.foreign = join::non_member;
     g.counts = {2, 0, 1, 4000000000u};
-    g.members.push_back(MemberInfo{7, join::full, "active", 4242, 1000, "my-app"});
-    g.members.push_back(MemberInfo{8, join::send_only_non_member, "pending", 1, 0, "x\ny\"z"});
+    g.members.push_back(MemberInfo{7, join::full, "active", 4242, 1000, "my-app", "hpc", true, ""});
+    g.members.push_back(MemberInfo{8, join::send_only_non_member, "pending", 1, 0, "x\ny\"z",
+                                   "root", false, ""});
     GroupInfo pending; // a create still waiting for its MGID
-    pending.members.push_back(MemberInfo{9, join::full, "lost", 2, 3, ""});
+    pending.members.push_back(MemberInfo{9, join::full, "lost", 2, 3, "", "access.rules[2]", true,
+                                         "the rules in force now refuse it (no rule admits it)"});
     ListResult l;
     l.ports.push_back(PortGroups{"mlx5_0", 1, gid("fe80::10:3"), {g, pending}});
     l.ports.push_back(PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
@@ -227,6 +238,9 @@ void expect_same_list(const ListResult &a, const ListResult &b) {
                 EXPECT_EQ(ma.pid, mb.pid);
                 EXPECT_EQ(ma.uid, mb.uid);
                 EXPECT_EQ(ma.comm, mb.comm);
+                EXPECT_EQ(ma.rule, mb.rule);
+                EXPECT_EQ(ma.created, mb.created);
+                EXPECT_EQ(ma.flagged, mb.flagged);
             }
         }
     }
@@ -257,6 +271,10 @@ StatusResult sample_status() {
     s.ports[1].rejoining = true;
     s.ports[1].last_rejoin = RejoinStatus{"port active again", 1.5, std::nullopt, 0};
     s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX, 4, 5, 6};
+    s.ports[0].max_groups = 1024;
+    s.users.push_back(UserUsage{0, "root", 2, 0, 1, 0, 0});
+    s.users.push_back(UserUsage{1001, "bob", 3, 4096, 1, 64, 0});
+    s.users.push_back(UserUsage{4294967294u, "", UINT64_MAX, UINT64_MAX, 0, 1, UINT64_MAX});
     return s;
 }
 
@@ -284,6 +302,7 @@ TEST(ProtoRoundTrip, StatusResult) {
         EXPECT_EQ(out.ports[i].sm_guid, in.ports[i].sm_guid);
         EXPECT_EQ(out.ports[i].sm_act_count, in.ports[i].sm_act_count);
         EXPECT_EQ(out.ports[i].rejoining, in.ports[i].rejoining);
+        EXPECT_EQ(out.ports[i].max_groups, in.ports[i].max_groups);
         ASSERT_TRUE(out.ports[i].last_rejoin);
         const RejoinStatus &a = *out.ports[i].last_rejoin, &b = *in.ports[i].last_rejoin;
         EXPECT_EQ(a.reason, b.reason);
@@ -303,6 +322,26 @@ TEST(ProtoRoundTrip, StatusResult) {
     EXPECT_EQ(a.sa_sets, b.sa_sets);
     EXPECT_EQ(a.sa_deletes, b.sa_deletes);
     EXPECT_EQ(a.sa_gets, b.sa_gets);
+    ASSERT_EQ(out.users.size(), in.users.size());
+    for (std::size_t i = 0; i < in.users.size(); ++i) {
+        const UserUsage &ua = out.users[i], &ub = in.users[i];
+        EXPECT_EQ(ua.uid, ub.uid);
+        EXPECT_EQ(ua.user, ub.user);
+        EXPECT_EQ(ua.memberships, ub.memberships);
+        EXPECT_EQ(ua.memberships_quota, ub.memberships_quota);
+        EXPECT_EQ(ua.creates, ub.creates);
+        EXPECT_EQ(ua.creates_quota, ub.creates_quota);
+        EXPECT_EQ(ua.flagged, ub.flagged);
+    }
+}
+
+TEST(ProtoRoundTrip, EvictResult) {
+    const std::string text = encode_reply(3, EvictResult{5});
+    EXPECT_EQ(text, R"({"id":3,"ok":true,"result":{"released":5}})");
+    EXPECT_EQ(value_of(decode_evict_result(result_text(decode_reply(text)))).released, 5u);
+    EXPECT_EQ(value_of(decode_evict_result(R"({"released":0})")).released, 0u);
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result("{}")));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result(R"({"released":-1})")));
 }
 
 TEST(ProtoRoundTrip, ErrorsOfEveryCode) {
@@ -327,6 +366,41 @@ TEST(ProtoRoundTrip, ErrorWithFieldSaStatusAndVersions) {
         ASSERT_TRUE(std::holds_alternative<Failure>(reply.body));
         EXPECT_TRUE(same_failure(std::get<Failure>(reply.body), f));
     }
+}
+
+Event decode_event(const std::string &text); // with the events, below
+
+TEST(ProtoRoundTrip, ErrorWithPolicyRef) {
+    const Failure rule{Error{Errc::denied, "no rule admits uid 1001 to ff15::1", std::nullopt,
+                             PolicyRef{"hpc", "", 0}},
+                       "", {}};
+    const Failure quota{Error{Errc::limit, "uid 1001 holds 4096 memberships", std::nullopt,
+                              PolicyRef{"", "memberships_per_uid", 4096}},
+                        "", {}};
+    const Failure zero{Error{Errc::limit, "no creates", std::nullopt,
+                             PolicyRef{"", "creates_per_uid", 0}},
+                       "", {}};
+    for (const Failure &f : {rule, quota, zero}) {
+        const auto reply = decode_reply(encode_error(4, f));
+        ASSERT_TRUE(std::holds_alternative<Failure>(reply.body));
+        EXPECT_TRUE(same_failure(std::get<Failure>(reply.body), f)) << f.error.message;
+    }
+    EXPECT_EQ(json::parse(encode_error(4, rule)).at("error"),
+              json::parse(R"({"code":"denied","message":"no rule admits uid 1001 to ff15::1",
+                              "rule":"hpc"})"));
+    EXPECT_EQ(json::parse(encode_error(4, quota)).at("error"),
+              json::parse(R"({"code":"limit","message":"uid 1001 holds 4096 memberships",
+                              "quota":"memberships_per_uid","limit":4096})"));
+    // A lost event carries the same ERROR object.
+    const LostEvent lost{9, rule};
+    const auto back = std::get<LostEvent>(decode_event(encode_event(lost)));
+    EXPECT_TRUE(same_failure(back.why, rule));
+    // Without a policy ref nothing is written, and nothing read back.
+    const json plain = json::parse(
+        encode_error(4, Failure{Error{Errc::denied, "m", std::nullopt}, "", {}}));
+    EXPECT_FALSE(plain.at("error").contains("rule"));
+    EXPECT_FALSE(plain.at("error").contains("quota"));
+    EXPECT_FALSE(plain.at("error").contains("limit"));
 }
 
 TEST(ProtoRoundTrip, ErrorWireForm) {
@@ -365,7 +439,11 @@ TEST(ProtoRoundTrip, ListWireFormHasTheProtocolsKeys) {
     EXPECT_EQ(g.at("counts"), json::parse(R"({"full":2,"nonmember":0,"sendonly-nonmember":1,
                                                "sendonly-full":4000000000})"));
     EXPECT_EQ(g.at("members").at(0), json::parse(R"({"membership":7,"join_state":"full",
-        "state":"active","pid":4242,"uid":1000,"comm":"my-app"})"));
+        "state":"active","pid":4242,"uid":1000,"comm":"my-app","rule":"hpc","created":true})"));
+    // flagged only when the rules in force would refuse the membership now.
+    EXPECT_FALSE(g.at("members").at(1).contains("flagged"));
+    EXPECT_EQ(j.at("result").at("ports").at(0).at("groups").at(1).at("members").at(0).at("flagged"),
+              "the rules in force now refuse it (no rule admits it)");
     EXPECT_EQ(j.at("result").at("ports").at(0).at("port_gid"), "fe80::10:3");
 }
 
@@ -375,14 +453,17 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     for (const auto &[k, v] : j.items())
         keys.push_back(k);
     EXPECT_EQ(keys, (std::vector<std::string>{"clients", "counters", "daemon", "ports",
-                                              "protocol", "uptime_s"}));
+                                              "protocol", "uptime_s", "users"}));
     EXPECT_EQ(j.at("uptime_s"), 12.5);
     EXPECT_EQ(j.at("ports").at(0), json::parse(R"({"device":"mlx5_0","port":1,
         "state":"ACTIVE","lid":3,"sm_lid":1,"sm_sl":0,"port_gid":"fe80::10:3",
         "link_layer":"InfiniBand","rate_gbps":100,"groups":4,"mtu":4096,
         "sm_guid":"0x0002c90300000001","sm_act_count":4294967295,"rejoining":false,
         "last_rejoin":{"reason":"SM changed","started_ago_s":310.25,"duration_s":0.5,
-                       "groups":4}})"));
+                       "groups":4},"max_groups":1024})"));
+    EXPECT_EQ(j.at("ports").at(1).at("max_groups"), 0); // no cap: 0, not absent
+    EXPECT_EQ(j.at("users").at(1), json::parse(R"({"uid":1001,"user":"bob","memberships":3,
+        "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})"));
     // Not known yet, still running, never happened: null, not absent.
     const json &p2 = j.at("ports").at(1);
     EXPECT_TRUE(p2.at("sm_guid").is_null());
