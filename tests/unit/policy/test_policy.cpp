@@ -667,6 +667,92 @@ TEST(PolicyQuotas, QuotasForUseTheMatchingRulesOverrides) {
     EXPECT_EQ(b.creates_quota, 2u);
 }
 
+// ---- the worked examples of config/README.md, "Access policy" (names as ids) ----
+
+TEST(PolicyExamples, HpcSite) {
+    Rule hpc = rule("hpc");
+    hpc.gids = {kHpc};
+    hpc.mgids = {prefix("ff15:a:1::/48")};
+    hpc.create = Create::mgid;
+    Rule everyone = rule("everyone");
+    everyone.mgids = {prefix("ff15:a:1::/48")};
+    everyone.join_states = join::full | join::send_only_non_member | join::send_only_full;
+    Policy p;
+    p.rules = {hpc, everyone};
+    const std::vector<gid_t> in_hpc{kHpc}, none;
+    const Caller alice = caller(kAlice, kUsers, in_hpc), bob = caller(kBob, kUsers, none);
+
+    // hpc creates groups it names in the prefix, in any join state; not SA-assigned ones.
+    const Admission a = admitted(p, alice, ask("ff15:a:1::17", join::non_member));
+    EXPECT_EQ(a.rule, "hpc");
+    EXPECT_FALSE(a.no_create);
+    EXPECT_EQ(refused(p, alice, sa_assigned()).field, "/create");
+    EXPECT_EQ(refused(p, alice, ask("ff15:b::1")).field, "/mgid");
+
+    // Everyone else joins what exists there, full or send-only, and creates nothing.
+    const Admission b = admitted(p, bob, ask("ff15:a:1::9", join::send_only_non_member));
+    EXPECT_EQ(b.rule, "everyone");
+    ASSERT_TRUE(b.no_create);
+    EXPECT_EQ(b.no_create->error.message, "rule \"everyone\" (config access.rules) does not allow creating groups, "
+                                          "and ff15:a:1::9 does not exist");
+    EXPECT_EQ(refused(p, bob, ask("ff15:a:1::9", join::non_member)).field, "/join_state");
+    EXPECT_EQ(refused(p, bob, ask("ff15:b::1")).field, "/mgid");
+    EXPECT_EQ(refused(p, bob, sa_assigned()).field, "/create");
+
+    // root: anything.
+    EXPECT_EQ(admitted(p, caller(0, 0, none), sa_assigned()).rule, "root");
+}
+
+TEST(PolicyExamples, CloudNode) {
+    auto tenant = [](const char *name, const char *cgroup, std::uint16_t pkey, const char *mgids) {
+        Rule r = rule(name);
+        r.cgroups = {cgroup};
+        r.pkeys = {pkey};
+        r.mgids = {prefix(mgids)};
+        r.create = Create::mgid;
+        r.join_states = join::full | join::send_only_non_member | join::send_only_full;
+        r.memberships_per_uid = 256;
+        r.creates_per_uid = 16;
+        return r;
+    };
+    Policy p;
+    p.rules = {tenant("tenant-a", "/machine.slice/tenant-a.slice", 0x8001, "ff15:a:1::/48"),
+               tenant("tenant-b", "/machine.slice/tenant-b.slice", 0x8002, "ff15:b:1::/48")};
+    p.quotas.groups_per_port = 512;
+    const std::vector<gid_t> none;
+    const Caller a = caller(200000, 200000, none, "/machine.slice/tenant-a.slice/libpod-4f2c.scope");
+    const Caller b = caller(300000, 300000, none, "/machine.slice/tenant-b.slice/libpod-77aa.scope");
+
+    const Admission ok = admitted(p, a, ask("ff15:a:1::5"));
+    EXPECT_EQ(ok.rule, "tenant-a");
+    EXPECT_EQ(ok.assert_pkey, std::optional<std::uint16_t>(0x8001));
+    EXPECT_FALSE(ok.no_create);
+    EXPECT_EQ(ok.memberships_quota, 256u);
+    EXPECT_EQ(ok.creates_quota, 16u);
+    EXPECT_EQ(p.quotas_for(a), (Quotas{256, 16, 512}));
+    JoinAsk other = ask("ff15:a:1::5");
+    other.pkey = 0x8002;
+    EXPECT_EQ(refused(p, a, other).error.message,
+              "rule \"tenant-a\" (config access.rules) allows P_Keys 0x8001 only, not 0x8002");
+    other.pkey = 0x0001;
+    EXPECT_EQ(admitted(p, a, other).rule, "tenant-a");
+    EXPECT_EQ(check_record(ok, record("ff15:a:1::5", 0x8002))->field, "/pkey");
+    EXPECT_EQ(refused(p, a, sa_assigned()).field, "/create");
+    EXPECT_EQ(refused(p, a, ask("ff15:b:1::5")).field, "/mgid");
+    EXPECT_EQ(refused(p, b, ask("ff15:a:1::5")).field, "/mgid");
+    EXPECT_EQ(admitted(p, b, ask("ff15:b:1::5")).assert_pkey, std::optional<std::uint16_t>(0x8002));
+
+    // Outside the tenants' slices, a slice of the same name in a user's own manager included:
+    // default deny.
+    for (const char *cgroup :
+         {"/user.slice/user-1001.slice/session-2.scope",
+          "/user.slice/user-1001.slice/user@1001.service/tenant.slice/tenant-a.slice/run-1.scope"}) {
+        const Refusal no = refused(p, caller(kAlice, kUsers, none, cgroup), ask("ff15:a:1::5"));
+        ASSERT_TRUE(no.error.policy) << cgroup;
+        EXPECT_EQ(no.error.policy->rule, "default-deny") << cgroup;
+    }
+}
+
 TEST(PolicyText, PkeyText) {
     EXPECT_EQ(pkey_text(0x8001), "0x8001");
     EXPECT_EQ(pkey_text(0xffff), "0xffff");
