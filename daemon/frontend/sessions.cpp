@@ -163,8 +163,10 @@ void Sessions::on_note(const EngineNote &n) {
 namespace {
 
 proto::Failure over_quota(std::string what, const char *quota, std::size_t limit) {
+    // A rule may set the per-uid quotas, not the host's groups_per_port.
+    const bool per_uid = std::string_view(quota) != "groups_per_port";
     proto::Failure f = proto::Failure::of(Errc::limit, std::move(what) + ", its quota (config access.quotas." + quota +
-                                                           " or the admitting rule's)");
+                                                           (per_uid ? " or the admitting rule's)" : ")"));
     f.error.policy = PolicyRef{{}, quota, limit};
     return f;
 }

@@ -111,5 +111,19 @@ TEST(Catalog, JournalctlCompilesItAndListsEveryId) {
     fs::remove_all(root);
 }
 
+// rdma-mcastd(8), LOGGING, lists every message id and every journal field the daemon adds.
+TEST(Catalog, TheManPageListsEveryMessageIdAndField) {
+    std::ifstream in(MCASTD_MANPAGE);
+    ASSERT_TRUE(in) << MCASTD_MANPAGE;
+    std::stringstream page;
+    page << in.rdbuf();
+    const std::string text = page.str();
+    for (const MessageId &m : kMessageIds)
+        EXPECT_NE(text.find(std::string(m.id)), std::string::npos) << m.name;
+    for (const char *field : {"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE", "CLIENT_PID",
+                              "CLIENT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT"})
+        EXPECT_NE(text.find(field), std::string::npos) << field;
+}
+
 } // namespace
 } // namespace mcastd::logging
