@@ -1,7 +1,9 @@
 // rdma-mcastctl join: join a group through the daemon, print its record, optionally hold it.
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "commands.hpp"
 #include "events.hpp"
@@ -21,7 +23,8 @@ constexpr const char *kHelp =
     "until rdma-mcastctl exits; with --hold it is kept, and events about it printed, until\n"
     "SIGINT or SIGTERM, then left. If rdma-mcastd restarts meanwhile, the membership is taken\n"
     "back (or, if the daemon lost it, joined again and its new record printed), and a line on\n"
-    "stderr says so; with --no-reconnect the command ends there, with exit status 3.\n"
+    "stderr says so; with --no-reconnect the command ends there, with exit status 3. If root\n"
+    "evicts the membership (rdma-mcastctl evict), the command ends with exit status 4.\n"
     "\n"
     "  --device DEV          the InfiniBand device, e.g. mlx5_0\n"
     "  --port N              its port (1..254)\n"
@@ -231,6 +234,11 @@ int cmd_join(Options &opts, int argc, char **argv) {
                     emit(event_json(ev));
                 else
                     emit(event_text(ev) + "\n");
+                // Lost with `denied`: an administrator evicted it (rdma-mcastctl evict), and
+                // it will not come back. Holding on would hold nothing.
+                if (const auto *lost = std::get_if<rdmamcast::LostEvent>(&ev);
+                    lost && lost->code == RDMAMCAST_E_DENIED)
+                    throw rdmamcast::Error(-EACCES, lost->code, lost->message);
             },
             [&](const rdmamcast::ReconnectedEvent &r) {
                 const std::uint64_t old = membership.id();

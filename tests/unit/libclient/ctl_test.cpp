@@ -446,6 +446,27 @@ TEST(CtlHold, DaemonGoingAwayEndsTheHoldWithExitThree) {
     EXPECT_EQ(f.err, "rdma-mcastctl: join: rdma-mcastd closed the connection\n");
 }
 
+TEST(CtlHold, AnEvictionEndsTheHoldWithExitFourAndLeavesNothingBehind) {
+    FakeDaemon d(join_reply());
+    Child child(hold_args(d, false));
+    for (;;) {
+        auto l = child.read_line();
+        ASSERT_TRUE(l);
+        if (l->rfind("join_state", 0) == 0)
+            break;
+    }
+    proto::LostEvent lo;
+    lo.membership = 7;
+    lo.why.error = mcastd::Error{mcastd::Errc::denied, "evicted by an administrator (rdma-mcastctl, pid 1); it will "
+                                                       "not be restored",
+                                 std::nullopt};
+    d.broadcast(lo);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 4) << "refused, as the daemon's denied is";
+    EXPECT_NE(f.err.find("denied: evicted by an administrator"), std::string::npos) << f.err;
+    EXPECT_EQ(d.requests_of<proto::Leave>().size(), 1u) << "it still leaves (the daemon says yes to an evicted id)";
+}
+
 // ---- a daemon restart during join --hold and monitor ----
 
 proto::RestoredEvent restored_event(std::uint64_t membership) {
