@@ -397,16 +397,21 @@ TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
     EXPECT_EQ(leaves[0].membership, 7u);
 }
 
+// Reads the human record join --hold prints first, up to its last line; false if it never came.
+bool read_record(Child &child) {
+    for (;;) {
+        auto l = child.read_line();
+        if (!l)
+            return false;
+        if (l->rfind("join_state", 0) == 0)
+            return true;
+    }
+}
+
 TEST(CtlHold, HumanEventLinesAndSigint) {
     FakeDaemon d(join_reply());
     Child child(hold_args(d, false));
-    // The record's last line.
-    for (;;) {
-        auto l = child.read_line();
-        ASSERT_TRUE(l);
-        if (l->rfind("join_state", 0) == 0)
-            break;
-    }
+    ASSERT_TRUE(read_record(child));
     proto::LostEvent lo;
     lo.membership = 7;
     lo.why.error = mcastd::Error{mcastd::Errc::sa_timeout, "the SA stopped answering", std::nullopt};
@@ -449,12 +454,7 @@ TEST(CtlHold, DaemonGoingAwayEndsTheHoldWithExitThree) {
 TEST(CtlHold, AnEvictionEndsTheHoldWithExitFourAndLeavesNothingBehind) {
     FakeDaemon d(join_reply());
     Child child(hold_args(d, false));
-    for (;;) {
-        auto l = child.read_line();
-        ASSERT_TRUE(l);
-        if (l->rfind("join_state", 0) == 0)
-            break;
-    }
+    ASSERT_TRUE(read_record(child));
     proto::LostEvent lo;
     lo.membership = 7;
     lo.why.error = mcastd::Error{mcastd::Errc::denied, "evicted by an administrator (rdma-mcastctl, pid 1); it will "
