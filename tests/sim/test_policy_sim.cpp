@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <variant>
 
 #include "sim/daemon_harness.hpp"
@@ -191,20 +190,14 @@ protected:
         return r;
     }
 
-    // The MGIDs of every group the SA dump lists with `port` as a member, once the dump shows
-    // at least `expected` (the dump follows the SA within a sweep, -s 1).
-    std::set<std::string> dump_groups_of(const Gid &port, const std::set<std::string> &expected) {
+    // The MGIDs of every group the SA dump lists with H2 as a member, once it shows `expected`.
+    std::set<std::string> dump_groups_of_h2(const std::set<std::string> &expected) {
+        std::set<Gid> want;
+        for (const auto &m : expected)
+            want.insert(G(m));
         std::set<std::string> got;
-        const auto deadline = std::chrono::steady_clock::now() + 15s;
-        do {
-            got.clear();
-            for (const auto &g : parse_sa_dump(read_text_file(fabric.sa_dump_path())))
-                if (g.members.count(port))
-                    got.insert(format_gid(g.mgid));
-            if (std::includes(got.begin(), got.end(), expected.begin(), expected.end()))
-                return got;
-            std::this_thread::sleep_for(100ms); // the dump is a file rewritten after a sweep: no signal
-        } while (std::chrono::steady_clock::now() < deadline);
+        for (const Gid &g : fabric.sa_dump_groups_of(h2(), want, 15s))
+            got.insert(format_gid(g));
         return got;
     }
 
@@ -255,7 +248,7 @@ TEST_F(PolicySim, ACreateFloodStopsAtTheUidsQuotaAndAnotherUserStillCreates) {
     for (const auto &m : r.value("mgids", json::array()))
         created.insert(format_gid(G(m.get<std::string>())));
     ASSERT_EQ(created.size(), 50u);
-    EXPECT_EQ(dump_groups_of(h2(), created), created);
+    EXPECT_EQ(dump_groups_of_h2(created), created);
     const auto gets = sa_gets({created.begin(), created.end()}, h2());
     for (const auto &m : created)
         EXPECT_EQ(gets.count(m) ? gets.at(m).substr(0, 14) : "(no answer)", "join_state=0x1") << m;
@@ -267,7 +260,7 @@ TEST_F(PolicySim, ACreateFloodStopsAtTheUidsQuotaAndAnotherUserStillCreates) {
     const std::string mgid = made["result"]["record"]["mgid"];
     EXPECT_EQ(fabric.sa_join_state(G(mgid), h2()), 0x1) << "B's group at the SA";
     created.insert(format_gid(G(mgid)));
-    EXPECT_EQ(dump_groups_of(h2(), created), created);
+    EXPECT_EQ(dump_groups_of_h2(created), created);
     held->close_stdin();
 }
 
@@ -283,7 +276,7 @@ TEST_F(PolicySim, WithTheDefaultQuotasAFloodStopsAt64) {
     for (const auto &m : r.value("mgids", json::array()))
         created.insert(format_gid(G(m.get<std::string>())));
     ASSERT_EQ(created.size(), 64u);
-    EXPECT_EQ(dump_groups_of(h2(), created), created);
+    EXPECT_EQ(dump_groups_of_h2(created), created);
 
     const TestUser b = users_->add_user("b", group_);
     LineClient bc = raw_as(b, *d);
