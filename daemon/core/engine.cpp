@@ -95,7 +95,9 @@ struct Engine::Impl {
         Group &g = group_for(pi, req);
         const MembershipId id = book.enqueue(client, g, req, std::move(done));
         state.members.at(id).may_create = std::move(may_create);
-        machine.pump(g);
+        // advance, not pump: the join may fail at once (a create its CreateGate refuses, asked
+        // before any SA work for an MGID-0 group), and a group left with nothing must go.
+        machine.advance(pi, g.id);
         return id;
     }
 

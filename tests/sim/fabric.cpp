@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -481,6 +482,19 @@ fs::path Fabric::sa_dump_path() const {
     if (!impl_->opts.sa_db_dump)
         throw std::logic_error("sa_dump_path: the Fabric was built without Options::sa_db_dump");
     return impl_->osm_dir(impl_->opensm_node) / "opensm-sa.dump";
+}
+
+std::set<Gid> Fabric::sa_dump_groups_of(const Gid &port_gid, const std::set<Gid> &at_least,
+                                        std::chrono::milliseconds timeout) {
+    std::set<Gid> got;
+    poll_until(timeout, [&] {
+        got.clear();
+        for (const SaDumpGroup &g : parse_sa_dump(read_file(sa_dump_path())))
+            if (g.members.count(port_gid))
+                got.insert(g.mgid);
+        return std::includes(got.begin(), got.end(), at_least.begin(), at_least.end());
+    });
+    return got;
 }
 
 fs::path Fabric::opensm_log_path() const { return impl_->osm_dir(impl_->opensm_node) / "osm.log"; }

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,13 @@ public:
 
     // Path of opensm-sa.dump (needs Options::sa_db_dump).
     std::filesystem::path sa_dump_path() const;
+    // The MGIDs of every group the SA dump lists with `port_gid` as a member: the complete
+    // picture, which saquery's GetTable answers (cut to one MAD, quirk 16) cannot give. The
+    // dump follows the SA after a sweep, so it is read again until it includes `at_least` or
+    // `timeout` passes; what it held last is returned either way. Needs Options::sa_db_dump
+    // (and opensm_args {"-s", "1"} for a dump within about a second).
+    std::set<Gid> sa_dump_groups_of(const Gid &port_gid, const std::set<Gid> &at_least,
+                                    std::chrono::milliseconds timeout);
 
     // ---- Additions ----
 

@@ -8,9 +8,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "sim/daemon_harness.hpp"
+#include "sim/test_users.hpp"
 
 namespace mcastd::sim {
 namespace {
@@ -31,7 +33,13 @@ std::string rdmamcast_interfaces(const std::string &xml) {
 
 class DbusSystem : public ::testing::Test {
 protected:
-    void SetUp() override {
+    DbusSystem() = default;
+    explicit DbusSystem(Fabric::Options fabric_options) : fabric(std::move(fabric_options)) {}
+
+    void SetUp() override { start_bus(); }
+    // A private system bus with the shipped policy, and `extra_policy` (more <policy> elements)
+    // in a file of its own beside it.
+    void start_bus(const std::string &extra_policy = {}) {
         // The bus socket must be reachable by the unprivileged caller, or a denial would test
         // "cannot connect" instead of the policy.
         ::chmod(fabric.scratch().c_str(), 0755);
@@ -39,6 +47,11 @@ protected:
         std::filesystem::create_directories(dir / "system.d");
         ::chmod(dir.c_str(), 0755);
         std::filesystem::copy_file(MCASTD_DBUS_POLICY, dir / "system.d" / "org.rdmamcast1.conf");
+        if (!extra_policy.empty())
+            std::ofstream(dir / "system.d" / "test-callers.conf")
+                << "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                   " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n"
+                << extra_policy << "</busconfig>\n";
         socket_ = dir / "bus.sock";
         std::ofstream(dir / "bus.conf") << R"(<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -101,10 +114,11 @@ protected:
         return r.out;
     }
 
-    // A long-lived D-Bus caller (mcastd-dbus-client) and its answers.
-    Process &client() {
+    // A long-lived D-Bus caller (mcastd-dbus-client, or `argv` that runs it, e.g. through
+    // setpriv as another user) and its answers.
+    Process &client(std::vector<std::string> argv = {MCASTD_DBUS_CLIENT}) {
         clients_.push_back(std::make_unique<Process>(
-            Process::Options{.argv = {MCASTD_DBUS_CLIENT}, .cwd = fabric.scratch(), .stdin_pipe = true}));
+            Process::Options{.argv = std::move(argv), .cwd = fabric.scratch(), .stdin_pipe = true}));
         auto ready = clients_.back()->read_line(10s);
         EXPECT_EQ(ready.value_or(""), "ready") << clients_.back()->stderr_text();
         return *clients_.back();
@@ -321,6 +335,95 @@ TEST_F(DbusSystem, DisabledInConfigStaysOffTheBus) {
     Daemon d(fabric, "H2", R"({"dbus": {"enabled": false}})");
     auto r = busctl({"status", "org.rdmamcast1"});
     EXPECT_NE(r.exit_code, 0) << r.out;
+}
+
+// ---- the access policy's quotas on the bus (issue 15), callers as real users ----
+
+class DbusPolicy : public DbusSystem {
+protected:
+    // OpenSM sweeps every second and dumps its SA: the complete list of each port's groups.
+    DbusPolicy() : DbusSystem({.opensm_args = {"-s", "1"}, .sa_db_dump = true}) {}
+
+    void SetUp() override {
+        if (auto why = TestUsers::unavailable())
+            GTEST_SKIP() << *why;
+        users_ = std::make_unique<TestUsers>();
+        group_ = users_->add_group("g");
+        // The shipped policy lets root and rdma-mcast call; this test's group may call as
+        // rdma-mcast may.
+        std::string allow;
+        for (const char *iface : {"org.rdmamcast1.Manager", "org.rdmamcast1.Membership", "org.freedesktop.DBus.Peer"})
+            allow += std::string("    <allow send_destination=\"org.rdmamcast1\" send_interface=\"") + iface + "\"/>\n";
+        start_bus("  <policy group=\"" + group_.name + "\">\n" + allow + "  </policy>\n");
+    }
+    // Every process of the test's users stops before the users go; then none may be left.
+    void TearDown() override {
+        clients_.clear();
+        procs_.clear();
+        if (users_) {
+            const auto names = users_->user_names();
+            users_.reset();
+            for (const auto &n : names)
+                EXPECT_FALSE(in_passwd(n)) << n << " left in /etc/passwd";
+        }
+        DbusSystem::TearDown();
+    }
+
+    Process &client_as(const TestUser &u) { return client(TestUsers::as_user(u, {MCASTD_DBUS_CLIENT})); }
+    Gid mgid_of(const std::string &path) {
+        const std::string p = property(path, "org.rdmamcast1.Membership", "MGID"); // s "ff15:..."
+        return p.size() > 4 ? G(p.substr(3, p.size() - 4)) : Gid{};
+    }
+    // `tries` creates over D-Bus (MGID "": the SA assigns one): the first `succeed` make their
+    // group, whose MGIDs are returned; the others are answered `refusal`.
+    std::set<Gid> creates(Process &c, int tries, int succeed, const std::string &refusal) {
+        std::set<Gid> made;
+        for (int i = 1; i <= tries; ++i) {
+            const std::string r = ask(c, "join ibsim0 1 - full");
+            if (i > succeed) {
+                EXPECT_EQ(r, refusal) << "create " << i;
+            } else if (const std::string path = path_of(r); !path.empty()) {
+                made.insert(mgid_of(path));
+            } else {
+                ADD_FAILURE() << "create " << i << ": " << r;
+            }
+        }
+        return made;
+    }
+    static std::string over_quota(const TestUser &u, int n) {
+        return "error org.rdmamcast1.Error.Limit uid " + std::to_string(u.uid) + " created " + std::to_string(n) +
+               " groups it still holds, its quota (config access.quotas.creates_per_uid or the admitting rule's)";
+    }
+
+    std::unique_ptr<TestUsers> users_;
+    TestGroup group_;
+    std::vector<std::unique_ptr<Process>> procs_;
+};
+
+TEST_F(DbusPolicy, TheCreateQuotaHoldsOnTheBusAndOneUidSharesItWithTheSocket) {
+    const TestUser a = users_->add_user("a", group_), b = users_->add_user("b", group_);
+    Daemon d(fabric, "H2",
+             R"({"socket_group": ")" + group_.name + R"(", "access": {"quotas": {"creates_per_uid": 20}}})");
+    make_reachable(d.socket(), fabric.scratch());
+
+    // A asks for 25 groups over D-Bus: 20 are made.
+    std::set<Gid> made = creates(client_as(a), 25, 20, over_quota(a, 20));
+    ASSERT_EQ(made.size(), 20u);
+    EXPECT_EQ(fabric.sa_dump_groups_of(h2(), made, 15s), made) << "exactly A's 20 groups have H2 at the SA";
+
+    // B creates 10 through the socket, then D-Bus gives B only the 10 left of the same quota.
+    procs_.push_back(std::make_unique<Process>(Process::Options{
+        .argv = TestUsers::as_user(b, {MCASTD_FLOOD, d.socket().string(), "ibsim0", "1", "10"}), .stdin_pipe = true}));
+    auto line = procs_.back()->wait_for_line("\"ok\":", 30s);
+    ASSERT_TRUE(line) << procs_.back()->stderr_text();
+    const auto flood = nlohmann::json::parse(*line);
+    ASSERT_EQ(flood.value("ok", -1), 10) << *line;
+    for (const auto &m : flood["mgids"])
+        made.insert(G(m.get<std::string>()));
+    for (const Gid &m : creates(client_as(b), 12, 10, over_quota(b, 20)))
+        made.insert(m);
+    ASSERT_EQ(made.size(), 40u);
+    EXPECT_EQ(fabric.sa_dump_groups_of(h2(), made, 15s), made) << "20 of A's and 20 of B's at the SA";
 }
 
 } // namespace

@@ -332,6 +332,45 @@ TEST_F(EngineTest, Mgid0CreatesOneGroupPerJoin) {
     EXPECT_EQ(requests(), before);
 }
 
+// The access policy's CreateGate refusing a create: the join fails and leaves nothing behind.
+// An MGID-0 create is refused inside join() itself (no probe comes first), and its group,
+// emptied before it had any member, must go like any other: the port's group count is the
+// groups_per_port quota's measure, so a flood of refused creates would otherwise fill the
+// host's quota for everyone (issue 15).
+TEST_F(EngineTest, ACreateTheGateRefusesLeavesNoGroupBehind) {
+    int asked = 0;
+    auto refuse = [&asked]() -> std::optional<Error> {
+        ++asked;
+        return Error{Errc::limit, "over quota", {}};
+    };
+    std::vector<std::shared_ptr<JoinOutcome>> outs;
+    for (const Gid &m : {kZeroGid, kZeroGid, gid("ff15::9:1")}) {
+        auto out = std::make_shared<JoinOutcome>();
+        engine.join(
+            client, request(m, join::full),
+            [out](const JoinResult &res) {
+                ++out->calls;
+                out->result = res;
+            },
+            refuse);
+        outs.push_back(out);
+    }
+    settle();
+    EXPECT_EQ(asked, 3);
+    for (const auto &o : outs)
+        EXPECT_EQ(o->code(), Errc::limit) << o->message();
+    EXPECT_EQ(engine.group_count(port), 0u) << "refused creates hold no group";
+    EXPECT_TRUE(engine.groups().empty());
+    EXPECT_TRUE(engine.idle());
+    EXPECT_EQ(sa.count(SaMethod::set), 0) << "no create reached the SA";
+
+    // A create that is let through still makes its group (and only that one is counted).
+    auto ok = join(client, request(kZeroGid, join::full));
+    settle();
+    ASSERT_TRUE(ok->ok()) << ok->message();
+    EXPECT_EQ(engine.group_count(port), 1u);
+}
+
 TEST_F(EngineTest, SendOnlyFullMovesToFullAndBackWithoutLeakingTheMlid) {
     MembershipId s, f;
     join(client, request(kGroup, join::send_only_full), &s);
