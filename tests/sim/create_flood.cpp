@@ -9,6 +9,7 @@
 // (default 64) in flight, then prints one JSON line
 //
 //   {"ok":a,"limit":b,"denied":c,"other":d,"first_refusal":"<message>","seconds":t,
+//    "refused_by":{"rule":"<name>","quota":"<name>","limit":n},
 //    "codes":{"<code>":n,...},"mgids":["<created MGID>",...]}
 //
 // (first_refusal is "" when nothing was refused; seconds from the first request sent to the
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
 
     long sent = 0, answered = 0, ok = 0, limit = 0, denied = 0, other = 0;
     std::string first_refusal;
+    json refused_by = json::object(); // the first refusal's rule, or quota and limit
     std::map<std::string, long> codes;
     json mgids = json::array();
     auto send_next = [&] {
@@ -74,8 +76,11 @@ int main(int argc, char **argv) {
             const std::string code = e.value("code", "");
             ++codes[code];
             (code == "limit" ? limit : code == "denied" ? denied : other)++;
-            if (first_refusal.empty())
+            if (first_refusal.empty()) {
                 first_refusal = e.value("message", "");
+                refused_by = {{"rule", e.value("rule", "")}, {"quota", e.value("quota", "")},
+                              {"limit", e.value("limit", 0)}};
+            }
         }
         if (sent < n)
             send_next();
@@ -83,7 +88,8 @@ int main(int argc, char **argv) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     json out = {{"ok", ok},         {"limit", limit},         {"denied", denied}, {"other", other},
-                {"first_refusal", first_refusal}, {"seconds", seconds}, {"codes", codes}, {"mgids", mgids}};
+                {"first_refusal", first_refusal}, {"refused_by", refused_by}, {"seconds", seconds}, {"codes", codes},
+                {"mgids", mgids}};
     std::cout << out.dump() << std::endl;
 
     char ch;
