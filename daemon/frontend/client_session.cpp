@@ -82,8 +82,9 @@ ClientSession::~ClientSession() {
     for (const auto &[request, pj] : pending_)
         if (pj->charged)
             sessions_.uncharge(who_.who.uid, pj->grant);
-    for (const auto &[id, grant] : grants_)
-        sessions_.uncharge(who_.who.uid, grant);
+    if (door_ != Door::daemon) // the static groups were never charged to anyone
+        for (const auto &[id, grant] : grants_)
+            sessions_.uncharge(who_.who.uid, grant);
     sessions_.closed(*this);
     // Releases every membership of this client, exactly as if each had been left.
     if (client_)
@@ -322,7 +323,7 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
     // its accounts.
     if (auto err = sessions_.service().leave(client_, m))
         return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
-    if (auto g = grants_.extract(m))
+    if (auto g = grants_.extract(m); g && door_ != Door::daemon)
         sessions_.uncharge(who_.who.uid, g.mapped());
     return std::nullopt;
 }

@@ -322,6 +322,23 @@ TEST_F(MembershipQuota, APendingJoinCountsAndAWithdrawnOneGivesItsPlaceBack) {
     EXPECT_FALSE(again->failure);
 }
 
+TEST_F(MembershipQuota, TheDaemonsOwnGroupsAreChargedToNobody) {
+    auto root = open(0, 0);
+    ASSERT_FALSE(join(*root, "ff15::1").failure);
+    {
+        auto own = sessions.open(Door::daemon, Credentials{}, outlet); // uid 0, as StaticGroups opens it
+        auto &statics = *std::get<std::unique_ptr<frontend::ClientSession>>(own);
+        for (const char *m : {"ff15::1", "ff15::2", "ff15::3", "ff15::4"})
+            ASSERT_FALSE(join(statics, m).failure) << m << ": static groups have no quota";
+        refresh(*root);
+        ASSERT_TRUE(usage(0));
+        EXPECT_EQ(usage(0)->memberships, 1u);
+    } // the static groups go (a reload that drops them)
+    refresh(*root);
+    ASSERT_TRUE(usage(0)) << "root's own membership is still counted";
+    EXPECT_EQ(usage(0)->memberships, 1u);
+}
+
 // ---- reload, evict ----
 
 class Reload : public PolicySessions {
