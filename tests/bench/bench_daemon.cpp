@@ -2,7 +2,10 @@
 //
 //  1. Latency: a join of a group the port already holds (answered without any MAD), through
 //     librdmamcast, as round trips (p50, p99), beside a bare SOCK_SEQPACKET request/response
-//     round trip of the same sizes to another process, measured in the same run.
+//     round trip of the same sizes to another process, measured in the same run, in two
+//     placements: both processes pinned to one CPU, and pinned to two CPUs. Unpinned, the
+//     figure swings with where the scheduler puts them (a wake-up across CPUs costs tens of
+//     microseconds on a small VM), so each placement is measured on its own.
 //  2. Throughput: 64 clients (threads, one connection each) joining and leaving held groups
 //     concurrently; aggregate operations (joins + leaves) per second.
 //  3. Memory: the daemon's resident memory per membership, with 100,000 memberships held, and
@@ -12,6 +15,7 @@
 #include <filesystem>
 #include <arpa/inet.h>
 #include <rdmamcast/client.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,11 +79,28 @@ std::uint64_t join_or_die(rdmamcast_client *c, const rdmamcast_join_params &p) {
 }
 
 // The baseline: the same message sizes, echoed by another process with no work in between.
-std::vector<double> bare_round_trips(std::size_t request, std::size_t reply, int n) {
+// Pins `pid` (0: the calling thread) to one CPU.
+void pin(pid_t pid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(pid, sizeof set, &set) < 0)
+        std::perror("sched_setaffinity");
+}
+
+// Where the two ends of a round trip run: the server (the daemon, or the echo process) on CPU 0,
+// the client on `client_cpu`.
+struct Placement {
+    const char *name;
+    int client_cpu;
+};
+
+std::vector<double> bare_round_trips(std::size_t request, std::size_t reply, int n, const Placement &where) {
     int sv[2];
     socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
     const pid_t child = fork();
     if (child == 0) {
+        pin(0, 0);
         close(sv[0]);
         std::string in(65536, '\0'), out(reply, 'x');
         while (recv(sv[1], in.data(), in.size(), 0) > 0)
@@ -87,6 +108,7 @@ std::vector<double> bare_round_trips(std::size_t request, std::size_t reply, int
         _exit(0);
     }
     close(sv[1]);
+    pin(0, where.client_cpu);
     std::string msg(request, 'y'), in(65536, '\0');
     std::vector<double> us;
     for (int i = 0; i < n; ++i) {
@@ -100,25 +122,41 @@ std::vector<double> bare_round_trips(std::size_t request, std::size_t reply, int
     return us;
 }
 
-void latency(const Daemon &d) {
+void latency(Daemon &d) {
     rdmamcast_client *anchor = connect_or_die(d.socket()), *c = connect_or_die(d.socket());
     const auto p = params("ff15:b::1");
     join_or_die(anchor, p); // the port now holds the group: every join below is local
     const int n = 20000;
-    std::vector<double> us;
-    for (int i = 0; i < n; ++i) {
-        const auto t0 = Clock::now();
-        const std::uint64_t id = join_or_die(c, p);
-        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        rdmamcast_leave(c, id);
+    std::vector<Placement> placements{{"one CPU", 0}};
+    if (std::thread::hardware_concurrency() > 1)
+        placements.push_back({"two CPUs", 1});
+    pin(d.process().pid(), 0);
+    for (const Placement &where : placements) {
+        pin(0, where.client_cpu);
+        std::vector<double> us;
+        for (int i = 0; i < n; ++i) {
+            const auto t0 = Clock::now();
+            const std::uint64_t id = join_or_die(c, p);
+            us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+            rdmamcast_leave(c, id);
+        }
+        // Sizes of a join request and its reply as they travel (measured on this run's messages).
+        const auto bare = bare_round_trips(110, 340, n, where);
+        const double jp50 = percentile(us, 0.5), jp99 = percentile(us, 0.99);
+        const double bp50 = percentile(bare, 0.5), bp99 = percentile(bare, 0.99);
+        std::printf("[ bench ] pinned to %s: local join via librdmamcast p50 %.1f us, p99 %.1f us (%d joins); "
+                    "bare SOCK_SEQPACKET round trip p50 %.1f us, p99 %.1f us\n",
+                    where.name, jp50, jp99, n, bp50, bp99);
+        std::printf("[ bench ] pinned to %s: join p50 / bare p50 = %.2fx (target: at most 3x)\n", where.name,
+                    jp50 / bp50);
     }
-    // Sizes of a join request and its reply as they travel (measured on this run's messages).
-    const auto bare = bare_round_trips(110, 340, n);
-    const double jp50 = percentile(us, 0.5), jp99 = percentile(us, 0.99);
-    const double bp50 = percentile(bare, 0.5), bp99 = percentile(bare, 0.99);
-    std::printf("[ bench ] local join via librdmamcast: p50 %.1f us, p99 %.1f us (%d joins)\n", jp50, jp99, n);
-    std::printf("[ bench ] bare SOCK_SEQPACKET round trip:  p50 %.1f us, p99 %.1f us\n", bp50, bp99);
-    std::printf("[ bench ] join p50 / bare p50 = %.2fx (target: at most 3x)\n", jp50 / bp50);
+    // The rest runs as the scheduler likes.
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (unsigned i = 0; i < std::thread::hardware_concurrency(); ++i)
+        CPU_SET(i, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    sched_setaffinity(d.process().pid(), sizeof all, &all);
     rdmamcast_close(c);
     rdmamcast_close(anchor);
 }
