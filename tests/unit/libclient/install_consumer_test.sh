@@ -26,7 +26,8 @@ install)
         "$prefix/include/rdmamcast/client.h" "$prefix/include/rdmamcast/client.hpp" \
         "$prefix/include/rdmamcast/verbs.h" "$prefix/include/rdmamcast/verbs.hpp" \
         "$prefix/bin/rdma-mcastctl" \
-        "$prefix/share/man/man1/rdma-mcastctl.1"; do
+        "$prefix/share/man/man1/rdma-mcastctl.1" "$prefix/share/man/man7/rdmamcast.7" \
+        "$prefix/share/man/man3/rdmamcast_join.3" "$prefix/share/man/man3/rdmamcast_leave.3"; do
         [ -e "$f" ] || { echo "missing after install: $f"; exit 1; }
     done
     # Nothing of the daemon's internals is installed with the library.
