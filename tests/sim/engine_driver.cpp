@@ -8,6 +8,7 @@
 //         [scope=S] [device=D] [port=N]
 //   leave TAG id=N [client=N]
 //   bulk  TAG count=N prefix=MGIDPREFIX [state=...]   N joins of distinct groups at once
+//                                                      (prefix=0: N MGID-0 joins, N new groups)
 //   bulk-leave TAG                                     leaves what the last bulk joined
 //   drop  TAG client=N                                 the client goes away (releases all)
 //   idle  TAG                                          answers once no SA work is pending
@@ -193,7 +194,10 @@ private:
         auto kv2 = kv;
         for (std::uint64_t i = 1; i <= count; ++i) {
             std::ostringstream m;
-            m << prefix << std::hex << i;
+            if (prefix == "0")
+                m << "0";
+            else
+                m << prefix << std::hex << i;
             kv2["mgid"] = m.str();
             const MembershipId id = svc_.join(client(kv2), request(kv2), [st](const JoinResult &res) {
                 (res.error ? st->failed : st->ok)++;

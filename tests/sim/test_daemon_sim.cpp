@@ -208,6 +208,54 @@ TEST_F(DaemonSim, PipelinedRequestsAreAllAnsweredInTurn) {
     EXPECT_EQ(memberships.size(), 300u);
 }
 
+// What a new group costs at the SA through the daemon, from its status counters (issue 16,
+// item 4; doc/architecture.md §5): an explicit MGID is one probe Get and one Set, a group the
+// SA assigns (create) the Set alone. 200 of each, pipelined over one connection.
+TEST_F(DaemonSim, ANewGroupCostsAGetAndASetOrJustTheSetWhenTheSaAssignsIt) {
+    // No audit: its Gets would be counted too.
+    Daemon d(fabric, "H2", R"({"access": {"quotas": {"creates_per_uid": 0}}, "monitor": {"audit_per_second": 0}})");
+    RawClient c(d.socket());
+    c.hello();
+    auto counters = [&c](long long id) {
+        const json st = json::parse(c.call(R"({"id":)" + std::to_string(id) + R"(,"op":"status"})", id));
+        return st["result"]["counters"];
+    };
+    // 50 in flight at a time: a connection may have 64 joins waiting for the SA.
+    auto burst = [&c](long long first, const std::string &what) {
+        for (long long w = first; w < first + 200; w += 50) {
+            for (long long i = w; i < w + 50; ++i) {
+                char m[32];
+                std::snprintf(m, sizeof m, "ff15:16::%llx", i);
+                c.send(R"({"id":)" + std::to_string(i) + R"(,"op":"join","device":"ibsim0","port":1,)" +
+                       (what == "mgid" ? std::string(R"("mgid":")") + m + R"("})" : std::string(R"("create":true})")));
+            }
+            for (int i = 0; i < 50; ++i) {
+                auto r = c.receive(20s);
+                ASSERT_TRUE(r) << "only " << i << " answers";
+                ASSERT_EQ(json::parse(*r)["ok"], true) << *r;
+            }
+        }
+    };
+    const json c0 = counters(1);
+    burst(1000, "mgid");
+    const json c1 = counters(2);
+    burst(2000, "create");
+    const json c2 = counters(3);
+    auto per_join = [](const json &a, const json &b, const char *k) {
+        return (b[k].get<double>() - a[k].get<double>()) / 200.0;
+    };
+    std::printf("[ figure ] daemon, new group by MGID: %.2f Gets + %.2f Sets per join; by create: %.2f Gets + "
+                "%.2f Sets per join\n",
+                per_join(c0, c1, "sa_gets"), per_join(c0, c1, "sa_sets"), per_join(c1, c2, "sa_gets"),
+                per_join(c1, c2, "sa_sets"));
+    EXPECT_EQ(per_join(c0, c1, "sa_gets"), 1.0);
+    EXPECT_EQ(per_join(c0, c1, "sa_sets"), 1.0);
+    EXPECT_EQ(per_join(c1, c2, "sa_gets"), 0.0);
+    EXPECT_EQ(per_join(c1, c2, "sa_sets"), 1.0);
+    EXPECT_EQ(c2["sa_deletes"], c0["sa_deletes"]);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:16::3e8"), h2()), 0x1);
+}
+
 TEST_F(DaemonSim, StaticGroupsAreHeldAndAGracefulStopLeavesEverything) {
     Daemon d(fabric, "H2", R"({"static_groups": [
         {"device": "ibsim0", "port": 1, "mgid": "ff15:5::1"},

@@ -3,6 +3,8 @@
 // membership is checked in the SA's own view (saquery), not in what the engine reports.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/fabric.hpp"
@@ -211,15 +213,50 @@ TEST_F(EngineSim, WithOpenSmStoppedAJoinTimesOutWithinTheBound) {
     EXPECT_LT(std::chrono::steady_clock::now() - t1, 1s);
 }
 
+// The SA requests the engine sent so far: {Gets, Sets, Deletes}.
+std::array<double, 3> sa_requests(Driver &d) {
+    const json e = d.call("stats")["engine"];
+    return {e["sa_gets"].get<double>(), e["sa_sets"].get<double>(), e["sa_deletes"].get<double>()};
+}
+
+// The rule the probe Get is for, against OpenSM: another agent on H2's port (a raw umad
+// program, as the kernel would be) holds FullMember in a group. The daemon's member is served by
+// that bit (probed with Gets, no Set), and its leave deletes nothing.
+TEST_F(EngineSim, AnotherAgentsBitOnThePortIsProbedAndNeverDeleted) {
+    Driver h2(fabric, "H2");
+    const Gid m = G("ff15:1234::77");
+    const Gid port = fabric.port_gid("H2");
+    const RunResult agent = fabric.run_on("H2", {MCASTD_SIM_JOIN, "join", "ff15:1234::77", "1"});
+    ASSERT_EQ(agent.exit_code, 0) << agent.out << agent.err;
+    ASSERT_EQ(fabric.sa_join_state(m, port), 0x1);
+    const auto before = sa_requests(h2);
+    json a = h2.join("mgid=ff15:1234::77 state=full");
+    ASSERT_TRUE(a["ok"]) << a.dump();
+    const auto joined = sa_requests(h2);
+    EXPECT_EQ(joined[1] - before[1], 0) << "no Set: the other agent's FullMember serves the member";
+    EXPECT_EQ(joined[0] - before[0], 3) << "Get(MGID), Get(MGID|PortGID), the exact Get of 0x1";
+    ASSERT_TRUE(h2.call("leave", "id=" + std::to_string(a["id"].get<std::uint64_t>()))["ok"]);
+    h2.idle();
+    EXPECT_EQ(sa_requests(h2)[2] - before[2], 0) << "the leave deleted another agent's bit";
+    EXPECT_EQ(fabric.sa_join_state(m, port), 0x1);
+}
+
 TEST_F(EngineSim, SaJoinsPerSecond) {
     Driver h2(fabric, "H2");
     // 1000 distinct new groups at once (the simulated MLID pool holds 1022).
+    const auto before = sa_requests(h2);
     json r = h2.call("bulk", "count=1000 prefix=ff15:99::", 120s);
     ASSERT_TRUE(r["ok"]) << r.dump();
+    const auto after = sa_requests(h2);
     const double rate = r["per_second"];
-    std::printf("[ figure ] 1000 new-group joins in %.3f s: %.0f joins/s (each a probe Get + a Set)\n",
-                r["seconds"].get<double>(), rate);
+    std::printf("[ figure ] 1000 new-group joins (explicit MGID) in %.3f s: %.0f joins/s, %.2f Gets + %.2f Sets "
+                "per join\n",
+                r["seconds"].get<double>(), rate, (after[0] - before[0]) / 1000.0, (after[1] - before[1]) / 1000.0);
     RecordProperty("joins_per_second", static_cast<int>(rate));
+    // An explicit MGID needs its probe Get (is the group there, and does another agent on this
+    // port hold bits in it?) before the Set that creates it: doc/architecture.md §5.
+    EXPECT_EQ(after[0] - before[0], 1000);
+    EXPECT_EQ(after[1] - before[1], 1000);
     EXPECT_EQ(fabric.sa_join_state(G("ff15:99::3e8"), fabric.port_gid("H2")), 0x1);
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_TRUE(h2.call("bulk-leave")["ok"]);
@@ -227,6 +264,20 @@ TEST_F(EngineSim, SaJoinsPerSecond) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("[ figure ] 1000 leaves in %.3f s: %.0f leaves/s\n", s, 1000 / s);
     EXPECT_EQ(fabric.sa_join_state(G("ff15:99::3e8"), fabric.port_gid("H2")), std::nullopt);
+
+    // 1000 MGID-0 joins: the SA creates each group, so nobody can hold bits in it yet and the
+    // Set goes out with no probe.
+    const auto before0 = sa_requests(h2);
+    json z = h2.call("bulk", "count=1000 prefix=0", 120s);
+    ASSERT_TRUE(z["ok"]) << z.dump();
+    const auto after0 = sa_requests(h2);
+    std::printf("[ figure ] 1000 new-group joins (MGID 0) in %.3f s: %.0f joins/s, %.2f Gets + %.2f Sets per join\n",
+                z["seconds"].get<double>(), z["per_second"].get<double>(), (after0[0] - before0[0]) / 1000.0,
+                (after0[1] - before0[1]) / 1000.0);
+    EXPECT_EQ(after0[0] - before0[0], 0);
+    EXPECT_EQ(after0[1] - before0[1], 1000);
+    ASSERT_TRUE(h2.call("bulk-leave")["ok"]);
+    h2.idle();
 }
 
 } // namespace
