@@ -253,6 +253,29 @@ void GroupMachine::submit(Group &g, Op op, const SaRequest &req) {
     ++s_.busy;
 }
 
+// A join's first probe of a group with an explicit MGID is Get(MGID). A new group costs that Get
+// and the Set that creates it (doc/architecture.md §5, "SA cost of a join"), and the Get
+// cannot be cut:
+//  - "no such group" is the one answer that proves, with no side effect, that no agent on this
+//    port holds bits in the group (the foreign bits the daemon must never delete). A Set sent
+//    first answers with the port's JoinState after it: bits another agent already held that
+//    the Set carries too look exactly like the daemon's own, nothing afterwards can tell them
+//    apart (untrusted Gets hide JoinState, the exact probe sees the union), and the leave would
+//    delete them. Sending the Get along with the Set is no better: a Get that finds the group
+//    comes too late to stop the Set.
+//  - it is also how the daemon knows its Set creates the group: only then are the create
+//    fields sent (on an existing group they would assert defaults the member never asked for;
+//    without them a Set cannot create) and the member's CreateGate (the access policy's create
+//    rules and quota) asked. No Set field fails on a join but passes on a create
+//    (doc/sa-multicast.md §5.2, §7, §10), so no Set can say "create, or else do nothing".
+//  - one Get cannot probe several groups: a Get matching more than one record fails with
+//    ERR_TOO_MANY_RECORDS, and only an RMPP GetTable returns several (the SA agent registers
+//    with rmpp_version 0, and umad2sim has no RMPP).
+// (Another agent joining between the Get and the Set with a bit the Set carries too cannot be
+// told apart either: that window, one SA round trip, is what an untrusted client has left.)
+// When the group is absent that one Get is all: nobody holds bits in a group that does not
+// exist, so neither the member probe nor the exact probes follow. A join of MGID 0 sends no
+// probe at all: the SA creates a new group for its Set (engine.cpp).
 void GroupMachine::start_probe(Group &g, bool resync) {
     Op op;
     op.resync = resync;
