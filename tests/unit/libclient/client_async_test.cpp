@@ -8,6 +8,8 @@
 #include <set>
 #include <vector>
 
+#include <rdmamcast/client.hpp>
+
 #include "client_testing.hpp"
 
 namespace {
@@ -77,6 +79,13 @@ FakeDaemon::Handler holding(std::shared_ptr<Held> h) {
         }
         return false;
     };
+}
+
+std::size_t joins_received(const std::vector<Received> &rs) {
+    std::size_t n = 0;
+    for (const auto &r : rs)
+        n += std::holds_alternative<proto::Join>(r.envelope.request);
+    return n;
 }
 
 // Answers every held join, newest first. `answer` decides: true = success.
@@ -208,12 +217,7 @@ TEST(ClientAsync, FiveHundredStartsCompleteExactlyOnceWithTheirOwnContext) {
         // The library refilled the window: wait until the daemon has all of it.
         const std::size_t sent =
             seen.completions.size() + std::min<std::size_t>(64, ctx.size() - seen.completions.size());
-        ASSERT_TRUE(d.wait_for([&](const auto &rs) {
-            std::size_t joins = 0;
-            for (const auto &r : rs)
-                joins += std::holds_alternative<proto::Join>(r.envelope.request);
-            return joins >= sent;
-        }));
+        ASSERT_TRUE(d.wait_for([&](const auto &rs) { return joins_received(rs) >= sent; }));
         answer_all(d, h); // newest first: out of order
         drain_until(c.get(), seen, std::min(ctx.size(), seen.completions.size() + 1));
         drain(c.get(), seen);
@@ -532,6 +536,76 @@ TEST(ClientAsync, DeadHandleCompletesEverything) {
         EXPECT_EQ(k.completions, 1) << k.index;
     auto p = params_for(1);
     EXPECT_EQ(rdmamcast_join_start(c.get(), &p, nullptr, nullptr), -ECONNRESET);
+}
+
+// The C++ form: a callback per join, run from next_event(), exactly once, with a Membership that
+// leaves when dropped, or the Error; cancel() withdraws; other events still come out.
+TEST(ClientAsyncCpp, CallbacksRunOnceEachWithTheirOutcome) {
+    auto h = std::make_shared<Held>();
+    FakeDaemon d(holding(h));
+    rdmamcast::Client client(d.path());
+    std::map<unsigned, int> calls;
+    std::vector<rdmamcast::Membership> kept;
+    std::map<unsigned, rdmamcast::Error> errors;
+    std::map<unsigned, std::uint64_t> ids;
+    for (unsigned i = 0; i < 100; ++i) {
+        const auto gid = mgid_of(i);
+        rdmamcast::Gid g;
+        std::copy(gid.begin(), gid.end(), g.begin());
+        ids[i] = client.join_async(rdmamcast::JoinParams("mlx5_0", 1).mgid(g),
+                                   [&, i](rdmamcast::JoinOutcome r) {
+                                       ++calls[i];
+                                       if (auto *m = std::get_if<rdmamcast::Membership>(&r)) {
+                                           EXPECT_EQ(index_of(m->record().mgid), i);
+                                           if (i % 2 == 0)
+                                               kept.push_back(std::move(*m));
+                                           // odd ones drop theirs: it leaves at once
+                                       } else {
+                                           errors.emplace(i, std::get<rdmamcast::Error>(r));
+                                       }
+                                   });
+    }
+    EXPECT_EQ(client.joins_pending(), 100u);
+    EXPECT_TRUE(client.cancel(ids[7]));  // at the daemon
+    EXPECT_TRUE(client.cancel(ids[80])); // still queued in the library
+    EXPECT_FALSE(client.cancel(ids[80]));
+    EXPECT_THROW(client.join_async(rdmamcast::JoinParams("", 1).mgid("ff15::1"), [](auto) {}),
+                 rdmamcast::Error);
+
+    d.broadcast(proto::RestoredEvent{4242, sample_record(), mcastd::field::mlid});
+    std::size_t others = 0;
+    for (int round = 0; round < 50 && client.joins_pending() > 0; ++round) {
+        // The library refilled its window: wait until the daemon has it (80 never goes out).
+        const std::size_t sent = std::min<std::size_t>(99, calls.size() - calls.count(80) + 64);
+        ASSERT_TRUE(d.wait_for([&](const auto &rs) { return joins_received(rs) >= sent; }));
+        answer_all(d, h, [](Session &s, std::uint64_t id, const mcastd::JoinRequest &r, Held &hh) {
+            if (index_of(r.mgid) == 13)
+                s.fail(id, mcastd::Errc::sa_error, "join 13 refused", std::uint16_t{0x0600});
+            else
+                succeed(s, id, r, hh);
+        });
+        if (!readable(client.event_fd(), 2000))
+            continue;
+        while (auto ev = client.next_event())
+            others += std::holds_alternative<rdmamcast::RestoredEvent>(*ev);
+    }
+    EXPECT_EQ(client.joins_pending(), 0u);
+    EXPECT_EQ(others, 1u);
+    ASSERT_EQ(calls.size(), 100u);
+    for (const auto &[i, n] : calls)
+        EXPECT_EQ(n, 1) << i;
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors.at(7).code(), RDMAMCAST_E_CANCELLED);
+    EXPECT_EQ(errors.at(80).code(), RDMAMCAST_E_CANCELLED);
+    EXPECT_EQ(errors.at(13).code(), RDMAMCAST_E_SA_ERROR);
+    EXPECT_EQ(errors.at(13).sa_status(), std::optional<std::uint16_t>(0x0600));
+    EXPECT_EQ(errors.at(13).result(), -EREMOTEIO);
+    EXPECT_EQ(kept.size(), 49u); // even ones but 80
+    // The odd successful ones (all but 7 and 13) left when their callbacks dropped them.
+    std::size_t leaves = 0;
+    for (const auto &l : d.requests_of<proto::Leave>())
+        leaves += l.membership.has_value();
+    EXPECT_EQ(leaves, 48u);
 }
 
 } // namespace
