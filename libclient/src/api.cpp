@@ -41,6 +41,16 @@ int evict(rdmamcast_client &c, const proto::Evict &e, uint64_t *released) {
     return 0;
 }
 
+// Checks the parameters and starts the join: its id, or a negative code with the error set.
+std::int64_t start_join(rdmamcast_client &c, const rdmamcast_join_params *p, void *context,
+                        bool sync) {
+    c.error.clear();
+    mcastd::JoinRequest request;
+    if (int rc = rdmamcast::detail::join_request_from_c(p, request, c.error); rc < 0)
+        return rc;
+    return c.start_join(request, context, sync);
+}
+
 } // namespace
 
 extern "C" {
@@ -80,20 +90,40 @@ int rdmamcast_join(rdmamcast_client *c, const rdmamcast_join_params *p, rdmamcas
     if (!c)
         return -EINVAL;
     return guarded(c->error, [&] {
-        c->error.clear();
-        proto::Join join;
-        if (int rc = rdmamcast::detail::join_request_from_c(p, join.request, c->error); rc < 0)
-            return rc;
+        // The asynchronous path, waiting for this join's own completion.
+        const std::int64_t id = start_join(*c, p, nullptr, true);
+        if (id < 0)
+            return static_cast<int>(id);
         proto::JoinResult result;
-        if (int rc = c->decode_result(c->call(join), proto::decode_join_result, result); rc < 0)
+        if (int rc = c->wait_join(static_cast<std::uint64_t>(id), result); rc < 0)
             return rc;
-        c->joined(result.membership);
         if (rec_out)
             *rec_out = rdmamcast::detail::record_to_c(result.record);
         if (membership_out)
             *membership_out = result.membership;
         return 0;
     });
+}
+
+int rdmamcast_join_start(rdmamcast_client *c, const rdmamcast_join_params *p, void *context,
+                         uint64_t *join_id_out) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        const std::int64_t id = start_join(*c, p, context, false);
+        if (id < 0)
+            return static_cast<int>(id);
+        c->error.clear(); // a break met while sending is the completion's to report
+        if (join_id_out)
+            *join_id_out = static_cast<std::uint64_t>(id);
+        return 0;
+    });
+}
+
+int rdmamcast_join_cancel(rdmamcast_client *c, uint64_t join_id) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] { return c->cancel_join(join_id); });
 }
 
 int rdmamcast_leave(rdmamcast_client *c, uint64_t membership) {

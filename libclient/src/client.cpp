@@ -176,10 +176,13 @@ std::variant<std::string, int> rdmamcast_client::exchange(const proto::Request &
             return rc;
         if (rc == 0)
             continue; // an event, now queued
-        // A reply without an id answers a request the daemon could not read; with one request
-        // in flight at a time that can only be ours. Any other id is not ours to handle.
-        if (reply.id && *reply.id != id)
+        // A reply without an id answers a request the daemon could not read; joins are the
+        // only other requests in flight, and they are always readable, so it is ours. Another
+        // id is a join's (completed here) or nobody's.
+        if (reply.id && *reply.id != id) {
+            route_reply(reply);
             continue;
+        }
         if (auto *failure = std::get_if<proto::Failure>(&reply.body))
             return error.set_failure(*failure);
         return std::move(std::get<std::string>(reply.body));
@@ -242,6 +245,7 @@ int rdmamcast_client::next_event(rdmamcast_event &ev) {
                 std::uint64_t count;
                 [[maybe_unused]] ssize_t n = ::read(wake.get(), &count, sizeof count);
             }
+            error.clear();
             return 0;
         }
         if (dead)
@@ -253,9 +257,13 @@ int rdmamcast_client::next_event(rdmamcast_event &ev) {
             continue;
         }
         proto::Reply stray;
-        if (int rc = receive(true, stray); rc < 0 && !broken)
+        int rc = receive(true, stray);
+        // A connection that died just now completed the joins it had: those come first.
+        if (rc < 0 && !broken && queue.empty())
             return rc;
-        // rc == 1: a reply nobody waits for (see call()); dropped.
+        // rc == 1: a join's reply (completed, now queued), or one nobody waits for (dropped).
+        if (rc == 1)
+            route_reply(stray);
     }
 }
 
@@ -263,6 +271,7 @@ int rdmamcast_client::mark_dead(rdmamcast_errc code, int err, std::string messag
     dead = err;
     dead_code = code;
     dead_message = std::move(message);
+    fail_joins(true, code, err, dead_message);
     return error.set(code, err, dead_message);
 }
 
@@ -285,6 +294,10 @@ int rdmamcast_client::connection_lost(int err, std::string message) {
     if (!broken) {
         broken = true;
         broken_since = Clock::now();
+        fail_joins(false, RDMAMCAST_E_DISCONNECTED, -ECONNRESET,
+                   "rdma-mcastd restarted while the join was in flight, so its outcome is "
+                   "unknown; a membership it made is left once the connection is back: start "
+                   "the join again");
     }
     return error.set(RDMAMCAST_E_DISCONNECTED, err, std::move(message));
 }
@@ -384,5 +397,184 @@ void rdmamcast_client::take_session(const proto::HelloResult &result, bool resum
     }
     if (renew_monitor)
         (void)exchange(proto::Monitor{true}, sent);
+    send_joins(); // the ones that never left
     error.clear(); // what failed here is not the caller's call's error
+}
+
+// ---- joins ----
+
+std::int64_t rdmamcast_client::start_join(const mcastd::JoinRequest &request, void *context,
+                                          bool sync) {
+    if (dead)
+        return fail_dead();
+    const std::uint64_t id = next_join_id++;
+    joins.emplace(id, PendingJoin{request, context, sync, 0});
+    unsent.push_back(id);
+    if (broken) {
+        // Made again by the next call; rdmamcast_next_event() must get to run for that.
+        const std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(wake.get(), &one, sizeof one);
+    }
+    send_joins();
+    return static_cast<std::int64_t>(id);
+}
+
+void rdmamcast_client::send_joins() {
+    while (!unsent.empty() && in_flight.size() < RDMAMCAST_JOIN_WINDOW && !broken && !dead) {
+        const std::uint64_t join_id = unsent.front();
+        PendingJoin &j = joins.at(join_id);
+        const std::uint64_t wire = next_id++;
+        int rc = rdmamcast::detail::send_message(
+            sock.get(), proto::encode_request(wire, proto::Join{j.request}));
+        if (rc < 0 && rdmamcast::detail::is_disconnect(rc)) {
+            // Still queued: it goes out on the next connection (or fails with the handle).
+            connection_lost(rc, kClosed);
+            return;
+        }
+        unsent.pop_front();
+        if (rc < 0) {
+            fail_join(join_id, RDMAMCAST_E_SYSTEM, rc,
+                      "send to " + path + ": " + std::strerror(-rc));
+            continue;
+        }
+        j.wire_id = wire;
+        in_flight.emplace(wire, join_id);
+    }
+}
+
+bool rdmamcast_client::route_reply(proto::Reply &reply) {
+    auto it = in_flight.end();
+    if (reply.id) {
+        it = in_flight.find(*reply.id);
+    } else if (!in_flight.empty()) {
+        // A request the daemon could not read. A join never is one in practice (it is far
+        // below the smallest limits.max_message_bytes), so this is a daemon in trouble: charge
+        // the oldest join in flight, the one it most likely choked on, rather than let it hang.
+        it = std::min_element(in_flight.begin(), in_flight.end(),
+                              [](const auto &a, const auto &b) { return a.first < b.first; });
+    }
+    if (it == in_flight.end())
+        return false;
+    const std::uint64_t join_id = it->second;
+    const PendingJoin &j = joins.at(join_id);
+    rdmamcast::detail::JoinCompletion done;
+    done.join_id = join_id;
+    done.context = j.context;
+    if (auto *failure = std::get_if<proto::Failure>(&reply.body)) {
+        done.error = std::make_shared<ErrorState>();
+        done.error->set_failure(*failure);
+    } else {
+        auto decoded = proto::decode_join_result(std::get<std::string>(reply.body));
+        if (auto *e = std::get_if<mcastd::Error>(&decoded)) {
+            done.error = std::make_shared<ErrorState>();
+            done.error->set(RDMAMCAST_E_PROTOCOL, -EPROTO, e->message);
+        } else {
+            done.result = std::move(std::get<proto::JoinResult>(decoded));
+            joined(done.result->membership);
+        }
+    }
+    complete(join_id, std::move(done));
+    return true;
+}
+
+void rdmamcast_client::complete(std::uint64_t join_id, rdmamcast::detail::JoinCompletion done) {
+    auto it = joins.find(join_id);
+    if (it == joins.end())
+        return;
+    const bool sync = it->second.sync;
+    if (it->second.wire_id)
+        in_flight.erase(it->second.wire_id);
+    else
+        unsent.erase(std::remove(unsent.begin(), unsent.end(), join_id), unsent.end());
+    joins.erase(it);
+    if (sync)
+        sync_done = std::move(done);
+    else
+        push_event(std::move(done));
+    send_joins();
+}
+
+void rdmamcast_client::fail_join(std::uint64_t join_id, rdmamcast_errc code, int err,
+                                 const std::string &message) {
+    auto it = joins.find(join_id);
+    if (it == joins.end())
+        return;
+    rdmamcast::detail::JoinCompletion done;
+    done.join_id = join_id;
+    done.context = it->second.context;
+    done.error = std::make_shared<ErrorState>();
+    done.error->set(code, err, message);
+    complete(join_id, std::move(done));
+}
+
+void rdmamcast_client::fail_joins(bool also_unsent, rdmamcast_errc code, int err,
+                                  const std::string &message) {
+    std::vector<std::uint64_t> ids;
+    for (const auto &[id, j] : joins)
+        if (j.wire_id || also_unsent)
+            ids.push_back(id);
+    for (std::uint64_t id : ids)
+        fail_join(id, code, err, message);
+}
+
+int rdmamcast_client::wait_join(std::uint64_t join_id, proto::JoinResult &result) {
+    for (;;) {
+        if (sync_done && sync_done->join_id == join_id) {
+            // Sent, then the connection broke: the handle is made usable again first, as
+            // call() does, and the join reports the unknown outcome.
+            if (broken && !dead && !sync_done->result)
+                (void)reconnect();
+            auto done = std::move(*sync_done);
+            sync_done.reset();
+            if (done.result) {
+                result = std::move(*done.result);
+                error.clear();
+                return 0;
+            }
+            error.assign(*done.error);
+            return error.get()->err;
+        }
+        if (dead) // mark_dead completed it: not reached
+            return fail_dead();
+        if (broken) {
+            (void)reconnect(); // success sends it (it was queued), failure completes it
+            continue;
+        }
+        send_joins();
+        proto::Reply reply;
+        if (receive(false, reply) == 1)
+            route_reply(reply); // other replies (none: this is the only caller) are dropped
+    }
+}
+
+int rdmamcast_client::cancel_join(std::uint64_t join_id) {
+    error.clear();
+    auto it = joins.find(join_id);
+    if (it == joins.end() || it->second.sync)
+        return error.set(RDMAMCAST_E_NOT_FOUND, -ENOENT,
+                         "cancel: join " + std::to_string(join_id) +
+                             " is not waiting on this handle: it completed (its completion says "
+                             "how) or was never started");
+    if (!it->second.wire_id) {
+        rdmamcast::detail::JoinCompletion done;
+        done.join_id = join_id;
+        done.context = it->second.context;
+        done.error = std::make_shared<ErrorState>();
+        done.error->set(RDMAMCAST_E_CANCELLED, -ECANCELED,
+                        "the join was cancelled before it was sent to rdma-mcastd");
+        complete(join_id, std::move(done));
+        return 0;
+    }
+    proto::Leave leave;
+    leave.join = it->second.wire_id;
+    auto reply = call(leave);
+    if (const int *rc = std::get_if<int>(&reply)) {
+        if (error.get()->code == RDMAMCAST_E_NOT_FOUND)
+            return error.set(RDMAMCAST_E_NOT_FOUND, -ENOENT,
+                             "cancel: join " + std::to_string(join_id) +
+                                 " completed before the cancel reached rdma-mcastd; its "
+                                 "completion says how");
+        return *rc;
+    }
+    return 0;
 }

@@ -1,12 +1,14 @@
 // The client handle behind the opaque struct rdmamcast_client: one connection (made again when
-// a version 2 daemon restarts), synchronous request/reply, and the queue of events that
-// arrived while a call waited.
+// a version 2 daemon restarts), synchronous request/reply, joins in flight (asynchronous ones
+// and the blocking one alike), and the queue of events that arrived while a call waited.
 #pragma once
 
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -33,6 +35,17 @@ struct rdmamcast_client {
 
     // 0 with `ev` filled, -EAGAIN, or an error.
     int next_event(rdmamcast_event &ev);
+
+    // ---- joins ----
+    // Every join goes through here: queued locally, sent while fewer than RDMAMCAST_JOIN_WINDOW
+    // are in flight, completed when its reply comes (or the connection breaks). An asynchronous
+    // one completes as a JoinCompletion event; the blocking one (`sync`) into `sync_done`, which
+    // wait_join() takes. Returns the join id, or a negative code when the handle is dead.
+    std::int64_t start_join(const mcastd::JoinRequest &request, void *context, bool sync);
+    // rdmamcast_join()'s wait: until `join_id` completes. 0 with `result`, or the negative code
+    // with `error` set as the completion says.
+    int wait_join(std::uint64_t join_id, mcastd::proto::JoinResult &result);
+    int cancel_join(std::uint64_t join_id);
 
     void set_reconnect(bool enable, unsigned timeout_ms);
 
@@ -68,6 +81,29 @@ struct rdmamcast_client {
     std::string dead_message;
 
 private:
+    struct PendingJoin {
+        mcastd::JoinRequest request;
+        void *context = nullptr;
+        bool sync = false;
+        std::uint64_t wire_id = 0; // the request id it went out with; 0 while queued locally
+    };
+    std::map<std::uint64_t, PendingJoin> joins;              // by join id: not completed yet
+    std::unordered_map<std::uint64_t, std::uint64_t> in_flight; // wire id -> join id
+    std::deque<std::uint64_t> unsent;                         // join ids, in start order
+    std::uint64_t next_join_id = 1;
+    std::optional<rdmamcast::detail::JoinCompletion> sync_done;
+
+    // Sends queued joins while the window has room and the connection is up.
+    void send_joins();
+    // A reply to a join in flight: completes it and returns true; false for any other reply.
+    bool route_reply(mcastd::proto::Reply &reply);
+    // Hands a completion to its waiter (the queue, or sync_done), then refills the window.
+    void complete(std::uint64_t join_id, rdmamcast::detail::JoinCompletion done);
+    // Completes a join with an error of the library's own.
+    void fail_join(std::uint64_t join_id, rdmamcast_errc code, int err, const std::string &message);
+    // The connection broke: joins sent on it fail (dead: all of them, queued ones too).
+    void fail_joins(bool also_unsent, rdmamcast_errc code, int err, const std::string &message);
+
     // Sends `request` and waits for its reply on the current connection, with no reconnect.
     // `sent` tells whether the request left (a broken connection fails the send otherwise).
     std::variant<std::string, int> exchange(const mcastd::proto::Request &request, bool &sent);

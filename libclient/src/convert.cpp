@@ -18,6 +18,9 @@ static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV1);
 static_assert(offsetof(rdmamcast_join_params, mgid) == 20);
 static_assert(sizeof(rdmamcast_record) == 88);
 static_assert(sizeof(rdmamcast_event) == 16 + 256);
+// The 1.3 completions fit in the union's reserved space: the event keeps its size.
+static_assert(sizeof(rdmamcast_event_joined) <= sizeof(rdmamcast_event::reserved));
+static_assert(sizeof(rdmamcast_event_join_error) <= sizeof(rdmamcast_event::reserved));
 static_assert(std::is_standard_layout_v<ListHolder> && std::is_standard_layout_v<StatusHolder>);
 
 // An older C++ wrapper reads an event type it does not know as a monitor event and follows its
@@ -244,6 +247,22 @@ void event_to_c(const QueuedEvent &queued, rdmamcast_event &ev, Arena &arena) {
     ev = rdmamcast_event{};
     if (const auto *r = std::get_if<Reconnected>(&queued)) {
         reconnected_to_c(*r, ev, arena);
+        return;
+    }
+    if (const auto *j = std::get_if<JoinCompletion>(&queued)) {
+        if (j->result) {
+            ev.type = RDMAMCAST_EVENT_JOINED;
+            ev.membership = j->result->membership;
+            ev.joined.context = j->context;
+            ev.joined.join_id = j->join_id;
+            ev.joined.record = record_to_c(j->result->record);
+        } else {
+            ev.type = RDMAMCAST_EVENT_JOIN_ERROR;
+            ev.join_error.context = j->context;
+            ev.join_error.join_id = j->join_id;
+            // The error's strings live in its ErrorState, which the arena now keeps.
+            ev.join_error.error = *arena.adopt(j->error)->get();
+        }
         return;
     }
     const auto &event = std::get<mcastd::proto::Event>(queued);

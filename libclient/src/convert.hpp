@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -45,6 +46,12 @@ public:
         objects_.push_back(std::move(p));
         return raw;
     }
+    // Keeps `p` alive as long as the arena.
+    template <class T> T *adopt(std::shared_ptr<T> p) {
+        T *raw = p.get();
+        objects_.push_back(std::move(p));
+        return raw;
+    }
     // A copy of `v`; NULL when it is empty.
     template <class T> const T *values(std::vector<T> v) {
         if (v.empty())
@@ -66,8 +73,16 @@ struct Reconnected {
     std::uint32_t gap_ms = 0;
 };
 
+// The completion of a join: the result, or the error rdmamcast_join() would have reported.
+struct JoinCompletion {
+    std::uint64_t join_id = 0;
+    void *context = nullptr;
+    std::optional<mcastd::proto::JoinResult> result;
+    std::shared_ptr<ErrorState> error; // set exactly when result is not
+};
+
 // What the handle queues for rdmamcast_next_event(): the daemon's events and its own.
-using QueuedEvent = std::variant<mcastd::proto::Event, Reconnected>;
+using QueuedEvent = std::variant<mcastd::proto::Event, Reconnected, JoinCompletion>;
 
 // Fills `ev` from `event`; its strings and arrays live in `arena`, which the caller keeps
 // until the next event. A `stopping` event is not one: the handle turns it into an error.

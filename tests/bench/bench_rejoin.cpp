@@ -30,9 +30,11 @@
 #include <string>
 #include <thread>
 
+#include "bench/tool_line.hpp"
 #include "sim/daemon_harness.hpp"
 
 using namespace mcastd::sim;
+using mcastd::bench::field;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -47,15 +49,6 @@ long long now_ns() {
 }
 
 double ms_between(long long from_ns, long long to_ns) { return double(to_ns - from_ns) / 1e6; }
-
-// `key=value` out of a tool's line; throws when it is missing.
-std::string field(const std::string &line, const std::string &key) {
-    const auto at = line.find(key + "=");
-    if (at == std::string::npos)
-        throw std::runtime_error("no " + key + " in: " + line);
-    const auto start = at + key.size() + 1;
-    return line.substr(start, line.find(' ', start) - start);
-}
 
 struct Raw {
     double sets_ms = 0, deletes_ms = 0;

@@ -22,6 +22,8 @@
  *     protocol's error code, the SA status and the daemon's message, which names the cause.
  *   - Synchronous calls (join, leave, list, status, monitor, evict) send one request and wait
  *     for its reply. Events that arrive meanwhile are queued for rdmamcast_next_event(), never lost.
+ *     rdmamcast_join_start() is the asynchronous join: it returns at once and its completion
+ *     arrives as an event, as rdma_join_multicast()'s does on an rdma_cm event channel.
  *   - Signals do not interrupt a synchronous call: EINTR is retried, because abandoning a join
  *     in flight would leave a membership nobody knows about. There is no client-side timeout:
  *     the daemon bounds every SA exchange (sa-timeout) and answers everything else at once.
@@ -33,8 +35,9 @@
  *
  * ABI
  *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
- *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), and RDMAMCAST_1.2 for rdmamcast_evict_uid()
- *   and rdmamcast_evict_membership().
+ *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), RDMAMCAST_1.2 for rdmamcast_evict_uid()
+ *   and rdmamcast_evict_membership(), and RDMAMCAST_1.3 for rdmamcast_join_start() and
+ *   rdmamcast_join_cancel().
  *   Structures the library fills in (records, events, errors, list and status results) only
  *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
  *   fills in, carries its own size so that an older or newer caller keeps working.
@@ -309,6 +312,56 @@ RDMAMCAST_EXPORT int rdmamcast_join(struct rdmamcast_client *c,
 				    const struct rdmamcast_join_params *p,
 				    struct rdmamcast_record *rec_out, uint64_t *membership_out);
 
+/*
+ * Asynchronous join (RDMAMCAST_1.3), as rdma_join_multicast() does it: checks the parameters
+ * as rdmamcast_join() does (a bad one fails here, with last_error, and nothing is started),
+ * starts the join and returns at once with *join_id_out (may be NULL) naming it for
+ * rdmamcast_join_cancel(). Its completion arrives exactly once through rdmamcast_next_event()
+ * (rdmamcast_event_fd() polls readable): RDMAMCAST_EVENT_JOINED with the membership and the
+ * record, or RDMAMCAST_EVENT_JOIN_ERROR with the error, both carrying `context` untouched and
+ * the join id. Completions keep the order in which the daemon answered, among the other events:
+ * one never comes before a RESTORED or LOST event the daemon sent earlier.
+ *
+ * Any number of joins may be started. The daemon lets a connection have only so many joins
+ * waiting for the SA (limits.max_requests_in_flight, 64 by default), so the handle sends at most
+ * RDMAMCAST_JOIN_WINDOW at a time and keeps the rest in a local queue, sending the next one as an
+ * answer frees a slot (while the caller is in any call on the handle: rdmamcast_next_event() in
+ * an event loop). A daemon configured below RDMAMCAST_JOIN_WINDOW answers the joins over its
+ * limit with RDMAMCAST_E_LIMIT completions. The blocking rdmamcast_join() takes the same path:
+ * it queues behind joins already started, and waits for its own completion only (other
+ * completions are queued as events meanwhile).
+ *
+ * When the connection breaks (see rdmamcast_set_reconnect()), joins already sent complete with
+ * RDMAMCAST_EVENT_JOIN_ERROR, code RDMAMCAST_E_DISCONNECTED (err -ECONNRESET): the library does
+ * not know whether the daemon made them, and leaves whatever membership a resumed session
+ * brings back that it was never told of, so they do not hold: start them again. They come
+ * before the RDMAMCAST_EVENT_RECONNECTED event. Joins still in the local queue are sent on the
+ * new connection. If the handle fails for good, every join not yet completed completes with its
+ * error.
+ *
+ * Returns 0, or -EINVAL, -EOPNOTSUPP, -E2BIG as rdmamcast_join() (nothing started), or
+ * RDMAMCAST_E_DISCONNECTED when the handle has failed for good. Never blocks on the daemon: a
+ * broken connection is made again by the next call (rdmamcast_next_event(): the descriptor then
+ * polls readable).
+ */
+#define RDMAMCAST_JOIN_WINDOW 64u
+RDMAMCAST_EXPORT int rdmamcast_join_start(struct rdmamcast_client *c,
+					  const struct rdmamcast_join_params *p, void *context,
+					  uint64_t *join_id_out);
+
+/*
+ * Withdraws a join started with rdmamcast_join_start() that has not completed yet
+ * (RDMAMCAST_1.3). Returns 0 when it is withdrawn: its one completion is then (or already was)
+ * queued as an RDMAMCAST_EVENT_JOIN_ERROR with code RDMAMCAST_E_CANCELLED, and nothing else
+ * comes for it. A join still in the local queue is withdrawn at once; one the daemon has is
+ * withdrawn with a round trip (leave {"join": id}), during which other completions and events
+ * are queued.
+ * Returns -ENOENT (RDMAMCAST_E_NOT_FOUND) when there is no such join or it completed first:
+ * its completion, queued or already taken, says how it ended (leave the membership with
+ * rdmamcast_leave() if it was JOINED and is not wanted). Other errors as rdmamcast_leave().
+ */
+RDMAMCAST_EXPORT int rdmamcast_join_cancel(struct rdmamcast_client *c, uint64_t join_id);
+
 /* Leaves a membership of this connection. -ENOENT (RDMAMCAST_E_NOT_FOUND) if there is none. */
 RDMAMCAST_EXPORT int rdmamcast_leave(struct rdmamcast_client *c, uint64_t membership);
 
@@ -353,6 +406,9 @@ enum rdmamcast_event_type {
 	RDMAMCAST_EVENT_LOST = 2,     /* the SA no longer holds it; the daemon will restore it */
 	RDMAMCAST_EVENT_MONITOR = 3,  /* an entry of the daemon's activity log */
 	RDMAMCAST_EVENT_RECONNECTED = 4, /* the library reconnected after the daemon restarted */
+	/* The completions of rdmamcast_join_start() (1.3); only a caller of it gets these. */
+	RDMAMCAST_EVENT_JOINED = 5,     /* the join holds: membership and record */
+	RDMAMCAST_EVENT_JOIN_ERROR = 6, /* the join failed or was cancelled */
 };
 
 enum rdmamcast_monitor_kind {
@@ -415,17 +471,36 @@ struct rdmamcast_event_reconnected {
 	uint64_t reserved1[2];    /* zero, as reserved0 */
 };
 
+/* rdmamcast_join_start()'s join holds (RDMAMCAST_1.3). The event's membership is its id. */
+struct rdmamcast_event_joined {
+	void *context;                  /* as passed to rdmamcast_join_start() */
+	uint64_t join_id;               /* as rdmamcast_join_start() returned it */
+	struct rdmamcast_record record; /* as rdmamcast_join() fills it in */
+};
+
+/* rdmamcast_join_start()'s join failed, or was cancelled (RDMAMCAST_1.3). The event's
+ * membership is 0. error is what rdmamcast_last_error() would have said after rdmamcast_join():
+ * code, err (the negative value rdmamcast_join() would have returned), the daemon's message,
+ * the SA status, and the access policy's rule or quota. */
+struct rdmamcast_event_join_error {
+	void *context;
+	uint64_t join_id;
+	struct rdmamcast_error error;
+};
+
 /* Strings and arrays in an event stay valid until the next rdmamcast_next_event() or
  * rdmamcast_close(). */
 struct rdmamcast_event {
 	enum rdmamcast_event_type type;
 	uint32_t reserved0;
-	uint64_t membership; /* RESTORED and LOST: which membership; 0 for the others */
+	uint64_t membership; /* RESTORED, LOST and JOINED: which membership; 0 for the others */
 	union {
 		struct rdmamcast_event_restored restored;
 		struct rdmamcast_event_lost lost;
 		struct rdmamcast_event_monitor monitor;
 		struct rdmamcast_event_reconnected reconnected;
+		struct rdmamcast_event_joined joined;         /* 1.3 */
+		struct rdmamcast_event_join_error join_error; /* 1.3 */
 		uint64_t reserved[32]; /* fixes the size: later event types fit in it */
 	};
 };

@@ -8,6 +8,13 @@
 //   poll client.event_fd(); while (auto ev = client.next_event()) m.update(*ev);
 //                                                    // m leaves when it goes out of scope
 //
+// Asynchronous joins (rdmamcast_join_start()) take a callback, which next_event() runs when the
+// join completes:
+//   client.join_async(params, [&](rdmamcast::JoinOutcome r) {
+//       if (auto *m = std::get_if<rdmamcast::Membership>(&r)) mine.push_back(std::move(*m));
+//       else log(std::get<rdmamcast::Error>(r).what());
+//   });
+//
 // A Client and the Memberships joined through it share one connection, which closes when the
 // last of them is gone; like the C handle, they are not thread-safe. When a version 2 daemon
 // restarts, the connection is made again and next_event() returns a ReconnectedEvent: the
@@ -23,9 +30,11 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -252,9 +261,14 @@ struct ReconnectedEvent {
 
 using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent, ReconnectedEvent>;
 
+// (Join completions, RDMAMCAST_EVENT_JOINED and JOIN_ERROR, are not Events: Client::next_event()
+// hands them to the join's callback. Given one anyway, this returns an empty MonitorEvent.)
 inline Event event_from_c(const rdmamcast_event &ev) {
     auto str = [](const char *s) { return std::string(s ? s : ""); };
     switch (ev.type) {
+    case RDMAMCAST_EVENT_JOINED:
+    case RDMAMCAST_EVENT_JOIN_ERROR:
+        return MonitorEvent{};
     case RDMAMCAST_EVENT_RESTORED:
         return RestoredEvent{ev.membership, ev.restored.record, ev.restored.changed};
     case RDMAMCAST_EVENT_LOST: {
@@ -462,6 +476,11 @@ private:
     Record record_{};
 };
 
+// What an asynchronous join ends with: the Membership (which leaves when destroyed, so keep
+// it), or the Error rdmamcast_join() would have thrown (code RDMAMCAST_E_CANCELLED after
+// Client::cancel()).
+using JoinOutcome = std::variant<Membership, Error>;
+
 class Client {
 public:
     // Connects to `path`, or to $RDMA_MCASTD_SOCKET / the default when it is null.
@@ -492,6 +511,36 @@ public:
         check(rdmamcast_join(c_.get(), &p, &rec, &id));
         return Membership(c_, id, rec);
     }
+    // Starts a join and returns at once with its id (for cancel()); `done` runs exactly once,
+    // from a later next_event(), with the outcome. Throws Error for bad parameters, as join() does; then `done` never runs.
+    //
+    // A callback rather than a std::future: the handle is single-threaded and only moves when
+    // the caller polls event_fd() and calls next_event(), so a future's get() would wait for
+    // something only its own thread could make happen. A callback runs where the completion is
+    // read, in the caller's event loop, with the other events in the daemon's order. Callbacks
+    // may call this Client again (join_async, cancel, leave...). Destroying the Client drops
+    // the callbacks of joins not yet completed, uncalled.
+    std::uint64_t join_async(const JoinParams &params, std::function<void(JoinOutcome)> done) {
+        rdmamcast_join_params p = params.c_params();
+        std::uint64_t id = 0;
+        check(rdmamcast_join_start(c_.get(), &p, nullptr, &id));
+        callbacks_[id] = std::move(done);
+        return id;
+    }
+    // Withdraws a join started with join_async(): true when it is withdrawn (a later
+    // next_event() runs its callback with an Error of code RDMAMCAST_E_CANCELLED); false when
+    // it completed first (its callback ran or will run with the real outcome). See
+    // rdmamcast_join_cancel().
+    bool cancel(std::uint64_t join_id) {
+        int rc = rdmamcast_join_cancel(c_.get(), join_id);
+        if (rc == -ENOENT)
+            return false;
+        check(rc);
+        return true;
+    }
+    // Joins started and not completed yet.
+    std::size_t joins_pending() const { return callbacks_.size(); }
+
     void leave(std::uint64_t membership) { check(rdmamcast_leave(c_.get(), membership)); }
     void monitor(bool enable = true) { check(rdmamcast_monitor(c_.get(), enable)); }
 
@@ -521,13 +570,18 @@ public:
 
     // Poll for POLLIN, then call next_event() until it returns nullopt.
     int event_fd() const { return rdmamcast_event_fd(c_.get()); }
+    // Join completions run their callbacks here and are not returned.
     std::optional<Event> next_event() {
-        rdmamcast_event ev;
-        int rc = rdmamcast_next_event(c_.get(), &ev);
-        if (rc == -EAGAIN)
-            return std::nullopt;
-        check(rc);
-        return event_from_c(ev);
+        for (;;) {
+            rdmamcast_event ev;
+            int rc = rdmamcast_next_event(c_.get(), &ev);
+            if (rc == -EAGAIN)
+                return std::nullopt;
+            check(rc);
+            if (ev.type != RDMAMCAST_EVENT_JOINED && ev.type != RDMAMCAST_EVENT_JOIN_ERROR)
+                return event_from_c(ev);
+            complete(ev);
+        }
     }
 
     std::vector<PortGroups> list() {
@@ -590,7 +644,25 @@ private:
             detail::fail(rc, c_.get());
     }
 
+    // Runs the callback of a completed join (one started through the C API on get() has none:
+    // its completion is dropped, so start joins on a Client with join_async()).
+    void complete(const rdmamcast_event &ev) {
+        const bool ok = ev.type == RDMAMCAST_EVENT_JOINED;
+        auto it = callbacks_.find(ok ? ev.joined.join_id : ev.join_error.join_id);
+        if (it == callbacks_.end())
+            return;
+        auto done = std::move(it->second);
+        callbacks_.erase(it); // first: the callback may start or cancel joins
+        if (ok)
+            done(JoinOutcome(std::in_place_type<Membership>,
+                             Membership(c_, ev.membership, ev.joined.record)));
+        else
+            done(JoinOutcome(std::in_place_type<Error>,
+                             Error::from(ev.join_error.error.err, &ev.join_error.error)));
+    }
+
     detail::Handle c_;
+    std::unordered_map<std::uint64_t, std::function<void(JoinOutcome)>> callbacks_;
 };
 
 } // namespace rdmamcast
