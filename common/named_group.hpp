@@ -48,4 +48,15 @@ std::string format_name_prefix(const NamePrefix &p);
 // The MGID of `name` under `prefix` (the name is not checked: group_name_problem() first).
 Gid named_mgid(const NamePrefix &prefix, std::string_view name);
 
+// The daemon's side (config groups.names): whether it maps names, under which prefix, and the
+// P_Key of the groups (asserted on every named join, so a create gets it and a group of
+// another P_Key is a conflict). The default prefix is ff15:6e61:6d65::/64: transient,
+// site-local, and "name" in ASCII where the signature goes.
+struct NamedGroups {
+    bool enabled = true;
+    NamePrefix prefix{{0xff, 0x15, 0x6e, 0x61, 0x6d, 0x65}, 64};
+    std::uint16_t pkey = 0xffff;
+    bool operator==(const NamedGroups &) const = default;
+};
+
 } // namespace mcastd
