@@ -52,6 +52,9 @@ struct JoinRequest {
     std::uint8_t join_state = join::full;
     GroupParams params;
     std::optional<std::uint8_t> scope; // MGID 0 only: scope of the MGID the SA assigns
+    // A named group (common/named_group.hpp): the daemon maps it to the MGID under its configured
+    // prefix and P_Key. Non-empty only with an all-zero mgid until the daemon filled that in.
+    std::string name{};
     bool operator==(const JoinRequest &) const = default;
 };
 

@@ -14,7 +14,7 @@ ReloadPlan plan_reload(const config::DaemonConfig &a, const config::DaemonConfig
         {"ports", a.host.ports != b.host.ports},
         {"sa", !(a.host.sa == b.host.sa)},
         {"groups", ea.allow_ipoib_mgids != eb.allow_ipoib_mgids || ea.allow_rdma_cm_mgids != eb.allow_rdma_cm_mgids ||
-                       !(ea.create == eb.create)},
+                       !(ea.create == eb.create) || !(a.names == b.names)},
         {"retry", ea.retry_min != eb.retry_min || ea.retry_max != eb.retry_max},
         {"rejoin", ea.rejoin_jitter != eb.rejoin_jitter},
         {"monitor", !(a.host.monitor == b.host.monitor)},

@@ -11,7 +11,10 @@ namespace mcastd {
 namespace {
 
 std::string describe(const JoinRequest &r) {
-    return (is_zero(r.mgid) ? std::string("a new group") : format_gid(r.mgid)) + " on " +
+    const std::string what = !r.name.empty() ? "named \"" + r.name + "\""
+                             : is_zero(r.mgid)  ? std::string("a new group")
+                                                : format_gid(r.mgid);
+    return what + " on " +
            port_name(r.device, r.port) + " as " + join_state_name(r.join_state);
 }
 

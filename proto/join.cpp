@@ -4,6 +4,8 @@
 #include "codec.hpp"
 #include "join_decoder.hpp"
 
+#include "common/named_group.hpp"
+
 namespace mcastd::proto {
 
 using json_check::describe_value;
@@ -37,7 +39,7 @@ std::optional<Selected> selected(const ObjectReader &in, std::string_view key,
 } // namespace
 
 JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
-    in.require_only({"device", "port", "mgid", "create", "scope", "join_state", "qkey", "pkey",
+    in.require_only({"device", "port", "mgid", "create", "name", "scope", "join_state", "qkey", "pkey",
                      "sl", "traffic_class", "flow_label", "hop_limit", "mtu", "mtu_selector",
                      "rate", "rate_selector"},
                     also_allowed);
@@ -51,15 +53,24 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
     r.device = device;
     r.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
 
-    // Exactly one of mgid and create.
+    // Exactly one of mgid, create and name.
     const auto mgid_text = in.string("mgid");
     const auto create = in.boolean("create");
+    const auto group_name = in.string("name");
     if (create && !*create)
         in.fail("create", "must be true when given (join an existing group by its mgid)");
     if (mgid_text && create)
         in.fail("create", "mgid and create exclude each other");
-    if (!mgid_text && !create)
-        in.fail("mgid", "required key is missing (or create: true for a new group)");
+    if (group_name && (mgid_text || create))
+        in.fail("name", std::string("name and ") + (mgid_text ? "mgid" : "create") +
+                            " exclude each other (the daemon maps the name to its mgid)");
+    if (!mgid_text && !create && !group_name)
+        in.fail("mgid", "required key is missing (or create: true for a new group, or name for a named group)");
+    if (group_name) {
+        if (auto why = group_name_problem(*group_name))
+            in.fail("name", "the group name " + *why);
+        r.name = *group_name;
+    }
     if (mgid_text) {
         auto g = parse_gid(*mgid_text);
         if (!g)
@@ -117,7 +128,9 @@ void write_request(JsonWriter &w, const Join &j) {
     const JoinRequest &r = j.request;
     w.member("device", std::string_view(r.device));
     w.member("port", r.port);
-    if (is_zero(r.mgid)) {
+    if (!r.name.empty()) {
+        w.member("name", std::string_view(r.name));
+    } else if (is_zero(r.mgid)) {
         w.member("create", true);
     } else {
         w.key("mgid");

@@ -61,6 +61,8 @@ void write_group(JsonWriter &w, const GroupInfo &g) {
         w.member("created", m.created);
         if (!m.flagged.empty())
             w.member("flagged", std::string_view(m.flagged));
+        if (!m.name.empty())
+            w.member("name", std::string_view(m.name));
         w.end_object();
     }
     w.end_array();
@@ -134,6 +136,7 @@ GroupInfo read_group(const ObjectReader &in) {
         info.rule = m.string("rule").value_or("");
         info.created = m.boolean("created").value_or(false);
         info.flagged = m.string("flagged").value_or("");
+        info.name = m.string("name").value_or(""); // absent: not a named membership
         g.members.push_back(std::move(info));
     });
     return g;

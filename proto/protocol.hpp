@@ -130,6 +130,8 @@ struct MemberInfo {
     std::string rule{};
     bool created = false;
     std::string flagged{};
+    // The name it joined by (a named group), "" when it joined by MGID or created the group.
+    std::string name{};
 };
 struct GroupInfo {
     Gid mgid{};

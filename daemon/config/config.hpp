@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/named_group.hpp"
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
 #include "policy/policy.hpp"
@@ -63,6 +64,7 @@ struct DaemonConfig {
     std::optional<gid_t> socket_gid;
     std::string log_level = "info"; // one of kLogLevels
     EngineConfig engine;            // "groups", "retry", "rejoin"
+    NamedGroups names;              // "groups.names": how a join's name maps to its MGID
     HostPortsConfig host;           // "ports", "sa", "monitor"
     frontend::Limits limits;
     policy::Policy access;          // "access": allow lists, rules, quotas

@@ -207,11 +207,38 @@ void read_monitor(const ObjectReader &root, port::MonitorConfig &m) {
         m.jitter_percent = static_cast<unsigned>(*v);
 }
 
-void read_groups(const ObjectReader &root, EngineConfig &engine) {
+// groups.names: the prefix must leave the MGID's flags, scope and signature to the operator
+// (common/named_group.hpp) and not be one the engine refuses or the SA assigns.
+void read_names(const ObjectReader &groups, NamedGroups &names) {
+    const auto in = section(groups, "names");
+    if (!in)
+        return;
+    in->require_only({"enabled", "prefix", "pkey"});
+    if (auto v = in->boolean("enabled"))
+        names.enabled = *v;
+    if (auto text = in->string("prefix")) {
+        std::string why;
+        const auto p = parse_name_prefix(*text, &why);
+        if (!p)
+            in->fail("prefix", json_check::describe_value(json(*text)) + " " + why);
+        const std::uint16_t sig = mgid_signature(p->bits);
+        if (sig == 0x401b || sig == 0x601b || sig == 0x4001 || sig == 0x6001 || sig == 0xa01b)
+            in->fail("prefix", json_check::describe_value(json(*text)) + " has the signature " + hex(sig) +
+                                   ", which IPoIB, rdma_cm or the SA's assigned MGIDs use");
+        if (mgid_scope(p->bits) == 0)
+            in->fail("prefix", json_check::describe_value(json(*text)) + " has scope 0, which is reserved");
+        names.prefix = *p;
+    }
+    if (const json *v = in->find("pkey"))
+        names.pkey = detail::pkey_value(*v, in->pointer("pkey"));
+}
+
+void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &names) {
     const auto in = section(root, "groups");
     if (!in)
         return;
-    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "create"});
+    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "names"});
+    read_names(*in, names);
     if (auto v = in->boolean("allow_ipoib_mgids"))
         engine.allow_ipoib_mgids = *v;
     if (auto v = in->boolean("allow_rdma_cm_mgids"))
@@ -296,8 +323,8 @@ void read_restart(const ObjectReader &root, RestartConfig &restart) {
 }
 
 // Each entry is a protocol join request without id and op, checked by the same decoder.
-std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
-                                            const std::vector<std::string> &ports) {
+std::vector<JoinRequest> read_static_groups(const ObjectReader &root, const std::vector<std::string> &ports,
+                                            const NamedGroups &names) {
     std::vector<JoinRequest> out;
     const json *groups = root.array("static_groups");
     if (!groups)
@@ -306,6 +333,8 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root,
     for (const json &v : *groups) {
         const ObjectReader in(v, json_check::pointer_to(root.pointer("static_groups"), i++));
         JoinRequest r = proto::decode_join(in);
+        if (!r.name.empty() && !names.enabled)
+            in.fail("name", "named groups are disabled (/groups/names/enabled)");
         // A group on a port the daemon will not open could never be joined: say so now.
         const std::string full = port_name(r.device, r.port);
         if (!ports.empty() && std::find(ports.begin(), ports.end(), r.device) == ports.end() &&
@@ -325,7 +354,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     c.log_level = read_log_level(root);
     c.host.ports = read_ports(root);
     read_sa(root, c.host.sa);
-    read_groups(root, c.engine);
+    read_groups(root, c.engine, c.names);
     read_retry(root, c.engine);
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
@@ -333,7 +362,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     c.access = read_access(root);
     read_dbus(root, c.dbus);
     read_restart(root, c.restart);
-    c.static_groups = read_static_groups(root, c.host.ports);
+    c.static_groups = read_static_groups(root, c.host.ports, c.names);
     return c;
 }
 

@@ -40,6 +40,7 @@ struct DbusServer::Membership {
     std::string path;
     std::string device;
     std::uint16_t port = 0;
+    std::string name; // the named group's name it joined by, "" when joined by MGID
     McRecord record;
     std::string state = "pending"; // pending, active, lost
 };
@@ -79,6 +80,7 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
         SD_BUS_PROPERTY("Device", "s", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Port", "q", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("State", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("Name", "s", get_membership, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MGID", "s", get_membership, 0, 0),
         SD_BUS_PROPERTY("PortGID", "s", get_membership, 0, 0),
         SD_BUS_PROPERTY("MLID", "q", get_membership, 0, 0),
@@ -310,6 +312,8 @@ int DbusServer::get_membership(sd_bus *, const char *, const char *, const char 
         return sd_bus_message_append_basic(reply, 'q', &mb.port);
     if (p == "State")
         return sd_bus_message_append_basic(reply, 's', mb.state.c_str());
+    if (p == "Name")
+        return sd_bus_message_append_basic(reply, 's', mb.name.c_str());
     if (auto v = record_property(mb.record, p))
         return append_value(reply, *v);
     return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "no property %s", property);
@@ -374,9 +378,10 @@ int DbusServer::join(sd_bus_message *m) {
     std::shared_ptr<sd_bus_message> call(sd_bus_message_ref(m), sd_bus_message_unref);
     auto done = std::make_shared<bool>(false);
     const std::string owner = o->name;
+    const std::string name = std::get<JoinRequest>(decoded).name;
     const MembershipId id = o->session->join(
         o->next_request++, std::get<JoinRequest>(decoded),
-        [this, call, done, owner, dev = a.device, port = a.port](const frontend::JoinAnswer &res) {
+        [this, call, done, owner, name, dev = a.device, port = a.port](const frontend::JoinAnswer &res) {
             *done = true;
             if (res.failure) {
                 drop_membership(res.membership);
@@ -386,6 +391,7 @@ int DbusServer::join(sd_bus_message *m) {
                 return;
             }
             Membership &mb = ensure_membership(res.membership, owner, dev, port);
+            mb.name = name;
             mb.record = res.record;
             mb.state = "active";
             sd_bus_message *reply = nullptr;
@@ -398,7 +404,7 @@ int DbusServer::join(sd_bus_message *m) {
                 spdlog::warn("cannot answer D-Bus client {}: {}", owner, std::strerror(-rc));
         });
     if (!*done)
-        ensure_membership(id, owner, a.device, a.port); // visible as "pending" until the SA answers
+        ensure_membership(id, owner, a.device, a.port).name = name; // "pending" until the SA answers
     return 1;
 }
 

@@ -1,5 +1,6 @@
 #include "dbus/join_args.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -23,10 +24,12 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
     json req = json::object();
     req["device"] = a.device;
     req["port"] = a.port;
-    if (a.mgid.empty())
-        req["create"] = true;
-    else
+    // mgid "" creates a group, unless the option "name" names one (the daemon maps it).
+    const bool named = std::any_of(a.options.begin(), a.options.end(), [](const auto &o) { return o.first == "name"; });
+    if (!a.mgid.empty())
         req["mgid"] = a.mgid;
+    else if (!named)
+        req["create"] = true;
     if (!a.join_state.empty())
         req["join_state"] = a.join_state;
     for (const auto &[key, value] : a.options) {

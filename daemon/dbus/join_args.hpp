@@ -21,7 +21,7 @@ using Options = std::vector<std::pair<std::string, OptionValue>>;
 struct JoinArgs {
     std::string device;
     std::uint16_t port = 0;
-    std::string mgid;       // "" = create a group with an SA-assigned MGID
+    std::string mgid;       // "" = create a group with an SA-assigned MGID, or the option "name"'s
     std::string join_state; // "" = full
     Options options;        // PROTOCOL.md's join keys other than the four above
 };

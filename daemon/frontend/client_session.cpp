@@ -228,6 +228,17 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
     return std::nullopt;
 }
 
+const std::string *ClientSession::other_name_on(const Gid &mgid, const std::string &name) const {
+    auto other = [&](const Grant &g) { return !g.name.empty() && g.mgid == mgid && g.name != name; };
+    for (const auto &[id, g] : grants_)
+        if (other(g))
+            return &g.name;
+    for (const auto &[request, pj] : pending_)
+        if (other(pj->grant))
+            return &pj->grant.name;
+    return nullptr;
+}
+
 CreateGate ClientSession::create_gate(const std::shared_ptr<PendingJoin> &pj) {
     // The engine asks only while the session lives: removing its client drops its joins.
     return [this, pj]() -> std::optional<Error> {
@@ -248,23 +259,34 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         return 0;
     }
     auto pj = std::make_shared<PendingJoin>();
-    pj->grant.sa_assigned = is_zero(req.mgid);
     const JoinRequest *ask = &req;
-    JoinRequest with_pkey;
+    JoinRequest named, with_pkey;
+    if (!req.name.empty()) { // from here on the join of the name's MGID, its P_Key asserted
+        auto resolved = sessions_.resolve_name(req);
+        if (auto *no = std::get_if<proto::Failure>(&resolved)) {
+            done(JoinAnswer{0, std::move(*no), {}});
+            return 0;
+        }
+        named = std::get<JoinRequest>(std::move(resolved));
+        ask = &named;
+        pj->grant.name = req.name;
+        pj->grant.mgid = named.mgid;
+    }
+    pj->grant.sa_assigned = is_zero(ask->mgid);
     CreateGate gate;
     if (door_ == Door::daemon) {
         pj->grant.rule = policy::kStaticLabel; // the config's own groups: bounded by the config
     } else {
-        auto admitted = sessions_.admit(*this, req);
+        auto admitted = sessions_.admit(*this, *ask);
         if (auto *no = std::get_if<proto::Failure>(&admitted)) {
-            sessions_.refused(*this, req, no->error);
+            sessions_.refused(*this, *ask, no->error);
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
         pj->admission = std::get<policy::Admission>(std::move(admitted));
         pj->grant.rule = pj->admission.rule;
         if (pj->admission.assert_pkey) { // so that the SA refuses a group of another P_Key
-            with_pkey = req;
+            with_pkey = *ask;
             with_pkey.params.pkey = pj->admission.assert_pkey;
             ask = &with_pkey;
         }

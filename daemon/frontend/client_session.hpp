@@ -62,6 +62,8 @@ struct Grant {
     bool created = false;     // its join created the group: counted in creates_per_uid
     bool sa_assigned = false; // its join asked the SA for an MGID
     std::string flagged;      // why the rules in force would refuse it now; "" if they would not
+    std::string name{};       // a named group's name (`list` shows it), "" when joined by MGID
+    Gid mgid{};               // with a name: the MGID it maps to (Sessions::resolve_name)
 };
 
 // Any answer, for transports that take whole protocol requests (the socket).
@@ -139,6 +141,9 @@ private:
     struct PendingJoin;
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
     std::optional<proto::Failure> check_join(std::uint64_t request_id) const;
+    // The name of a membership (held or pending) joined by a name other than `name` whose MGID
+    // is `mgid`, or null: a collision of the named-group mapping (Sessions::resolve_name).
+    const std::string *other_name_on(const Gid &mgid, const std::string &name) const;
     // The access policy's create gate for one join (the engine asks it; core/engine.hpp).
     CreateGate create_gate(const std::shared_ptr<PendingJoin> &pj);
     // Releases what `e` names among this session's memberships (held and pending): a held one

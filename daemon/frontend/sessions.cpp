@@ -3,6 +3,7 @@
 #include <pwd.h>
 
 #include <spdlog/spdlog.h>
+#include <fmt/format.h>
 
 #include <vector>
 
@@ -205,6 +206,31 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
     return std::move(a);
 }
 
+std::variant<JoinRequest, proto::Failure> Sessions::resolve_name(const JoinRequest &req) const {
+    if (!names_.enabled)
+        return proto::Failure::of(Errc::invalid_argument,
+                                  "this daemon does not map names to groups (config groups.names.enabled)", "/name");
+    auto hex4 = [](unsigned v) { return fmt::format("{:#06x}", v); };
+    if (req.params.pkey && *req.params.pkey != names_.pkey)
+        return proto::Failure::of(Errc::invalid_argument,
+                                  "named groups have P_Key " + hex4(names_.pkey) + " (config groups.names.pkey), not " +
+                                      hex4(*req.params.pkey),
+                                  "/pkey");
+    JoinRequest out = req;
+    out.mgid = named_mgid(names_.prefix, req.name);
+    out.params.pkey = names_.pkey;
+    // A collision of the truncated hash is astronomically unlikely; where it happens under this
+    // daemon's eyes, it is refused rather than merging two jobs' traffic silently.
+    for (const ClientSession *s : all_)
+        if (const std::string *hit = s->other_name_on(out.mgid, req.name))
+            return proto::Failure::of(Errc::conflict,
+                                      "the group names \"" + req.name + "\" and \"" + *hit + "\" both map to " +
+                                          format_gid(out.mgid) + ", which this host holds for \"" + *hit +
+                                          "\" (a hash collision: rename one of them)",
+                                      "/name");
+    return out;
+}
+
 void Sessions::charge(uid_t uid, const Grant &g) {
     Usage &u = usage_[uid];
     ++u.memberships;
@@ -313,6 +339,7 @@ void Sessions::annotate(proto::ListResult &out) const {
                     m.rule = it->second->rule;
                     m.created = it->second->created;
                     m.flagged = it->second->flagged;
+                    m.name = it->second->name;
                 }
 }
 

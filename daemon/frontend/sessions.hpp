@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "common/named_group.hpp"
 #include "frontend/client_session.hpp"
 
 namespace mcastd::frontend {
@@ -46,6 +47,10 @@ public:
     // made from now on), the access policy to the next hello and the next join. Memberships
     // the new rules would refuse are kept, and flagged (review()).
     void set_limits(const Limits &limits) { limits_ = limits; }
+    // How a join's name maps to its MGID (config groups.names); read at start, never reloaded:
+    // a name keeps meaning the group it means while the daemon holds it.
+    void set_names(const NamedGroups &names) { names_ = names; }
+    const NamedGroups &names() const { return names_; }
     void set_policy(policy::Policy policy);
     const Limits &limits() const { return limits_; }
     const policy::Policy &policy() const { return policy_; }
@@ -93,6 +98,10 @@ private:
         std::size_t creates = 0;     // held memberships whose join created the group, and
                                      // pending ones about to create it
     };
+    // A named join as the join of its MGID with the configured P_Key asserted, or why not: names
+    // disabled, another P_Key asked for, or another name that this daemon holds or is joining
+    // maps to the same MGID (a collision: `conflict`, naming both).
+    std::variant<JoinRequest, proto::Failure> resolve_name(const JoinRequest &req) const;
     // The policy's verdict on a join and the quotas it may not exceed (memberships per uid,
     // groups per port); the create quota is the create gate's (take_create()).
     std::variant<policy::Admission, proto::Failure> admit(const ClientSession &s, const JoinRequest &req) const;
@@ -121,6 +130,7 @@ private:
     std::string daemon_name_;
     Limits limits_;
     policy::Policy policy_;
+    NamedGroups names_;
     std::unordered_map<uid_t, Usage> usage_;
     std::chrono::steady_clock::time_point started_;
     std::size_t clients_ = 0;

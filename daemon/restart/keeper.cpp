@@ -69,6 +69,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
                     m.rule = g->second.rule;
                     m.created = g->second.created;
                     m.sa_assigned = g->second.sa_assigned;
+                    m.name = g->second.name;
                 }
         }
         st.sessions.push_back(std::move(out));
@@ -198,8 +199,12 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         ++out.sessions;
         for (const SavedMembership &m : ss.memberships) {
             const auto pi = port_index(m.device, m.port);
-            const frontend::Grant grant{m.rule.empty() ? std::string(policy::kRestoredLabel) : m.rule, m.created,
-                                        m.sa_assigned, {}};
+            const frontend::Grant grant{m.rule.empty() ? std::string(policy::kRestoredLabel) : m.rule,
+                                        m.created,
+                                        m.sa_assigned,
+                                        {},
+                                        m.name,
+                                        m.name.empty() ? kZeroGid : m.mgid};
             if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
                 continue;

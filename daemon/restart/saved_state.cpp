@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/json_check.hpp"
+#include "common/named_group.hpp"
 #include "proto/json_writer.hpp"
 #include "proto/protocol.hpp"
 
@@ -204,7 +205,7 @@ SavedSession read_session(const ObjectReader &in) {
     s.bus_name = in.string("bus_name").value_or("");
     each_object(in, "memberships", [&](const ObjectReader &m) {
         m.require_only({"membership", "device", "port", "mgid", "join_state", "params", "rule", "created",
-                        "sa_assigned"});
+                        "sa_assigned", "name"});
         SavedMembership out;
         out.id = m.required_uint("membership", 1, UINT64_MAX);
         out.device = m.required_string("device");
@@ -218,6 +219,10 @@ SavedSession read_session(const ObjectReader &in) {
         out.rule = m.string("rule").value_or("");
         out.created = m.boolean("created").value_or(false);
         out.sa_assigned = m.boolean("sa_assigned").value_or(false);
+        out.name = m.string("name").value_or("");
+        if (m.find("name"))
+            if (auto why = group_name_problem(out.name))
+                m.fail("name", "the group name " + *why);
         s.memberships.push_back(std::move(out));
     });
     return s;
@@ -312,6 +317,8 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
                 w.member("created", true);
             if (m.sa_assigned)
                 w.member("sa_assigned", true);
+            if (!m.name.empty())
+                w.member("name", std::string_view(m.name));
             w.end_object();
             maybe_drain();
         }

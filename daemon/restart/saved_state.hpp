@@ -55,6 +55,7 @@ struct SavedMembership {
     std::string rule;
     bool created = false;
     bool sa_assigned = false;
+    std::string name; // the named group's name it joined by; "" when none (and in older files)
     bool operator==(const SavedMembership &) const = default;
 };
 

@@ -14,7 +14,7 @@ namespace ctl {
 namespace {
 
 constexpr const char *kHelp =
-    "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID | --create [--scope S])\n"
+    "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID | --create [--scope S] | --name NAME)\n"
     "                          [--join-state STATE] [--qkey Q] [--pkey P] [--sl S]\n"
     "                          [--mtu BYTES [--mtu-selector SEL]] [--rate RATE [--rate-selector SEL]]\n"
     "                          [--traffic-class T] [--flow-label F] [--hop-limit H] [--hold]\n"
@@ -31,6 +31,8 @@ constexpr const char *kHelp =
     "  --mgid MGID           the group, in IPv6 form (ff15::1:2)\n"
     "  --create              create a group with an MGID the SA assigns\n"
     "  --scope S             with --create: the MGID's scope (1..15; daemon default 5)\n"
+    "  --name NAME           the named group NAME: the daemon maps it to an MGID, the same on\n"
+    "                        every host configured alike (config groups.names)\n"
     "  --join-state STATE    full (default), nonmember, sendonly-nonmember, sendonly-full\n"
     "  --qkey Q              assert the group's Q_Key (decimal or 0x hex)\n"
     "  --pkey P              assert its P_Key (0..0xffff)\n"
@@ -66,6 +68,7 @@ enum : int {
     o_flow_label,
     o_hop_limit,
     o_hold,
+    o_name,
 };
 
 rdmamcast::Selector parse_selector(const std::string &text, const char *what) {
@@ -85,7 +88,7 @@ template <class T> T narrow(std::uint64_t v) { return static_cast<T>(v); }
 
 // What the command line asked for, checked before anything is sent.
 struct JoinArgs {
-    std::optional<std::string> device, mgid;
+    std::optional<std::string> device, mgid, name;
     std::optional<std::uint8_t> port, scope, sl, tclass, hop_limit, rate;
     std::optional<std::uint32_t> qkey, flow_label, mtu;
     std::optional<std::uint16_t> pkey;
@@ -101,6 +104,7 @@ struct JoinArgs {
         case o_port: port = narrow<std::uint8_t>(parse_uint(a, 1, 254, "--port")); break;
         case o_mgid: mgid = a; break;
         case o_create: create = true; break;
+        case o_name: name = a; break;
         case o_scope: scope = narrow<std::uint8_t>(parse_uint(a, 1, 15, "--scope")); break;
         case o_join_state: {
             std::uint8_t bits = 0;
@@ -144,8 +148,8 @@ struct JoinArgs {
             throw UsageError("--device is required");
         if (!port)
             throw UsageError("--port is required");
-        if (mgid.has_value() == create)
-            throw UsageError("give exactly one of --mgid and --create");
+        if (mgid.has_value() + create + name.has_value() != 1)
+            throw UsageError("give exactly one of --mgid, --create and --name");
         if (scope && !create)
             throw UsageError("--scope applies only with --create");
         if (mtu_sel_given && !mtu)
@@ -156,6 +160,8 @@ struct JoinArgs {
         rdmamcast::JoinParams p(*device, *port);
         if (create)
             p.create(scope);
+        else if (name)
+            p.name(*name); // the daemon checks it (and names what is wrong with it)
         else if (!rdmamcast::gid_from_string(*mgid))
             throw UsageError("--mgid \"" + *mgid + "\" is not a GID in IPv6 form (ff15::1:2)");
         else
@@ -190,6 +196,7 @@ int cmd_join(Options &opts, int argc, char **argv) {
         {"port", required_argument, nullptr, o_port},
         {"mgid", required_argument, nullptr, o_mgid},
         {"create", no_argument, nullptr, o_create},
+        {"name", required_argument, nullptr, o_name},
         {"scope", required_argument, nullptr, o_scope},
         {"join-state", required_argument, nullptr, o_join_state},
         {"qkey", required_argument, nullptr, o_qkey},

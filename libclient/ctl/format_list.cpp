@@ -108,7 +108,7 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
         Table groups({"MGID", "MLID", "QKEY", "STATE", "HELD", "FOREIGN", "FULL", "NONMEMBER",
                       "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
         Table members({"MGID", "MEMBERSHIP", "JOIN_STATE", "STATE", "PID", "UID", "COMM", "RULE",
-                       "CREATED", "FLAGGED"});
+                       "CREATED", "NAME", "FLAGGED"});
         bool any_member = false;
         for (const auto &g : p.groups) {
             const std::string mgid = rdmamcast::gid_to_string(g.mgid);
@@ -121,7 +121,7 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
                 members.add({mgid, std::to_string(m.membership), bits_text(m.join_state),
                              m.state, std::to_string(m.pid), std::to_string(m.uid), m.comm,
                              m.rule.empty() ? "-" : m.rule, m.created ? "yes" : "no",
-                             m.flagged.empty() ? "-" : m.flagged});
+                             m.name.empty() ? "-" : m.name, m.flagged.empty() ? "-" : m.flagged});
                 any_member = true;
             }
         }
@@ -152,6 +152,8 @@ Json list_json(const std::vector<rdmamcast::PortGroups> &ports) {
                         {"created", m.created}};
                 if (!m.flagged.empty()) // as the protocol: only when set
                     jm["flagged"] = m.flagged;
+                if (!m.name.empty())
+                    jm["name"] = m.name;
                 members.push_back(std::move(jm));
             }
             groups.push_back(Json{{"mgid", rdmamcast::gid_to_string(g.mgid)},

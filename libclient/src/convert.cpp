@@ -7,15 +7,19 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/named_group.hpp"
+
 namespace rdmamcast::detail {
 
 namespace {
 
-// The first (and so far only) layout of rdmamcast_join_params; a caller compiled against it
-// passes this size forever, so it is pinned here.
+// The layouts of rdmamcast_join_params; a caller compiled against one passes its size forever,
+// so they are pinned here. V1 ends at reserved0; V2 adds name.
 constexpr std::size_t kJoinParamsSizeV1 = 56;
-static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV1);
+constexpr std::size_t kJoinParamsSizeV2 = 64;
+static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV2);
 static_assert(offsetof(rdmamcast_join_params, mgid) == 20);
+static_assert(offsetof(rdmamcast_join_params, name) == kJoinParamsSizeV1);
 static_assert(sizeof(rdmamcast_record) == 88);
 static_assert(sizeof(rdmamcast_event) == 16 + 256);
 // The 1.3 completions fit in the union's reserved space: the event keeps its size.
@@ -127,12 +131,25 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out
     r.device = p->device;
     r.port = p->port;
     r.join_state = js;
-    if (p->flags & RDMAMCAST_JOIN_CREATE) {
+    // A caller compiled against V1 has no name field: those bytes are not its.
+    const char *name = p->size >= kJoinParamsSizeV2 ? p->name : nullptr;
+    if (name) {
+        if (p->flags & RDMAMCAST_JOIN_CREATE)
+            return invalid("/name", "name and RDMAMCAST_JOIN_CREATE exclude each other");
+        mcastd::Gid zero_check{};
+        std::memcpy(zero_check.data(), p->mgid, 16);
+        if (!mcastd::is_zero(zero_check))
+            return invalid("/name", "name and mgid exclude each other (the daemon maps the name to its mgid)");
+        if (auto why = mcastd::group_name_problem(name))
+            return invalid("/name", "the group name " + *why);
+        r.name = name;
+    } else if (p->flags & RDMAMCAST_JOIN_CREATE) {
         r.mgid = mcastd::kZeroGid;
     } else {
         std::memcpy(r.mgid.data(), p->mgid, 16);
         if (mcastd::is_zero(r.mgid))
-            return invalid("/mgid", "mgid is all zero; set RDMAMCAST_JOIN_CREATE to create a group");
+            return invalid("/mgid", "mgid is all zero; set RDMAMCAST_JOIN_CREATE to create a group, or name a "
+                                    "named group");
     }
     if (p->flags & RDMAMCAST_JOIN_SCOPE) {
         if (!(p->flags & RDMAMCAST_JOIN_CREATE))
@@ -343,6 +360,7 @@ rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list) {
                 cm->rule = arena->str(m.rule);
                 cm->created = m.created;
                 cm->flagged = m.flagged.empty() ? nullptr : arena->str(m.flagged);
+                cm->name = m.name.empty() ? nullptr : arena->str(m.name);
                 cg->members[k] = cm;
             }
             cp->groups[j] = cg;

@@ -65,6 +65,44 @@ TEST_F(DaemonSim, TwoHoldersShareOneMembershipUntilBothAreKilled) {
     EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 1s)) << "gone from the SA within 1 s";
 }
 
+// Named groups (issue 16): daemons on two hosts with the same config map one name to one MGID,
+// so two processes, one per host, reach one group with nobody creating it first.
+TEST_F(DaemonSim, TwoHostsJoinByTheSameNameAndReachOneGroup) {
+    const std::string cfg = R"({"groups": {"names": {"prefix": "ff15:6e61:6d65::/64", "pkey": "0xffff"}}})";
+    Daemon d2(fabric, "H2", cfg), d3(fabric, "H3", cfg);
+    const Gid h3 = fabric.port_gid("H3");
+    Process &a = ctl(d2, {"--json", "join", "--device", "ibsim0", "--port", "1", "--name", "job-42", "--hold"});
+    Process &b = ctl(d3, {"--json", "join", "--device", "ibsim0", "--port", "1", "--name", "job-42", "--hold"});
+    auto ra = a.read_line(20s), rb = b.read_line(20s);
+    ASSERT_TRUE(ra && rb) << a.stderr_text() << b.stderr_text();
+    const json ja = json::parse(*ra), jb = json::parse(*rb);
+    // PROTOCOL.md's test vector for this prefix and name.
+    EXPECT_EQ(ja["mgid"], "ff15:6e61:6d65:0:6636:89a9:7bcf:99db");
+    EXPECT_EQ(jb["mgid"], ja["mgid"]);
+    EXPECT_EQ(jb["mlid"], ja["mlid"]);
+    const Gid m = G(ja["mgid"].get<std::string>());
+    // The SA's own view: one group, both ports full members, the configured P_Key.
+    EXPECT_EQ(fabric.sa_join_state(m, h2()), 0x1);
+    EXPECT_EQ(fabric.sa_join_state(m, h3), 0x1);
+    const auto g = fabric.sa_group(m);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->pkey & 0x7fff, 0x7fff);
+    // Each daemon's list shows the name.
+    const json l = ctl_json(d3, {"list"});
+    ASSERT_EQ(l["ports"][0]["groups"].size(), 1u) << l.dump();
+    EXPECT_EQ(l["ports"][0]["groups"][0]["mgid"], ja["mgid"]);
+    EXPECT_EQ(l["ports"][0]["groups"][0]["members"][0]["name"], "job-42");
+
+    // Another name is another group.
+    const json other = ctl_json(d2, {"join", "--device", "ibsim0", "--port", "1", "--name", "job-43"});
+    EXPECT_NE(other["mgid"], ja["mgid"]);
+
+    a.signal(SIGTERM);
+    b.signal(SIGTERM);
+    EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 5s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(m, h3, std::nullopt, 5s));
+}
+
 TEST_F(DaemonSim, MonitorNamesTheClientOfALeftEvenWhenItWasKilled) {
     Daemon d(fabric, "H2");
     RawClient mon(d.socket());

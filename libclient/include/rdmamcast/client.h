@@ -266,7 +266,7 @@ struct rdmamcast_join_params {
 	uint8_t join_state; /* one RDMAMCAST_JOIN_STATE_* bit; 0 means FULL */
 	uint8_t scope;      /* RDMAMCAST_JOIN_SCOPE */
 	uint8_t sl;         /* RDMAMCAST_JOIN_SL: 0..15 */
-	uint8_t mgid[16];   /* the group, network byte order; required unless RDMAMCAST_JOIN_CREATE */
+	uint8_t mgid[16];   /* the group, network byte order; required unless RDMAMCAST_JOIN_CREATE or name */
 	uint32_t qkey;       /* RDMAMCAST_JOIN_QKEY */
 	uint32_t flow_label; /* RDMAMCAST_JOIN_FLOW_LABEL: 0..0xfffff */
 	uint32_t mtu;        /* RDMAMCAST_JOIN_MTU: bytes, 256..4096 */
@@ -277,6 +277,12 @@ struct rdmamcast_join_params {
 	uint8_t rate;          /* RDMAMCAST_JOIN_RATE: enum ibv_rate, 2..22 */
 	uint8_t rate_selector; /* enum rdmamcast_selector */
 	uint8_t reserved0;
+	/* A named group (proto/PROTOCOL.md, "Named groups"): non-NULL joins the group the daemon
+	 * maps this name to (1..255 bytes of UTF-8 without control characters), under its configured
+	 * MGID prefix and P_Key, so every host of a job reaches the same group by the same name.
+	 * Excludes RDMAMCAST_JOIN_CREATE and SCOPE, and mgid must be all zero; the record's mgid is
+	 * the group's. The string need only live during the call. NULL: join by mgid or create. */
+	const char *name;
 };
 
 static inline void rdmamcast_join_params_init(struct rdmamcast_join_params *p)
@@ -542,6 +548,7 @@ struct rdmamcast_member {
 	const char *rule;    /* the rule that admitted it, "root", "static", "any", "restored" */
 	bool created;        /* its join created the group */
 	const char *flagged; /* NULL unless the rules in force now would refuse it: then why */
+	const char *name;    /* NULL unless it joined a named group: then that name */
 };
 
 struct rdmamcast_group {

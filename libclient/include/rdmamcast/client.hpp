@@ -135,7 +135,8 @@ enum class Selector : std::uint8_t {
     best = RDMAMCAST_SELECTOR_BEST,
 };
 
-// Builds a join request: the device and port are required, then either mgid() or create().
+// Builds a join request: the device and port are required, then one of mgid(), create() and
+// name() (the last one called wins).
 class JoinParams {
 public:
     JoinParams(std::string device, std::uint8_t port) : device_(std::move(device)) {
@@ -154,11 +155,20 @@ public:
     JoinParams &mgid(const Gid &gid) {
         std::memcpy(p_.mgid, gid.data(), gid.size());
         p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
+        name_.reset();
+        return *this;
+    }
+    // A named group: the daemon maps the name to its MGID (PROTOCOL.md, "Named groups").
+    JoinParams &name(std::string n) {
+        name_ = std::move(n);
+        std::memset(p_.mgid, 0, sizeof p_.mgid);
+        p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
         return *this;
     }
     // Create a group with an MGID the SA assigns, optionally of the given scope (1..15).
     JoinParams &create(std::optional<std::uint8_t> scope = std::nullopt) {
         p_.flags |= RDMAMCAST_JOIN_CREATE;
+        name_.reset();
         if (scope)
             set(RDMAMCAST_JOIN_SCOPE, p_.scope, *scope);
         return *this;
@@ -190,6 +200,7 @@ public:
     rdmamcast_join_params c_params() const {
         rdmamcast_join_params p = p_;
         p.device = device_.c_str();
+        p.name = name_ ? name_->c_str() : nullptr;
         return p;
     }
 
@@ -201,6 +212,7 @@ private:
     }
 
     std::string device_;
+    std::optional<std::string> name_;
     rdmamcast_join_params p_{};
 };
 
@@ -322,6 +334,7 @@ struct Member {
     std::string rule;    // the access rule that admitted it ("" from an older daemon)
     bool created = false; // its join created the group
     std::string flagged; // why the rules in force now would refuse it; "" when they would not
+    std::string name;    // the named group's name it joined by; "" when it joined by MGID
 };
 
 struct Group {
@@ -600,7 +613,8 @@ public:
                     const auto &m = *g.members[k];
                     og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,
                                                 m.state, m.comm, m.rule ? m.rule : "",
-                                                m.created, m.flagged ? m.flagged : ""});
+                                                m.created, m.flagged ? m.flagged : "",
+                                                m.name ? m.name : ""});
                 }
                 pg.groups.push_back(std::move(og));
             }

@@ -191,6 +191,19 @@ TEST_F(DbusSystem, CallerOutsideTheGroupIsDeniedByTheBus) {
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::4"), h2()), std::nullopt);
 }
 
+TEST_F(DbusSystem, JoinByNameReachesTheMappedMgid) {
+    Daemon d(fabric, "H2", R"({"groups": {"names": {"prefix": "ff15:6e61:6d65::/64", "pkey": "0xffff"}}})");
+    // PROTOCOL.md's test vector: job-42 under ff15:6e61:6d65::/64.
+    auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                     "ibsim0", "1", "", "full", "1", "name", "s", "job-42"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"ff15:6e61:6d65:0:6636:89a9:7bcf:99db\""), std::string::npos) << r.out;
+    auto bad = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                       "ibsim0", "1", "ff15:db::20", "full", "1", "name", "s", "job-42"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("/name: name and mgid exclude each other"), std::string::npos) << bad.err;
+}
+
 TEST_F(DbusSystem, CallerThatLeavesTheBusLosesItsMemberships) {
     Daemon d(fabric, "H2");
     // busctl joins and exits: its connection, and so the membership, ends with it.

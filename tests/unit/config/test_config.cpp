@@ -55,6 +55,9 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(e.create.tclass, 0);
     EXPECT_EQ(e.create.flow_label, 0u);
     EXPECT_EQ(e.create.scope, 5);
+    EXPECT_TRUE(c.names.enabled);
+    EXPECT_EQ(format_name_prefix(c.names.prefix), "ff15:6e61:6d65::/64");
+    EXPECT_EQ(c.names.pkey, 0xffff);
     EXPECT_EQ(e.retry_min, milliseconds(1000));
     EXPECT_EQ(e.retry_max, milliseconds(16000));
     const auto &m = c.host.monitor;
@@ -105,7 +108,8 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
           "max_clients", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
-          "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups"})
+          "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
+          "prefix"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -247,6 +251,20 @@ TEST(ConfigKeys, QkeyAndPkeyTakeHexStrings) {
     EXPECT_EQ(ok(R"({"groups":{"create":{"qkey":"0x0"}}})").engine.create.qkey, 0u);
 }
 
+TEST(ConfigKeys, NamedGroups) {
+    auto c = ok(R"({"groups":{"names":{"enabled":false,"prefix":"ff12:a:2:3000::/52","pkey":"0x8001"}}})");
+    EXPECT_FALSE(c.names.enabled);
+    EXPECT_EQ(format_name_prefix(c.names.prefix), "ff12:a:2:3000::/52");
+    EXPECT_EQ(c.names.pkey, 0x8001);
+    c = ok(R"({"groups":{"names":{"prefix":"ff15:6e61::/32"}}})");
+    EXPECT_TRUE(c.names.enabled);
+    EXPECT_EQ(c.names.prefix.length, 32u);
+    // A static group may be named; the daemon maps it as it maps a client's.
+    c = ok(R"({"static_groups":[{"device":"mlx5_0","port":1,"name":"job-42"}]})");
+    EXPECT_EQ(c.static_groups.at(0).name, "job-42");
+    EXPECT_TRUE(is_zero(c.static_groups.at(0).mgid));
+}
+
 TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {
     auto c = ok(R"({"sa":{"timeout_ms":5000}})");
     EXPECT_EQ(c.host.sa.max_timeout, milliseconds(5000));
@@ -326,6 +344,35 @@ const Rejection kRejections[] = {
     {"unknown create key", R"({"groups":{"create":{"qkye":1}}})",
      "test.json: /groups/create/qkye: unknown key"},
     {"unknown retry key", R"({"retry":{"jitter":1}})", "test.json: /retry/jitter: unknown key"},
+    {"unknown names key", R"({"groups":{"names":{"prefx":"ff15:1::/32"}}})",
+     "test.json: /groups/names/prefx: unknown key"},
+    {"names prefix without length", R"({"groups":{"names":{"prefix":"ff15:1::"}}})",
+     "test.json: /groups/names/prefix: \"ff15:1::\" has no prefix length..."},
+    {"names prefix too short", R"({"groups":{"names":{"prefix":"ff15::/16"}}})",
+     "test.json: /groups/names/prefix: \"ff15::/16\" prefix length 16 out of range [32, 64]"},
+    {"names prefix too long", R"({"groups":{"names":{"prefix":"ff15:1::/72"}}})",
+     "test.json: /groups/names/prefix: \"ff15:1::/72\" prefix length 72 out of range [32, 64]"},
+    {"names prefix not multicast", R"({"groups":{"names":{"prefix":"fe80::/64"}}})",
+     "test.json: /groups/names/prefix: \"fe80::/64\" is not a multicast GID prefix (those begin with ff)"},
+    {"names prefix bits past it", R"({"groups":{"names":{"prefix":"ff15:1::1/64"}}})",
+     "test.json: /groups/names/prefix: \"ff15:1::1/64\" has bits set past its length 64..."},
+    {"names prefix IPoIB", R"({"groups":{"names":{"prefix":"ff12:401b::/32"}}})",
+     "test.json: /groups/names/prefix: \"ff12:401b::/32\" has the signature 0x401b, which IPoIB, rdma_cm "
+     "or the SA's assigned MGIDs use"},
+    {"names prefix scope 0", R"({"groups":{"names":{"prefix":"ff10:1::/32"}}})",
+     "test.json: /groups/names/prefix: \"ff10:1::/32\" has scope 0, which is reserved"},
+    {"names prefix a number", R"({"groups":{"names":{"prefix":64}}})",
+     "test.json: /groups/names/prefix: expected a string..."},
+    {"names pkey invalid", R"({"groups":{"names":{"pkey":"0x8000"}}})",
+     "test.json: /groups/names/pkey: 0x8000 is the invalid P_Key"},
+    {"names enabled a string", R"({"groups":{"names":{"enabled":"yes"}}})",
+     "test.json: /groups/names/enabled: expected true or false..."},
+    {"named static group, names disabled",
+     R"({"groups":{"names":{"enabled":false}},"static_groups":[{"device":"d","port":1,"name":"a"}]})",
+     "test.json: /static_groups/0/name: named groups are disabled (/groups/names/enabled)"},
+    {"static group with name and mgid",
+     R"({"static_groups":[{"device":"d","port":1,"name":"a","mgid":"ff15::1"}]})",
+     "test.json: /static_groups/0/name: name and mgid exclude each other (the daemon maps the name to its mgid)"},
     {"unknown dbus key", R"({"dbus":{"enable":true}})", "test.json: /dbus/enable: unknown key"},
     {"unknown restart key", R"({"restart":{"grace":1}})", "test.json: /restart/grace: unknown key"},
     {"grace too long", R"({"restart":{"grace_ms":3600001}})", "test.json: /restart/grace_ms: 3600001 out of range [0, 3600000]"},

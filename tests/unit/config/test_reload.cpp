@@ -40,5 +40,13 @@ TEST(PlanReload, KeysThatNeedARestart) {
     EXPECT_EQ(p.restart, (Strings{"socket", "ports", "sa", "groups", "retry", "rejoin", "monitor", "dbus"}));
 }
 
+TEST(PlanReload, NamedGroupsNeedARestart) {
+    // A name must keep meaning the group it means while the daemon holds it.
+    EXPECT_EQ(plan_reload(parse("{}"), parse(R"({"groups":{"names":{"prefix":"ff15:1::/32"}}})")).restart,
+              (Strings{"groups"}));
+    EXPECT_EQ(plan_reload(parse("{}"), parse(R"({"groups":{"names":{"pkey":"0x8001"}}})")).restart,
+              (Strings{"groups"}));
+}
+
 } // namespace
 } // namespace mcastd

@@ -130,6 +130,30 @@ protected:
 
 constexpr const char *kStatic = R"("static_groups": [{"device": "mlx5_0", "port": 1, "mgid": "ff15::a"}], )";
 
+// The config's groups.names reaches the sessions: a named static group and a client's join by
+// the same name meet in the group the configured prefix maps it to, and list shows the name.
+TEST_F(DaemonLifecycle, NamedGroupsMapByTheConfiguredPrefix) {
+    start(R"("groups": {"names": {"prefix": "ff15:6e61::/32"}},
+             "static_groups": [{"device": "mlx5_0", "port": 1, "name": "job-42"}], )");
+    ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1; }));
+    const char *kMgid = "ff15:6e61:6636:89a9:7bcf:99db:18c2:2b3d"; // PROTOCOL.md's vector
+    EXPECT_EQ(sa_bits(kMgid), join::full);
+    connect();
+    JoinRequest r = join_request("::");
+    r.mgid = kZeroGid;
+    r.name = "job-42";
+    const proto::Reply joined = ask(proto::Join{r});
+    ASSERT_TRUE(ok(joined));
+    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<std::string>(joined.body)));
+    EXPECT_EQ(format_gid(res.record.mgid), kMgid);
+    const proto::Reply listed = ask(proto::List{});
+    const auto l = std::get<proto::ListResult>(proto::decode_list_result(std::get<std::string>(listed.body)));
+    ASSERT_EQ(l.ports.at(0).groups.size(), 1u);
+    ASSERT_EQ(l.ports.at(0).groups[0].members.size(), 2u);
+    for (const auto &m : l.ports.at(0).groups[0].members)
+        EXPECT_EQ(m.name, "job-42") << m.rule;
+}
+
 TEST_F(DaemonLifecycle, StartsEveryPartAndAGracefulStopLeavesEverything) {
     start(kStatic);
     ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1; }));

@@ -139,6 +139,21 @@ TEST(DbusJoinArgs, EmptyMgidCreatesAndEmptyStateIsFull) {
     EXPECT_EQ(j.join_state, join::full);
 }
 
+TEST(DbusJoinArgs, TheOptionNameWithAnEmptyMgidJoinsANamedGroup) {
+    auto r = decode_join_args(args("", {{"name", std::string("job-42")}, {"qkey", std::uint64_t{7}}}));
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(r)) << std::get<Error>(r).message;
+    const auto &j = std::get<JoinRequest>(r);
+    EXPECT_EQ(j.name, "job-42");
+    EXPECT_TRUE(is_zero(j.mgid)) << "the daemon maps it";
+    EXPECT_EQ(j.params.qkey, 7u);
+    EXPECT_EQ(rejected(args("ff15::1", {{"name", std::string("job-42")}})),
+              "/name: name and mgid exclude each other (the daemon maps the name to its mgid)");
+    EXPECT_EQ(rejected(args("", {{"name", std::string("")}})), "/name: the group name is empty");
+    EXPECT_EQ(rejected(args("", {{"name", std::uint64_t{42}}})).rfind("/name: expected a string", 0), 0u);
+    EXPECT_EQ(rejected(args("", {{"name", std::string("a")}, {"scope", std::uint64_t{2}}})),
+              "/scope: needs create: an existing group's scope is part of its mgid");
+}
+
 TEST(DbusJoinArgs, MistakesGetTheSocketProtocolsSentence) {
     EXPECT_EQ(rejected(args("ff15::1", {{"qkey", std::uint64_t{1} << 32}})),
               "/qkey: 4294967296 out of range [0, 4294967295]");

@@ -119,6 +119,15 @@ protected:
             loop.run_once(std::chrono::milliseconds(0));
     }
 
+    // Joins through `s` directly (no transport) and lets the SA answer everything.
+    frontend::JoinAnswer join_now(frontend::ClientSession &s, const JoinRequest &req) {
+        std::optional<frontend::JoinAnswer> out;
+        s.join(++join_request_id_, req, [&out](const frontend::JoinAnswer &a) { out = a; });
+        sa.run();
+        EXPECT_TRUE(out) << "no answer";
+        return out.value_or(frontend::JoinAnswer{});
+    }
+
     static bool ok(const proto::Reply &r) { return std::holds_alternative<std::string>(r.body); }
     static const proto::Failure &failure(const proto::Reply &r) {
         static const proto::Failure none{Error{Errc::internal, "not a failure", {}}, {}, {}};
@@ -138,6 +147,7 @@ protected:
 
 private:
     std::vector<int> fds_;
+    std::uint64_t join_request_id_ = 0;
 };
 
 } // namespace mcastd::test

@@ -42,13 +42,7 @@ protected:
         return std::get<std::unique_ptr<frontend::ClientSession>>(std::move(s));
     }
     // Joins and lets the SA answer everything.
-    JoinAnswer join(frontend::ClientSession &s, JoinRequest req) {
-        std::optional<JoinAnswer> out;
-        s.join(++request_, req, [&out](const JoinAnswer &a) { out = a; });
-        sa.run();
-        EXPECT_TRUE(out) << "no answer";
-        return out.value_or(JoinAnswer{});
-    }
+    JoinAnswer join(frontend::ClientSession &s, const JoinRequest &req) { return join_now(s, req); }
     JoinAnswer join(frontend::ClientSession &s, const char *mgid) { return join(s, join_request(mgid)); }
     static JoinRequest create() {
         JoinRequest r = join_request("::");
@@ -65,7 +59,6 @@ protected:
 
     Recorder outlet;
     proto::StatusResult status;
-    std::uint64_t request_ = 0;
 };
 
 // ---- rules ----

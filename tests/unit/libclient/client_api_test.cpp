@@ -219,6 +219,34 @@ TEST(ClientJoin, CreateSendsZeroMgidAndScope) {
     EXPECT_EQ(r.scope, 2);
 }
 
+TEST(ClientJoin, NameSendsTheNameAndNoMgid) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    rdmamcast_join_params p;
+    rdmamcast_join_params_init(&p);
+    p.device = "mlx5_0";
+    p.port = 1;
+    p.name = "job-42";
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), 0);
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_EQ(r.name, "job-42");
+    EXPECT_TRUE(mcastd::is_zero(r.mgid));
+}
+
+// A caller compiled before name existed passes the first layout's size: the bytes where name
+// is now are not its own, and are never read.
+TEST(ClientJoin, TheFirstLayoutHasNoName) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    auto p = params_for("ff15::1:2");
+    p.size = offsetof(rdmamcast_join_params, name);
+    p.name = "not the caller's";
+    ASSERT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), 0);
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_TRUE(r.name.empty());
+    EXPECT_EQ(r.mgid, *mcastd::parse_gid("ff15::1:2"));
+}
+
 struct BadParams {
     const char *name;
     void (*mutate)(rdmamcast_join_params &);
@@ -299,6 +327,26 @@ INSTANTIATE_TEST_SUITE_P(
                       p.mtu_selector = 4;
                   },
                   -EINVAL, "/mtu_selector"},
+        BadParams{"name_and_mgid", [](rdmamcast_join_params &p) { p.name = "job-42"; }, -EINVAL, "/name"},
+        BadParams{"name_and_create",
+                  [](rdmamcast_join_params &p) {
+                      std::memset(p.mgid, 0, 16);
+                      p.flags |= RDMAMCAST_JOIN_CREATE;
+                      p.name = "job-42";
+                  },
+                  -EINVAL, "/name"},
+        BadParams{"name_empty",
+                  [](rdmamcast_join_params &p) {
+                      std::memset(p.mgid, 0, 16);
+                      p.name = "";
+                  },
+                  -EINVAL, "/name"},
+        BadParams{"name_not_utf8",
+                  [](rdmamcast_join_params &p) {
+                      std::memset(p.mgid, 0, 16);
+                      p.name = "job\xff";
+                  },
+                  -EINVAL, "/name"},
         BadParams{"rate_1",
                   [](rdmamcast_join_params &p) {
                       p.flags |= RDMAMCAST_JOIN_RATE;
@@ -594,7 +642,7 @@ proto::ListResult sample_list() {
     g.counts = {2, 0, 0, 1};
     g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc", true, ""});
     g.members.push_back({9, mcastd::join::send_only_full, "pending", 4343, 0, "other", "root",
-                         false, "no rule admits uid 0 any more"});
+                         false, "no rule admits uid 0 any more", "job-42"});
     p1.groups.push_back(g);
     l.ports.push_back(p1);
     l.ports.push_back(proto::PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
@@ -639,6 +687,8 @@ TEST(ClientList, DecodesTheTree) {
     EXPECT_STREQ(g.members[1]->rule, "root");
     EXPECT_FALSE(g.members[1]->created);
     EXPECT_STREQ(g.members[1]->flagged, "no rule admits uid 0 any more");
+    EXPECT_EQ(g.members[0]->name, nullptr) << "not a named membership";
+    EXPECT_STREQ(g.members[1]->name, "job-42");
     EXPECT_STREQ(g.members[1]->state, "pending");
     EXPECT_EQ(g.members[1]->join_state, RDMAMCAST_JOIN_STATE_SENDONLY_FULL);
     EXPECT_STREQ(l->ports[1]->device, "mlx5_1");

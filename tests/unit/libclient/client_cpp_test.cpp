@@ -72,6 +72,19 @@ TEST(ClientCpp, CreateWithScope) {
     EXPECT_EQ(r.scope, 3);
 }
 
+TEST(ClientCpp, ByNameAndTheLastOfMgidCreateNameWins) {
+    FakeDaemon d(joins_from(7));
+    rdmamcast::Client client(d.path());
+    auto m = client.join(rdmamcast::JoinParams("mlx5_0", 1).mgid("ff15::1").name("job-42"));
+    auto r = d.requests_of<proto::Join>().at(0).request;
+    EXPECT_EQ(r.name, "job-42");
+    EXPECT_TRUE(mcastd::is_zero(r.mgid));
+    auto m2 = client.join(rdmamcast::JoinParams("mlx5_0", 1).name("job-42").mgid("ff15::1"));
+    r = d.requests_of<proto::Join>().at(1).request;
+    EXPECT_TRUE(r.name.empty());
+    EXPECT_EQ(r.mgid, *mcastd::parse_gid("ff15::1"));
+}
+
 TEST(ClientCpp, BadMgidTextThrowsBeforeSending) {
     EXPECT_THROW(rdmamcast::JoinParams("mlx5_0", 1).mgid("not-a-gid"), rdmamcast::Error);
 }
@@ -318,7 +331,7 @@ TEST(ClientCpp, ListAndStatus) {
             g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc",
                                  true, "rule hpc no longer admits uid 1000"});
             g.members.push_back({8, mcastd::join::full, "active", 4243, 1000, "my-app", "any",
-                                 false, ""});
+                                 false, "", "job-42"});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::1"), {g}});
             s.reply(env.id, l);
             return true;
@@ -357,6 +370,8 @@ TEST(ClientCpp, ListAndStatus) {
     EXPECT_EQ(g.members[1].rule, "any");
     EXPECT_FALSE(g.members[1].created);
     EXPECT_EQ(g.members[1].flagged, "");
+    EXPECT_EQ(g.members[0].name, "");
+    EXPECT_EQ(g.members[1].name, "job-42");
 
     auto st = client.status();
     EXPECT_EQ(st.daemon, "rdma-mcastd 9");

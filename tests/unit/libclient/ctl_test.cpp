@@ -117,9 +117,15 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"no_port", {"join", "--device", "d", "--mgid", "ff15::1"}, "--port is required"},
         UsageCase{"mgid_and_create",
                   {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--create"},
-                  "exactly one of --mgid and --create"},
+                  "exactly one of --mgid, --create and --name"},
         UsageCase{"neither_mgid_nor_create", {"join", "--device", "d", "--port", "1"},
-                  "exactly one of --mgid and --create"},
+                  "exactly one of --mgid, --create and --name"},
+        UsageCase{"name_and_mgid",
+                  {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--name", "job-42"},
+                  "exactly one of --mgid, --create and --name"},
+        UsageCase{"name_and_scope",
+                  {"join", "--device", "d", "--port", "1", "--name", "job-42", "--scope", "2"},
+                  "--scope applies only with --create"},
         UsageCase{"scope_without_create",
                   {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--scope", "2"},
                   "--scope applies only with --create"},
@@ -216,6 +222,24 @@ TEST(CtlJoin, OptionsReachTheRequest) {
     EXPECT_EQ(q.params.tclass, 8);
     EXPECT_EQ(q.params.flow_label, 0xfffffu);
     EXPECT_EQ(q.params.hop_limit, 64);
+}
+
+TEST(CtlJoin, ByNameSendsTheNameAndPrintsTheRecordWithItsMgid) {
+    FakeDaemon d(join_reply());
+    auto r = ctl(d, {"join", "--device", "mlx5_0", "--port", "1", "--name", "job-42", "--qkey", "7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto joins = d.requests_of<proto::Join>();
+    ASSERT_EQ(joins.size(), 1u);
+    EXPECT_EQ(joins[0].request.name, "job-42");
+    EXPECT_TRUE(mcastd::is_zero(joins[0].request.mgid)) << "the daemon maps the name";
+    EXPECT_EQ(joins[0].request.params.qkey, 7u);
+    EXPECT_NE(r.out.find("mgid           ff15::1:2\n"), std::string::npos) << r.out;
+    // A bad name is the library's to refuse, before anything is sent, with the protocol's words.
+    FakeDaemon d2(join_reply());
+    auto bad = ctl(d2, {"join", "--device", "mlx5_0", "--port", "1", "--name", "a\tb"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("the group name has a control character at byte 1"), std::string::npos) << bad.err;
+    EXPECT_TRUE(d2.requests_of<proto::Join>().empty());
 }
 
 TEST(CtlJoin, GlobalOptionsAlsoWorkAfterTheCommand) {
@@ -569,7 +593,7 @@ FakeDaemon::Handler views() {
             g.members.push_back({7, mcastd::join::full, "active", 4242, 1000, "my-app", "hpc",
                                  true, "no rule admits uid 1000 since the reload"});
             g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender",
-                                 "root", false, ""});
+                                 "root", false, "", "job-42"});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::10:3"), {g}});
             s.reply(env.id, l);
             return true;
@@ -628,6 +652,8 @@ TEST(CtlList, JsonShape) {
     EXPECT_EQ(m2["rule"], "root");
     EXPECT_EQ(m2["created"], false);
     EXPECT_FALSE(m2.contains("flagged")); // as the protocol: only when set
+    EXPECT_EQ(m2["name"], "job-42");
+    EXPECT_FALSE(m.contains("name")); // only for a membership that joined by name
 }
 
 TEST(CtlList, HumanTableIsAligned) {
@@ -646,11 +672,11 @@ TEST(CtlList, HumanTableIsAligned) {
     EXPECT_NE(r.out.find("my-app"), std::string::npos);
     EXPECT_NE(r.out.find("sender"), std::string::npos);
     // The rule, whether the join created the group, and why it is flagged (the last column).
-    EXPECT_NE(r.out.find("COMM    RULE  CREATED  FLAGGED\n"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("my-app  hpc   yes      no rule admits uid 1000 since the reload\n"),
+    EXPECT_NE(r.out.find("COMM    RULE  CREATED  NAME    FLAGGED\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("my-app  hpc   yes      -       no rule admits uid 1000 since the reload\n"),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("sender  root  no       -\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("sender  root  no       job-42  -\n"), std::string::npos) << r.out;
 }
 
 TEST(CtlStatus, JsonAndHuman) {

@@ -43,6 +43,7 @@ inline ::testing::AssertionResult same_join(const JoinRequest &a, const JoinRequ
     PROTO_SAME(mgid)
     PROTO_SAME(join_state)
     PROTO_SAME(scope)
+    PROTO_SAME(name)
     PROTO_SAME(params.qkey)
     PROTO_SAME(params.pkey)
     PROTO_SAME(params.sl)

@@ -60,6 +60,17 @@ TEST(ProtoRequest, CreateMeansAZeroMgidWithOptionalScope) {
     EXPECT_FALSE(std::get<Join>(plain.request).request.scope);
 }
 
+TEST(ProtoRequest, NameLeavesTheMgidToTheDaemon) {
+    auto env = accept(R"({"id":3,"op":"join","device":"d","port":1,"name":"job-42","qkey":7})");
+    const auto &r = std::get<Join>(env.request).request;
+    EXPECT_EQ(r.name, "job-42");
+    EXPECT_TRUE(is_zero(r.mgid));
+    EXPECT_FALSE(r.scope);
+    EXPECT_EQ(r.params.qkey, 7u);
+    auto utf8 = accept(R"({"id":3,"op":"join","device":"d","port":1,"name":"gr\u00f6\u00dfe"})");
+    EXPECT_EQ(std::get<Join>(utf8.request).request.name, "gr\xc3\xb6\xc3\x9f" "e");
+}
+
 TEST(ProtoRequest, SelectorsDefaultToExactly) {
     auto env = accept(R"({"id":1,"op":"join","device":"d","port":1,"mgid":"ff12::1",
                           "mtu":256,"rate":2})");
@@ -272,6 +283,18 @@ const Rejection kRejections[] = {
 
     // join: mgid and create.
     {"neither mgid nor create", join_with(R"("qkey":1)"), 9, "/mgid", "create: true"},
+    {"neither mgid nor name", join_with(R"("qkey":1)"), 9, "/mgid", "or name for a named group"},
+    {"both name and mgid", join_with(R"("mgid":"ff15::1","name":"a")"), 9, "/name",
+     "name and mgid exclude each other"},
+    {"both name and create", join_with(R"("create":true,"name":"a")"), 9, "/name",
+     "name and create exclude each other"},
+    {"name not a string", join_with(R"("name":42)"), 9, "/name", "expected a string"},
+    {"name empty", join_with(R"("name":"")"), 9, "/name", "the group name is empty"},
+    {"name too long", join_with(R"("name":")" + std::string(256, 'n') + R"(")"), 9, "/name",
+     "is 256 bytes long, more than 255"},
+    {"name with a newline", join_with(R"("name":"a\nb")"), 9, "/name",
+     "has a control character at byte 1"},
+    {"name with scope", join_with(R"("name":"a","scope":5)"), 9, "/scope", "needs create"},
     {"both mgid and create", join_with(R"("mgid":"ff15::1","create":true)"), 9, "/create",
      "exclude each other"},
     {"create false", join_with(R"("create":false)"), 9, "/create", "must be true"},

@@ -86,6 +86,19 @@ TEST(ProtoRoundTrip, JoinCreateWithScopeAndEveryJoinState) {
     }
 }
 
+TEST(ProtoRoundTrip, JoinByName) {
+    JoinRequest r;
+    r.device = "mlx5_0";
+    r.port = 1;
+    r.name = "ucc/team/7 \xe2\x82\xac";
+    r.join_state = join::send_only_non_member;
+    r.params.qkey = 0x1234;
+    expect_request_round_trip(4, Join{r});
+    EXPECT_EQ(encode_request(4, Join{r}),
+              R"({"id":4,"op":"join","device":"mlx5_0","port":1,"name":"ucc/team/7 )" "\xe2\x82\xac" R"(",)"
+              R"("join_state":"sendonly-nonmember","qkey":4660})");
+}
+
 TEST(ProtoRoundTrip, LeaveListStatusMonitor) {
     expect_request_round_trip(3, Leave{7, std::nullopt});
     expect_request_round_trip(4, Leave{std::nullopt, 2});
@@ -202,7 +215,7 @@ ListResult sample_list() {
     g.counts = {2, 0, 1, 4000000000u};
     g.members.push_back(MemberInfo{7, join::full, "active", 4242, 1000, "my-app", "hpc", true, ""});
     g.members.push_back(MemberInfo{8, join::send_only_non_member, "pending", 1, 0, "x\ny\"z",
-                                   "root", false, ""});
+                                   "root", false, "", "job-42"});
     GroupInfo pending; // a create still waiting for its MGID
     pending.members.push_back(MemberInfo{9, join::full, "lost", 2, 3, "", "access.rules[2]", true,
                                          "the rules in force now refuse it (no rule admits it)"});
@@ -241,6 +254,7 @@ void expect_same_list(const ListResult &a, const ListResult &b) {
                 EXPECT_EQ(ma.rule, mb.rule);
                 EXPECT_EQ(ma.created, mb.created);
                 EXPECT_EQ(ma.flagged, mb.flagged);
+                EXPECT_EQ(ma.name, mb.name);
             }
         }
     }
@@ -442,6 +456,9 @@ TEST(ProtoRoundTrip, ListWireFormHasTheProtocolsKeys) {
         "state":"active","pid":4242,"uid":1000,"comm":"my-app","rule":"hpc","created":true})"));
     // flagged only when the rules in force would refuse the membership now.
     EXPECT_FALSE(g.at("members").at(1).contains("flagged"));
+    // name only for a membership that joined by name.
+    EXPECT_EQ(g.at("members").at(1).at("name"), "job-42");
+    EXPECT_FALSE(g.at("members").at(0).contains("name"));
     EXPECT_EQ(j.at("result").at("ports").at(0).at("groups").at(1).at("members").at(0).at("flagged"),
               "the rules in force now refuse it (no rule admits it)");
     EXPECT_EQ(j.at("result").at("ports").at(0).at("port_gid"), "fe80::10:3");

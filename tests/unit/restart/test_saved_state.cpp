@@ -47,6 +47,10 @@ SavedState sample() {
     p.rate = Selected{Selector::best, 6};
     s.memberships.push_back(SavedMembership{11, "mlx5_0", 1, gid("ff15::1"), join::full, p});
     s.memberships.push_back(SavedMembership{12, "mlx5_0", 1, gid("ff15::1"), join::non_member, {}});
+    SavedMembership named{13, "mlx5_0", 1, gid("ff15:6e61:6d65:0:6636:89a9:7bcf:99db"), join::full, {}};
+    named.rule = "hpc";
+    named.name = "job-42";
+    s.memberships.push_back(named);
     st.sessions.push_back(s);
     SavedSession bus;
     bus.id = 8;
@@ -149,6 +153,8 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
         {edited(R"("mlid":49153)", R"("mlid":70000)"), "/ports/0/groups/0/record/mlid"},
         {edited(R"("join_state":1,"params")", R"("join_state":0,"params")"), "/sessions/0/memberships/0/join_state: is zero"},
         {edited(R"("groups":[])", R"("groups":{})"), "/ports/1/groups"},
+        {edited(R"("name":"job-42")", R"("name":"")"), "/sessions/0/memberships/2/name: the group name is empty"},
+        {edited(R"("name":"job-42")", R"("name":7)"), "/sessions/0/memberships/2/name"},
         {edited(R"("memberships":[])", R"("memberships":7)"), "/sessions/1/memberships"},
     };
     for (const auto &c : cases) {

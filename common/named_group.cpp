@@ -1,0 +1,148 @@
+#include "common/named_group.hpp"
+
+#include <charconv>
+#include <cstring>
+
+#include "common/utf8.hpp"
+
+namespace mcastd {
+
+namespace {
+
+// FIPS 180-4, section 6.2.
+constexpr std::uint32_t kK[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+constexpr std::uint32_t rotr(std::uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+
+void compress(std::uint32_t (&h)[8], const std::uint8_t *block) {
+    std::uint32_t w[64];
+    for (unsigned i = 0; i < 16; ++i)
+        w[i] = std::uint32_t{block[4 * i]} << 24 | std::uint32_t{block[4 * i + 1]} << 16 |
+               std::uint32_t{block[4 * i + 2]} << 8 | std::uint32_t{block[4 * i + 3]};
+    for (unsigned i = 16; i < 64; ++i) {
+        const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+    for (unsigned i = 0; i < 64; ++i) {
+        const std::uint32_t t1 = k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+        const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        k = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += k;
+}
+
+} // namespace
+
+Sha256Digest sha256(std::string_view data) {
+    std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    const auto *p = reinterpret_cast<const std::uint8_t *>(data.data());
+    std::size_t left = data.size();
+    for (; left >= 64; left -= 64, p += 64)
+        compress(h, p);
+    // The tail, 0x80, zeros, and the length in bits (big-endian): one or two blocks.
+    std::uint8_t tail[128] = {};
+    std::memcpy(tail, p, left);
+    tail[left] = 0x80;
+    const std::size_t blocks = left + 1 + 8 <= 64 ? 1 : 2;
+    const std::uint64_t bits = std::uint64_t{data.size()} * 8;
+    for (unsigned i = 0; i < 8; ++i)
+        tail[blocks * 64 - 1 - i] = static_cast<std::uint8_t>(bits >> (8 * i));
+    for (std::size_t b = 0; b < blocks; ++b)
+        compress(h, tail + 64 * b);
+    Sha256Digest out{};
+    for (unsigned i = 0; i < 8; ++i)
+        for (unsigned j = 0; j < 4; ++j)
+            out[4 * i + j] = static_cast<std::uint8_t>(h[i] >> (24 - 8 * j));
+    return out;
+}
+
+std::optional<std::string> group_name_problem(std::string_view name) {
+    if (name.empty())
+        return "is empty";
+    if (name.size() > kMaxGroupName)
+        return "is " + std::to_string(name.size()) + " bytes long, more than " + std::to_string(kMaxGroupName);
+    for (std::size_t i = 0; i < name.size();) {
+        const std::size_t n = proto::utf8_sequence(name, i);
+        if (n == 0)
+            return "is not UTF-8 (byte " + std::to_string(i) + ")";
+        const auto c = static_cast<unsigned char>(name[i]);
+        // C0 controls and DEL; C1 controls (U+0080..U+009F) are 0xC2 0x80..0x9F.
+        if (c < 0x20 || c == 0x7f || (c == 0xc2 && static_cast<unsigned char>(name[i + 1]) < 0xa0))
+            return "has a control character at byte " + std::to_string(i);
+        i += n;
+    }
+    return std::nullopt;
+}
+
+std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *why) {
+    auto fail = [&](std::string reason) -> std::optional<NamePrefix> {
+        if (why)
+            *why = std::move(reason);
+        return std::nullopt;
+    };
+    const auto slash = text.find('/');
+    if (slash == text.npos)
+        return fail("has no prefix length (an MGID prefix is written \"ff15:6e61:6d65::/64\")");
+    const std::string_view len_text = text.substr(slash + 1);
+    unsigned len = 0;
+    const auto [end, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
+    if (len_text.empty() || ec != std::errc() || end != len_text.data() + len_text.size())
+        return fail("the prefix length after '/' is not a number");
+    if (len < kMinNamePrefixBits || len > kMaxNamePrefixBits)
+        return fail("prefix length " + std::to_string(len) + " out of range [" + std::to_string(kMinNamePrefixBits) +
+                    ", " + std::to_string(kMaxNamePrefixBits) + "]");
+    const auto g = parse_gid(text.substr(0, slash));
+    if (!g)
+        return fail("\"" + std::string(text.substr(0, slash)) + "\" is not a GID in IPv6 text form");
+    if ((*g)[0] != 0xff)
+        return fail("is not a multicast GID prefix (those begin with ff)");
+    for (unsigned bit = len; bit < 128; ++bit)
+        if ((*g)[bit / 8] & (0x80 >> (bit % 8)))
+            return fail("has bits set past its length " + std::to_string(len) + " (the name's hash goes there)");
+    return NamePrefix{*g, len};
+}
+
+std::string format_name_prefix(const NamePrefix &p) { return format_gid(p.bits) + "/" + std::to_string(p.length); }
+
+Gid named_mgid(const NamePrefix &prefix, std::string_view name) {
+    std::string input(kGroupNameDomain);
+    input += name;
+    const Sha256Digest d = sha256(input);
+    // Bit i of the MGID (0 = the most significant) is the prefix's below `length`, and bit
+    // i - length of the digest from there on.
+    Gid out = prefix.bits;
+    for (unsigned i = prefix.length; i < 128; ++i) {
+        const unsigned j = i - prefix.length;
+        const bool set = d[j / 8] & (0x80 >> (j % 8));
+        if (set)
+            out[i / 8] = static_cast<std::uint8_t>(out[i / 8] | (0x80 >> (i % 8)));
+    }
+    return out;
+}
+
+} // namespace mcastd
