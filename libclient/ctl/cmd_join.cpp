@@ -1,6 +1,13 @@
 // rdma-mcastctl join: join a group through the daemon, print its record, optionally hold it.
+#include <poll.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+#include <vector>
 #include <optional>
 #include <string>
 #include <variant>
@@ -14,7 +21,8 @@ namespace ctl {
 namespace {
 
 constexpr const char *kHelp =
-    "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID | --create [--scope S] | --name NAME)\n"
+    "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID... | --mgid-file FILE | --create [--scope S] |\n"
+    "                          --name NAME)"
     "                          [--join-state STATE] [--qkey Q] [--pkey P] [--sl S]\n"
     "                          [--mtu BYTES [--mtu-selector SEL]] [--rate RATE [--rate-selector SEL]]\n"
     "                          [--traffic-class T] [--flow-label F] [--hop-limit H] [--hold]\n"
@@ -26,9 +34,16 @@ constexpr const char *kHelp =
     "stderr says so; with --no-reconnect the command ends there, with exit status 3. If root\n"
     "evicts the membership (rdma-mcastctl evict), the command ends with exit status 4.\n"
     "\n"
+    "Several --mgid, or --mgid-file, join many groups at once: every join is sent at once\n"
+    "(pipelined; the library keeps at most 64 waiting at the daemon) and each record printed in\n"
+    "the order given (with --json, one object per line). If any join fails, each failure is\n"
+    "reported, the groups joined are left, and the command exits with the first failure's status.\n"
+    "\n"
     "  --device DEV          the InfiniBand device, e.g. mlx5_0\n"
     "  --port N              its port (1..254)\n"
-    "  --mgid MGID           the group, in IPv6 form (ff15::1:2)\n"
+    "  --mgid MGID           the group, in IPv6 form (ff15::1:2); may be given several times\n"
+    "  --mgid-file FILE      MGIDs to join, one per line (blank lines and # comments skipped;\n"
+    "                        - is standard input)\n"
     "  --create              create a group with an MGID the SA assigns\n"
     "  --scope S             with --create: the MGID's scope (1..15; daemon default 5)\n"
     "  --name NAME           the named group NAME: the daemon maps it to an MGID, the same on\n"
@@ -54,6 +69,7 @@ enum : int {
     o_device = 1,
     o_port,
     o_mgid,
+    o_mgid_file,
     o_create,
     o_scope,
     o_join_state,
@@ -88,7 +104,8 @@ template <class T> T narrow(std::uint64_t v) { return static_cast<T>(v); }
 
 // What the command line asked for, checked before anything is sent.
 struct JoinArgs {
-    std::optional<std::string> device, mgid, name;
+    std::optional<std::string> device, name, mgid_file;
+    std::vector<std::string> mgids;
     std::optional<std::uint8_t> port, scope, sl, tclass, hop_limit, rate;
     std::optional<std::uint32_t> qkey, flow_label, mtu;
     std::optional<std::uint16_t> pkey;
@@ -102,7 +119,8 @@ struct JoinArgs {
         switch (opt) {
         case o_device: device = a; break;
         case o_port: port = narrow<std::uint8_t>(parse_uint(a, 1, 254, "--port")); break;
-        case o_mgid: mgid = a; break;
+        case o_mgid: mgids.push_back(a); break;
+        case o_mgid_file: mgid_file = a; break;
         case o_create: create = true; break;
         case o_name: name = a; break;
         case o_scope: scope = narrow<std::uint8_t>(parse_uint(a, 1, 15, "--scope")); break;
@@ -143,13 +161,40 @@ struct JoinArgs {
         }
     }
 
-    rdmamcast::JoinParams params() const {
+    // The MGIDs of --mgid and --mgid-file, in the order given, checked.
+    std::vector<std::string> targets() const {
+        std::vector<std::string> out = mgids;
+        if (mgid_file) {
+            std::ifstream file;
+            if (*mgid_file != "-") {
+                file.open(*mgid_file);
+                if (!file)
+                    throw UsageError("--mgid-file " + *mgid_file + ": " + std::strerror(errno));
+            }
+            std::istream &in = *mgid_file == "-" ? std::cin : file;
+            for (std::string line; std::getline(in, line);) {
+                line = line.substr(0, line.find('#'));
+                const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+                if (first != std::string::npos)
+                    out.push_back(line.substr(first, last - first + 1));
+            }
+            if (out.size() == mgids.size())
+                throw UsageError("--mgid-file " + *mgid_file + " lists no MGID");
+        }
+        for (const std::string &m : out)
+            if (!rdmamcast::gid_from_string(m))
+                throw UsageError("--mgid \"" + m + "\" is not a GID in IPv6 form (ff15::1:2)");
+        return out;
+    }
+
+    // The parameters of a join of `mgid`, or (empty) of --create or --name.
+    rdmamcast::JoinParams params(const std::string &mgid = {}) const {
         if (!device)
             throw UsageError("--device is required");
         if (!port)
             throw UsageError("--port is required");
-        if (mgid.has_value() + create + name.has_value() != 1)
-            throw UsageError("give exactly one of --mgid, --create and --name");
+        if ((!mgids.empty() || mgid_file.has_value()) + create + name.has_value() != 1)
+            throw UsageError("give exactly one of --mgid (or --mgid-file), --create and --name");
         if (scope && !create)
             throw UsageError("--scope applies only with --create");
         if (mtu_sel_given && !mtu)
@@ -162,10 +207,8 @@ struct JoinArgs {
             p.create(scope);
         else if (name)
             p.name(*name); // the daemon checks it (and names what is wrong with it)
-        else if (!rdmamcast::gid_from_string(*mgid))
-            throw UsageError("--mgid \"" + *mgid + "\" is not a GID in IPv6 form (ff15::1:2)");
         else
-            p.mgid(*mgid);
+            p.mgid(mgid); // checked by targets()
         p.join_state(join_state);
         if (qkey)
             p.qkey(*qkey);
@@ -187,6 +230,49 @@ struct JoinArgs {
     }
 };
 
+// Joins every group of `params` at once (asynchronous joins, pipelined by the library) and
+// fills `held` in the same order. When any fails, each failure is reported on stderr, the
+// groups joined are left (`held` is emptied), and the first failure is thrown.
+void join_all(rdmamcast::Client &client, const std::vector<rdmamcast::JoinParams> &params,
+              const std::vector<std::string> &mgids, std::vector<rdmamcast::Membership> &held) {
+    std::vector<std::optional<rdmamcast::Error>> failed(params.size());
+    std::size_t left = params.size();
+    for (std::size_t i = 0; i < params.size(); ++i)
+        client.join_async(params[i], [&, i](rdmamcast::JoinOutcome out) {
+            if (auto *m = std::get_if<rdmamcast::Membership>(&out))
+                held[i] = std::move(*m);
+            else
+                failed[i] = std::get<rdmamcast::Error>(std::move(out));
+            --left;
+        });
+    while (left) {
+        pollfd fd{client.event_fd(), POLLIN, 0};
+        if (poll(&fd, 1, -1) < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "poll");
+        while (auto ev = client.next_event()) // runs the callbacks; a restore may come first
+            for (auto &m : held)
+                m.update(*ev);
+    }
+    // The first failure is what the command ends with (its line comes from the caller); the
+    // others are reported here, each with its MGID.
+    std::optional<std::size_t> first;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        if (!failed[i])
+            continue;
+        if (!first)
+            first = i;
+        else
+            std::fprintf(stderr, "rdma-mcastctl: join: %s: %s: %s\n", failed[i]->code_name().c_str(),
+                         mgids[i].c_str(), failed[i]->what());
+    }
+    if (!first)
+        return;
+    for (auto &m : held)
+        m.leave();
+    const rdmamcast::Error &e = *failed[*first];
+    throw rdmamcast::Error(e.result(), e.code(), mgids[*first] + ": " + e.what());
+}
+
 } // namespace
 
 int cmd_join(Options &opts, int argc, char **argv) {
@@ -195,6 +281,7 @@ int cmd_join(Options &opts, int argc, char **argv) {
         {"device", required_argument, nullptr, o_device},
         {"port", required_argument, nullptr, o_port},
         {"mgid", required_argument, nullptr, o_mgid},
+        {"mgid-file", required_argument, nullptr, o_mgid_file},
         {"create", no_argument, nullptr, o_create},
         {"name", required_argument, nullptr, o_name},
         {"scope", required_argument, nullptr, o_scope},
@@ -216,27 +303,41 @@ int cmd_join(Options &opts, int argc, char **argv) {
         std::fputs(kHelp, stdout);
         return exit_ok;
     }
-    const rdmamcast::JoinParams params = args.params();
+    // One join per MGID given (or the one of --create or --name), each with its record.
+    const std::vector<std::string> targets = args.mgids.empty() && !args.mgid_file ? std::vector<std::string>{}
+                                                                                     : args.targets();
+    std::vector<rdmamcast::JoinParams> params;
+    if (targets.empty())
+        params.push_back(args.params());
+    for (const std::string &m : targets)
+        params.push_back(args.params(m));
 
     std::optional<Signals> signals;
     if (args.hold)
         signals.emplace(); // before joining: see Signals
     auto client = connect(opts);
-    rdmamcast::Membership membership;
-    auto join = [&] {
-        membership = client.join(params);
+    std::vector<rdmamcast::Membership> held(params.size());
+    auto print = [&](const rdmamcast::Membership &m) {
         if (opts.json)
-            emit(membership_json(membership.record(), membership.id()));
+            emit(membership_json(m.record(), m.id()));
         else
-            emit(record_text(membership.record(), membership.id()));
+            emit(record_text(m.record(), m.id()));
     };
-    join();
+    if (params.size() == 1) {
+        held[0] = client.join(params[0]);
+        print(held[0]);
+    } else {
+        join_all(client, params, targets, held);
+        for (const auto &m : held)
+            print(m);
+    }
 
     if (args.hold)
         pump_events(
             client, *signals,
             [&](const rdmamcast::Event &ev) {
-                membership.update(ev);
+                for (auto &m : held)
+                    m.update(ev);
                 if (opts.json)
                     emit(event_json(ev));
                 else
@@ -248,17 +349,23 @@ int cmd_join(Options &opts, int argc, char **argv) {
                     throw rdmamcast::Error(-EACCES, lost->code, lost->message);
             },
             [&](const rdmamcast::ReconnectedEvent &r) {
-                const std::uint64_t old = membership.id();
-                membership.update(r); // empties it when it was lost
-                if (membership) {
-                    report_reconnect(argv[0], r);
-                    return;
+                std::string again;
+                for (std::size_t i = 0; i < held.size(); ++i) {
+                    const std::uint64_t old = held[i].id();
+                    held[i].update(r); // empties it when it was lost
+                    if (held[i])
+                        continue;
+                    held[i] = client.join(params[i]);
+                    again += (again.empty() ? "" : ", ") + std::to_string(old);
+                    print(held[i]);
                 }
-                report_reconnect(argv[0], r,
-                                 "; joining membership " + std::to_string(old) + " again");
-                join();
+                if (again.empty())
+                    report_reconnect(argv[0], r);
+                else
+                    report_reconnect(argv[0], r, "; joining membership " + again + " again");
             });
-    membership.leave();
+    for (auto &m : held)
+        m.leave();
     return exit_ok;
 }
 

@@ -2,6 +2,8 @@
 // (rdma-mcastctl, raw protocol clients), and the SA's own view (saquery) as the judge.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -63,6 +65,45 @@ TEST_F(DaemonSim, TwoHoldersShareOneMembershipUntilBothAreKilled) {
     b.signal(SIGKILL);
     b.wait(5s);
     EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 1s)) << "gone from the SA within 1 s";
+}
+
+// Bulk subscribe (issue 16): one rdma-mcastctl joins many groups at once, holds them all, and
+// leaves them all; one bad MGID among them fails the whole command and leaves nothing behind.
+TEST_F(DaemonSim, OneCtlJoinsManyGroupsPipelinedAndHoldsThemAll) {
+    Daemon d(fabric, "H2");
+    std::vector<std::string> mgids;
+    {
+        std::ofstream file(fabric.scratch() / "mgids");
+        file << "# market data\n\n";
+        for (int i = 1; i <= 40; ++i) {
+            mgids.push_back("ff15:4::" + std::to_string(i));
+            file << "  " << mgids.back() << "  # feed " << i << "\n";
+        }
+    }
+    Process &h = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:4::100", "--mgid-file",
+                         (fabric.scratch() / "mgids").string(), "--hold"});
+    mgids.insert(mgids.begin(), "ff15:4::100");
+    for (const std::string &m : mgids) { // one record per group, in the order given
+        auto line = h.read_line(20s);
+        ASSERT_TRUE(line) << h.stderr_text();
+        EXPECT_EQ(json::parse(*line)["mgid"], m);
+    }
+    for (const std::string &m : {mgids.front(), mgids[20], mgids.back()})
+        EXPECT_EQ(fabric.sa_join_state(G(m), h2()), 0x1) << m;
+    EXPECT_EQ(ctl_json(d, {"list"})["ports"][0]["groups"].size(), mgids.size());
+    h.signal(SIGTERM);
+    EXPECT_EQ(h.wait(20s), 0) << h.stderr_text();
+    EXPECT_TRUE(fabric.wait_sa_join_state(G(mgids.back()), h2(), std::nullopt, 2s)) << "left when the hold ends";
+    EXPECT_EQ(ctl_json(d, {"list"})["ports"][0]["groups"].size(), 0u);
+
+    // An IPoIB MGID among them is refused: the others are left again, and the status is 4.
+    Process &bad = ctl(d, {"join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:4::1", "--mgid",
+                           "ff12:401b::1", "--mgid", "ff15:4::2"});
+    EXPECT_EQ(bad.wait(20s), 4);
+    EXPECT_NE(bad.stderr_text().find("rdma-mcastctl: join: denied: ff12:401b::1: "), std::string::npos)
+        << bad.stderr_text();
+    EXPECT_EQ(ctl_json(d, {"list"})["ports"][0]["groups"].size(), 0u) << "nothing held after the failure";
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:4::2"), h2(), std::nullopt, 2s));
 }
 
 // Named groups (issue 16): daemons on two hosts with the same config map one name to one MGID,
