@@ -268,12 +268,17 @@ TEST_F(DbusSystem, CallersLiveByTheSameLimitsAsSocketClients) {
     EXPECT_EQ(ask(second, "join-async ibsim0 1 ff15:db::11 full"), "sent");
     EXPECT_EQ(ask(second, "join ibsim0 1 ff15:db::12 full"),
               "error org.rdmamcast1.Error.Limit already 2 joins waiting for the SA on this connection (limit 2)");
-    // The two waiting joins were only waiting: with an SA again they complete.
+    // The two waiting joins were only waiting: with an SA again they complete. The new OpenSM
+    // is an SM restart to the daemon, so the caller's held membership may be told "active"
+    // again (a StateChanged signal) before, between or after the replies.
     fabric.start_opensm();
-    for (int i = 0; i < 2; ++i) {
+    for (int replies = 0; replies < 2;) {
         const auto done = second.read_line(30s);
         ASSERT_TRUE(done);
+        if (done->rfind("signal ", 0) == 0)
+            continue;
         EXPECT_EQ(done->rfind("reply ok /org/rdmamcast1/membership/", 0), 0u) << *done;
+        ++replies;
     }
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::10"), h2(), 0x1, 5s));
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::12"), h2()), std::nullopt);
