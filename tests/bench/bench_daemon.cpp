@@ -30,17 +30,17 @@
 #include <thread>
 #include <vector>
 
+#include "client_load.hpp"
 #include "sim/daemon_harness.hpp"
 
 using namespace mcastd::sim;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::connect_or_die;
+using bench::join_or_die;
+using bench::params;
+using bench::percentile;
 
 namespace {
-
-double percentile(std::vector<double> v, double p) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(p * double(v.size() - 1))];
-}
 
 long rss_kib(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -48,34 +48,6 @@ long rss_kib(pid_t pid) {
         if (line.rfind("VmRSS:", 0) == 0)
             return std::stol(line.substr(6));
     return -1;
-}
-
-rdmamcast_client *connect_or_die(const std::string &path) {
-    rdmamcast_client *c = nullptr;
-    if (int rc = rdmamcast_connect(path.c_str(), &c); rc < 0) {
-        std::fprintf(stderr, "connect: %s\n", std::strerror(-rc));
-        std::exit(1);
-    }
-    return c;
-}
-
-rdmamcast_join_params params(const char *mgid) {
-    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
-    p.device = "ibsim0";
-    p.port = 1;
-    inet_pton(AF_INET6, mgid, p.mgid);
-    return p;
-}
-
-std::uint64_t join_or_die(rdmamcast_client *c, const rdmamcast_join_params &p) {
-    rdmamcast_record rec;
-    std::uint64_t id = 0;
-    if (int rc = rdmamcast_join(c, &p, &rec, &id); rc < 0) {
-        const rdmamcast_error *e = rdmamcast_last_error(c);
-        std::fprintf(stderr, "join: %s\n", e ? e->message : std::strerror(-rc));
-        std::exit(1);
-    }
-    return id;
 }
 
 // The baseline: the same message sizes, echoed by another process with no work in between.
@@ -133,13 +105,7 @@ void latency(Daemon &d) {
     pin(d.process().pid(), 0);
     for (const Placement &where : placements) {
         pin(0, where.client_cpu);
-        std::vector<double> us;
-        for (int i = 0; i < n; ++i) {
-            const auto t0 = Clock::now();
-            const std::uint64_t id = join_or_die(c, p);
-            us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-            rdmamcast_leave(c, id);
-        }
+        const std::vector<double> us = bench::held_join_round_trips(c, "ff15:b::1", n);
         // Sizes of a join request and its reply as they travel (measured on this run's messages).
         const auto bare = bare_round_trips(110, 340, n, where);
         const double jp50 = percentile(us, 0.5), jp99 = percentile(us, 0.99);
@@ -169,32 +135,9 @@ void throughput(const Daemon &d) {
         mgids.push_back("ff15:c::" + std::to_string(g));
         join_or_die(anchor, params(mgids.back().c_str()));
     }
-    std::atomic<bool> go{false}, stop{false};
-    std::atomic<std::uint64_t> ops{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kClients; ++t)
-        threads.emplace_back([&, t] {
-            rdmamcast_client *c = connect_or_die(d.socket());
-            const auto p = params(mgids[static_cast<std::size_t>(t % kGroups)].c_str());
-            while (!go)
-                std::this_thread::yield();
-            std::uint64_t mine = 0;
-            while (!stop) {
-                rdmamcast_leave(c, join_or_die(c, p));
-                mine += 2;
-            }
-            ops += mine;
-            rdmamcast_close(c);
-        });
-    const auto t0 = Clock::now();
-    go = true;
-    std::this_thread::sleep_for(std::chrono::seconds(3)); // the measuring window
-    stop = true;
-    for (auto &t : threads)
-        t.join();
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double rate = bench::join_leave_rate(d.socket(), mgids, kClients);
     std::printf("[ bench ] %d clients joining/leaving held groups: %.0f ops/s (target: at least 50,000)\n",
-                kClients, double(ops) / s);
+                kClients, rate);
     rdmamcast_close(anchor);
 }
 

@@ -24,10 +24,14 @@
 #include <thread>
 #include <vector>
 
+#include "client_load.hpp"
 #include "sim/daemon_harness.hpp"
 
 using namespace mcastd::sim;
-using Clock = std::chrono::steady_clock;
+using bench::connect_or_die;
+using bench::join_or_die;
+using bench::params;
+using bench::percentile;
 
 namespace {
 
@@ -37,81 +41,18 @@ struct Figures {
     double p50 = 0, p99 = 0, ops = 0;
 };
 
-double percentile(std::vector<double> v, double p) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(p * double(v.size() - 1))];
-}
-
-rdmamcast_client *connect_or_die(const std::string &path) {
-    rdmamcast_client *c = nullptr;
-    if (int rc = rdmamcast_connect(path.c_str(), &c); rc < 0) {
-        std::fprintf(stderr, "connect: %s\n", std::strerror(-rc));
-        std::_Exit(1);
-    }
-    return c;
-}
-
-rdmamcast_join_params params(const std::string &mgid) {
-    rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
-    p.device = "ibsim0";
-    p.port = 1;
-    inet_pton(AF_INET6, mgid.c_str(), p.mgid);
-    return p;
-}
-
-std::uint64_t join_or_die(rdmamcast_client *c, const rdmamcast_join_params &p) {
-    rdmamcast_record rec;
-    std::uint64_t id = 0;
-    if (int rc = rdmamcast_join(c, &p, &rec, &id); rc < 0) {
-        const rdmamcast_error *e = rdmamcast_last_error(c);
-        std::fprintf(stderr, "join: %s\n", e ? e->message : std::strerror(-rc));
-        std::_Exit(1);
-    }
-    return id;
-}
-
 // In the child, as nobody: both figures. The groups are held by the parent (root).
 Figures measure(const std::string &socket) {
     Figures f;
     rdmamcast_client *c = connect_or_die(socket);
-    const auto p = params("ff15:b::1");
-    const int n = 20000;
-    std::vector<double> us;
-    for (int i = 0; i < n; ++i) {
-        const auto t0 = Clock::now();
-        const std::uint64_t id = join_or_die(c, p);
-        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        rdmamcast_leave(c, id);
-    }
+    const std::vector<double> us = bench::held_join_round_trips(c, "ff15:b::1", 20000);
     rdmamcast_close(c);
     f.p50 = percentile(us, 0.5);
     f.p99 = percentile(us, 0.99);
-
-    constexpr int kClients = 64, kGroups = 16;
-    std::atomic<bool> go{false}, stop{false};
-    std::atomic<std::uint64_t> ops{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kClients; ++t)
-        threads.emplace_back([&, t] {
-            rdmamcast_client *k = connect_or_die(socket);
-            const auto q = params("ff15:c::" + std::to_string(t % kGroups + 1));
-            while (!go)
-                std::this_thread::yield();
-            std::uint64_t mine = 0;
-            while (!stop) {
-                rdmamcast_leave(k, join_or_die(k, q));
-                mine += 2;
-            }
-            ops += mine;
-            rdmamcast_close(k);
-        });
-    const auto t0 = Clock::now();
-    go = true;
-    std::this_thread::sleep_for(std::chrono::seconds(3)); // the measuring window
-    stop = true;
-    for (auto &t : threads)
-        t.join();
-    f.ops = double(ops) / std::chrono::duration<double>(Clock::now() - t0).count();
+    std::vector<std::string> mgids;
+    for (int g = 1; g <= 16; ++g)
+        mgids.push_back("ff15:c::" + std::to_string(g));
+    f.ops = bench::join_leave_rate(socket, mgids, 64);
     return f;
 }
 
