@@ -47,10 +47,10 @@ template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
 // A join between its admission and its answer.
 struct ClientSession::PendingJoin {
     MembershipId id = 0;
+    JoinRequest request; // as the engine gets it: a name resolved, the rule's P_Key asserted
     policy::Admission admission;
     Grant grant;
-    bool charged = false; // counted in its uid's memberships (Sessions::charge)
-    std::string field;    // the request field a refusal by the create gate is about
+    std::string field; // the request field a refusal by the create gate is about
 };
 
 ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
@@ -80,11 +80,9 @@ ClientSession::~ClientSession() {
     set_monitor(false);
     // The engine drops the pending joins without answering them (remove_client below).
     for (const auto &[request, pj] : pending_)
-        if (pj->charged)
-            sessions_.uncharge(who_.who.uid, pj->grant);
-    if (door_ != Door::daemon) // the static groups were never charged to anyone
-        for (const auto &[id, grant] : grants_)
-            sessions_.uncharge(who_.who.uid, grant);
+        uncharge(pj->grant);
+    for (const auto &[id, grant] : grants_)
+        uncharge(grant);
     sessions_.closed(*this);
     // Releases every membership of this client, exactly as if each had been left.
     if (client_)
@@ -259,44 +257,39 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         return 0;
     }
     auto pj = std::make_shared<PendingJoin>();
-    const JoinRequest *ask = &req;
-    JoinRequest named, with_pkey;
     if (!req.name.empty()) { // from here on the join of the name's MGID, its P_Key asserted
         auto resolved = sessions_.resolve_name(req);
         if (auto *no = std::get_if<proto::Failure>(&resolved)) {
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
-        named = std::get<JoinRequest>(std::move(resolved));
-        ask = &named;
+        pj->request = std::get<JoinRequest>(std::move(resolved));
         pj->grant.name = req.name;
-        pj->grant.mgid = named.mgid;
+        pj->grant.mgid = pj->request.mgid;
+    } else {
+        pj->request = req;
     }
-    pj->grant.sa_assigned = is_zero(ask->mgid);
+    JoinRequest &ask = pj->request;
+    pj->grant.sa_assigned = is_zero(ask.mgid);
     CreateGate gate;
     if (door_ == Door::daemon) {
         pj->grant.rule = policy::kStaticLabel; // the config's own groups: bounded by the config
     } else {
-        auto admitted = sessions_.admit(*this, *ask);
+        auto admitted = sessions_.admit(*this, ask);
         if (auto *no = std::get_if<proto::Failure>(&admitted)) {
-            sessions_.refused(*this, *ask, no->error);
+            sessions_.refused(*this, ask, no->error);
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
         pj->admission = std::get<policy::Admission>(std::move(admitted));
         pj->grant.rule = pj->admission.rule;
-        if (pj->admission.assert_pkey) { // so that the SA refuses a group of another P_Key
-            with_pkey = *ask;
-            with_pkey.params.pkey = pj->admission.assert_pkey;
-            ask = &with_pkey;
-        }
+        if (pj->admission.assert_pkey) // so that the SA refuses a group of another P_Key
+            ask.params.pkey = pj->admission.assert_pkey;
         sessions_.charge(who_.who.uid, Grant{});
-        pj->charged = true;
         gate = create_gate(pj);
     }
     pending_[request_id] = pj;
-    auto answered = [this, request_id, pj, alive = std::weak_ptr<bool>(alive_), ask_copy = *ask,
-                     done = std::move(done)](const JoinResult &res) {
+    auto answered = [this, request_id, pj, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const JoinResult &res) {
         if (!alive.lock())
             return;
         pending_.erase(request_id);
@@ -310,17 +303,16 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
             failed = proto::Failure{std::move(no->error), std::move(no->field), {}};
         }
         if (failed) {
-            if (pj->charged)
-                sessions_.uncharge(who_.who.uid, pj->grant);
+            uncharge(pj->grant);
             if (failed->error.policy)
-                sessions_.refused(*this, ask_copy, failed->error);
+                sessions_.refused(*this, pj->request, failed->error);
             done(JoinAnswer{res.id, std::move(failed), {}});
             return;
         }
         grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
-    const MembershipId m = sessions_.service().join(client_, *ask, std::move(answered), std::move(gate));
+    const MembershipId m = sessions_.service().join(client_, ask, std::move(answered), std::move(gate));
     if (auto it = pending_.find(request_id); it != pending_.end())
         it->second->id = m; // still waiting for the SA: a leave {"join": id} names it so
     return m;
@@ -345,9 +337,14 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
     // its accounts.
     if (auto err = sessions_.service().leave(client_, m))
         return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
-    if (auto g = grants_.extract(m); g && door_ != Door::daemon)
-        sessions_.uncharge(who_.who.uid, g.mapped());
+    if (auto g = grants_.extract(m))
+        uncharge(g.mapped());
     return std::nullopt;
+}
+
+void ClientSession::uncharge(const Grant &g) {
+    if (door_ != Door::daemon) // the static groups are charged to nobody
+        sessions_.uncharge(who_.who.uid, g);
 }
 
 std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::string &why) {
@@ -365,7 +362,7 @@ std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::stri
         ev.reason = Error{Errc::denied, why, std::nullopt};
         outlet_->membership_event(id, ev);
         sessions_.service().leave(client_, id);
-        sessions_.uncharge(who_.who.uid, grants_.at(id));
+        uncharge(grants_.at(id));
         grants_.erase(id);
         evicted_.insert(id);
     }

@@ -146,6 +146,8 @@ private:
     const std::string *other_name_on(const Gid &mgid, const std::string &name) const;
     // The access policy's create gate for one join (the engine asks it; core/engine.hpp).
     CreateGate create_gate(const std::shared_ptr<PendingJoin> &pj);
+    // Gives back what `g` counted in this client's uid's usage (Sessions::charge).
+    void uncharge(const Grant &g);
     // Releases what `e` names among this session's memberships (held and pending): a held one
     // is told `lost` with `why` first. Returns how many.
     std::size_t evict_matching(const proto::Evict &e, const std::string &why);
