@@ -50,16 +50,21 @@ std::optional<gid_t> group_id(const std::string &name) {
 
 namespace {
 
+// For each element of the optional array at `key`, with its JSON pointer.
+template <class F> void each_element(const ObjectReader &in, std::string_view key, F f) {
+    const json *list = in.array(key);
+    if (!list)
+        return;
+    std::size_t i = 0;
+    for (const json &v : *list)
+        f(v, json_check::pointer_to(in.pointer(key), i++));
+}
+
 // The ids of a "users" or "groups" list: a number is an id, a string a name the host knows.
 template <class Id>
 std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool groups) {
     std::vector<Id> out;
-    const json *list = in.array(key);
-    if (!list)
-        return out;
-    std::size_t i = 0;
-    for (const json &v : *list) {
-        const std::string ptr = json_check::pointer_to(in.pointer(key), i++);
+    each_element(in, key, [&](const json &v, const std::string &ptr) {
         Id id = 0;
         if (v.is_string()) {
             const std::string name(v.get_ref<const json::string_t &>());
@@ -81,23 +86,18 @@ std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool grou
                                       (groups ? "gid nor a group name" : "uid nor a user name"));
         }
         out.push_back(id);
-    }
+    });
     return out;
 }
 
 std::vector<std::string> read_strings(const ObjectReader &in, std::string_view key,
                                       void (*check)(std::string_view, const std::string &)) {
     std::vector<std::string> out;
-    const json *list = in.array(key);
-    if (!list)
-        return out;
-    std::size_t i = 0;
-    for (const json &v : *list) {
-        const std::string ptr = json_check::pointer_to(in.pointer(key), i++);
+    each_element(in, key, [&](const json &v, const std::string &ptr) {
         const std::string_view s = json_check::check_string(v, ptr);
         check(s, ptr);
         out.emplace_back(s);
-    }
+    });
     return out;
 }
 
@@ -124,15 +124,13 @@ std::uint8_t read_join_states(const ObjectReader &in) {
     if (list->empty())
         in.fail("join_states", "is empty, which would allow nothing; leave the key out to allow every join state");
     std::uint8_t bits = 0;
-    std::size_t i = 0;
-    for (const json &v : *list) {
-        const std::string ptr = json_check::pointer_to(in.pointer("join_states"), i++);
+    each_element(in, "join_states", [&](const json &v, const std::string &ptr) {
         const auto bit = proto::join_state_from_name(json_check::check_string(v, ptr));
         if (!bit)
             throw FieldError(ptr, json_check::describe_value(v) +
                                       " is not a join state (full, nonmember, sendonly-nonmember, sendonly-full)");
         bits |= *bit;
-    }
+    });
     return bits;
 }
 
@@ -171,21 +169,14 @@ policy::Rule read_rule(const ObjectReader &in, std::size_t index, const std::vec
     r.gids = read_ids<gid_t>(in, "groups", true);
     r.units = read_strings(in, "units", check_unit);
     r.cgroups = read_strings(in, "cgroups", check_cgroup);
-    if (const json *list = in.array("mgids")) {
-        std::size_t i = 0;
-        for (const json &v : *list) {
-            const std::string ptr = json_check::pointer_to(in.pointer("mgids"), i++);
-            auto p = policy::parse_mgid_prefix(json_check::check_string(v, ptr));
-            if (auto *why = std::get_if<std::string>(&p))
-                throw FieldError(ptr, *why);
-            r.mgids.push_back(std::get<policy::MgidPrefix>(p));
-        }
-    }
-    if (const json *list = in.array("pkeys")) {
-        std::size_t i = 0;
-        for (const json &v : *list)
-            r.pkeys.push_back(pkey_value(v, json_check::pointer_to(in.pointer("pkeys"), i++)));
-    }
+    each_element(in, "mgids", [&](const json &v, const std::string &ptr) {
+        auto p = policy::parse_mgid_prefix(json_check::check_string(v, ptr));
+        if (auto *why = std::get_if<std::string>(&p))
+            throw FieldError(ptr, *why);
+        r.mgids.push_back(std::get<policy::MgidPrefix>(p));
+    });
+    each_element(in, "pkeys",
+                 [&](const json &v, const std::string &ptr) { r.pkeys.push_back(pkey_value(v, ptr)); });
     r.join_states = read_join_states(in);
     r.create = read_create(in);
     if (auto v = in.boolean("controlled_qkeys"))
