@@ -16,7 +16,7 @@ namespace mcastd::frontend {
 struct Credentials {
     ClientInfo who;                          // pid, uid, Unix gid, process name
     std::vector<gid_t> supplementary_groups; // Unix group ids
-    std::string cgroup;                      // process_cgroup(who.pid) when it connected
+    std::string cgroup{};                    // process_cgroup(who.pid) when it connected
 
     policy::Caller caller() const { return {who.uid, who.unix_gid, supplementary_groups, cgroup}; }
 };

@@ -53,20 +53,20 @@ struct Rule {
     std::string name; // errors and `list` name it so: its "name", else "access.rules[N]"
 
     // Who. Every key given must match; a rule with none matches every caller.
-    std::vector<uid_t> uids;          // "users"
-    std::vector<gid_t> gids;          // "groups": the primary group or a supplementary one
-    std::vector<std::string> units;   // "units": a component of the caller's cgroup path
-    std::vector<std::string> cgroups; // "cgroups": the path or one of its ancestors
+    std::vector<uid_t> uids{};        // "users"
+    std::vector<gid_t> gids{};        // "groups": the primary group or a supplementary one
+    std::vector<std::string> units{}; // "units": a component of the caller's cgroup path
+    std::vector<std::string> cgroups{}; // "cgroups": the path or one of its ancestors
 
     // What. A list left empty allows anything.
-    std::vector<MgidPrefix> mgids;        // MGIDs the caller names (not SA-assigned ones)
-    std::vector<std::uint16_t> pkeys;     // compared on the low 15 bits, as the SA does
+    std::vector<MgidPrefix> mgids{};      // MGIDs the caller names (not SA-assigned ones)
+    std::vector<std::uint16_t> pkeys{};   // compared on the low 15 bits, as the SA does
     std::uint8_t join_states = join::all; // JoinState bits a join may ask for
     Create create = Create::none;
     bool controlled_qkeys = false; // Q_Keys with the high bit set (the kernel asks CAP_NET_RAW)
 
     // The per-uid quotas of the callers this rule admits; unset: access.quotas'.
-    std::optional<std::size_t> memberships_per_uid, creates_per_uid;
+    std::optional<std::size_t> memberships_per_uid{}, creates_per_uid{};
 
     bool operator==(const Rule &) const = default;
 };

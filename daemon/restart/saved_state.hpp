@@ -52,10 +52,10 @@ struct SavedMembership {
     std::uint8_t join_state = 0;
     GroupParams params;
     // What the access policy made of it (frontend::Grant); absent from older files.
-    std::string rule;
+    std::string rule{};
     bool created = false;
     bool sa_assigned = false;
-    std::string name; // the named group's name it joined by; "" when none (and in older files)
+    std::string name{}; // the named group's name it joined by; "" when none (and in older files)
     bool operator==(const SavedMembership &) const = default;
 };
 
