@@ -1,7 +1,5 @@
 #include "common/json_check.hpp"
 
-#include "common/utf8.hpp"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -53,149 +51,6 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
     return "[" + to_decimal(lo) + ", " + to_decimal(hi) + "]";
 }
 
-// At most `max` bytes of `s` as valid UTF-8 without control characters: bytes that are not
-// UTF-8 become U+FFFD, controls "\xNN". The library's syntax errors quote the input ("last
-// read: '...'"), which may be anything, and the message goes into a JSON reply and a log line.
-std::string printable(std::string_view s, std::size_t max) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size();) {
-        if (out.size() >= max) {
-            out += "...";
-            break;
-        }
-        const auto c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = proto::utf8_sequence(s, i);
-        if (c < 0x20 || c == 0x7f) {
-            static constexpr char hex[] = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-            ++i;
-        } else if (n == 0) {
-            out += "\xEF\xBF\xBD";
-            ++i;
-        } else {
-            out.append(s.data() + i, n);
-            i += n;
-        }
-    }
-    return out;
-}
-
-// "[json.exception.parse_error.101] parse error at line 1, column 8: syntax error ..." ->
-// "line 1, column 8: syntax error ...": the library's prefix says nothing to a user.
-std::string describe_syntax_error(std::string_view what) {
-    if (auto end = what.find("] "); what.starts_with("[json.exception.") && end != what.npos)
-        what.remove_prefix(end + 2);
-    for (std::string_view p : {std::string_view("parse error at "), std::string_view("parse error: ")})
-        if (what.starts_with(p)) {
-            what.remove_prefix(p.size());
-            break;
-        }
-    return printable(what, 200);
-}
-
-// A SAX consumer that builds the same DOM as json::parse() does, but (a) reports the first
-// duplicate key with its pointer, which the library's own parser drops silently, (b) bounds the
-// nesting depth, and (c) turns a syntax error into a message instead of an exception.
-//
-// Values go in through the public API (push_back, operator[]) so that JSON_DIAGNOSTICS' parent
-// pointers stay right. Only the containers on the path from the root are kept by pointer, and
-// a container is never modified while one of its children is open, so no pointer dangles.
-class DomBuilder {
-public:
-    using string_t = json::string_t;
-
-    DomBuilder(json &root, std::size_t max_depth) : root_(root), max_depth_(max_depth) {}
-
-    bool null() { return place(json(nullptr)); }
-    bool boolean(bool v) { return place(json(v)); }
-    bool number_integer(json::number_integer_t v) { return place(json(v)); }
-    bool number_unsigned(json::number_unsigned_t v) { return place(json(v)); }
-    bool number_float(json::number_float_t v, const string_t &) { return place(json(v)); }
-    // The parser hands us its token buffer and clears it before the next token: ours to move.
-    bool string(string_t &v) { return place(json(std::move(v))); }
-    bool binary(json::binary_t &) { // only the binary formats (CBOR, ...) produce these
-        syntax_error = "binary value in JSON text";
-        return false;
-    }
-
-    bool start_object(std::size_t) { return open(json::value_t::object); }
-    bool start_array(std::size_t) { return open(json::value_t::array); }
-    bool end_object() { return close(); }
-    bool end_array() { return close(); }
-
-    bool key(string_t &k) {
-        Open &top = stack_.back();
-        if (!duplicate && top.container->contains(k))
-            duplicate.emplace(pointer_to(top.pointer, k), "duplicate key");
-        key_ = std::move(k);
-        return true;
-    }
-
-    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &ex) {
-        syntax_error = describe_syntax_error(ex.what());
-        return false;
-    }
-
-    std::optional<std::string> syntax_error;
-    std::optional<FieldError> duplicate;
-
-private:
-    struct Open {
-        json *container;
-        std::string pointer; // built once per container, used only in messages
-    };
-
-    // Where the next value goes: the root, the end of the open array, or the open object under
-    // the last key (replacing an earlier value of a duplicate key, as json::parse does).
-    json &slot_for(json &&v, std::string *pointer) {
-        if (stack_.empty()) {
-            root_ = std::move(v);
-            return root_;
-        }
-        Open &top = stack_.back();
-        if (top.container->is_array()) {
-            if (pointer)
-                *pointer = pointer_to(top.pointer, top.container->size());
-            top.container->push_back(std::move(v));
-            return top.container->back();
-        }
-        if (pointer)
-            *pointer = pointer_to(top.pointer, key_);
-        json &slot = (*top.container)[std::move(key_)];
-        slot = std::move(v);
-        return slot;
-    }
-
-    bool place(json &&v) {
-        slot_for(std::move(v), nullptr);
-        return true;
-    }
-
-    bool open(json::value_t type) {
-        std::string pointer;
-        json &c = slot_for(json(type), &pointer);
-        if (stack_.size() >= max_depth_) {
-            syntax_error = (pointer.empty() ? std::string("document") : pointer) +
-                           ": nested deeper than " + std::to_string(max_depth_) + " levels";
-            return false;
-        }
-        stack_.push_back(Open{&c, std::move(pointer)});
-        return true;
-    }
-
-    bool close() {
-        stack_.pop_back();
-        return true;
-    }
-
-    json &root_;
-    std::size_t max_depth_;
-    std::vector<Open> stack_;
-    string_t key_;
-};
-
 [[noreturn]] void throw_type(const json &v, const std::string &pointer, std::string expected) {
     throw FieldError(pointer, "expected " + std::move(expected) + ", got " + describe_value(v));
 }
@@ -237,28 +92,6 @@ std::string describe_value(const json &v) {
     }
     default: return v.dump(-1, ' ', false, json::error_handler_t::replace);
     }
-}
-
-Parsed parse(std::string_view text, const ParseOptions &options) {
-    Parsed out;
-    // The lexer takes a NUL byte for the end of input and would accept "{}\0anything"; JSON
-    // text has no raw NUL anywhere (inside strings it must be escaped).
-    if (auto nul = text.find('\0'); nul != text.npos) {
-        out.syntax_error = "NUL byte at offset " + std::to_string(nul);
-        return out;
-    }
-    DomBuilder builder(out.value, options.max_depth);
-    const char *begin = text.data();
-    const bool ok = json::sax_parse(begin, begin + text.size(), &builder, json::input_format_t::json,
-                                    /*strict=*/true, options.comments);
-    if (!ok || builder.syntax_error) {
-        out.syntax_error = builder.syntax_error ? std::move(*builder.syntax_error)
-                                                : std::string("not valid JSON");
-        out.value = json(); // whatever was built is partial
-        return out;
-    }
-    out.duplicate = std::move(builder.duplicate);
-    return out;
 }
 
 // ---- single values ----

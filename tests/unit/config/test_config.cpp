@@ -533,7 +533,7 @@ const Rejection kRejections[] = {
     {"audit rate too high", R"({"monitor":{"audit_per_second":100.5}})",
      "test.json: /monitor/audit_per_second: 100.5 out of range [0, 100]"},
     {"audit rate beyond a double", R"({"monitor":{"audit_per_second":1e400}})",
-     "test.json: number overflow parsing '1e400'"}, // the parser's own message
+     "test.json: line 1, column 32: number overflow parsing '1e400'"},
     {"jitter 51", R"({"monitor":{"jitter_percent":51}})",
      "test.json: /monitor/jitter_percent: 51 out of range [0, 50]"},
     {"negative jitter", R"({"monitor":{"jitter_percent":-1}})",
