@@ -33,23 +33,24 @@ inline constexpr std::size_t kTypicalMessage = 512;
 void write_failure(JsonWriter &w, const Failure &f);
 Failure read_failure(const json_check::ObjectReader &in);
 
-// The client's decoders: parses a message or result text into a JSON object, or throws
-// FieldError.
-json_check::json parse_object(std::string_view text);
 Error malformed(const json_check::FieldError &e);
 
-// Runs a client decoder on the object in `text`, turning its FieldError into an Error.
-template <class T, class Decode>
-std::variant<T, Error> decode_object(std::string_view text, Decode decode) {
+// Runs one of the client's decoders, turning its FieldError into an Error.
+template <class T, class F> std::variant<T, Error> decoding(F f) {
     try {
-        const json_check::json doc = parse_object(text);
-        return decode(json_check::ObjectReader(doc, ""));
+        return f();
     } catch (const json_check::FieldError &e) {
         return malformed(e);
     } catch (const std::bad_alloc &) {
         return Error{Errc::internal, "out of memory decoding a message from rdma-mcastd",
                      std::nullopt};
     }
+}
+
+// Runs a client decoder on the object `doc`.
+template <class T, class Decode>
+std::variant<T, Error> decode_value(const json_check::json &doc, Decode decode) {
+    return decoding<T>([&] { return decode(json_check::ObjectReader(doc, "")); });
 }
 
 // For each element of the array at `key` (required), with its pointer.

@@ -142,7 +142,9 @@ std::string encode_too_large(std::size_t size, std::size_t limit) {
 
 namespace {
 
-Incoming read_incoming(const ObjectReader &in) {
+// Reads the envelope of `doc`; a reply's result is moved out of it, not copied.
+Incoming read_incoming(json &doc) {
+    const ObjectReader in(doc, "");
     if (auto name = in.string("event"))
         return codec::read_event(in, *name);
     Reply r;
@@ -153,12 +155,9 @@ Incoming read_incoming(const ObjectReader &in) {
     if (!ok)
         in.fail("ok", "required key is missing");
     if (*ok) {
-        const json &result = in.required("result");
-        if (!result.is_object())
-            throw FieldError(in.pointer("result"),
-                             "expected an object, got " + json_check::describe_value(result));
-        // Values the parser accepted are valid UTF-8, so dump() cannot throw here.
-        r.body = result.dump();
+        if (!in.object("result"))
+            in.fail("result", "required key is missing");
+        r.body = std::move(doc["result"]);
     } else {
         r.body = codec::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
     }
@@ -168,7 +167,14 @@ Incoming read_incoming(const ObjectReader &in) {
 } // namespace
 
 std::variant<Incoming, Error> decode_incoming(std::string_view message) {
-    return codec::decode_object<Incoming>(message, read_incoming);
+    return codec::decoding<Incoming>([&] {
+        auto parsed = json_check::parse(message);
+        if (parsed.syntax_error)
+            throw FieldError({}, "not valid JSON: " + *parsed.syntax_error);
+        if (parsed.duplicate)
+            throw *parsed.duplicate;
+        return read_incoming(parsed.value);
+    });
 }
 
 namespace codec {
@@ -238,18 +244,6 @@ Failure read_failure(const ObjectReader &in) {
 Error malformed(const FieldError &e) {
     return Error{Errc::invalid_argument, "malformed message from rdma-mcastd: " + e.describe(),
                  std::nullopt};
-}
-
-json parse_object(std::string_view text) {
-    auto parsed = json_check::parse(text);
-    if (parsed.syntax_error)
-        throw FieldError({}, "not valid JSON: " + *parsed.syntax_error);
-    if (parsed.duplicate)
-        throw *parsed.duplicate;
-    if (!parsed.value.is_object())
-        throw FieldError({}, "expected a JSON object, got " +
-                                 json_check::describe_value(parsed.value));
-    return std::move(parsed.value);
 }
 
 } // namespace codec

@@ -32,8 +32,8 @@ void write_result(JsonWriter &w, const EvictResult &r) { w.member("released", r.
 
 } // namespace codec
 
-std::variant<EvictResult, Error> decode_evict_result(std::string_view result_json) {
-    return codec::decode_object<EvictResult>(result_json, [](const ObjectReader &in) {
+std::variant<EvictResult, Error> decode_evict_result(const json_check::json &result) {
+    return codec::decode_value<EvictResult>(result, [](const ObjectReader &in) {
         return EvictResult{in.required_uint("released", 0, UINT64_MAX)};
     });
 }

@@ -96,8 +96,8 @@ bool is_session_token(std::string_view t) {
            std::all_of(t.begin(), t.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json) {
-    return codec::decode_object<HelloResult>(result_json, [](const ObjectReader &in) {
+std::variant<HelloResult, Error> decode_hello_result(const json_check::json &result) {
+    return codec::decode_value<HelloResult>(result, [](const ObjectReader &in) {
         HelloResult r;
         r.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
         r.daemon = in.required_string("daemon");

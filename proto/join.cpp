@@ -175,8 +175,8 @@ void write_result(JsonWriter &w, const JoinResult &r) {
 
 } // namespace codec
 
-std::variant<JoinResult, Error> decode_join_result(std::string_view result_json) {
-    return codec::decode_object<JoinResult>(result_json, [](const ObjectReader &in) {
+std::variant<JoinResult, Error> decode_join_result(const json_check::json &result) {
+    return codec::decode_value<JoinResult>(result, [](const ObjectReader &in) {
         JoinResult r;
         r.membership = in.required_uint("membership", 0, UINT64_MAX);
         r.record = codec::read_record(ObjectReader(in.required("record"), in.pointer("record")));

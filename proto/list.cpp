@@ -160,8 +160,8 @@ ListResult read_list(const ObjectReader &in) {
 
 } // namespace
 
-std::variant<ListResult, Error> decode_list_result(std::string_view result_json) {
-    return codec::decode_object<ListResult>(result_json, read_list);
+std::variant<ListResult, Error> decode_list_result(const json_check::json &result) {
+    return codec::decode_value<ListResult>(result, read_list);
 }
 
 } // namespace mcastd::proto

@@ -18,6 +18,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "common/request.hpp"
@@ -254,21 +256,23 @@ std::string encode_event(const Event &event);
 // ---- what a client reads ----
 
 // A reply before its result is interpreted: which result type it carries depends on the
-// request, which only the client knows.
+// request, which only the client knows. The result is kept as parsed, so that nothing is
+// parsed twice: a reply decodes in one pass of the text.
 struct Reply {
     std::optional<std::uint64_t> id;
-    std::variant<Failure, std::string> body; // Failure, or the raw "result" object as JSON text
+    std::variant<Failure, nlohmann::json> body; // Failure, or the "result" object
 };
 using Incoming = std::variant<Reply, Event>;
 
-// Client-side decoders: tolerant of keys they do not know (a newer daemon may add some),
+// Client-side decoders: decode_incoming() reads a message; a reply's result goes to the
+// decode_*_result() of its request. Tolerant of keys they do not know (a newer daemon may add some),
 // strict about the types and ranges of those they do.
 std::variant<Incoming, Error> decode_incoming(std::string_view message);
-std::variant<HelloResult, Error> decode_hello_result(std::string_view result_json);
-std::variant<JoinResult, Error> decode_join_result(std::string_view result_json);
-std::variant<ListResult, Error> decode_list_result(std::string_view result_json);
-std::variant<StatusResult, Error> decode_status_result(std::string_view result_json);
-std::variant<EvictResult, Error> decode_evict_result(std::string_view result_json);
+std::variant<HelloResult, Error> decode_hello_result(const nlohmann::json &result);
+std::variant<JoinResult, Error> decode_join_result(const nlohmann::json &result);
+std::variant<ListResult, Error> decode_list_result(const nlohmann::json &result);
+std::variant<StatusResult, Error> decode_status_result(const nlohmann::json &result);
+std::variant<EvictResult, Error> decode_evict_result(const nlohmann::json &result);
 
 // ---- shared vocabulary ----
 

@@ -240,8 +240,8 @@ StatusResult read_status(const ObjectReader &in) {
 
 } // namespace
 
-std::variant<StatusResult, Error> decode_status_result(std::string_view result_json) {
-    return codec::decode_object<StatusResult>(result_json, read_status);
+std::variant<StatusResult, Error> decode_status_result(const json_check::json &result) {
+    return codec::decode_value<StatusResult>(result, read_status);
 }
 
 } // namespace mcastd::proto

@@ -128,7 +128,7 @@ int rdmamcast_client::hello(const std::optional<proto::SessionTicket> &resume,
     return 0;
 }
 
-std::variant<std::string, int> rdmamcast_client::call(const proto::Request &request) {
+std::variant<nlohmann::json, int> rdmamcast_client::call(const proto::Request &request) {
     error.clear();
     for (bool first = true;; first = false) {
         if (dead)
@@ -156,7 +156,7 @@ std::variant<std::string, int> rdmamcast_client::call(const proto::Request &requ
     }
 }
 
-std::variant<std::string, int> rdmamcast_client::exchange(const proto::Request &request,
+std::variant<nlohmann::json, int> rdmamcast_client::exchange(const proto::Request &request,
                                                           bool &sent) {
     sent = false;
     if (dead)
@@ -185,7 +185,7 @@ std::variant<std::string, int> rdmamcast_client::exchange(const proto::Request &
         }
         if (auto *failure = std::get_if<proto::Failure>(&reply.body))
             return error.set_failure(*failure);
-        return std::move(std::get<std::string>(reply.body));
+        return std::move(std::get<nlohmann::json>(reply.body));
     }
 }
 
@@ -464,7 +464,7 @@ bool rdmamcast_client::route_reply(proto::Reply &reply) {
         done.error = std::make_shared<ErrorState>();
         done.error->set_failure(*failure);
     } else {
-        auto decoded = proto::decode_join_result(std::get<std::string>(reply.body));
+        auto decoded = proto::decode_join_result(std::get<nlohmann::json>(reply.body));
         if (auto *e = std::get_if<mcastd::Error>(&decoded)) {
             done.error = std::make_shared<ErrorState>();
             done.error->set(RDMAMCAST_E_PROTOCOL, -EPROTO, e->message);

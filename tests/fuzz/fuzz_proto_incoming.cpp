@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_check.hpp"
 #include "fuzz_check.hpp"
 #include "protocol.hpp"
 
@@ -14,33 +15,36 @@ using namespace mcastd::proto;
 
 namespace {
 
-template <class T, class Decode> void check_result(std::string_view text, Decode decode) {
-    auto first = decode(text);
+template <class T, class Decode> void check_result(const nlohmann::json &value, Decode decode) {
+    auto first = decode(value);
     if (!std::holds_alternative<T>(first))
         return;
     const std::string once = encode_reply(1, Result{std::get<T>(first)});
     auto reply = decode_incoming(once);
     FUZZ_CHECK(std::holds_alternative<Incoming>(reply));
     const auto &r = std::get<Reply>(std::get<Incoming>(reply));
-    const auto *result = std::get_if<std::string>(&r.body);
+    const auto *result = std::get_if<nlohmann::json>(&r.body);
     FUZZ_CHECK(result != nullptr);
     auto second = decode(*result);
     FUZZ_CHECK(std::holds_alternative<T>(second));
     FUZZ_CHECK(encode_reply(1, Result{std::get<T>(second)}) == once);
 }
 
-void check_results(std::string_view text) {
-    check_result<HelloResult>(text, decode_hello_result);
-    check_result<JoinResult>(text, decode_join_result);
-    check_result<ListResult>(text, decode_list_result);
-    check_result<StatusResult>(text, decode_status_result);
+void check_results(const nlohmann::json &value) {
+    check_result<HelloResult>(value, decode_hello_result);
+    check_result<JoinResult>(value, decode_join_result);
+    check_result<ListResult>(value, decode_list_result);
+    check_result<StatusResult>(value, decode_status_result);
+    check_result<EvictResult>(value, decode_evict_result);
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char *>(data), size);
-    check_results(text);
+    // The input itself as a reply's result object, when it is JSON.
+    if (const auto parsed = json_check::parse(text); !parsed.syntax_error)
+        check_results(parsed.value);
 
     auto in = decode_incoming(text);
     if (auto *err = std::get_if<Error>(&in)) {
@@ -58,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         return 0;
     }
     const Reply &reply = std::get<Reply>(incoming);
-    if (const auto *result = std::get_if<std::string>(&reply.body)) {
+    if (const auto *result = std::get_if<nlohmann::json>(&reply.body)) {
         check_results(*result);
     } else {
         const Failure &f = std::get<Failure>(reply.body);

@@ -110,7 +110,7 @@ protected:
         return reply.value_or(proto::Reply{});
     }
     static proto::Join join(const char *mgid) { return proto::Join{join_request(mgid)}; }
-    static bool ok(const proto::Reply &r) { return std::holds_alternative<std::string>(r.body); }
+    static bool ok(const proto::Reply &r) { return std::holds_alternative<nlohmann::json>(r.body); }
     static Errc code(const proto::Reply &r) {
         auto *f = std::get_if<proto::Failure>(&r.body);
         return f ? f->error.code : Errc::internal;
@@ -144,10 +144,10 @@ TEST_F(DaemonLifecycle, NamedGroupsMapByTheConfiguredPrefix) {
     r.name = "job-42";
     const proto::Reply joined = ask(proto::Join{r});
     ASSERT_TRUE(ok(joined));
-    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<std::string>(joined.body)));
+    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<nlohmann::json>(joined.body)));
     EXPECT_EQ(format_gid(res.record.mgid), kMgid);
     const proto::Reply listed = ask(proto::List{});
-    const auto l = std::get<proto::ListResult>(proto::decode_list_result(std::get<std::string>(listed.body)));
+    const auto l = std::get<proto::ListResult>(proto::decode_list_result(std::get<nlohmann::json>(listed.body)));
     ASSERT_EQ(l.ports.at(0).groups.size(), 1u);
     ASSERT_EQ(l.ports.at(0).groups[0].members.size(), 2u);
     for (const auto &m : l.ports.at(0).groups[0].members)

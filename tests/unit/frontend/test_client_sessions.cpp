@@ -34,7 +34,7 @@ TEST_F(Sessions, HelloComesFirst) {
     send(c, 8, proto::Hello{{1}, "test"});
     const proto::Reply hello = reply(c);
     ASSERT_TRUE(ok(hello));
-    auto result = proto::decode_hello_result(std::get<std::string>(hello.body));
+    auto result = proto::decode_hello_result(std::get<nlohmann::json>(hello.body));
     ASSERT_TRUE(std::holds_alternative<proto::HelloResult>(result));
     EXPECT_EQ(std::get<proto::HelloResult>(result).daemon, "rdma-mcastd test");
 
@@ -105,7 +105,7 @@ protected:
     MembershipLimit() : FrontDoor(limits([](Limits &l) { l.max_memberships_per_client = 2; })) {}
 
     std::uint64_t membership(const proto::Reply &r) {
-        auto j = proto::decode_join_result(std::get<std::string>(r.body));
+        auto j = proto::decode_join_result(std::get<nlohmann::json>(r.body));
         return std::get<proto::JoinResult>(j).membership;
     }
 };
@@ -225,7 +225,7 @@ TEST_F(SlowReader, AClientThatDoesNotReadIsCutOffAndReleasesItsMemberships) {
     send(other, 1000, proto::Status{});
     const proto::Reply st = reply(other);
     ASSERT_TRUE(ok(st));
-    auto status = proto::decode_status_result(std::get<std::string>(st.body));
+    auto status = proto::decode_status_result(std::get<nlohmann::json>(st.body));
     EXPECT_EQ(std::get<proto::StatusResult>(status).clients, 1u);
 }
 

@@ -14,7 +14,7 @@ protected:
         send(fd, 1, proto::Hello{std::move(versions), "test", std::move(resume)});
         const proto::Reply r = reply(fd);
         EXPECT_TRUE(ok(r));
-        auto out = proto::decode_hello_result(std::get<std::string>(r.body));
+        auto out = proto::decode_hello_result(std::get<nlohmann::json>(r.body));
         return std::get<proto::HelloResult>(out);
     }
 

@@ -29,7 +29,7 @@ TEST(ProtoIncoming, IgnoresKeysItDoesNotKnow) {
     auto in = decode_incoming(reply.dump());
     ASSERT_TRUE(std::holds_alternative<Incoming>(in)) << error_of(in);
     const auto &r = std::get<Reply>(std::get<Incoming>(in));
-    auto result = decode_join_result(std::get<std::string>(r.body));
+    auto result = decode_join_result(std::get<json>(r.body));
     ASSERT_TRUE(std::holds_alternative<JoinResult>(result));
     EXPECT_EQ(std::get<JoinResult>(result).record, sample_record());
 
@@ -49,11 +49,11 @@ TEST(ProtoIncoming, AnErrorCodeItDoesNotKnowKeepsTheDaemonsWords) {
     EXPECT_EQ(f.error.message, "(quota-exceeded) too many");
 }
 
-TEST(ProtoIncoming, ResultTextIsTheResultObject) {
+TEST(ProtoIncoming, AReplyCarriesItsResultObjectAsParsed) {
     auto in = decode_incoming(R"({"id":4,"ok":true,"result":{"x":[1,2]}})");
     const auto &r = std::get<Reply>(std::get<Incoming>(in));
     EXPECT_EQ(r.id, 4u);
-    EXPECT_EQ(json::parse(std::get<std::string>(r.body)), json::parse(R"({"x":[1,2]})"));
+    EXPECT_EQ(std::get<json>(r.body), json::parse(R"({"x":[1,2]})"));
 }
 
 struct Malformed {
@@ -78,7 +78,7 @@ std::string join_reply_with(const std::string &key, const json &value) {
 
 const Malformed kMalformed[] = {
     {"not JSON", "{", "not valid JSON"},
-    {"not an object", "[]", "expected a JSON object"},
+    {"not an object", "[]", "expected an object, got an array"},
     {"duplicate key", R"({"id":1,"id":1,"ok":true,"result":{}})", "/id: duplicate key"},
     {"no ok", R"({"id":1,"result":{}})", "/ok: required"},
     {"ok not a bool", R"({"id":1,"ok":1,"result":{}})", "/ok: expected true or false"},
@@ -140,8 +140,7 @@ TEST(ProtoIncoming, RecordFieldsAreCheckedWithTheirPointers) {
         {"join_state", "full+full", "/record/join_state"},
     };
     for (const auto &c : cases) {
-        auto r = decode_join_result(
-            json::parse(join_reply_with(c.key, c.value)).at("result").dump());
+        auto r = decode_join_result(json::parse(join_reply_with(c.key, c.value)).at("result"));
         ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
         EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
             << std::get<Error>(r).message;
@@ -149,18 +148,18 @@ TEST(ProtoIncoming, RecordFieldsAreCheckedWithTheirPointers) {
 }
 
 TEST(ProtoIncoming, ResultDecodersRejectWhatIsNotTheirs) {
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result("{}")));
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_join_result(R"({"membership":1})")));
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_list_result(R"({"ports":{}})")));
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result("[]")));
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result("")));
-    auto ok = decode_list_result(R"({"ports":[]})");
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result(json::object())));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_join_result(json::parse(R"({"membership":1})"))));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_list_result(json::parse(R"({"ports":{}})"))));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result(json::array())));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_hello_result(json("{}"))));
+    auto ok = decode_list_result(json::parse(R"({"ports":[]})"));
     ASSERT_TRUE(std::holds_alternative<ListResult>(ok));
     EXPECT_TRUE(std::get<ListResult>(ok).ports.empty());
 }
 
 // A status result with one port, whose `key` is `value` (erased when `value` is discarded).
-std::string status_with(const std::string &key, const json &value) {
+json status_with(const std::string &key, const json &value) {
     StatusResult st;
     PortStatus p;
     p.device = "mlx5_0";
@@ -177,7 +176,7 @@ std::string status_with(const std::string &key, const json &value) {
         target.erase(k);
     else
         target[k] = value;
-    return j.dump();
+    return j;
 }
 
 TEST(ProtoIncoming, StatusPortFieldsAreCheckedWithTheirPointers) {
@@ -224,13 +223,13 @@ TEST(ProtoIncoming, ListMembersAreChecked) {
         {"mgid":"ff15::1","mlid":1,"qkey":1,"busy":false,"held":["full","bogus"],"foreign":[],
          "counts":{"full":1,"nonmember":0,"sendonly-nonmember":0,"sendonly-full":0},
          "members":[]}]}]})");
-    auto r = decode_list_result(j.dump());
+    auto r = decode_list_result(j);
     ASSERT_TRUE(std::holds_alternative<Error>(r));
     EXPECT_NE(std::get<Error>(r).message.find("/ports/0/groups/0/held/1"), std::string::npos)
         << std::get<Error>(r).message;
     j["ports"][0]["groups"][0]["held"] = json::array({"full"});
     j["ports"][0]["groups"][0]["counts"].erase("sendonly-full");
-    r = decode_list_result(j.dump());
+    r = decode_list_result(j);
     ASSERT_TRUE(std::holds_alternative<Error>(r));
     EXPECT_NE(std::get<Error>(r).message.find("/ports/0/groups/0/counts/sendonly-full: required"),
               std::string::npos)
@@ -262,11 +261,11 @@ TEST(ProtoIncoming, PolicyKeysOfAnErrorAreChecked) {
 }
 
 TEST(ProtoIncoming, AnOlderDaemonsListMembersHaveNoRule) {
-    const auto r = decode_list_result(R"({"ports":[{"device":"d","port":1,"port_gid":"fe80::1",
+    const auto r = decode_list_result(json::parse(R"({"ports":[{"device":"d","port":1,"port_gid":"fe80::1",
         "groups":[{"mgid":"ff15::1","mlid":1,"qkey":1,"busy":false,"held":["full"],"foreign":[],
          "counts":{"full":1,"nonmember":0,"sendonly-nonmember":0,"sendonly-full":0},
          "members":[{"membership":7,"join_state":"full","state":"active","pid":1,"uid":2,
-                     "comm":"a"}]}]}]})");
+                     "comm":"a"}]}]}]})"));
     ASSERT_TRUE(std::holds_alternative<ListResult>(r)) << std::get<Error>(r).message;
     const MemberInfo &m = std::get<ListResult>(r).ports.at(0).groups.at(0).members.at(0);
     EXPECT_EQ(m.membership, 7u);
@@ -276,9 +275,9 @@ TEST(ProtoIncoming, AnOlderDaemonsListMembersHaveNoRule) {
 }
 
 TEST(ProtoIncoming, AnOlderDaemonsStatusHasNoUsersNorMaxGroups) {
-    json j = json::parse(status_with("max_groups", json(json::value_t::discarded)));
+    json j = status_with("max_groups", json(json::value_t::discarded));
     j.erase("users");
-    auto r = decode_status_result(j.dump());
+    auto r = decode_status_result(j);
     ASSERT_TRUE(std::holds_alternative<StatusResult>(r)) << std::get<Error>(r).message;
     EXPECT_EQ(std::get<StatusResult>(r).ports.at(0).max_groups, 0u);
     EXPECT_TRUE(std::get<StatusResult>(r).users.empty());
@@ -288,9 +287,9 @@ TEST(ProtoIncoming, StatusUsersAreCheckedWithTheirPointers) {
     const json user = json::parse(R"({"uid":1001,"user":"bob","memberships":3,
         "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})");
     const auto with_user = [](const json &u) {
-        json j = json::parse(status_with("max_groups", 8));
+        json j = status_with("max_groups", 8);
         j["users"] = json::array({u});
-        return j.dump();
+        return j;
     };
     auto ok = decode_status_result(with_user(user));
     ASSERT_TRUE(std::holds_alternative<StatusResult>(ok)) << std::get<Error>(ok).message;
@@ -317,11 +316,11 @@ TEST(ProtoIncoming, StatusUsersAreCheckedWithTheirPointers) {
         EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
             << std::get<Error>(r).message;
     }
-    json j = json::parse(with_user(user));
+    json j = with_user(user);
     j["users"] = json::object();
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result(j.dump())));
-    j = json::parse(status_with("max_groups", "many"));
-    auto r = decode_status_result(j.dump());
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_status_result(j)));
+    j = status_with("max_groups", "many");
+    auto r = decode_status_result(j);
     ASSERT_TRUE(std::holds_alternative<Error>(r));
     EXPECT_NE(std::get<Error>(r).message.find("/ports/0/max_groups: expected an integer"),
               std::string::npos);

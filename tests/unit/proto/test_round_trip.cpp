@@ -156,9 +156,9 @@ template <class T> T value_of(const std::variant<T, Error> &v) {
     return std::get<T>(v);
 }
 
-const std::string &result_text(const Reply &r) {
-    static const std::string none;
-    auto *s = std::get_if<std::string>(&r.body);
+const nlohmann::json &result_of(const Reply &r) {
+    static const nlohmann::json none;
+    auto *s = std::get_if<nlohmann::json>(&r.body);
     if (!s)
         ADD_FAILURE() << "reply is an error: " << std::get<Failure>(r.body).error.message;
     return s ? *s : none;
@@ -168,7 +168,7 @@ TEST(ProtoRoundTrip, JoinResult) {
     JoinResult in{7, sample_record()};
     const auto reply = decode_reply(encode_reply(2, in));
     EXPECT_EQ(reply.id, 2u);
-    const auto out = value_of(decode_join_result(result_text(reply)));
+    const auto out = value_of(decode_join_result(result_of(reply)));
     EXPECT_EQ(out.membership, 7u);
     EXPECT_EQ(out.record, in.record);
 }
@@ -182,26 +182,26 @@ TEST(ProtoRoundTrip, RecordWithEveryJoinStateAndRate) {
             in.record.join_state = js;
             in.record.mtu = static_cast<std::uint8_t>(1 + rate % 5);
             const auto out =
-                value_of(decode_join_result(result_text(decode_reply(encode_reply(1, in)))));
+                value_of(decode_join_result(result_of(decode_reply(encode_reply(1, in)))));
             EXPECT_EQ(out.record, in.record) << int(rate) << " " << int(js);
         }
 }
 
 TEST(ProtoRoundTrip, HelloAndEmptyResults) {
     const auto hello = value_of(decode_hello_result(
-        result_text(decode_reply(encode_reply(1, HelloResult{1, "rdma-mcastd 0.1.0"})))));
+        result_of(decode_reply(encode_reply(1, HelloResult{1, "rdma-mcastd 0.1.0"})))));
     EXPECT_EQ(hello.version, 1u);
     EXPECT_EQ(hello.daemon, "rdma-mcastd 0.1.0");
     EXPECT_FALSE(hello.session);
     EXPECT_FALSE(hello.resumed);
     HelloResult v2{2, "rdma-mcastd 0.1.0", SessionTicket{9, std::string(32, '1')}, true, {4, 5}};
-    const auto back = value_of(decode_hello_result(result_text(decode_reply(encode_reply(2, v2)))));
+    const auto back = value_of(decode_hello_result(result_of(decode_reply(encode_reply(2, v2)))));
     EXPECT_EQ(back.session, v2.session);
     EXPECT_EQ(back.resumed, std::optional<bool>(true));
     EXPECT_EQ(back.memberships, (std::vector<std::uint64_t>{4, 5}));
     const auto empty = decode_reply(encode_reply(3, Empty{}));
     EXPECT_EQ(empty.id, 3u);
-    EXPECT_EQ(result_text(empty), "{}");
+    EXPECT_EQ(result_of(empty).dump(), "{}");
 }
 
 ListResult sample_list() {
@@ -263,7 +263,7 @@ void expect_same_list(const ListResult &a, const ListResult &b) {
 TEST(ProtoRoundTrip, ListResult) {
     const auto in = sample_list();
     const auto out =
-        value_of(decode_list_result(result_text(decode_reply(encode_reply(5, in)))));
+        value_of(decode_list_result(result_of(decode_reply(encode_reply(5, in)))));
     expect_same_list(out, in);
 }
 
@@ -295,7 +295,7 @@ StatusResult sample_status() {
 TEST(ProtoRoundTrip, StatusResult) {
     const auto in = sample_status();
     const auto out =
-        value_of(decode_status_result(result_text(decode_reply(encode_reply(6, in)))));
+        value_of(decode_status_result(result_of(decode_reply(encode_reply(6, in)))));
     EXPECT_EQ(out.daemon, in.daemon);
     EXPECT_EQ(out.protocol, in.protocol);
     EXPECT_EQ(out.uptime_s, in.uptime_s);
@@ -352,10 +352,10 @@ TEST(ProtoRoundTrip, StatusResult) {
 TEST(ProtoRoundTrip, EvictResult) {
     const std::string text = encode_reply(3, EvictResult{5});
     EXPECT_EQ(text, R"({"id":3,"ok":true,"result":{"released":5}})");
-    EXPECT_EQ(value_of(decode_evict_result(result_text(decode_reply(text)))).released, 5u);
-    EXPECT_EQ(value_of(decode_evict_result(R"({"released":0})")).released, 0u);
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result("{}")));
-    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result(R"({"released":-1})")));
+    EXPECT_EQ(value_of(decode_evict_result(result_of(decode_reply(text)))).released, 5u);
+    EXPECT_EQ(value_of(decode_evict_result(nlohmann::json::parse(R"({"released":0})"))).released, 0u);
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result(nlohmann::json::object())));
+    EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result(nlohmann::json::parse(R"({"released":-1})"))));
 }
 
 TEST(ProtoRoundTrip, ErrorsOfEveryCode) {
