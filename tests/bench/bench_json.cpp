@@ -1,14 +1,19 @@
-// mcastd-bench-json: what the daemon's hand-written JSON writer (proto/json_writer.hpp) buys
-// over nlohmann-json, on the replies it sends most and largest:
+// mcastd-bench-json: the protocol's JSON both ways.
+//
+// Encoding: what the daemon's hand-written writer (proto/json_writer.hpp) buys over
+// nlohmann-json, on the replies it sends most and largest:
 //
 //  1. a join reply: {"id":..,"ok":true,"result":{"membership":..,"record":{...}}};
 //  2. a list reply with 1,000 groups (two ports of 500, two members each).
 //
 // Each is encoded by proto::encode_reply (JsonWriter) and by an equivalent encoder built on
 // nlohmann::ordered_json and dump(..., error_handler_t::replace) (bench_json_nlohmann.hpp),
-// first checked to write the same bytes, then timed for at least half a second each. The
-// nlohmann encoder is timed as proto/ would build it (JSON_DIAGNOSTICS=1) and without the
-// diagnostics.
+// first checked to write the same bytes, then timed for at least half a second each.
+//
+// Decoding: what a held join's round trip spends reading JSON. The client's decode of a join
+// reply (decode_incoming, then decode_join_result on the result it carries), the daemon's
+// decode of a join request, and json_check::parse (common/json_parse.cpp) against
+// nlohmann's json::parse on the same reply text.
 //
 // It prints figures; it does not pass or fail on them.
 #include <chrono>
@@ -18,6 +23,7 @@
 
 #include "bench_json_nlohmann.hpp"
 #include "common/gid.hpp"
+#include "common/json_check.hpp"
 #include "protocol.hpp"
 
 using namespace mcastd;
@@ -130,19 +136,45 @@ template <class F> double seconds_per_call(F f) {
 }
 
 struct Figures {
-    double writer, diag, nodiag;
+    double writer, nlohmann;
 };
 
-Figures time_all(const char *unit, double scale, auto writer, auto diag, auto nodiag) {
-    Figures f{seconds_per_call(writer), seconds_per_call(diag), seconds_per_call(nodiag)};
+Figures time_both(const char *unit, double scale, auto writer, auto nlohmann) {
+    Figures f{seconds_per_call(writer), seconds_per_call(nlohmann)};
     std::printf("  %-44s %10.1f %s\n", "proto::encode_reply (JsonWriter)", f.writer * scale, unit);
-    std::printf("  %-44s %10.1f %s  (%.2fx JsonWriter's time)\n",
-                "ordered_json + dump (JSON_DIAGNOSTICS=1)", f.diag * scale, unit,
-                f.diag / f.writer);
-    std::printf("  %-44s %10.1f %s  (%.2fx JsonWriter's time)\n",
-                "ordered_json + dump (no diagnostics)", f.nodiag * scale, unit,
-                f.nodiag / f.writer);
+    std::printf("  %-44s %10.1f %s  (%.2fx JsonWriter's time)\n", "nlohmann ordered_json + dump",
+                f.nlohmann * scale, unit, f.nlohmann / f.writer);
     return f;
+}
+
+// Figures of the decoders, per call, in ns.
+void time_decoders(const std::string &join_reply, const std::string &join_request) {
+    // Each call returns something of the decoded value, so that nothing is optimised away.
+    const auto client = [&] {
+        auto in = decode_incoming(join_reply);
+        const auto &reply = std::get<Reply>(std::get<Incoming>(in));
+        auto r = decode_join_result(std::get<nlohmann::json>(reply.body));
+        return std::to_string(std::get<JoinResult>(r).record.mlid);
+    };
+    const auto daemon = [&] {
+        auto r = decode_request(join_request);
+        return std::to_string(std::get<RequestEnvelope>(r).id);
+    };
+    const auto ours = [&] { return json_check::parse(join_reply).value.dump(); };
+    const auto library = [&] { return nlohmann::json::parse(join_reply).dump(); };
+    const auto dump_only = [&] {
+        static const nlohmann::json doc = nlohmann::json::parse(join_reply);
+        return doc.dump();
+    };
+    const double dump_s = seconds_per_call(dump_only);
+    std::printf("  %-52s %8.0f ns\n", "client: decode_incoming + decode_join_result",
+                seconds_per_call(client) * 1e9);
+    std::printf("  %-52s %8.0f ns  (%zu-byte request)\n", "daemon: decode_request (join)",
+                seconds_per_call(daemon) * 1e9, join_request.size());
+    const double o = seconds_per_call(ours) - dump_s, l = seconds_per_call(library) - dump_s;
+    std::printf("  %-52s %8.0f ns\n", "json_check::parse of the reply", o * 1e9);
+    std::printf("  %-52s %8.0f ns  (%.2fx json_check::parse's time)\n",
+                "nlohmann json::parse of the reply", l * 1e9, l / o);
 }
 
 } // namespace
@@ -156,14 +188,12 @@ int main() {
     std::printf("output check\n");
     const std::string join_w = encode_reply(id, join_variant);
     const std::string list_w = encode_reply(id, list_variant);
-    same("join reply, JSON_DIAGNOSTICS=1", join_w, nl::diag::encode_join_reply(id, join));
-    same("join reply, no diagnostics", join_w, nl::nodiag::encode_join_reply(id, join));
-    same("list reply, JSON_DIAGNOSTICS=1", list_w, nl::diag::encode_list_reply(id, list));
-    same("list reply, no diagnostics", list_w, nl::nodiag::encode_list_reply(id, list));
+    same("join reply", join_w, nl::encode_join_reply(id, join));
+    same("list reply", list_w, nl::encode_list_reply(id, list));
     std::printf("  (the nlohmann encoder writes an integral double as an integer, as JsonWriter "
                 "does; with\n   doubles passed through as doubles it differs only there:)\n");
     same("join reply, doubles as nlohmann writes them", join_w,
-         nl::diag::encode_join_reply_plain_doubles(id, join));
+         nl::encode_join_reply_plain_doubles(id, join));
     {
         // Not in the timed data: half a 3-byte sequence. JsonWriter replaces each bad byte,
         // nlohmann the maximal invalid subpart (Unicode's recommended practice).
@@ -171,24 +201,27 @@ int main() {
         edge.ports.resize(1);
         edge.ports[0].groups[0].members[0].comm = "feed-\xe2\x82-x";
         same("edge case: comm with half of a 3-byte UTF-8", encode_reply(id, Result{edge}),
-             nl::diag::encode_list_reply(id, edge));
+             nl::encode_list_reply(id, edge));
     }
 
-    std::printf("\njoin reply (%zu bytes), per reply\n", join_w.size());
-    const Figures j = time_all(
+    std::printf("\nencoding a join reply (%zu bytes), per reply\n", join_w.size());
+    const Figures j = time_both(
         "ns", 1e9, [&] { return encode_reply(id, join_variant); },
-        [&] { return nl::diag::encode_join_reply(id, join); },
-        [&] { return nl::nodiag::encode_join_reply(id, join); });
+        [&] { return nl::encode_join_reply(id, join); });
 
-    std::printf("\nlist reply, 1,000 groups, 2,000 members (%zu bytes), per reply\n",
+    std::printf("\nencoding a list reply, 1,000 groups, 2,000 members (%zu bytes), per reply\n",
                 list_w.size());
-    const Figures l = time_all(
+    const Figures l = time_both(
         "us", 1e6, [&] { return encode_reply(id, list_variant); },
-        [&] { return nl::diag::encode_list_reply(id, list); },
-        [&] { return nl::nodiag::encode_list_reply(id, list); });
+        [&] { return nl::encode_list_reply(id, list); });
+    std::printf("\nJsonWriter speed-up over ordered_json: join %.2fx, list %.2fx\n",
+                j.nlohmann / j.writer, l.nlohmann / l.writer);
 
-    std::printf("\nJsonWriter speed-up over ordered_json (JSON_DIAGNOSTICS=1): join %.2fx, "
-                "list %.2fx; without diagnostics: join %.2fx, list %.2fx\n",
-                j.diag / j.writer, l.diag / l.writer, j.nodiag / j.writer, l.nodiag / l.writer);
+    JoinRequest request;
+    request.device = "ibsim0";
+    request.port = 1;
+    request.mgid = gid("ff15:a01b::1:2");
+    std::printf("\ndecoding (parse times exclude a dump() each call makes to keep its result)\n");
+    time_decoders(join_w, encode_request(42, Request{Join{request}}));
     return 0;
 }

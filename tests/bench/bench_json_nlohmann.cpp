@@ -1,5 +1,4 @@
-// The body of the comparison encoder (bench_json_nlohmann.hpp); the including file defines
-// BENCH_NLOHMANN_NS and, for one of the two builds, JSON_DIAGNOSTICS.
+// The comparison encoder of mcastd-bench-json (bench_json_nlohmann.hpp).
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +6,7 @@
 #include "bench_json_nlohmann.hpp"
 #include "common/gid.hpp"
 
-namespace bench_nlohmann::BENCH_NLOHMANN_NS {
+namespace bench_nlohmann {
 
 namespace {
 
@@ -85,6 +84,12 @@ ordered_json group(const GroupInfo &g) {
         o["pid"] = std::int64_t{m.pid};
         o["uid"] = std::uint64_t{m.uid};
         o["comm"] = m.comm;
+        o["rule"] = m.rule;
+        o["created"] = m.created;
+        if (!m.flagged.empty())
+            o["flagged"] = m.flagged;
+        if (!m.name.empty())
+            o["name"] = m.name;
         members.push_back(std::move(o));
     }
     j["members"] = std::move(members);
@@ -134,4 +139,4 @@ std::string encode_list_reply(std::uint64_t id, const ListResult &r) {
     return reply(id, std::move(result));
 }
 
-} // namespace bench_nlohmann::BENCH_NLOHMANN_NS
+} // namespace bench_nlohmann
