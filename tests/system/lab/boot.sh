@@ -24,10 +24,12 @@
 #                      the lab's systemd builds its tree in the caller's own cgroups, in every
 #                      hierarchy it finds mounted (on a hybrid host: the v1 controllers too),
 #                      and leaves it behind: for a look by hand only.
-#   MCASTD_LAB_ROOT    how the root is made: "ro" (default) binds the host's / read-only. Not
-#                      implemented yet, "overlay" would be an overlayfs of a tmpfs upper layer
-#                      over the host's / (then /proc, /sys, /dev bound in and pivot_root(8)
-#                      into it), so that a test could install packages (dpkg -i) in the lab.
+#   MCASTD_LAB_ROOT    how the root is made: "ro" (default) is the host's / read-only;
+#                      "overlay" is an overlayfs with the host's root file system as its lower
+#                      layer and a tmpfs as its upper one, pivot_root(8)ed into, so that a test
+#                      can install a package (dpkg -i writes /usr, /etc, /var/lib/dpkg) and
+#                      every write dies with the lab. Only the root file system is in it; the
+#                      lab's private mounts (below) and MCASTD_LAB_KEEP cover the rest.
 #   MCASTD_LAB_KEEP    directories (colon-separated) under the host's /tmp, /run or /var/tmp
 #                      that the lab must still see, read-only: a build tree in a clone under
 #                      /tmp (CI's), whose units and binaries the lab's services run. Opened
@@ -58,6 +60,20 @@ fi
 # Nothing mounted from here on may propagate back to the host.
 mount --make-rprivate /
 
+# The kept directories, opened while their host paths still lead to them (an overlay root, or
+# the private tmpfs mounts below, hides them).
+keep_dirs=()
+keep_fds=()
+if [ -n "${MCASTD_LAB_KEEP:-}" ]; then
+    IFS=: read -ra keep_dirs <<< "$MCASTD_LAB_KEEP"
+    for i in "${!keep_dirs[@]}"; do
+        [ -d "${keep_dirs[$i]}" ] || die "MCASTD_LAB_KEEP: ${keep_dirs[$i]} is not a directory"
+        exec {fd}<"${keep_dirs[$i]}"
+        keep_fds[$i]=$fd
+    done
+fi
+
+root_type=overlay
 case "${MCASTD_LAB_ROOT:-ro}" in
 ro)
     # The root mount itself, in place. Not "mount --bind / /" first: that stacks a second,
@@ -68,15 +84,39 @@ ro)
     # into the top mount: such a service would see the host's root, writable, without the
     # lab's /tmp and /run.
     mount -o remount,bind,ro /
+    root_type=ro
     ;;
-*) die "MCASTD_LAB_ROOT=${MCASTD_LAB_ROOT}: only 'ro' is implemented" ;;
+overlay)
+    # Staged on a tmpfs mounted over /mnt: in this namespace only, and gone with it. The upper
+    # layer must not be on the root file system (overlayfs(5): upper and lower may not overlap).
+    stage=/mnt
+    mount -t tmpfs -o mode=0700 tmpfs "$stage"
+    mkdir "$stage/upper" "$stage/work" "$stage/root"
+    mount -t overlay -o "lowerdir=/,upperdir=$stage/upper,workdir=$stage/work" overlay "$stage/root"
+    mount -t proc -o nosuid,nodev,noexec proc "$stage/root/proc"
+    mount --rbind /sys "$stage/root/sys"
+    cd "$stage/root"
+    mkdir .lab-old-root
+    pivot_root . .lab-old-root
+    cd /
+    # The host's mounts go; the overlay keeps its layers alive.
+    umount -l /.lab-old-root
+    rmdir /.lab-old-root
+    ;;
+*) die "MCASTD_LAB_ROOT=${MCASTD_LAB_ROOT}: not 'ro' or 'overlay'" ;;
 esac
-# A write test, so that a root that is somehow still writable stops the boot here, and no
-# second mount on "/" (see above).
-if touch /.mcastd-lab-rw-probe 2>/dev/null; then
-    rm -f /.mcastd-lab-rw-probe
-    die "the lab's / is writable; refusing to boot"
+if [ "$root_type" = ro ]; then
+    # A write test, so that a root that is somehow still writable stops the boot here.
+    if touch /.mcastd-lab-rw-probe 2>/dev/null; then
+        rm -f /.mcastd-lab-rw-probe
+        die "the lab's / is writable; refusing to boot"
+    fi
+else
+    # The root is writable by design: it must be the overlay, nothing else.
+    fstype=$(awk '$5 == "/" { for (i = 7; i < NF; i++) if ($i == "-") { print $(i + 1); exit } }' /proc/self/mountinfo)
+    [ "$fstype" = overlay ] || die "the lab's / is $fstype, not the overlay; refusing to boot"
 fi
+# No second mount on "/" (see above).
 [ "$(awk '$5 == "/"' /proc/self/mountinfo | wc -l)" = 1 ] || die "more than one mount on /; refusing to boot"
 
 # Kernel knobs are global, not namespaced: systemd raises fs.nr_open and fs.file-max at boot.
@@ -93,16 +133,6 @@ if [ -n "${MCASTD_LAB_IN_CGROUP_NS:-}" ]; then
     mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup
 fi
 
-keep_dirs=()
-keep_fds=()
-if [ -n "${MCASTD_LAB_KEEP:-}" ]; then
-    IFS=: read -ra keep_dirs <<< "$MCASTD_LAB_KEEP"
-    for i in "${!keep_dirs[@]}"; do
-        [ -d "${keep_dirs[$i]}" ] || die "MCASTD_LAB_KEEP: ${keep_dirs[$i]} is not a directory"
-        exec {fd}<"${keep_dirs[$i]}"
-        keep_fds[$i]=$fd
-    done
-fi
 for d in /tmp /run /var/tmp /var/log /var/lib/systemd /var/cache; do
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$d"
 done

@@ -341,7 +341,8 @@ struct Lab::Impl {
         boot.emplace(sim::Process::Options{.argv = argv,
                                            .env = {{"NOTIFY_SOCKET", "@" + notify_name},
                                                    {"MCASTD_LAB_CGROUP", cgroup.string()},
-                                                   {"MCASTD_LAB_KEEP", kKeep}},
+                                                   {"MCASTD_LAB_KEEP", kKeep},
+                                                   {"MCASTD_LAB_ROOT", opts.root == Root::overlay ? "overlay" : "ro"}},
                                            .cwd = "/",
                                            .merge_stderr = true});
         const auto deadline = Clock::now() + opts.boot_timeout;
@@ -388,20 +389,28 @@ struct Lab::Impl {
     }
 
     // Checks, from the host, what boot.sh promises before anything is written into the lab:
-    // one read-only mount on the lab's "/" (a second one stacked there would be what services
-    // see, see boot.sh), and the lab's private directories on file systems of their own.
-    // Throws when something is wrong.
+    // one mount on the lab's "/" (a second one stacked there would be what services see, see
+    // boot.sh), read-only or the overlay as asked, and the lab's private directories on file
+    // systems of their own. Throws when something is wrong.
     void verify_isolation() const {
         std::ifstream in("/proc/" + std::to_string(pid1) + "/mountinfo");
         int roots = 0;
         for (std::string line; std::getline(in, line);) {
             std::istringstream f(line);
-            std::string id, parent, devno, root, mount_point, options;
+            std::string id, parent, devno, root, mount_point, options, field;
             if (!(f >> id >> parent >> devno >> root >> mount_point >> options) || mount_point != "/")
                 continue;
             ++roots;
-            if (("," + options + ",").find(",ro,") == std::string::npos)
+            while (f >> field && field != "-") {
+            }
+            std::string fstype;
+            f >> fstype;
+            if (opts.root == Root::overlay) {
+                if (fstype != "overlay")
+                    throw std::runtime_error("the lab's / is not the overlay: " + line);
+            } else if (("," + options + ",").find(",ro,") == std::string::npos) {
                 throw std::runtime_error("the lab's / is mounted read-write: " + line);
+            }
         }
         if (roots != 1)
             throw std::runtime_error("the lab has " + std::to_string(roots) + " mounts on /, not one");

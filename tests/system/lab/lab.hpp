@@ -30,10 +30,15 @@ using sim::RunResult;
 
 class Lab {
 public:
+    // The lab's root: the host's, read-only; or an overlay of a tmpfs on it, writable and
+    // thrown away with the lab, for a test that installs a package (boot.sh, MCASTD_LAB_ROOT).
+    enum class Root { read_only, overlay };
+
     struct Options {
         // Unit files (and NAME.d/ drop-in directories) copied into the lab's
         // /run/systemd/system before systemd starts; empty: none.
         std::filesystem::path unit_dir{};
+        Root root = Root::read_only;
         // From starting boot.sh until systemd says READY=1.
         std::chrono::milliseconds boot_timeout{30'000};
     };

@@ -198,5 +198,25 @@ TEST(LabTeardown, KillsPid1RemovesItsCgroupAndKeepsTheCanary) {
     }
 }
 
+// The overlay root (Lab::Root::overlay): writable in the lab, as dpkg needs, and every write
+// stays in the lab's tmpfs layer while the host's files show through unchanged.
+TEST(LabOverlay, WritesToTheRootStayInTheLab) {
+    if (auto why = Lab::unavailable())
+        GTEST_SKIP() << *why;
+    const std::string probe = "/etc/mcastd-lab-overlay-probe." + std::to_string(::getpid());
+    ASSERT_FALSE(path_exists(probe));
+    Lab lab(Lab::Options{.root = Lab::Root::overlay});
+    EXPECT_EQ(lab.boot_state(), "running") << lab.diagnostics();
+    // The host's /etc shows through; a write to it, and a change to a host file, do not leave.
+    EXPECT_EQ(lab.run({"cat", "/etc/debian_version"}).out, slurp("/etc/debian_version"));
+    const auto wrote = lab.run({"sh", "-c", "echo lab > " + probe + " && echo '# lab' >> /etc/hostname"});
+    ASSERT_EQ(wrote.exit_code, 0) << wrote.out << wrote.err;
+    EXPECT_EQ(slurp(lab.host_path(probe)), "lab\n");
+    EXPECT_FALSE(path_exists(probe)) << "the lab wrote " << probe << " on the host";
+    EXPECT_EQ(slurp("/etc/hostname").find("# lab"), std::string::npos) << "the lab changed the host's /etc/hostname";
+    EXPECT_EQ(lab.teardown(), "");
+    EXPECT_FALSE(path_exists(probe));
+}
+
 } // namespace
 } // namespace mcastd::lab
