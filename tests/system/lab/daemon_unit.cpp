@@ -20,13 +20,14 @@ void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &
         conf += "Environment=" + unit_quoted(k + "=" + v) + "\n";
     conf += "WorkingDirectory=" + std::string(kDaemonCwd) + "\n";
     conf += "ReadWritePaths=" + std::string(kDaemonCwd) + "\n";
-    // The lab's root is read-only: no /etc/rdma-mcastd to create.
-    conf += "ConfigurationDirectory=\n";
-    // The build tree, when the checkout is under /tmp (CI's clone): PrivateTmp= would hide it.
-    conf += "BindReadOnlyPaths=" + unit.daemon.parent_path().string() + "\n";
-    conf += "ExecStart=\nExecStart=" + unit.daemon.string() + " --config " + std::string(kDaemonConfig) + "\n";
+    if (!unit.daemon.empty()) {
+        // The build tree, when the checkout is under /tmp (CI's clone): PrivateTmp= would hide it.
+        conf += "BindReadOnlyPaths=" + unit.daemon.parent_path().string() + "\n";
+        conf += "ExecStart=\nExecStart=" + unit.daemon.string() + " --config " + std::string(kDaemonConfig) + "\n";
+        lab.write_file(kDaemonConfig, unit.config_json);
+    }
+    conf += unit.extra_service;
     lab.write_unit("rdma-mcastd.service.d/lab.conf", conf);
-    lab.write_file(kDaemonConfig, unit.config_json);
     std::filesystem::create_directories(lab.host_path(kDaemonCwd));
 }
 

@@ -12,9 +12,12 @@
 namespace mcastd::lab {
 
 struct DaemonUnit {
-    std::string node;             // the fabric node the daemon is attached to
-    std::filesystem::path daemon; // the built rdma-mcastd
-    std::string config_json;      // its config file's contents
+    std::string node{};           // the fabric node the daemon is attached to
+    // The built rdma-mcastd, started with config_json as its config file. Empty: the unit's
+    // own ExecStart= and config file (a package installed in the lab), only attached to node.
+    std::filesystem::path daemon{};
+    std::string config_json{};   // its config file's contents
+    std::string extra_service{}; // more lines for the drop-in's [Service] section
 };
 
 // The shipped units, and the socket rdma-mcastd.socket listens on (ListenSequentialPacket=,
@@ -31,9 +34,9 @@ inline constexpr const char *kDaemonCwd = "/run/rdma-mcastd-lab/cwd";
 std::string unit_quoted(const std::string &assignment);
 
 // Writes rdma-mcastd.service.d/lab.conf (the fabric's environment for `node`, the working
-// directory, no ConfigurationDirectory= on the read-only root, the build tree bound in, the
-// daemon started with the lab's config), the config file and the working directory. The
-// socket unit is left as shipped. The caller adds its own drop-ins, then daemon_reload()s.
+// directory; for a built daemon also the build tree bound in and the daemon started with the
+// lab's config), the config file and the working directory. The socket unit is left as shipped. The caller adds its own drop-ins,
+// then daemon_reload()s.
 void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit);
 
 } // namespace mcastd::lab

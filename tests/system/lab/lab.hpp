@@ -28,6 +28,10 @@ namespace mcastd::lab {
 
 using sim::RunResult;
 
+// Runs argv on the host (not in a lab), to completion: its exit code (-1 after a timeout or a
+// signal), its output and its error output.
+RunResult host_run(std::vector<std::string> argv, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 class Lab {
 public:
     // The lab's root: the host's, read-only; or an overlay of a tmpfs on it, writable and

@@ -39,17 +39,6 @@ constexpr const char *kMgid = "ff15::5a:1";
 
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
-// A command on the host, to completion.
-RunResult host_run(std::vector<std::string> argv) {
-    Process p(Process::Options{.argv = std::move(argv), .cwd = "/"});
-    RunResult r;
-    if (const auto code = p.wait(30s); code && *code < 128)
-        r.exit_code = *code;
-    r.out = p.read_all(0ms);
-    r.err = p.stderr_text();
-    return r;
-}
-
 std::string summary(const std::vector<std::string> &argv, const RunResult &r) {
     std::string s;
     for (const auto &a : argv)
