@@ -517,6 +517,14 @@ std::optional<std::string> Lab::unavailable() {
     return reason;
 }
 
+std::optional<std::string> Lab::unavailable(Root root) {
+    if (auto why = unavailable())
+        return why;
+    if (root == Root::overlay && read_file("/proc/filesystems").find("\toverlay\n") == std::string::npos)
+        return std::string("the kernel has no overlayfs (/proc/filesystems): no throw-away root for the lab");
+    return std::nullopt;
+}
+
 RunResult host_run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
     sim::Process p(sim::Process::Options{.argv = std::move(argv), .cwd = "/"});
     return finish(p, timeout);

@@ -50,6 +50,8 @@ public:
     // Why no lab can boot here (not root, no namespaces, no systemd, no cgroup v2), or nullopt
     // when it can. Tests: `if (auto why = Lab::unavailable()) GTEST_SKIP() << *why;`
     static std::optional<std::string> unavailable();
+    // The same, and for Root::overlay also no overlayfs in the kernel.
+    static std::optional<std::string> unavailable(Root root);
 
     // Boots the lab and waits for systemd's READY=1 (sent when the boot transaction is done;
     // sd_notify(3)). Throws std::runtime_error, with boot.sh's output and the lab's journal,

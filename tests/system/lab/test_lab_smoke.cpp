@@ -201,7 +201,7 @@ TEST(LabTeardown, KillsPid1RemovesItsCgroupAndKeepsTheCanary) {
 // The overlay root (Lab::Root::overlay): writable in the lab, as dpkg needs, and every write
 // stays in the lab's tmpfs layer while the host's files show through unchanged.
 TEST(LabOverlay, WritesToTheRootStayInTheLab) {
-    if (auto why = Lab::unavailable())
+    if (auto why = Lab::unavailable(Lab::Root::overlay))
         GTEST_SKIP() << *why;
     const std::string probe = "/etc/mcastd-lab-overlay-probe." + std::to_string(::getpid());
     ASSERT_FALSE(path_exists(probe));
