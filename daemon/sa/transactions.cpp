@@ -144,17 +144,31 @@ void MadTransactions::abandon_all() {
     for (auto &[index, p] : ports_) {
         timers_.cancel(p.pace_timer);
         p.pace_timer = 0;
+        timers_.cancel(p.gap_timer);
+        p.gap_timer = 0;
         p.waiting.clear();
         p.ready.clear();
         p.active = 0;
     }
 }
 
-void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
-    ports_[port].sa = addr;
+MadTransactions::Port &MadTransactions::port_state(PortIndex port) {
+    auto [it, made] = ports_.try_emplace(port);
+    if (made && cfg_.congestion.enabled)
+        it->second.cc.emplace(cfg_.congestion, cfg_.window);
+    return it->second;
 }
 
-void MadTransactions::clear_sa_address(PortIndex port) { ports_[port].sa.reset(); }
+void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
+    Port &p = port_state(port);
+    // A first SM, or another one: what was learned of the old one's round trips says nothing
+    // of this one's, and every host whose SM changed is about to send at once.
+    if (p.cc && (!p.sa || p.sa->dlid != addr.dlid))
+        p.cc->restart();
+    p.sa = addr;
+}
+
+void MadTransactions::clear_sa_address(PortIndex port) { port_state(port).sa.reset(); }
 
 std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
     auto it = ports_.find(port);
@@ -177,10 +191,10 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     t.done = std::move(done);
     t.validate = std::move(validate);
 
-    Port &p = ports_[port];
+    Port &p = port_state(port);
     if (route == Route::local_smp) {
         request_send(id, t);
-    } else if (p.active < cfg_.window && p.waiting.empty()) {
+    } else if (p.waiting.empty() && may_admit(port, p)) {
         ++p.active;
         request_send(id, t);
     } else {
@@ -195,8 +209,26 @@ void MadTransactions::cancel(Id id) {
         finish(id, nullptr);
 }
 
-void MadTransactions::admit_waiting(Port &p) {
-    while (p.active < cfg_.window && !p.waiting.empty()) {
+bool MadTransactions::may_admit(PortIndex port, Port &p) {
+    if (!p.cc)
+        return p.active < cfg_.window;
+    if (p.active >= p.cc->allowed())
+        return false;
+    const TimePoint now = timers_.now();
+    const TimePoint at = p.cc->earliest_send(now);
+    if (at <= now)
+        return true;
+    if (p.gap_timer == 0)
+        p.gap_timer = timers_.start(std::chrono::ceil<Duration>(at - now), [this, port] {
+            Port &q = port_state(port);
+            q.gap_timer = 0;
+            admit_waiting(port, q);
+        });
+    return false;
+}
+
+void MadTransactions::admit_waiting(PortIndex port, Port &p) {
+    while (!p.waiting.empty() && may_admit(port, p)) {
         const Id id = p.waiting.front();
         p.waiting.pop_front();
         ++p.active;
@@ -226,7 +258,7 @@ void MadTransactions::arm_pacer(PortIndex port, Port &p) {
 }
 
 void MadTransactions::on_pacer(PortIndex port) {
-    Port &p = ports_[port];
+    Port &p = port_state(port);
     p.pace_timer = 0;
     while (!p.ready.empty() && token_available(p)) {
         const Id id = p.ready.front();
@@ -244,7 +276,7 @@ void MadTransactions::request_send(Id id, Txn &t) {
         send_try(id, t);
         return;
     }
-    Port &p = ports_[t.port];
+    Port &p = port_state(t.port);
     // FIFO: a try never overtakes one already waiting for a token.
     if (p.ready.empty() && token_available(p)) {
         take_token(p);
@@ -265,7 +297,7 @@ std::uint32_t MadTransactions::allocate_tid() {
 }
 
 void MadTransactions::send_try(Id id, Txn &t) {
-    Port &p = ports_[t.port];
+    Port &p = port_state(t.port);
     t.stage = Stage::in_flight;
     ++t.tries;
     if (t.tries > 1)
@@ -273,13 +305,18 @@ void MadTransactions::send_try(Id id, Txn &t) {
 
     const std::uint32_t tid = allocate_tid();
     t.tids.push_back(tid);
+    t.sent_at.push_back(timers_.now());
     tids_[tid] = id;
     set_mad_tid(t.mad, tid);
     t.failure = TryFailure::none;
     t.failure_errno = 0;
     t.failure_detail.clear();
 
-    const milliseconds timeout = try_timeout(t.policy, t.tries - 1);
+    const Duration fixed = try_timeout(t.policy, t.tries - 1);
+    t.timeout = p.cc && t.route == Route::sa
+                    ? p.cc->try_timeout(t.tries - 1, t.policy.first_timeout, t.policy.max_timeout, fixed)
+                    : fixed;
+    const auto timeout = std::chrono::ceil<milliseconds>(t.timeout);
     std::optional<MadAddress> addr;
     if (t.route == Route::local_smp)
         addr = kLocalSmpAddress;
@@ -301,7 +338,7 @@ void MadTransactions::send_try(Id id, Txn &t) {
             ++p.stats.sent;
         }
     }
-    t.timer = timers_.start(timeout, [this, id] { on_try_deadline(id); });
+    t.timer = timers_.start(t.timeout, [this, id] { on_try_deadline(id); });
 }
 
 void MadTransactions::on_try_deadline(Id id) {
@@ -313,13 +350,16 @@ void MadTransactions::on_try_deadline(Id id) {
     if (t.failure == TryFailure::none) {
         t.failure = TryFailure::no_answer;
         t.failure_detail = "no answer within " +
-                           std::to_string(try_timeout(t.policy, t.tries - 1).count()) + " ms";
+                           std::to_string(std::chrono::ceil<milliseconds>(t.timeout).count()) + " ms";
+        // Silence is the SA's congestion signal; a bounce or a send error is not.
+        if (Port &p = port_state(t.port); p.cc && t.route == Route::sa)
+            p.cc->on_timeout(timers_.now());
     }
     if (t.tries < t.policy.max_tries) {
         request_send(id, t);
         return;
     }
-    ++ports_[t.port].stats.timeouts;
+    ++port_state(t.port).stats.timeouts;
     TxnOutcome out;
     out.kind = TxnOutcome::Kind::timeout;
     out.tries = t.tries;
@@ -339,7 +379,7 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     for (std::uint32_t tid : t.tids)
         tids_.erase(tid);
 
-    Port &p = ports_[t.port];
+    Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
         unqueue(p.waiting);
@@ -348,7 +388,7 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
             unqueue(p.ready);
         if (t.route == Route::sa)
             --p.active;
-        admit_waiting(p);
+        admit_waiting(t.port, p);
     }
     // Last, with our state consistent: the callback may submit or cancel.
     if (outcome && t.done)
@@ -363,7 +403,7 @@ void MadTransactions::drop(PortIndex port, const std::string &why) {
 }
 
 void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> bytes, int status) {
-    Port &p = ports_[port];
+    Port &p = port_state(port);
     const auto hdr = decode_mad_header(bytes);
     if (!hdr) {
         ++p.stats.rejected;
@@ -434,6 +474,11 @@ void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> b
     }
 
     ++p.stats.responses;
+    if (p.cc && t->route == Route::sa) {
+        // The answer names its try by TID: the round trip of exactly that try.
+        const auto i = std::find(t->tids.begin(), t->tids.end(), low) - t->tids.begin();
+        p.cc->on_answer(t->sent_at[static_cast<std::size_t>(i)], timers_.now());
+    }
     TxnOutcome out;
     out.kind = TxnOutcome::Kind::response;
     out.response = bytes;
@@ -458,6 +503,11 @@ TxnStats MadTransactions::total_stats() const {
 std::size_t MadTransactions::in_flight(PortIndex port) const {
     auto it = ports_.find(port);
     return it == ports_.end() ? 0 : it->second.active;
+}
+
+const CongestionWindow *MadTransactions::congestion(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it == ports_.end() || !it->second.cc ? nullptr : &*it->second.cc;
 }
 
 std::size_t MadTransactions::queued(PortIndex port) const {

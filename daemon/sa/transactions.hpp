@@ -24,7 +24,10 @@
 // it completes (or is cancelled) they are forgotten and later answers are counted as late.
 //
 // Window and pacing (Route::sa only). At most `window` transactions per port are in flight;
-// later ones wait FIFO per port. With pacing_rate > 0 every try (first or retransmit) also
+// later ones wait FIFO per port. With congestion control on (congestion.hpp) the window is
+// learned per port from the SA's round trips, `window` is its hard cap, and a try's timeout
+// comes from the measured round trip within the try policy's bounds, so a transaction ends
+// after at most max_tries * max_timeout. With pacing_rate > 0 every try (first or retransmit) also
 // takes a token from a per-port bucket of pacing_rate tokens per second holding at most
 // pacing_burst. Both exist to keep a mass rejoin from flooding the SA. Route::local_smp MADs
 // skip both: they never reach the SA, and the PortInfo probe that tells the daemon the SM has
@@ -44,6 +47,7 @@
 
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
+#include "sa/congestion.hpp"
 #include "sa/mad_transport.hpp"
 
 namespace mcastd::sa {
@@ -55,6 +59,7 @@ struct TransactionConfig {
     unsigned window = 16;                         // in-flight SA transactions per port, >= 1
     unsigned pacing_rate = 0;                     // SA MADs per second per port; 0 = unlimited
     unsigned pacing_burst = 1; // bucket size, >= 1; 1 = evenly spaced, never two at once
+    CongestionConfig congestion{}; // off: `window` is the window
     // Start of the TID counter; unset = random (std::random_device). Set only for reproducible
     // traces: two daemons with the same start would share TIDs.
     std::optional<std::uint32_t> first_tid;
@@ -178,6 +183,8 @@ public:
     TxnStats total_stats() const;
     std::size_t in_flight(PortIndex port) const; // holding a window slot
     std::size_t queued(PortIndex port) const;    // waiting for a window slot
+    // The port's congestion window; nullptr with congestion control off (or an unknown port).
+    const CongestionWindow *congestion(PortIndex port) const;
     const TransactionConfig &config() const { return cfg_; }
 
 private:
@@ -193,6 +200,8 @@ private:
         Stage stage = Stage::waiting_window;
         unsigned tries = 0;
         std::vector<std::uint32_t> tids; // every try's low 32 TID bits
+        std::vector<TimePoint> sent_at;  // and when each went out: a round-trip sample each
+        Duration timeout{};              // the current try's
         Timers::Id timer = 0;            // the current try's deadline
         // The current try's failure, if any; after the last try, the timeout's cause.
         TryFailure failure = TryFailure::none;
@@ -207,6 +216,8 @@ private:
         std::deque<Id> ready;     // for a pacing token
         TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
         Timers::Id pace_timer = 0;
+        std::optional<CongestionWindow> cc; // with congestion control on
+        Timers::Id gap_timer = 0;           // below one MAD per round trip: the next admission
         TxnStats stats;
     };
 
@@ -216,7 +227,11 @@ private:
     void arm_pacer(PortIndex port, Port &p);
     void on_pacer(PortIndex port);
 
-    void admit_waiting(Port &p);
+    Port &port_state(PortIndex port);
+    // Whether a waiting Route::sa transaction may take a window slot now; arms the gap timer
+    // when only the congestion window's spacing keeps it back.
+    bool may_admit(PortIndex port, Port &p);
+    void admit_waiting(PortIndex port, Port &p);
     void request_send(Id id, Txn &t);
     void send_try(Id id, Txn &t);
     void on_try_deadline(Id id);

@@ -888,5 +888,115 @@ TEST_F(Transactions, TryFailureNames) {
     EXPECT_EQ(try_failure_name(TryFailure::rejected), "rejected");
 }
 
+
+// ---- congestion control (congestion.hpp): the window and the timeouts in the real flow ----
+
+TransactionConfig with_congestion(unsigned window = 16, unsigned pacing_rate = 0) {
+    TransactionConfig cfg;
+    cfg.window = window;
+    cfg.pacing_rate = pacing_rate;
+    cfg.congestion.enabled = true;
+    return cfg;
+}
+
+TEST_F(Transactions, CongestionControlStartsWithOneMadAndGrowsWithPromptAnswers) {
+    make(with_congestion());
+    for (int i = 0; i < 40; ++i)
+        submit();
+    EXPECT_EQ(net.sent().size(), 1u) << "one MAD before the SA has answered anything";
+    // Answered 1 ms later, each round trip: 1, 2, 4, 8, 16 in flight, and never more.
+    for (std::size_t expect : {2u, 4u, 8u, 16u, 16u}) {
+        const std::size_t before = net.sent().size();
+        const std::size_t flying = tx->in_flight(0);
+        timers.advance(1ms);
+        for (std::size_t i = before - flying; i < before; ++i)
+            answer(net.sent()[i]);
+        EXPECT_EQ(tx->in_flight(0), std::min<std::size_t>(expect, 40 - done.size()));
+    }
+    EXPECT_LE(tx->congestion(0)->window(), 16.0) << "sa.window caps it";
+    EXPECT_EQ(tx->stats(0).retransmits, 0u);
+}
+
+TEST_F(Transactions, CongestionControlBacksOffWhenTheSaQueuesAndSpacesMadsBelowOne) {
+    TransactionConfig cfg = with_congestion();
+    cfg.first_timeout = 10s; // no timeouts here: only the slow answers speak
+    cfg.max_timeout = 10s;
+    make(cfg);
+    for (int i = 0; i < 10; ++i)
+        submit();
+    const CongestionWindow *cc = tx->congestion(0);
+    ASSERT_NE(cc, nullptr);
+    // The SA answers each MAD 1 s after it went, far over the 50 ms target; one MAD flies at
+    // a time, and each waits for the spacing below w = 1 before it goes.
+    std::vector<Duration> gaps;
+    for (int round = 0; round < 6; ++round) {
+        ASSERT_EQ(tx->in_flight(0), 1u) << round;
+        timers.advance(1s);
+        const std::size_t sent = net.sent().size();
+        answer(net.last());
+        EXPECT_LT(cc->window(), 1.0) << round;
+        if (net.sent().size() == sent) {
+            const TimePoint next = cc->earliest_send(timers.now());
+            ASSERT_GT(next, timers.now()) << "below w = 1 the next MAD waits srtt * (1/w - 1)";
+            gaps.push_back(std::chrono::duration_cast<Duration>(next - timers.now()));
+            timers.advance_to(next);
+        }
+        EXPECT_EQ(net.sent().size(), sent + 1) << "the next MAD goes when the gap is over";
+    }
+    // Halved once per answer (each is a round trip apart): the gaps grow.
+    ASSERT_GE(gaps.size(), 3u);
+    EXPECT_GT(gaps.back(), gaps.front());
+    EXPECT_EQ(tx->stats(0).retransmits, 0u);
+}
+
+TEST_F(Transactions, CongestionControlTimesTriesFromTheRoundTrip) {
+    TransactionConfig cfg = with_congestion();
+    cfg.congestion.rtt_target = 1s; // 250 ms answers count as prompt: only the timeouts matter
+    make(cfg);
+    for (int i = 0; i < 30; ++i) {
+        submit();
+        timers.advance(250ms);
+        answer(net.last());
+    }
+    ASSERT_EQ(tx->stats(0).retransmits, 0u);
+    submit();
+    EXPECT_EQ(net.last().timeout_ms, 500u) << "2 srtt, within [sa.timeout_ms, sa.max_timeout_ms]";
+    timers.advance(500ms);
+    EXPECT_EQ(net.last().timeout_ms, 1000u) << "doubled for the retransmit";
+    timers.advance(1000ms);
+    EXPECT_EQ(net.last().timeout_ms, 2000u) << "capped at max_timeout";
+}
+
+TEST_F(Transactions, CongestionControlRestartsWithANewSmAndKeepsPacingAsAHardCap) {
+    make(with_congestion(16, 100)); // 100 MADs/s at most
+    for (int i = 0; i < 100; ++i)
+        submit();
+    // Every MAD answered 1 ms after it went: the window grows, the pacing does not give.
+    for (int i = 1; i <= 300; ++i) {
+        const std::size_t sent = net.sent().size();
+        timers.advance(1ms);
+        for (std::size_t k = sent - tx->in_flight(0); k < sent; ++k)
+            answer(net.sent()[k]);
+        EXPECT_LE(net.sent().size(), 1u + static_cast<unsigned>(i) / 10) << "more than 100 MADs/s after " << i << " ms";
+    }
+    EXPECT_GT(tx->congestion(0)->window(), 1.0);
+    // Another SM: start again from one MAD.
+    tx->set_sa_address(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
+    EXPECT_EQ(tx->congestion(0)->window(), 1.0);
+    EXPECT_FALSE(tx->congestion(0)->srtt());
+    // The same SM again changes nothing.
+    timers.advance(20ms);
+    answer(net.sent()[net.sent().size() - tx->in_flight(0)]);
+    const double w = tx->congestion(0)->window();
+    tx->set_sa_address(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
+    EXPECT_EQ(tx->congestion(0)->window(), w);
+}
+
+TEST_F(Transactions, WithoutCongestionControlThereIsNoWindowToSee) {
+    make();
+    submit();
+    EXPECT_EQ(tx->congestion(0), nullptr);
+}
+
 } // namespace
 } // namespace mcastd::sa
