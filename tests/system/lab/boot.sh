@@ -99,9 +99,8 @@ overlay)
     mkdir .lab-old-root
     pivot_root . .lab-old-root
     cd /
-    # The host's mounts go; the overlay keeps its layers alive.
-    umount -l /.lab-old-root
-    rmdir /.lab-old-root
+    # The host's mounts stay reachable under /.lab-old-root until the kept directories are
+    # bound back below (a bind needs its source attached), then go.
     ;;
 *) die "MCASTD_LAB_ROOT=${MCASTD_LAB_ROOT}: not 'ro' or 'overlay'" ;;
 esac
@@ -147,6 +146,10 @@ for i in "${!keep_dirs[@]}"; do
     fi
     eval "exec ${keep_fds[$i]}<&-"
 done
+if [ "$root_type" = overlay ]; then
+    umount -l /.lab-old-root # the overlay keeps its layers alive
+    rmdir /.lab-old-root
+fi
 
 # A private /dev: the host's devtmpfs is shared, and units create symlinks there
 # (systemd-journald-dev-log.socket makes /dev/log).
