@@ -23,8 +23,15 @@
 
 namespace mcastd {
 
-struct HostPortsConfig {
+// The daemon's SA transactions: TransactionConfig's defaults, with congestion control on.
+inline sa::TransactionConfig daemon_sa_defaults() {
     sa::TransactionConfig sa;
+    sa.congestion.enabled = true;
+    return sa;
+}
+
+struct HostPortsConfig {
+    sa::TransactionConfig sa = daemon_sa_defaults();
     port::MonitorConfig monitor; // the port event sources' polls
     // Restrict the daemon to these "device" or "device/port" names; empty means every
     // InfiniBand port found.

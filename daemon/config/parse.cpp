@@ -157,7 +157,8 @@ void read_sa(const ObjectReader &root, sa::TransactionConfig &sa) {
     const auto in = section(root, "sa");
     if (!in)
         return;
-    in->require_only({"timeout_ms", "max_timeout_ms", "tries", "window", "max_rate"});
+    in->require_only({"timeout_ms", "max_timeout_ms", "tries", "window", "max_rate", "congestion_control",
+                      "rtt_target_ms"});
     if (auto v = in->uint("timeout_ms", 1, 60000))
         sa.first_timeout = milliseconds(*v);
     // The cap of the doubling cannot be below the first timeout. Left out, it follows a
@@ -175,6 +176,10 @@ void read_sa(const ObjectReader &root, sa::TransactionConfig &sa) {
         sa.window = static_cast<unsigned>(*v);
     if (auto v = in->uint("max_rate", 0, 100000))
         sa.pacing_rate = static_cast<unsigned>(*v);
+    if (auto v = in->boolean("congestion_control"))
+        sa.congestion.enabled = *v;
+    if (auto v = in->uint("rtt_target_ms", 1, 10000))
+        sa.congestion.rtt_target = milliseconds(*v);
 }
 
 // A number that may have a fraction. ObjectReader::number() already refuses booleans and

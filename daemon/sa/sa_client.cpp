@@ -99,7 +99,7 @@ SaService::TxnId SaClient::submit_sm_info(PortIndex port, const SmInfoQuery &que
         if (done)
             done(r);
     };
-    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator, policy);
+    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator, policy, Lane::poll);
 }
 
 } // namespace mcastd::sa

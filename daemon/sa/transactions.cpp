@@ -149,6 +149,8 @@ void MadTransactions::abandon_all() {
         p.waiting.clear();
         p.ready.clear();
         p.active = 0;
+        p.polls.clear();
+        p.polling = false;
     }
 }
 
@@ -177,7 +179,7 @@ std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
 
 MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
                                             Callback done, Validator validate,
-                                            const std::optional<TryPolicy> &policy) {
+                                            const std::optional<TryPolicy> &policy, Lane lane) {
     if (policy) {
         if (auto why = check_try_policy(*policy))
             throw std::invalid_argument("MAD transaction try policy: " + *why);
@@ -187,6 +189,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     t.port = port;
     t.mad = request;
     t.route = route;
+    t.lane = route == Route::sa ? lane : Lane::window;
     t.policy = policy ? *policy : try_policy(cfg_);
     t.done = std::move(done);
     t.validate = std::move(validate);
@@ -194,6 +197,13 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     Port &p = port_state(port);
     if (route == Route::local_smp) {
         request_send(id, t);
+    } else if (t.lane == Lane::poll) {
+        if (p.polling) {
+            p.polls.push_back(id);
+        } else {
+            p.polling = true;
+            request_send(id, t);
+        }
     } else if (p.waiting.empty() && may_admit(port, p)) {
         ++p.active;
         request_send(id, t);
@@ -382,13 +392,23 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
-        unqueue(p.waiting);
+        unqueue(t.lane == Lane::poll ? p.polls : p.waiting);
     } else {
         if (t.stage == Stage::waiting_token)
             unqueue(p.ready);
-        if (t.route == Route::sa)
-            --p.active;
-        admit_waiting(t.port, p);
+        if (t.lane == Lane::poll) {
+            p.polling = false;
+            if (!p.polls.empty()) {
+                const Id next = p.polls.front();
+                p.polls.pop_front();
+                p.polling = true;
+                request_send(next, txns_.at(next));
+            }
+        } else {
+            if (t.route == Route::sa)
+                --p.active;
+            admit_waiting(t.port, p);
+        }
     }
     // Last, with our state consistent: the callback may submit or cancel.
     if (outcome && t.done)
@@ -503,6 +523,11 @@ TxnStats MadTransactions::total_stats() const {
 std::size_t MadTransactions::in_flight(PortIndex port) const {
     auto it = ports_.find(port);
     return it == ports_.end() ? 0 : it->second.active;
+}
+
+bool MadTransactions::poll_in_flight(PortIndex port) const {
+    auto it = ports_.find(port);
+    return it != ports_.end() && it->second.polling;
 }
 
 const CongestionWindow *MadTransactions::congestion(PortIndex port) const {

@@ -95,6 +95,15 @@ enum class Route : std::uint8_t {
     local_smp, // a directed-route SMP to the local port: permissive DLID 0xFFFF, QP0, Q_Key 0
 };
 
+// Which slots a Route::sa transaction may use.
+enum class Lane : std::uint8_t {
+    window, // the port's window (fixed, or learned with congestion control)
+    // A periodic poll that simply runs again: a slot of its own, one per port, beside the
+    // window, so a poll of a silent SA never keeps a join waiting and never takes more than
+    // one slot.
+    poll,
+};
+
 // Why a try failed.
 enum class TryFailure : std::uint8_t {
     none,
@@ -166,7 +175,8 @@ public:
     // `policy`, when given, replaces the config's timeouts and tries for this transaction
     // only (window and pacing still apply); an invalid one throws std::invalid_argument.
     Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
-              Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt);
+              Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt,
+              Lane lane = Lane::window);
     // Forgets a transaction: no callback, its window slot is freed, later answers are late.
     // A no-op for finished or unknown ids; safe from inside any callback.
     void cancel(Id id);
@@ -181,7 +191,8 @@ public:
 
     TxnStats stats(PortIndex port) const;
     TxnStats total_stats() const;
-    std::size_t in_flight(PortIndex port) const; // holding a window slot
+    std::size_t in_flight(PortIndex port) const; // holding a window slot (not the poll's)
+    bool poll_in_flight(PortIndex port) const;   // the poll lane's slot is taken
     std::size_t queued(PortIndex port) const;    // waiting for a window slot
     // The port's congestion window; nullptr with congestion control off (or an unknown port).
     const CongestionWindow *congestion(PortIndex port) const;
@@ -194,6 +205,7 @@ private:
         PortIndex port = 0;
         MadBuf mad{};
         Route route = Route::sa;
+        Lane lane = Lane::window;
         TryPolicy policy; // the config's, or the submitter's override
         Callback done;
         Validator validate;
@@ -213,6 +225,8 @@ private:
         std::optional<MadAddress> sa;
         unsigned active = 0;      // Route::sa transactions holding a window slot
         std::deque<Id> waiting;   // for a window slot
+        bool polling = false;     // the poll lane's one slot is taken
+        std::deque<Id> polls;     // waiting for it
         std::deque<Id> ready;     // for a pacing token
         TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
         Timers::Id pace_timer = 0;

@@ -15,7 +15,8 @@
 // Restore time counts from the new SA's first answer: before that nobody can restore anything.
 // It prints figures; it does not pass or fail on them.
 //
-//   mcastd-bench-rejoin [GROUPS]   (default 1000)
+//   mcastd-bench-rejoin [GROUPS] [--fixed-window]   (default 1000; --fixed-window: the daemon
+//                                                    without sa.congestion_control, to compare)
 #include <arpa/inet.h>
 #include <poll.h>
 #include <rdmamcast/client.h>
@@ -157,6 +158,7 @@ std::string watcher_line(Process &watcher, const std::string &what) {
 
 int main(int argc, char **argv) {
     const unsigned groups = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 1000;
+    const bool fixed_window = argc > 2 && std::string(argv[2]) == "--fixed-window";
     try {
         Fabric fabric;
         const std::string h2_gid = mcastd::format_gid(fabric.port_gid("H2"));
@@ -169,8 +171,9 @@ int main(int argc, char **argv) {
         std::snprintf(config, sizeof config,
                       R"({"log_level": "warning", "rejoin": {"jitter_ms": %d},)"
                       R"( "monitor": {"sminfo_interval_ms": %d, "sminfo_timeout_ms": %d,)"
-                      R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
-                      kRejoinJitterMs, kSmInfoMs, kSmInfoTimeoutMs, kPortInfoMs);
+                      R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0},)"
+                      R"( "sa": {"congestion_control": %s}})",
+                      kRejoinJitterMs, kSmInfoMs, kSmInfoTimeoutMs, kPortInfoMs, fixed_window ? "false" : "true");
         Daemon daemon(fabric, "H2", config);
         rdmamcast_client *client = connect_or_die(daemon.socket().string());
         for (unsigned i = 1; i <= groups; ++i) {

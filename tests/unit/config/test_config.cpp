@@ -46,6 +46,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(sa.max_tries, 6u);
     EXPECT_EQ(sa.window, 16u);
     EXPECT_EQ(sa.pacing_rate, 0u);
+    EXPECT_TRUE(sa.congestion.enabled);
+    EXPECT_EQ(sa.congestion.rtt_target, milliseconds(50));
     const auto &e = c.engine;
     EXPECT_FALSE(e.allow_ipoib_mgids);
     EXPECT_FALSE(e.allow_rdma_cm_mgids);
@@ -102,7 +104,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
     std::ifstream(path).read(text.data(), static_cast<std::streamsize>(text.size()));
     for (const char *key :
          {"socket", "socket_group", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
-          "max_rate", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
+          "max_rate", "congestion_control", "rtt_target_ms", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
@@ -120,7 +122,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "log_level": "debug",
         "ports": ["mlx5_0", "mlx5_1/2"],
         "sa": {"timeout_ms": 100, "max_timeout_ms": 5000, "tries": 3, "window": 256,
-               "max_rate": 500},
+               "max_rate": 500, "congestion_control": false, "rtt_target_ms": 200},
         "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true,
                    "create": {"qkey": 305419896, "pkey": 32769, "sl": 15, "traffic_class": 255,
                               "flow_label": 1048575, "scope": 14}},
@@ -160,6 +162,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.host.sa.max_tries, 3u);
     EXPECT_EQ(c.host.sa.window, 256u);
     EXPECT_EQ(c.host.sa.pacing_rate, 500u);
+    EXPECT_FALSE(c.host.sa.congestion.enabled);
+    EXPECT_EQ(c.host.sa.congestion.rtt_target, milliseconds(200));
     const auto &e = c.engine;
     EXPECT_TRUE(e.allow_ipoib_mgids);
     EXPECT_TRUE(e.allow_rdma_cm_mgids);
@@ -474,6 +478,9 @@ const Rejection kRejections[] = {
      "test.json: /sa/max_rate: -1 out of range [0, 100000]"},
     {"max_rate too high", R"({"sa":{"max_rate":100001}})",
      "test.json: /sa/max_rate: 100001 out of range [0, 100000]"},
+    {"rtt target 0", R"({"sa":{"rtt_target_ms":0}})", "test.json: /sa/rtt_target_ms: 0 out of range [1, 10000]"},
+    {"congestion control not a bool", R"({"sa":{"congestion_control":1}})",
+     "test.json: /sa/congestion_control: expected true or false, got 1"},
     {"qkey 2^32", R"({"groups":{"create":{"qkey":4294967296}}})",
      "test.json: /groups/create/qkey: 4294967296 out of range [0, 4294967295]"},
     {"hex qkey too large", R"({"groups":{"create":{"qkey":"0x100000000"}}})",

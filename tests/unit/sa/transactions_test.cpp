@@ -992,6 +992,22 @@ TEST_F(Transactions, CongestionControlRestartsWithANewSmAndKeepsPacingAsAHardCap
     EXPECT_EQ(tx->congestion(0)->window(), w);
 }
 
+TEST_F(Transactions, APollHasASlotOfItsOwnBesideTheWindowAndNeverMoreThanOne) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    const Id p1 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), Lane::poll);
+    const Id p2 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), Lane::poll);
+    EXPECT_EQ(net.sent().size(), 1u) << "one poll in flight per port";
+    submit(0, Route::sa, request(), {}, TryPolicy::single(5s)); // a join: the window's slot is free
+    EXPECT_EQ(net.sent().size(), 2u) << "a poll never keeps a join waiting";
+    EXPECT_EQ(tx->in_flight(0), 1u) << "the join's: the poll holds no window slot";
+    EXPECT_TRUE(tx->poll_in_flight(0));
+    timers.advance(1000ms); // the first poll times out; the second goes
+    EXPECT_EQ(net.sent().size(), 3u);
+    EXPECT_NE(p1, p2);
+}
+
 TEST_F(Transactions, WithoutCongestionControlThereIsNoWindowToSee) {
     make();
     submit();
