@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "common/port_name.hpp"
+#include "logging/sa_log.hpp"
+#include "views.hpp"
 #include "port/port_discovery.hpp"
 
 namespace mcastd {
@@ -36,7 +38,8 @@ bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p
 
 HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
     : loop_(loop), cfg_(std::move(cfg)), transport_(loop), txns_(transport_, loop.timers(), cfg_.sa),
-      sa_client_(txns_), poller_(txns_, sa_client_, loop.timers(), *this, cfg_.monitor) {
+      sa_client_(txns_), poller_(txns_, sa_client_, loop.timers(), *this, cfg_.monitor),
+      sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
     // MadTransactions already receives what the transport reads.
     poller_.set_note_sink([this](PortIndex port, const port::Note &n) {
         using L = port::Note::Level;
@@ -57,6 +60,7 @@ HostPorts::~HostPorts() {
     // Nothing may arm a timer now (the loop has finished): drop the MADs in flight first,
     // before the poller's cancels (its destructor stops every port) could admit queued ones.
     // The service may be gone already: nothing here may touch it.
+    loop_.timers().cancel(sa_load_timer_);
     txns_.abandon_all();
     verbs_.reset();
     transport_.close_all();
@@ -66,10 +70,29 @@ void HostPorts::open(Service &service) {
     service_ = &service;
     service.set_sa_counters([this] {
         const sa::TxnStats t = txns_.total_stats();
-        return SaCounters{t.sent, t.retransmits, t.timeouts, t.bounces};
+        return SaCounters{t.sent, t.retransmits, t.timeouts, t.bounces, t.responses, t.late};
+    });
+    service.set_sa_congestion([this](PortIndex port) -> std::optional<SaPortCongestion> {
+        const sa::CongestionWindow *cc = txns_.congestion(port);
+        if (!cc)
+            return std::nullopt;
+        const auto first = cfg_.sa.first_timeout;
+        return SaPortCongestion{cc->window(), cc->slow_start(), cc->srtt(),
+                                cc->rto() ? std::optional<Duration>(cc->try_timeout(0, first, cfg_.sa.max_timeout, first))
+                                          : std::nullopt};
     });
     open_ports();
     watch_verbs();
+    watch_sa_load();
+}
+
+void HostPorts::watch_sa_load() {
+    sa_load_timer_ = loop_.timers().start(kSaLoadInterval, [this] {
+        if (const auto c = sa_load_.sample(txns_.total_stats()))
+            logging::log_sa_load({c->amplified, c->ratio, c->sent, c->ended, c->retransmits, c->late,
+                                  static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(kSaLoadInterval).count())});
+        watch_sa_load();
+    });
 }
 
 void HostPorts::open_ports() {

@@ -16,6 +16,7 @@
 #include "port/verbs_events.hpp"
 #include "port_backend.hpp"
 #include "runtime/event_loop.hpp"
+#include "sa/amplification_watch.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
 #include "sa/umad_transport.hpp"
@@ -70,6 +71,7 @@ private:
     void audit_due(PortIndex port) override;
 
     void route_sa(PortIndex port); // SA MADs of `port` go where its attributes say
+    void watch_sa_load();          // every kSaLoadInterval: the journal hears of amplification
 
     runtime::EventLoop &loop_;
     HostPortsConfig cfg_;
@@ -78,6 +80,8 @@ private:
     sa::SaClient sa_client_;
     port::PortPoller poller_;
     std::unique_ptr<port::VerbsEvents> verbs_;
+    sa::AmplificationWatch sa_load_;
+    Timers::Id sa_load_timer_ = 0;
     Service *service_ = nullptr; // set by open(); it may go before this does
 };
 

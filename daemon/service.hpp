@@ -21,7 +21,14 @@ namespace mcastd {
 
 // The SA transaction counters `status` shows (from daemon/sa, when there is one).
 struct SaCounters {
-    std::uint64_t sent = 0, retransmits = 0, timeouts = 0, bounces = 0;
+    std::uint64_t sent = 0, retransmits = 0, timeouts = 0, bounces = 0, responses = 0, late = 0;
+};
+// A port's learned SA window (sa.congestion_control), for `status` and STATUS=.
+struct SaPortCongestion {
+    double window = 0;
+    bool slow_start = false;
+    std::optional<Duration> srtt{};    // nullopt before the first answer
+    std::optional<Duration> timeout{}; // the next first try's; nullopt: sa.timeout_ms
 };
 
 class Service final : private MembershipEventSink, public port::PortEventSink {
@@ -50,6 +57,11 @@ public:
     // Where the SA counters for `status` come from.
     void set_sa_counters(std::function<SaCounters()> fn) { sa_counters_ = std::move(fn); }
     SaCounters sa_counters() const { return sa_counters_ ? sa_counters_() : SaCounters{}; }
+    using SaCongestionView = std::function<std::optional<SaPortCongestion>(PortIndex)>;
+    void set_sa_congestion(SaCongestionView fn) { sa_congestion_ = std::move(fn); }
+    std::optional<SaPortCongestion> sa_congestion(PortIndex port) const {
+        return sa_congestion_ ? sa_congestion_(port) : std::nullopt;
+    }
 
     // port::PortEventSink: what the port event sources observed.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
@@ -149,6 +161,7 @@ private:
     std::vector<EngineObserver> observers_;
     std::function<void()> changed_;
     std::function<SaCounters()> sa_counters_;
+    SaCongestionView sa_congestion_;
     std::uint32_t create_qkey_;
 };
 

@@ -1,5 +1,7 @@
 #include "views.hpp"
 
+#include <cstdio>
+
 #include "common/record.hpp"
 #include "port/port_attributes.hpp"
 
@@ -40,6 +42,22 @@ proto::ListResult list_view(const Service &service) {
 namespace {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+// Two decimals at most, without trailing zeros: 16, 0.5, 1.35.
+std::string fmt_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    std::string out(buf);
+    while (out.back() == '0')
+        out.pop_back();
+    if (out.back() == '.')
+        out.pop_back();
+    return out;
+}
+
+double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+std::optional<double> ms(const std::optional<Duration> &d) {
+    return d ? std::optional<double>(ms(*d)) : std::nullopt;
+}
 
 // The port's latest re-join as status shows it; nullopt if it never re-joined.
 std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now) {
@@ -80,6 +98,11 @@ proto::PortStatus port_status(const port::PortAttributes &a, const PortView &eng
     return ps;
 }
 
+double amplification(const SaCounters &t) {
+    const std::uint64_t ended = t.responses + t.timeouts;
+    return ended ? static_cast<double>(t.sent) / static_cast<double>(ended) : 0;
+}
+
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras) {
     proto::StatusResult out;
     out.daemon = extras.daemon;
@@ -88,13 +111,16 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
     out.uptime_s = seconds(now - extras.started);
     out.clients = extras.clients;
     const auto engine_ports = service.port_views();
-    for (PortIndex i = 0; i < service.ports().size(); ++i)
+    for (PortIndex i = 0; i < service.ports().size(); ++i) {
         out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
+        if (const auto cc = service.sa_congestion(i))
+            out.ports.back().sa = proto::SaCongestion{cc->window, cc->slow_start, ms(cc->srtt), ms(cc->timeout)};
+    }
     const EngineStats &e = service.stats();
     const SaCounters t = service.sa_counters();
     out.counters = proto::Counters{t.sent,    t.retransmits,  t.timeouts,   t.bounces,   e.joins,
                                    e.joins_local, e.joins_failed, e.leaves, e.sa_sets, e.sa_deletes,
-                                   e.sa_gets};
+                                   e.sa_gets, t.responses, t.late, amplification(t)};
     return out;
 }
 
@@ -112,6 +138,15 @@ std::string status_line(const Service &service) {
                     std::to_string(service.clients()) + (service.clients() == 1 ? " client" : " clients");
     if (rejoining)
         s += ", " + std::to_string(rejoining) + (rejoining == 1 ? " port" : " ports") + " re-joining";
+    // The smallest learned SA window: the port the SA is slowest to answer.
+    std::optional<double> window;
+    for (PortIndex i = 0; i < ports.size(); ++i)
+        if (const auto cc = service.sa_congestion(i); cc && (!window || cc->window < *window))
+            window = cc->window;
+    if (window)
+        s += ", SA window " + fmt_number(*window);
+    if (const double a = amplification(service.sa_counters()); a > kAmplificationWarning)
+        s += ", SA amplification " + fmt_number(a);
     return s;
 }
 

@@ -27,5 +27,13 @@ proto::PortStatus port_status(const port::PortAttributes &a, const PortView &eng
 // One line for sd_notify STATUS= and `systemctl status`:
 // "1/1 ports active, 3 groups, 2 clients" (", 1 port re-joining" while one is).
 std::string status_line(const Service &service);
+// Above this many SA MADs per transaction, retransmits are doing the SA's work twice: STATUS=
+// says so and the journal warns (sa.congestion_control should keep it near 1).
+inline constexpr double kAmplificationWarning = 1.2;
+// The journal judges it over this long, when at least this many transactions ended in it.
+inline constexpr Duration kSaLoadInterval = std::chrono::seconds(60);
+inline constexpr std::uint64_t kSaLoadMinTransactions = 100;
+// SA MADs sent per transaction ended (answered or timed out); 0 before any ended.
+double amplification(const SaCounters &t);
 
 } // namespace mcastd

@@ -161,6 +161,13 @@ struct RejoinStatus {
     std::optional<double> duration_s;  // how long it took; nullopt while it runs
     std::uint64_t groups = 0;          // groups it covered
 };
+// The port's SA congestion window (sa.congestion_control), as `status` shows it.
+struct SaCongestion {
+    double window = 0;                   // MADs in flight allowed; below 1: one per srtt / window
+    bool slow_start = false;
+    std::optional<double> srtt_ms{};     // smoothed round trip; nullopt before the first answer
+    std::optional<double> timeout_ms{};  // the next first try's timeout; nullopt: sa.timeout_ms
+};
 struct PortStatus {
     std::string device;
     std::uint8_t port = 0;
@@ -179,6 +186,7 @@ struct PortStatus {
     bool rejoining = false;
     std::optional<RejoinStatus> last_rejoin{}; // nullopt: never re-joined
     std::uint64_t max_groups = 0;              // access.quotas.groups_per_port; 0: none
+    std::optional<SaCongestion> sa{};          // nullopt: sa.congestion_control off (or older)
 };
 // One uid's share of the daemon, against its quotas (access.quotas; 0: no quota).
 struct UserUsage {
@@ -194,6 +202,10 @@ struct Counters {
     // MCMemberRecord transactions the engine started since this instance began (version 2;
     // 0 from an older daemon): a restart that takes everything back adds no Set or Delete.
     std::uint64_t sa_sets = 0, sa_deletes = 0, sa_gets = 0;
+    // SA transactions answered, and answers that came for none (late or duplicate). MADs sent
+    // per transaction ended (answered or timed out) is the amplification; 0 before any.
+    std::uint64_t sa_responses = 0, sa_late = 0;
+    double sa_amplification = 0;
 };
 struct StatusResult {
     std::string daemon;

@@ -72,6 +72,23 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
         w.null();
     }
     w.member("max_groups", p.max_groups);
+    if (const auto &c = p.sa) {
+        w.key("sa");
+        w.begin_object();
+        w.member("window", c->window);
+        w.member("slow_start", c->slow_start);
+        w.key("srtt_ms");
+        if (c->srtt_ms)
+            w.value(*c->srtt_ms);
+        else
+            w.null();
+        w.key("timeout_ms");
+        if (c->timeout_ms)
+            w.value(*c->timeout_ms);
+        else
+            w.null();
+        w.end_object();
+    }
     w.end_object();
 }
 
@@ -113,6 +130,9 @@ void write_result(JsonWriter &w, const StatusResult &r) {
     w.member("sa_sets", c.sa_sets);
     w.member("sa_deletes", c.sa_deletes);
     w.member("sa_gets", c.sa_gets);
+    w.member("sa_responses", c.sa_responses);
+    w.member("sa_late", c.sa_late);
+    w.member("sa_amplification", c.sa_amplification);
     w.end_object();
     w.key("users");
     w.begin_array();
@@ -206,6 +226,18 @@ StatusResult read_status(const ObjectReader &in) {
             p.fail("rejoining", "required key is missing");
         s.last_rejoin = read_last_rejoin(p);
         s.max_groups = p.uint("max_groups", 0, UINT64_MAX).value_or(0); // absent: older daemon
+        if (const json *sa = p.object("sa")) { // absent: congestion control off, or older
+            const ObjectReader c(*sa, p.pointer("sa"));
+            SaCongestion cc;
+            cc.window = required_number(c, "window");
+            if (auto b = c.boolean("slow_start"))
+                cc.slow_start = *b;
+            else
+                c.fail("slow_start", "required key is missing");
+            cc.srtt_ms = nullable_number(c, "srtt_ms");
+            cc.timeout_ms = nullable_number(c, "timeout_ms");
+            s.sa = cc;
+        }
         r.ports.push_back(std::move(s));
     });
     const ObjectReader c(in.required("counters"), in.pointer("counters"));
@@ -221,6 +253,9 @@ StatusResult read_status(const ObjectReader &in) {
     n.sa_sets = c.uint("sa_sets", 0, UINT64_MAX).value_or(0);
     n.sa_deletes = c.uint("sa_deletes", 0, UINT64_MAX).value_or(0);
     n.sa_gets = c.uint("sa_gets", 0, UINT64_MAX).value_or(0);
+    n.sa_responses = c.uint("sa_responses", 0, UINT64_MAX).value_or(0);
+    n.sa_late = c.uint("sa_late", 0, UINT64_MAX).value_or(0);
+    n.sa_amplification = c.number("sa_amplification").value_or(0);
     // Absent from a daemon older than the access policy; an entry, once there, is complete.
     if (in.has("users"))
         for_each_element(in, "users", [&](const json &v, const std::string &ptr) {

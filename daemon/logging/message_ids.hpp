@@ -29,9 +29,12 @@ inline constexpr MessageId kPolicyRefused{"policy-refused", "003f78343973482aa02
 inline constexpr MessageId kPolicyFlagged{"policy-flagged", "08016cf88fea4193b218e78bf70449dd"};
 inline constexpr MessageId kEvicted{"evicted", "a98f493d65814e21b3545c56e208e9a0"};
 
+// The SA's load (logging/sa_log.hpp): SA MADs per transaction above the warning line.
+inline constexpr MessageId kSaAmplified{"sa-amplified", "a713a90091b6414bba216606fd84915b"};
+
 inline constexpr std::array kMessageIds{kJoined,   kLeft,          kJoinFailed,    kDeleted, kLost,
                                         kRestored, kWarning,       kPolicyRefused, kPolicyFlagged,
-                                        kEvicted};
+                                        kEvicted,  kSaAmplified};
 
 constexpr const MessageId &message_id(EngineNote::Kind kind) {
     switch (kind) {

@@ -158,7 +158,8 @@ protected:
 TEST_F(Notify, ReadyStatusWatchdogAndStopping) {
     Daemon d(fabric, "H2", "{}", {}, {{"WATCHDOG_USEC", "400000"}});
     EXPECT_TRUE(std::regex_search(d.ready_message(),
-                                  std::regex("(^|\n)STATUS=[01]/1 ports active, 0 groups, 0 clients(\n|$)")))
+                                  std::regex("(^|\n)STATUS=[01]/1 ports active, 0 groups, 0 clients"
+                                             "(, SA window [0-9.]+)?(\n|$)")))
         << d.ready_message();
 
     // sd-event pings well inside the 400 ms period.
@@ -172,7 +173,19 @@ TEST_F(Notify, ReadyStatusWatchdogAndStopping) {
     RawClient client(d.socket());
     client.hello();
     ASSERT_NE(client.call(join_request(1, "ff15:5b::1"), 1).find("\"ok\":true"), std::string::npos);
-    EXPECT_TRUE(d.notify().wait_for("STATUS=1/1 ports active, 1 group, 1 client", 5s));
+    // ... and shows the SA window the port learned (sa.congestion_control): it grew past 1
+    // with the answers to the join's Get and Set.
+    const std::regex joined("(^|\n)STATUS=1/1 ports active, 1 group, 1 client, SA window ([0-9.]+)(\n|$)");
+    std::smatch m;
+    std::string seen;
+    for (auto end = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < end;) {
+        const auto msg = d.notify().next(100ms);
+        if (msg && std::regex_search(*msg, m, joined))
+            break;
+        seen += msg.value_or("");
+    }
+    ASSERT_FALSE(m.empty()) << "no STATUS= with the group, the client and the SA window:\n" << seen;
+    EXPECT_GT(std::stod(m[2].str()), 1.0) << m[0];
 
     d.process().signal(SIGTERM);
     EXPECT_TRUE(d.notify().wait_for("STOPPING=1", 10s));

@@ -85,7 +85,10 @@ TEST(Catalog, EntriesHaveSubjectDefinedBySupportAndText) {
 TEST(Catalog, PlaceholdersNameOnlyFieldsTheDaemonSends) {
     const std::set<std::string> sent{"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE",
                                      "CLIENT_PID", "CLIENT_UID", "CLIENT_COMM", "SA_STATUS",
-                                     "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT"};
+                                     "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
+                                     // logging/sa_log.cpp
+                                     "SA_AMPLIFICATION", "SA_MADS_SENT", "SA_TRANSACTIONS", "SA_RETRANSMITS",
+                                     "SA_LATE"};
     const std::regex placeholder("@([A-Z0-9_]+)@");
     for (const auto &[id, e] : parse_catalog(MCASTD_CATALOG)) {
         std::string all = e.text;

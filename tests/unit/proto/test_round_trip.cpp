@@ -284,8 +284,9 @@ StatusResult sample_status() {
     s.ports[0].last_rejoin = RejoinStatus{"SM changed", 310.25, 0.5, 4};
     s.ports[1].rejoining = true;
     s.ports[1].last_rejoin = RejoinStatus{"port active again", 1.5, std::nullopt, 0};
-    s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX, 4, 5, 6};
+    s.counters = Counters{10, 1, 2, 3, 12, 8, 1, UINT64_MAX, 4, 5, 6, 9, 2, 1.25};
     s.ports[0].max_groups = 1024;
+    s.ports[0].sa = SaCongestion{2.5, false, 0.75, 300};
     s.users.push_back(UserUsage{0, "root", 2, 0, 1, 0, 0});
     s.users.push_back(UserUsage{1001, "bob", 3, 4096, 1, 64, 0});
     s.users.push_back(UserUsage{4294967294u, "", UINT64_MAX, UINT64_MAX, 0, 1, UINT64_MAX});
@@ -477,7 +478,8 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
         "link_layer":"InfiniBand","rate_gbps":100,"groups":4,"mtu":4096,
         "sm_guid":"0x0002c90300000001","sm_act_count":4294967295,"rejoining":false,
         "last_rejoin":{"reason":"SM changed","started_ago_s":310.25,"duration_s":0.5,
-                       "groups":4},"max_groups":1024})"));
+                       "groups":4},"max_groups":1024,
+        "sa":{"window":2.5,"slow_start":false,"srtt_ms":0.75,"timeout_ms":300}})"));
     EXPECT_EQ(j.at("ports").at(1).at("max_groups"), 0); // no cap: 0, not absent
     EXPECT_EQ(j.at("users").at(1), json::parse(R"({"uid":1001,"user":"bob","memberships":3,
         "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})"));
@@ -490,7 +492,10 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     auto s = sample_status();
     s.ports[1].last_rejoin.reset();
     EXPECT_TRUE(json::parse(encode_reply(6, s)).at("result").at("ports").at(1).at("last_rejoin").is_null());
-    EXPECT_EQ(j.at("counters").size(), 11u);
+    EXPECT_EQ(j.at("counters").size(), 14u);
+    EXPECT_EQ(j.at("counters").at("sa_amplification"), 1.25);
+    // No congestion control on a port (or a daemon without it): no "sa" object.
+    EXPECT_FALSE(j.at("ports").at(1).contains("sa"));
 }
 
 // ---- events ----
