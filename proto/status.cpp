@@ -31,6 +31,15 @@ std::string guid_text(std::uint64_t guid) {
     return buf;
 }
 
+// `key`: the value, or null when there is none.
+template <class T> void write_nullable(JsonWriter &w, std::string_view key, const std::optional<T> &v) {
+    w.key(key);
+    if (v)
+        w.value(*v);
+    else
+        w.null();
+}
+
 void write_port_status(JsonWriter &w, const PortStatus &p) {
     w.begin_object();
     w.member("device", std::string_view(p.device));
@@ -50,22 +59,14 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
         w.value(std::string_view(guid_text(*p.sm_guid)));
     else
         w.null();
-    w.key("sm_act_count");
-    if (p.sm_act_count)
-        w.value(*p.sm_act_count);
-    else
-        w.null();
+    write_nullable(w, "sm_act_count", p.sm_act_count);
     w.member("rejoining", p.rejoining);
     w.key("last_rejoin");
     if (const auto &r = p.last_rejoin) {
         w.begin_object();
         w.member("reason", std::string_view(r->reason));
         w.member("started_ago_s", r->started_ago_s);
-        w.key("duration_s");
-        if (r->duration_s)
-            w.value(*r->duration_s);
-        else
-            w.null();
+        write_nullable(w, "duration_s", r->duration_s);
         w.member("groups", r->groups);
         w.end_object();
     } else {
@@ -77,16 +78,8 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
         w.begin_object();
         w.member("window", c->window);
         w.member("slow_start", c->slow_start);
-        w.key("srtt_ms");
-        if (c->srtt_ms)
-            w.value(*c->srtt_ms);
-        else
-            w.null();
-        w.key("timeout_ms");
-        if (c->timeout_ms)
-            w.value(*c->timeout_ms);
-        else
-            w.null();
+        write_nullable(w, "srtt_ms", c->srtt_ms);
+        write_nullable(w, "timeout_ms", c->timeout_ms);
         w.end_object();
     }
     w.end_object();
