@@ -4,14 +4,19 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "common/gid.hpp"
 #include "core/engine.hpp"
+#include "port/port_attributes.hpp"
+#include "service.hpp"
 #include "event_queue.hpp"
 #include "fakes/fake_timers.hpp"
 #include "sa/sa_client.hpp"
@@ -89,7 +94,12 @@ struct Tally {
     std::optional<TimePoint> first_restored, last_restored;
     std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
     std::uint64_t get_txns = 0, get_timeouts = 0;
-    std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0;
+    std::uint64_t invalidations = 0; // port_invalidated calls
+    // Memberships whose port was invalidated and that have not been told `restored` since:
+    // the re-join is done when this is 0 again. all_restored runs each time it gets there.
+    std::uint64_t outstanding = 0;
+    std::optional<TimePoint> done_at;
+    std::function<void()> all_restored;
 };
 
 // Between a host's engine and its SaClient: counts the engine's SA work and how it ended.
@@ -116,64 +126,57 @@ private:
     Tally &tally_;
 };
 
-// One host: one port, one client holding `groups` memberships, and the daemon's engine, SA
-// client and transaction layer over its SimSa endpoint.
-class Host final : private MembershipEventSink {
+// One host: the daemon's Service (with its engine) and port monitor over its own SA client
+// and transaction layer, wired as HostPorts wires them, with the host's SimSa endpoint in
+// place of the umad transport. One port, one client holding every membership.
+class Host final : private port::PortEventSink, private MembershipEventSink {
 public:
     Host(std::uint32_t index, const DesConfig &cfg, Timers &timers, SimSa &sa, Tally &tally)
         : cfg_(cfg), timers_(timers), tally_(tally), index_(index),
           txns_(sa.endpoint(sa.add_host(gid_of(index))), timers, txn_config(cfg, index)), client_(txns_),
-          counting_(client_, tally), engine_(engine_config(cfg, index), counting_, timers),
-          rng_(splitmix(cfg.seed ^ (0x5eedULL << 32) ^ index)) {
-        txns_.set_sa_address(0, kSaAddress);
-        engine_.set_event_sink(this);
-        port_ = engine_.add_port("mlx5_0", 1, gid_of(index), true);
-        client_id_ = engine_.add_client(ClientInfo{static_cast<pid_t>(1000 + index), 0, 0, "des"});
+          counting_(client_, tally), service_(engine_config(cfg, index), counting_, timers),
+          poller_(txns_, client_, timers, *this, monitor_config(cfg, index)) {
+        poller_.set_pkey_reader([](const port::PolledPort &) { return std::vector<std::uint16_t>{0xffff}; });
     }
-    ~Host() override { stop_polls(); }
+    ~Host() override = default;
     Host(const Host &) = delete;
     Host &operator=(const Host &) = delete;
 
     static Gid gid_of(std::uint32_t index) { return make_gid(kSubnetPrefix, 0x100000ULL + index + 1); }
 
-    void join_all(unsigned groups) {
-        for (unsigned g = 0; g < groups; ++g) {
-            JoinRequest r;
-            r.device = "mlx5_0";
-            r.port = 1;
-            r.mgid = make_gid(kMgidPrefix, g + 1);
-            r.join_state = join::full;
-            engine_.join(client_id_, r, [this](const JoinResult &res) {
-                ++(res.error ? tally_.join_failed : tally_.joined);
-            });
+    // The daemon starts (HostPorts::open_ports): the port goes to the Service, SA MADs go to
+    // the SM, the port monitor starts. The client joins once the port is seen usable.
+    void boot() {
+        port::PortAttributes a;
+        a.device = "mlx5_0";
+        a.port_num = 1;
+        a.gid_prefix = kSubnetPrefix;
+        a.port_guid = 0x100000ULL + index_ + 1;
+        a.lid = static_cast<std::uint16_t>(index_ + 2);
+        a.sm_lid = kSaAddress.dlid;
+        a.state = static_cast<std::uint8_t>(port::PortState::active);
+        a.link_layer = "InfiniBand";
+        a.pkeys = {0xffff};
+        port_ = service_.add_port(a, true);
+        client_id_ = service_.add_client(ClientInfo{static_cast<pid_t>(1000 + index_), 0, 0, "des"}, this);
+        route_sa();
+        poller_.start(port_, port::PolledPort{a.device, a.port_num, a.pkeys});
+    }
+
+    // The SM restarted and asked every port to re-register: the verbs event the daemon gets
+    // (IBV_EVENT_CLIENT_REREGISTER), handed to the port monitor as VerbsEvents would.
+    void sm_restarted() { poller_.on_verbs_event(port_, port::VerbsEvent::client_reregister); }
+
+    // The port monitor's counters until now; it stops (no more polls or audits).
+    port::PollStats stop_polls() {
+        if (!polls_stopped_) {
+            final_polls_ = poller_.stats(port_);
+            poller_.stop(port_);
+            polls_stopped_ = true;
         }
+        return final_polls_;
     }
-
-    // What the daemon does when the port reports a ClientReregister or the SM restarted
-    // (Service::port_invalidated): the engine re-joins every group after its jitter.
-    void sm_restarted() { engine_.invalidate_port(port_, "SM restart (client reregister)"); }
-
-    void start_polls() {
-        if (!cfg_.polls)
-            return;
-        polling_ = true;
-        const auto &m = cfg_.monitor;
-        // Hosts have been up for a while: each poll is somewhere in its period.
-        arm_sminfo(uniform(Duration(m.sminfo_interval)));
-        if (m.audit_per_second > 0)
-            arm_audit(uniform(audit_interval()));
-    }
-    void stop_polls() {
-        polling_ = false;
-        timers_.cancel(sminfo_timer_);
-        timers_.cancel(audit_timer_);
-        sminfo_timer_ = audit_timer_ = 0;
-    }
-
-    bool settled() const {
-        const auto ports = engine_.ports();
-        return !ports.empty() && !ports.front().rejoining;
-    }
+    port::PollStats poll_stats() const { return polls_stopped_ ? final_polls_ : poller_.stats(port_); }
     sa::TxnStats txn_stats() const { return txns_.total_stats(); }
 
 private:
@@ -188,6 +191,70 @@ private:
         e.seed = splitmix(cfg.seed * 104729 + index); // each host its own jitter
         return e;
     }
+    static port::MonitorConfig monitor_config(const DesConfig &cfg, std::uint32_t index) {
+        port::MonitorConfig m = cfg.monitor;
+        m.seed = splitmix(cfg.seed * 1299709 + index);
+        if (!cfg.polls) { // the baseline sample at start only
+            m.sminfo_interval = std::chrono::hours(24);
+            m.audit_per_second = 0;
+        }
+        return m;
+    }
+
+    void join_all() {
+        for (unsigned g = 0; g < cfg_.groups; ++g) {
+            JoinRequest r;
+            r.device = "mlx5_0";
+            r.port = 1;
+            r.mgid = make_gid(kMgidPrefix, g + 1);
+            r.join_state = join::full;
+            service_.join(client_id_, r, [this](const JoinResult &res) {
+                ++(res.error ? tally_.join_failed : tally_.joined);
+            });
+        }
+    }
+
+    // port::PortEventSink, as HostPorts forwards it.
+    void port_usable(PortIndex port, bool usable, const std::string &why) override {
+        service_.port_usable(port, usable, why);
+        if (usable && !joined_) {
+            joined_ = true;
+            join_all();
+        }
+    }
+    void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override {
+        ++tally_.invalidations;
+        // Every membership re-joins again, those already restored included.
+        tally_.outstanding += cfg_.groups - pending_;
+        pending_ = cfg_.groups;
+        service_.port_invalidated(port, trigger, why);
+    }
+    void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override {
+        service_.sa_moved(port, sm_lid, sm_sl);
+        route_sa();
+    }
+    void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override {
+        service_.sm_seen(port, lid, guid, act_count);
+    }
+    void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override {
+        service_.port_info(port, lid, state, mtu);
+    }
+    void audit_due(PortIndex port) override { service_.audit_due(port); }
+
+    // HostPorts::route_sa with its sa_address_of: the SM's LID and SL on QP1, the P_Key index
+    // of 0xFFFF.
+    void route_sa() {
+        const port::PortAttributes &p = service_.ports().at(port_);
+        if (!p.sm_lid) {
+            txns_.clear_sa_address(port_);
+            return;
+        }
+        sa::MadAddress a = kSaAddress;
+        a.dlid = p.sm_lid;
+        a.sl = p.sm_sl;
+        a.pkey_index = port::pkey_index_or_default(p.pkeys);
+        txns_.set_sa_address(port_, a);
+    }
 
     void membership_event(ClientId, MembershipId, const MembershipEvent &ev) override {
         if (ev.kind == MembershipEvent::Kind::restored) {
@@ -195,62 +262,17 @@ private:
             if (!tally_.first_restored)
                 tally_.first_restored = timers_.now();
             tally_.last_restored = timers_.now();
+            if (pending_ > 0) {
+                --pending_;
+                if (--tally_.outstanding == 0) {
+                    tally_.done_at = timers_.now();
+                    if (tally_.all_restored)
+                        tally_.all_restored();
+                }
+            }
         } else {
             ++tally_.lost;
         }
-    }
-
-    // The port monitor's schedule (port_poller.hpp): every delay jittered by jitter_percent.
-    Duration jittered(Duration base) {
-        const double j = cfg_.monitor.jitter_percent / 100.0;
-        std::uniform_real_distribution<double> d(1.0 - j, 1.0 + j);
-        return std::chrono::duration_cast<Duration>(base * d(rng_));
-    }
-    Duration uniform(Duration max) {
-        std::uniform_int_distribution<std::int64_t> d(0, std::max<std::int64_t>(max.count() - 1, 0));
-        return Duration(d(rng_));
-    }
-    Duration audit_interval() const {
-        return std::chrono::duration_cast<Duration>(duration<double>(1.0 / cfg_.monitor.audit_per_second));
-    }
-
-    void arm_sminfo(Duration delay) {
-        sminfo_timer_ = timers_.start(delay, [this] {
-            sminfo_timer_ = 0;
-            poll_sminfo();
-        });
-    }
-    void poll_sminfo() {
-        const auto &m = cfg_.monitor;
-        ++tally_.sminfo_polls;
-        client_.get_sm_info(port_, sa::SmInfoQuery::by_lid(kSaAddress.dlid), sa::TryPolicy::single(m.sminfo_timeout),
-                            [this](const sa::SmInfoResult &r) {
-                                const auto &mc = cfg_.monitor;
-                                if (!r.ok()) {
-                                    ++tally_.sminfo_timeouts;
-                                    sminfo_backoff_ = sminfo_backoff_.count()
-                                                          ? std::min(sminfo_backoff_ * 2, Duration(mc.sminfo_interval))
-                                                          : Duration(mc.sminfo_retry);
-                                    if (polling_)
-                                        arm_sminfo(jittered(sminfo_backoff_));
-                                    return;
-                                }
-                                const bool recovered = sminfo_backoff_.count() != 0;
-                                sminfo_backoff_ = Duration{0};
-                                if (!polling_)
-                                    return;
-                                if (recovered) // PortRules: the first success after failures audits now
-                                    engine_.audit_next(port_);
-                                arm_sminfo(jittered(Duration(mc.sminfo_interval)));
-                            });
-    }
-    void arm_audit(Duration delay) {
-        audit_timer_ = timers_.start(delay, [this] {
-            audit_timer_ = 0;
-            engine_.audit_next(port_);
-            if (polling_)
-                arm_audit(jittered(audit_interval()));
-        });
     }
 
     const DesConfig &cfg_;
@@ -260,13 +282,25 @@ private:
     sa::MadTransactions txns_;
     sa::SaClient client_;
     CountingSa counting_;
-    Engine engine_;
+    Service service_;
+    port::PortPoller poller_; // last: it goes first, and stops its polls
     PortIndex port_ = 0;
     ClientId client_id_ = 0;
-    std::mt19937_64 rng_;
-    bool polling_ = false;
-    Timers::Id sminfo_timer_ = 0, audit_timer_ = 0;
-    Duration sminfo_backoff_{0};
+    unsigned pending_ = 0; // memberships not restored since the last invalidation
+    bool joined_ = false, polls_stopped_ = false;
+    port::PollStats final_polls_;
+};
+
+// Turns spdlog's default logger off for the lifetime of the object.
+class QuietLog {
+public:
+    QuietLog() : level_(spdlog::get_level()) { spdlog::set_level(spdlog::level::off); }
+    ~QuietLog() { spdlog::set_level(level_); }
+    QuietLog(const QuietLog &) = delete;
+    QuietLog &operator=(const QuietLog &) = delete;
+
+private:
+    spdlog::level::level_enum level_;
 };
 
 double percentile(std::vector<float> &v, double p) {
@@ -294,6 +328,8 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 DesResult run_des(const DesConfig &cfg) {
     if (cfg.hosts == 0 || cfg.groups == 0)
         throw std::invalid_argument("hosts and groups must be at least 1");
+    // The Service logs every port event of every host: thousands of lines per run.
+    const QuietLog quiet;
     const auto wall0 = WallClock::now();
 
     std::unique_ptr<Driver> driver =
@@ -321,64 +357,89 @@ DesResult run_des(const DesConfig &cfg) {
     for (std::uint32_t i = 0; i < cfg.hosts; ++i)
         hosts.push_back(std::make_unique<Host>(i, cfg, timers, simsa, tally));
 
+    // Setup. The daemons start at random times over one SMInfo period (10 s by default), so
+    // that their polls and audits are spread as on a fabric that has been up a while; each
+    // joins its groups once its port is usable. The SA serves at zero service time, so the
+    // joins leave no queue behind.
     DesResult r;
     r.memberships = static_cast<std::uint64_t>(cfg.hosts) * cfg.groups;
+    const Duration spread = std::min<Duration>(cfg.polls ? Duration(cfg.monitor.sminfo_interval) : Duration::zero(),
+                                               std::chrono::seconds(60));
+    std::mt19937_64 boot_rng(splitmix(cfg.seed));
+    std::uniform_int_distribution<Duration::rep> boot_at(0, spread.count());
     for (auto &h : hosts)
-        h->join_all(cfg.groups);
-    TimePoint due;
-    while (tally.joined + tally.join_failed < r.memberships && driver->next(due))
-        driver->step();
-    while (driver->next(due)) // answers to nobody, if any
-        driver->step();
-    r.setup_joined = tally.joined;
-    r.setup_failed = tally.join_failed;
-    if (r.setup_joined != r.memberships)
-        throw std::runtime_error("setup: " + std::to_string(r.setup_joined) + " of " +
-                                 std::to_string(r.memberships) + " joins succeeded");
+        timers.start(Duration(boot_at(boot_rng)), [p = h.get()] { p->boot(); });
+    const TimePoint setup_end = timers.now() + spread + std::chrono::seconds(2);
+    const TimePoint setup_limit = setup_end + std::chrono::seconds(600);
 
-    // The SM restarts: the SA forgets everything and every port is told at once (one sweep's
-    // ClientReregister), from here on at the SA's real service time.
+    // The SM restarts once every join is in and nothing is in flight: the SA forgets
+    // everything, and its first sweep asks every port to re-register at once. From then on the
+    // SA serves at its real service time. It happens from a timer, like everything else, so
+    // that the run is the same event for event on any Timers.
+    std::optional<TimePoint> t0;
     std::vector<sa::TxnStats> base;
-    base.reserve(hosts.size());
-    for (auto &h : hosts)
-        base.push_back(h->txn_stats());
-    tally = Tally{};
-    simsa.set_config(sa_cfg);
-    simsa.forget_all();
-    simsa.reset_stats();
-    simsa.watch_memberships(r.memberships);
-    const TimePoint t0 = timers.now();
-    const std::uint64_t started0 = driver->started();
-    const auto wall1 = WallClock::now();
-    for (auto &h : hosts)
-        h->sm_restarted();
-    for (auto &h : hosts)
-        h->start_polls();
-
-    // Until every membership is restored, then on (polls stopped) until the SA has served what
-    // it still holds and the last answers are in: those late answers belong to the figures.
-    const TimePoint end = t0 + cfg.cap;
-    bool polls_on = true;
-    while (driver->next(due) && due <= end) {
-        driver->step();
-        if (polls_on && tally.restored >= r.memberships) {
-            polls_on = false;
-            for (auto &h : hosts)
-                h->stop_polls();
+    std::vector<port::PollStats> base_polls;
+    std::uint64_t started0 = 0;
+    auto wall1 = WallClock::now();
+    std::function<void()> restart = [&] {
+        if (tally.joined + tally.join_failed < r.memberships || !simsa.idle()) {
+            timers.start(std::chrono::milliseconds(1), restart);
+            return;
         }
-    }
+        r.setup_joined = tally.joined;
+        r.setup_failed = tally.join_failed;
+        for (auto &h : hosts) {
+            base.push_back(h->txn_stats());
+            base_polls.push_back(h->poll_stats());
+        }
+        tally = Tally{};
+        // Once every membership is back, the polls stop, and the run goes on only until the SA
+        // has served what it still holds and the last answers are in: those late answers
+        // belong to the figures. The port monitors stop one SMInfoRecord period later, if
+        // nothing re-joined meanwhile: a poll may still find the restart and invalidate its
+        // port again.
+        const Duration settle = std::chrono::duration_cast<Duration>(cfg.monitor.sminfo_interval * 1.1 +
+                                                                     cfg.monitor.sminfo_timeout) +
+                                std::chrono::seconds(1);
+        tally.all_restored = [&hosts, &tally, &timers, settle] {
+            timers.start(settle, [&hosts, &tally] {
+                if (tally.outstanding != 0)
+                    return; // re-joining again; its end arms another check
+                for (auto &h : hosts)
+                    h->stop_polls();
+            });
+        };
+        simsa.set_config(sa_cfg);
+        simsa.forget_all(cfg.sminfo_shows_restart);
+        simsa.reset_stats();
+        simsa.watch_memberships(r.memberships);
+        t0 = timers.now();
+        started0 = driver->started();
+        wall1 = WallClock::now();
+        for (auto &h : hosts)
+            h->sm_restarted();
+    };
+    timers.start(std::chrono::ceil<Duration>(setup_end - timers.now()), restart);
+
+    TimePoint due;
+    while (driver->next(due) && (t0 ? due <= *t0 + cfg.cap : due <= setup_limit))
+        driver->step();
+    if (!t0)
+        throw std::runtime_error("setup: " + std::to_string(tally.joined) + " of " + std::to_string(r.memberships) +
+                                 " joins succeeded, " + std::to_string(tally.join_failed) + " failed");
     r.wall_rejoin_s = duration<double>(WallClock::now() - wall1).count();
     r.events = driver->started() - started0;
 
     r.restored = tally.restored;
     r.lost = tally.lost;
-    r.done = tally.restored >= r.memberships;
-    r.completion_s = r.done && tally.last_restored ? seconds(*tally.last_restored - t0) : seconds(cfg.cap);
-    r.first_restored_s = tally.first_restored ? seconds(*tally.first_restored - t0) : 0;
+    r.done = tally.outstanding == 0 && tally.done_at;
+    r.outstanding = tally.outstanding;
+    r.completion_s = r.done ? seconds(*tally.done_at - *t0) : seconds(cfg.cap);
+    r.first_restored_s = tally.first_restored ? seconds(*tally.first_restored - *t0) : 0;
     r.ideal_s = static_cast<double>(r.memberships) / cfg.sa_rate;
 
     SimSaStats s = simsa.stats();
-    r.sa_complete_s = s.target_reached ? seconds(*s.target_reached - t0) : -1;
+    r.sa_complete_s = s.target_reached ? seconds(*s.target_reached - *t0) : -1;
     r.sa_memberships = simsa.memberships();
     r.sa_sets = s.sets;
     r.sa_deletes = s.deletes;
@@ -402,8 +463,16 @@ DesResult run_des(const DesConfig &cfg) {
     r.set_timeouts = tally.set_timeouts;
     r.get_txns = tally.get_txns;
     r.get_timeouts = tally.get_timeouts;
-    r.sminfo_polls = tally.sminfo_polls;
-    r.sminfo_timeouts = tally.sminfo_timeouts;
+    r.invalidations = tally.invalidations;
+    r.smps = s.smps;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        const port::PollStats pnow = hosts[i]->poll_stats();
+        const port::PollStats &pb = base_polls[i];
+        r.sminfo_polls += pnow.sminfo_polls - pb.sminfo_polls;
+        r.sminfo_timeouts += pnow.sminfo_failures - pb.sminfo_failures;
+        r.portinfo_polls += pnow.portinfo_polls - pb.portinfo_polls;
+        r.audits += pnow.audits - pb.audits;
+    }
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const sa::TxnStats now = hosts[i]->txn_stats();
         const sa::TxnStats &b = base[i];
@@ -433,10 +502,12 @@ std::string describe_config(const DesConfig &cfg) {
                     ms(std::chrono::duration_cast<milliseconds>(cfg.engine.retry_min)) + " doubling to " +
                     ms(std::chrono::duration_cast<milliseconds>(cfg.engine.retry_max)) + "; polls: ";
     if (cfg.polls)
-        s += "SMInfo every " + ms(cfg.monitor.sminfo_interval) + " (1 try of " + ms(cfg.monitor.sminfo_timeout) +
-             "), audit " + fmt("%g", cfg.monitor.audit_per_second) + "/s";
+        s += "SMInfoRecord every " + ms(cfg.monitor.sminfo_interval) + " (1 try of " +
+             ms(cfg.monitor.sminfo_timeout) + "), audit " + fmt("%g", cfg.monitor.audit_per_second) + "/s, jitter " +
+             std::to_string(cfg.monitor.jitter_percent) + " %";
     else
         s += "off";
+    s += cfg.sminfo_shows_restart ? " (SMInfoRecord shows the restart)" : "";
     s += "; SA: Gets served at " + fmt("%g", cfg.get_rate > 0 ? cfg.get_rate : cfg.sa_rate) + "/s, dropped after " +
          (cfg.get_drop_after.count() ? fmt("%g s", seconds(cfg.get_drop_after)) : std::string("never")) +
          ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way, late answers " +

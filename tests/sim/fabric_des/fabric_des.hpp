@@ -27,10 +27,14 @@ struct DesConfig {
     // The daemon's own configuration; the defaults are today's.
     sa::TransactionConfig txn;
     EngineConfig engine; // rejoin_jitter, retry_min/max
-    // Background SA Gets of every host: the SMInfoRecord poll and the membership audit, at the
-    // intervals of the port monitor (PortPoller's schedule, reproduced by the simulation).
+    // The port monitor (the daemon's PortPoller) of every host: its SMInfoRecord polls and
+    // audits are SA Gets. Without `polls`, neither runs (PortInfo polls, which stay local,
+    // still do).
     bool polls = true;
     port::MonitorConfig monitor;
+    // After the restart, SMInfoRecord answers show a new SM (its ActCount starts low again), as
+    // OpenSM's do: the port rules then invalidate the port a second time at the next poll.
+    bool sminfo_shows_restart = false;
 
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
     std::uint64_t seed = 1;
@@ -45,8 +49,9 @@ struct DesResult {
     // The re-join, from the SM restart (t0).
     bool done = false;           // every membership restored within the cap
     double completion_s = 0;     // last membership restored (or the cap)
+    std::uint64_t outstanding = 0; // memberships not restored since their port's last re-join
     double ideal_s = 0;          // memberships / sa_rate
-    std::uint64_t restored = 0;  // members told `restored`
+    std::uint64_t restored = 0;  // members told `restored` (more than once if re-joined twice)
     std::uint64_t lost = 0;      // members told `lost`
     double first_restored_s = 0; // the first one
     // When the SA itself first held every membership again (it may be long before the hosts
@@ -67,7 +72,11 @@ struct DesResult {
     // The engine's SA work (what it asked of its SaService), and how it ended.
     std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
     std::uint64_t get_txns = 0, get_timeouts = 0; // audits and refreshes
-    std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0;
+    // The port monitor (summed over hosts): SMInfoRecord polls (and the failed ones), PortInfo
+    // polls (local SMPs, answered by the host's HCA, never seen by the SA), audits.
+    std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0, portinfo_polls = 0, audits = 0;
+    std::uint64_t smps = 0;          // PortInfo SMPs the HCAs answered
+    std::uint64_t invalidations = 0; // port_invalidated calls after the restart (re-joins started)
     // The transaction layer's counters, summed over hosts.
     sa::TxnStats txn;
 
@@ -79,7 +88,7 @@ struct DesResult {
         return memberships ? static_cast<double>(sa_sets + sa_deletes) / static_cast<double>(memberships) : 0;
     }
     double fraction_done() const {
-        return memberships ? static_cast<double>(restored) / static_cast<double>(memberships) : 0;
+        return memberships ? 1.0 - static_cast<double>(outstanding) / static_cast<double>(memberships) : 0;
     }
 };
 

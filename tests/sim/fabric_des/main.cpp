@@ -44,8 +44,11 @@ The daemon (defaults are today's):
   --jitter-ms J         re-join jitter (rejoin.jitter_ms, 500)
   --retry-min-ms T      engine retry backoff start (retry.min_ms, 1000)
   --retry-max-ms T      engine retry backoff cap (retry.max_ms, 16000)
-  --no-polls            no background SMInfoRecord polls and audits (on by default, at the
-                        port monitor's default intervals)
+  --no-polls            no SMInfoRecord polls (but the first) and no audits; by default the
+                        port monitor runs at its default intervals
+  --sminfo-shows-restart
+                        SMInfoRecord answers show the new SM (ActCount starts low again), so
+                        the port rules invalidate each port a second time at its next poll
 Run:
   --cap-s S             virtual time allowed after the restart (default 400)
   --seed S              random seed (default 1)
@@ -74,11 +77,12 @@ double number(const char *opt, const char *v) {
 
 void print_details(const DesResult &r) {
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-    std::printf("    restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, refused %llu, "
-                "timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu)\n",
-                u(r.restored), u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns), u(r.set_ok),
-                u(r.set_refused), u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts), u(r.sminfo_polls),
-                u(r.sminfo_timeouts));
+    std::printf("    re-joins started %llu; restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, "
+                "refused %llu, timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu), "
+                "audits %llu, PortInfo polls %llu\n",
+                u(r.invalidations), u(r.restored), u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns),
+                u(r.set_ok), u(r.set_refused), u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts),
+                u(r.sminfo_polls), u(r.sminfo_timeouts), u(r.audits), u(r.portinfo_polls));
     std::printf("    SA received Sets %llu, Deletes %llu, Gets %llu (dropped %llu); served Sets %llu, Gets %llu; "
                 "answers after their try's timeout %llu (dropped by the kernel model %llu); max Set queue %zu; "
                 "peak %.0f Sets/s arriving; Get queue delay max %.2f s\n",
@@ -113,6 +117,8 @@ int main(int argc, char **argv) {
             details = true;
         } else if (a == "--no-polls") {
             cfg.polls = false;
+        } else if (a == "--sminfo-shows-restart") {
+            cfg.sminfo_shows_restart = true;
         } else if (a == "--kernel-timeouts") {
             cfg.kernel_drops_late = true;
         } else if (a == "--fake-timers") {

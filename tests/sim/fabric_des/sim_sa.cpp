@@ -20,10 +20,38 @@ std::uint32_t low_tid(const sa::MadBuf &m) {
     return v;
 }
 
-// The SM that answers SMInfoRecord Gets: the master at LID 1 (every host's SA address).
-constexpr sa::SmInfoRecord kMasterSm{
-    .lid = 1, .guid = 0x0002c90300000001ULL, .sm_key = 0, .act_count = 100, .priority = 0,
-    .sm_state = sa::sm_state::master};
+// The SM: LID 1 (every host's SA address), this port GUID.
+constexpr std::uint16_t kSmLid = 1;
+constexpr std::uint64_t kSmGuid = 0x0002c90300000001ULL;
+constexpr std::uint64_t kSubnetPrefix = 0xfe80000000000000ULL;
+
+void put16(sa::MadBuf &b, std::size_t off, std::uint16_t v) {
+    b[off] = static_cast<std::uint8_t>(v >> 8);
+    b[off + 1] = static_cast<std::uint8_t>(v);
+}
+
+// The local HCA's answer to a directed-route Get(PortInfo) (IBA 14.2.5.6; the offsets are the
+// ones port/portinfo_smp.cpp decodes): the request turned into a GetResp with the direction
+// bit set, and a PortInfo of an ACTIVE 4x port with LID `lid` and the SM at kSmLid.
+sa::MadBuf portinfo_answer(const sa::MadBuf &req, std::uint16_t lid) {
+    sa::MadBuf b = req;
+    b[3] = 0x81;          // GetResp
+    put16(b, 4, 0x8000); // status 0, D bit: a response on a directed route
+    constexpr std::size_t d = 64; // the SMP data area
+    for (int i = 0; i < 8; ++i)
+        b[d + 8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(kSubnetPrefix >> (56 - 8 * i));
+    put16(b, d + 16, lid);
+    put16(b, d + 18, kSmLid);
+    b[d + 28] = req[23];  // LocalPortNum: the port asked about (AttributeModifier)
+    b[d + 31] = 2;        // LinkWidthActive 4x
+    b[d + 32] = 0x10 | 4; // LinkSpeedSupported 2.5 Gb/s, PortState ACTIVE
+    b[d + 33] = 5 << 4;   // PortPhysicalState LinkUp
+    b[d + 35] = 1 << 4;   // LinkSpeedActive 2.5 Gb/s
+    b[d + 36] = 4 << 4;   // NeighborMTU 2048, MasterSMSL 0
+    b[d + 41] = 4;        // MTUCap 2048
+    b[d + 51] = 18;       // ClientReregister clear, SubnetTimeOut 18
+    return b;
+}
 
 } // namespace
 
@@ -72,9 +100,11 @@ std::uint32_t SimSa::add_host(const Gid &port_gid) {
 
 sa::MadTransport &SimSa::endpoint(std::uint32_t host) { return *hosts_.at(host); }
 
-void SimSa::forget_all() {
+void SimSa::forget_all(bool visible_in_sminfo) {
     state_ = test::FakeSaState{};
     memberships_ = 0;
+    if (visible_in_sminfo)
+        sm_act_count_ = 1000; // a new SM has sent only its first sweep's SMPs
 }
 
 std::size_t SimSa::members_of(const Gid &mgid) const {
@@ -105,10 +135,14 @@ int SimSa::send(std::uint32_t host, std::span<const std::uint8_t> bytes, unsigne
         throw std::logic_error("SimSa: a send of a MAD that is not 256 bytes");
     sa::MadBuf mad;
     std::memcpy(mad.data(), bytes.data(), mad.size());
-    if (cfg_.wire_delay <= Duration::zero()) {
+    if (mad[1] == sa::mad::class_smp_directed || cfg_.wire_delay <= Duration::zero()) {
         arrive(host, mad, timeout_ms);
     } else {
-        timers_.start(cfg_.wire_delay, [this, host, mad, timeout_ms] { arrive(host, mad, timeout_ms); });
+        ++on_wire_;
+        timers_.start(cfg_.wire_delay, [this, host, mad, timeout_ms] {
+            --on_wire_;
+            arrive(host, mad, timeout_ms);
+        });
     }
     return 0;
 }
@@ -116,6 +150,11 @@ int SimSa::send(std::uint32_t host, std::span<const std::uint8_t> bytes, unsigne
 void SimSa::arrive(std::uint32_t host, const sa::MadBuf &mad, unsigned timeout_ms) {
     const std::uint8_t mgmt_class = mad[1];
     const std::uint8_t method = mad[3];
+    if (mgmt_class == sa::mad::class_smp_directed) {
+        ++stats_.smps;
+        answer_smp(host, mad);
+        return;
+    }
     if (mgmt_class != sa::mad::class_subn_adm) {
         ++stats_.other;
         return;
@@ -206,11 +245,14 @@ void SimSa::answer(const Pending &p) {
                                                        .comp_mask = d->comp_mask,
                                                        .record = record});
     } else if (attr == sa::mad::attr_sm_info_record && method == sa::mad::method_get) {
-        resp = sa::encode_sminfo_mad(sa::SmInfoMad{.method = sa::mad::method_get_resp,
-                                                   .status = 0,
-                                                   .tid = p.tid,
-                                                   .comp_mask = 0,
-                                                   .record = kMasterSm});
+        const sa::SmInfoRecord sm{.lid = kSmLid,
+                                  .guid = kSmGuid,
+                                  .sm_key = 0,
+                                  .act_count = sm_act_count_++,
+                                  .priority = 0,
+                                  .sm_state = sa::sm_state::master};
+        resp = sa::encode_sminfo_mad(
+            sa::SmInfoMad{.method = sa::mad::method_get_resp, .status = 0, .tid = p.tid, .comp_mask = 0, .record = sm});
     } else {
         ++stats_.other;
         return;
@@ -228,12 +270,26 @@ void SimSa::answer(const Pending &p) {
     deliver(p.host, resp);
 }
 
+void SimSa::answer_smp(std::uint32_t host, const sa::MadBuf &req) {
+    // Never from inside send(): the answer comes from the loop, as the HCA's would.
+    const sa::MadBuf resp = portinfo_answer(req, static_cast<std::uint16_t>(host + 2));
+    ++on_wire_;
+    timers_.start(cfg_.smp_delay, [this, host, resp] {
+        --on_wire_;
+        hosts_.at(host)->receive(resp);
+    });
+}
+
 void SimSa::deliver(std::uint32_t host, const sa::MadBuf &mad) {
     if (cfg_.wire_delay <= Duration::zero()) {
         hosts_.at(host)->receive(mad);
         return;
     }
-    timers_.start(cfg_.wire_delay, [this, host, mad] { hosts_.at(host)->receive(mad); });
+    ++on_wire_;
+    timers_.start(cfg_.wire_delay, [this, host, mad] {
+        --on_wire_;
+        hosts_.at(host)->receive(mad);
+    });
 }
 
 } // namespace mcastd::des

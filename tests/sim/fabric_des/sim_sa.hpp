@@ -11,6 +11,8 @@
 //    queue had waited longer than `get_drop_after` (OpenSM's max_msg_fifo_timeout, 10 s), the
 //    Get is dropped without an answer, as OpenSM does.
 //  - The wire takes `wire_delay` each way; nothing is lost on it.
+//  - Directed-route SMPs to the local port (the daemon's PortInfo polls) never reach the SA:
+//    the host's own HCA answers them after `smp_delay`, ACTIVE with the SM at LID 1.
 //  - Optionally, the kernel's MAD layer: ib_umad matches an answer to its send only while the
 //    send's timeout_ms has not passed, so an answer later than that never reaches the daemon
 //    (`kernel_drops_late`). umad2sim, which the ibsim test bed uses, ignores timeout_ms and
@@ -44,12 +46,14 @@ struct SimSaConfig {
     Duration wire_delay{0};                                    // each way
     Duration get_drop_after = std::chrono::seconds(10);        // 0: never drop Gets
     bool kernel_drops_late = false;
+    Duration smp_delay{0}; // the local HCA's answer to a PortInfo SMP
 };
 
 // What the SA saw, since the last reset_stats().
 struct SimSaStats {
     std::uint64_t sets = 0, deletes = 0, gets = 0; // received
     std::uint64_t other = 0;                       // received, not an SA request it serves
+    std::uint64_t smps = 0;                        // local PortInfo SMPs (answered by the HCA)
     std::uint64_t gets_dropped = 0;                // by the overload rule
     std::uint64_t served_sets = 0, served_gets = 0; // Sets and Deletes / Gets answered
     std::uint64_t answers_dropped_late = 0;         // by the kernel model (kernel_drops_late)
@@ -84,16 +88,20 @@ public:
     void watch_memberships(std::uint64_t target) { target_ = target; }
 
     // The SM restarts: every group and membership is gone (queued requests stay queued; they
-    // are served by the new SM, as if they had arrived after the restart).
-    void forget_all();
+    // are served by the new SM, as if they had arrived after the restart). With
+    // `visible_in_sminfo`, SMInfoRecord answers show it as OpenSM's would: a new SM whose
+    // ActCount starts low again; otherwise they go on as before.
+    void forget_all(bool visible_in_sminfo = false);
 
     void reset_stats();
     const SimSaStats &stats() const { return stats_; }
     test::FakeSaState &state() { return state_; }
     std::size_t set_queue() const { return set_server_.queue.size(); }
     std::size_t get_queue() const { return get_server_.queue.size(); }
+    // Nothing queued, in service, or on its way to or from a host.
     bool idle() const {
-        return set_server_.queue.empty() && get_server_.queue.empty() && !set_server_.busy && !get_server_.busy;
+        return set_server_.queue.empty() && get_server_.queue.empty() && !set_server_.busy && !get_server_.busy &&
+               on_wire_ == 0;
     }
 
 private:
@@ -130,6 +138,7 @@ private:
     void on_served(bool sets);
     void answer(const Pending &p);
     void deliver(std::uint32_t host, const sa::MadBuf &mad);
+    void answer_smp(std::uint32_t host, const sa::MadBuf &mad);
     std::size_t members_of(const Gid &mgid) const;
 
     Timers &timers_;
@@ -142,6 +151,8 @@ private:
     std::size_t sweep_at_ = 1 << 16;
     Server set_server_, get_server_;
     std::uint64_t memberships_ = 0, target_ = 0;
+    std::uint64_t on_wire_ = 0;           // MADs (and HCA answers) not yet delivered
+    std::uint32_t sm_act_count_ = 500000; // the SM's ActCount as SMInfoRecord shows it
     SimSaStats stats_;
 };
 
