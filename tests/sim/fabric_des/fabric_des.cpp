@@ -95,9 +95,11 @@ struct Tally {
     std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
     std::uint64_t get_txns = 0, get_timeouts = 0;
     std::uint64_t invalidations = 0; // port_invalidated calls
-    // Memberships whose port was invalidated and that have not been told `restored` since:
-    // the re-join is done when this is 0 again. all_restored runs each time it gets there.
-    std::uint64_t outstanding = 0;
+    // From the restart on: hosts whose port has not finished a re-join begun since then (or is
+    // re-joining again). The fabric is done when this is 0; all_restored runs each time it
+    // gets there.
+    std::optional<TimePoint> t0;
+    std::uint64_t unsettled = 0;
     std::optional<TimePoint> done_at;
     std::function<void()> all_restored;
 };
@@ -137,6 +139,9 @@ public:
           counting_(client_, tally), service_(engine_config(cfg, index), counting_, timers),
           poller_(txns_, client_, timers, *this, monitor_config(cfg, index)) {
         poller_.set_pkey_reader([](const port::PolledPort &) { return std::vector<std::uint16_t>{0xffff}; });
+        // Every engine note, the start and the end of a re-join among them: whatever started it
+        // (the port rules, or an audit that found the port's state gone).
+        service_.add_observer([this](const EngineNote &) { track_rejoin(); });
     }
     ~Host() override = default;
     Host(const Host &) = delete;
@@ -166,6 +171,30 @@ public:
     // The SM restarted and asked every port to re-register: the verbs event the daemon gets
     // (IBV_EVENT_CLIENT_REREGISTER), handed to the port monitor as VerbsEvents would.
     void sm_restarted() { poller_.on_verbs_event(port_, port::VerbsEvent::client_reregister); }
+
+    // The restart is about to happen: the host counts as unsettled until its port has finished
+    // a re-join begun from now on.
+    void arm() {
+        settled_ = false;
+        ++tally_.unsettled;
+    }
+    // Memberships restored since the restart and not re-joining now.
+    unsigned restored_memberships() const {
+        if (settled_)
+            return cfg_.groups;
+        const auto views = service_.port_views();
+        const bool began = !views.empty() && views.front().rejoin_started && *views.front().rejoin_started >= *tally_.t0;
+        return began ? cfg_.groups - pending_ : 0;
+    }
+
+    // The port's last re-join, as `status` shows it; nullopt while one runs or before any.
+    std::optional<double> last_rejoin_s() const {
+        const auto views = service_.port_views();
+        if (views.empty() || views.front().rejoining || !views.front().rejoin_started ||
+            !views.front().rejoin_finished)
+            return std::nullopt;
+        return seconds(*views.front().rejoin_finished - *views.front().rejoin_started);
+    }
 
     // The port monitor's counters until now; it stops (no more polls or audits).
     port::PollStats stop_polls() {
@@ -201,6 +230,28 @@ private:
         return m;
     }
 
+    void track_rejoin() {
+        if (!tally_.t0)
+            return;
+        const auto views = service_.port_views();
+        if (views.empty())
+            return;
+        const PortView &p = views.front();
+        if (p.rejoining && settled_) {
+            settled_ = false;
+            pending_ = cfg_.groups;
+            ++tally_.unsettled;
+        } else if (!p.rejoining && !settled_ && p.rejoin_started && *p.rejoin_started >= *tally_.t0) {
+            settled_ = true;
+            pending_ = 0;
+            if (--tally_.unsettled == 0) {
+                tally_.done_at = timers_.now();
+                if (tally_.all_restored)
+                    tally_.all_restored();
+            }
+        }
+    }
+
     void join_all() {
         for (unsigned g = 0; g < cfg_.groups; ++g) {
             JoinRequest r;
@@ -224,9 +275,7 @@ private:
     }
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override {
         ++tally_.invalidations;
-        // Every membership re-joins again, those already restored included.
-        tally_.outstanding += cfg_.groups - pending_;
-        pending_ = cfg_.groups;
+        pending_ = cfg_.groups; // every membership re-joins again, those restored included
         service_.port_invalidated(port, trigger, why);
     }
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override {
@@ -262,14 +311,8 @@ private:
             if (!tally_.first_restored)
                 tally_.first_restored = timers_.now();
             tally_.last_restored = timers_.now();
-            if (pending_ > 0) {
+            if (pending_ > 0)
                 --pending_;
-                if (--tally_.outstanding == 0) {
-                    tally_.done_at = timers_.now();
-                    if (tally_.all_restored)
-                        tally_.all_restored();
-                }
-            }
         } else {
             ++tally_.lost;
         }
@@ -286,7 +329,8 @@ private:
     port::PortPoller poller_; // last: it goes first, and stops its polls
     PortIndex port_ = 0;
     ClientId client_id_ = 0;
-    unsigned pending_ = 0; // memberships not restored since the last invalidation
+    unsigned pending_ = 0; // memberships not restored since the port's last invalidation
+    bool settled_ = true;  // see Tally::unsettled
     bool joined_ = false, polls_stopped_ = false;
     port::PollStats final_polls_;
 };
@@ -328,6 +372,9 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 DesResult run_des(const DesConfig &cfg) {
     if (cfg.hosts == 0 || cfg.groups == 0)
         throw std::invalid_argument("hosts and groups must be at least 1");
+    if (!cfg.reregister && !(cfg.sminfo_shows_restart && cfg.polls))
+        throw std::invalid_argument("without CLIENT_REREGISTER the hosts learn of the restart only from SMInfoRecord "
+                                    "polls that show it");
     // The Service logs every port event of every host: thousands of lines per run.
     const QuietLog quiet;
     const auto wall0 = WallClock::now();
@@ -403,7 +450,7 @@ DesResult run_des(const DesConfig &cfg) {
                                 std::chrono::seconds(1);
         tally.all_restored = [&hosts, &tally, &timers, settle] {
             timers.start(settle, [&hosts, &tally] {
-                if (tally.outstanding != 0)
+                if (tally.unsettled != 0)
                     return; // re-joining again; its end arms another check
                 for (auto &h : hosts)
                     h->stop_polls();
@@ -414,10 +461,14 @@ DesResult run_des(const DesConfig &cfg) {
         simsa.reset_stats();
         simsa.watch_memberships(r.memberships);
         t0 = timers.now();
+        tally.t0 = t0;
+        for (auto &h : hosts)
+            h->arm();
         started0 = driver->started();
         wall1 = WallClock::now();
-        for (auto &h : hosts)
-            h->sm_restarted();
+        if (cfg.reregister) // else nothing happens until a poll sees the new SM
+            for (auto &h : hosts)
+                h->sm_restarted();
     };
     timers.start(std::chrono::ceil<Duration>(setup_end - timers.now()), restart);
 
@@ -432,8 +483,11 @@ DesResult run_des(const DesConfig &cfg) {
 
     r.restored = tally.restored;
     r.lost = tally.lost;
-    r.done = tally.outstanding == 0 && tally.done_at;
-    r.outstanding = tally.outstanding;
+    r.done = tally.unsettled == 0 && tally.done_at;
+    std::uint64_t back = 0;
+    for (auto &h : hosts)
+        back += h->restored_memberships();
+    r.outstanding = r.memberships - back;
     r.completion_s = r.done ? seconds(*tally.done_at - *t0) : seconds(cfg.cap);
     r.first_restored_s = tally.first_restored ? seconds(*tally.first_restored - *t0) : 0;
     r.ideal_s = static_cast<double>(r.memberships) / cfg.sa_rate;
@@ -464,6 +518,13 @@ DesResult run_des(const DesConfig &cfg) {
     r.get_txns = tally.get_txns;
     r.get_timeouts = tally.get_timeouts;
     r.invalidations = tally.invalidations;
+    double sum = 0;
+    for (auto &h : hosts)
+        if (const auto d = h->last_rejoin_s()) {
+            r.host_rejoin_max_s = std::max(r.host_rejoin_max_s, *d);
+            sum += *d;
+        }
+    r.host_rejoin_mean_s = sum / static_cast<double>(hosts.size());
     r.smps = s.smps;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const port::PollStats pnow = hosts[i]->poll_stats();
@@ -507,7 +568,10 @@ std::string describe_config(const DesConfig &cfg) {
              std::to_string(cfg.monitor.jitter_percent) + " %";
     else
         s += "off";
-    s += cfg.sminfo_shows_restart ? " (SMInfoRecord shows the restart)" : "";
+    s += std::string("; the restart reaches the hosts by ") +
+         (cfg.reregister ? (cfg.sminfo_shows_restart ? "CLIENT_REREGISTER, then their next SMInfoRecord poll"
+                                                     : "CLIENT_REREGISTER")
+                         : "their next SMInfoRecord poll");
     s += "; SA: Gets served at " + fmt("%g", cfg.get_rate > 0 ? cfg.get_rate : cfg.sa_rate) + "/s, dropped after " +
          (cfg.get_drop_after.count() ? fmt("%g s", seconds(cfg.get_drop_after)) : std::string("never")) +
          ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way, late answers " +

@@ -32,8 +32,13 @@ struct DesConfig {
     // still do).
     bool polls = true;
     port::MonitorConfig monitor;
-    // After the restart, SMInfoRecord answers show a new SM (its ActCount starts low again), as
-    // OpenSM's do: the port rules then invalidate the port a second time at the next poll.
+    // How the hosts learn of the restart. `reregister`: the SM's first sweep asks every port
+    // to re-register, and every host gets CLIENT_REREGISTER at t0. `sminfo_shows_restart`:
+    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does),
+    // and the port rules invalidate the port at its next poll (a second time, after a
+    // CLIENT_REREGISTER). Without `reregister` it is the only way, as on ibsim, whose HCAs
+    // cannot take ClientReregister; at least one must be set.
+    bool reregister = true;
     bool sminfo_shows_restart = false;
 
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
@@ -54,6 +59,9 @@ struct DesResult {
     std::uint64_t restored = 0;  // members told `restored` (more than once if re-joined twice)
     std::uint64_t lost = 0;      // members told `lost`
     double first_restored_s = 0; // the first one
+    // Each host's last re-join as its Service reports it (`status`: from the port's
+    // invalidation to its last group), the longest and the mean over hosts.
+    double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;
     // When the SA itself first held every membership again (it may be long before the hosts
     // learn it: an answer that comes after its transaction ended is dropped). < 0: never.
     double sa_complete_s = -1;

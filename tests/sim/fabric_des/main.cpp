@@ -49,6 +49,9 @@ The daemon (defaults are today's):
   --sminfo-shows-restart
                         SMInfoRecord answers show the new SM (ActCount starts low again), so
                         the port rules invalidate each port a second time at its next poll
+  --no-reregister       no CLIENT_REREGISTER at the restart (ibsim's HCAs cannot take it): the
+                        hosts learn of it only from their SMInfoRecord polls (implies
+                        --sminfo-shows-restart)
 Run:
   --cap-s S             virtual time allowed after the restart (default 400)
   --seed S              random seed (default 1)
@@ -77,6 +80,8 @@ double number(const char *opt, const char *v) {
 
 void print_details(const DesResult &r) {
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+    std::printf("    each host's last re-join (status): longest %.3f s, mean %.3f s\n", r.host_rejoin_max_s,
+                r.host_rejoin_mean_s);
     std::printf("    re-joins started %llu; restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, "
                 "refused %llu, timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu), "
                 "audits %llu, PortInfo polls %llu\n",
@@ -118,6 +123,9 @@ int main(int argc, char **argv) {
         } else if (a == "--no-polls") {
             cfg.polls = false;
         } else if (a == "--sminfo-shows-restart") {
+            cfg.sminfo_shows_restart = true;
+        } else if (a == "--no-reregister") {
+            cfg.reregister = false;
             cfg.sminfo_shows_restart = true;
         } else if (a == "--kernel-timeouts") {
             cfg.kernel_drops_late = true;
