@@ -139,9 +139,12 @@ public:
           counting_(client_, tally), service_(engine_config(cfg, index), counting_, timers),
           poller_(txns_, client_, timers, *this, monitor_config(cfg, index)) {
         poller_.set_pkey_reader([](const port::PolledPort &) { return std::vector<std::uint16_t>{0xffff}; });
-        // Every engine note, the start and the end of a re-join among them: whatever started it
-        // (the port rules, or an audit that found the port's state gone).
-        service_.add_observer([this](const EngineNote &) { track_rejoin(); });
+        // The engine notes the start and the end of every port re-join as warnings, whatever
+        // started it (the port rules, or an audit that found the port's state gone).
+        service_.add_observer([this](const EngineNote &n) {
+            if (n.kind == EngineNote::Kind::warning)
+                track_rejoin();
+        });
     }
     ~Host() override = default;
     Host(const Host &) = delete;
