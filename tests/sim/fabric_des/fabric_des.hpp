@@ -1,0 +1,113 @@
+// The fabric re-join simulation: N hosts, each running the daemon's real membership engine,
+// SA client and SA transaction layer, re-join their memberships after an SM restart against one
+// simulated SA (sim_sa.hpp), all on one virtual clock (event_queue.hpp). README.md in this
+// directory describes the model; run_des() is one run of it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/engine_config.hpp"
+#include "core/timers.hpp"
+#include "port/port_poller.hpp" // MonitorConfig: the poll intervals the daemon uses
+#include "sa/transactions.hpp"
+
+namespace mcastd::des {
+
+struct DesConfig {
+    unsigned hosts = 50;
+    unsigned groups = 20;  // memberships per host: every host joins the same `groups` groups
+    double sa_rate = 7000; // Sets and Deletes the SA serves per second (one server, FIFO)
+    double get_rate = 0;   // Gets per second (a second server); 0 = the same as sa_rate
+    Duration wire_delay{0};                                     // each way
+    Duration get_drop_after = std::chrono::seconds(10);         // OpenSM's Get drop; 0 = never
+    bool kernel_drops_late = false; // ib_umad's matching (late answers dropped), not umad2sim's
+
+    // The daemon's own configuration; the defaults are today's.
+    sa::TransactionConfig txn;
+    EngineConfig engine; // rejoin_jitter, retry_min/max
+    // The port monitor (the daemon's PortPoller) of every host: its SMInfoRecord polls and
+    // audits are SA Gets. Without `polls`, neither runs (PortInfo polls, which stay local,
+    // still do).
+    bool polls = true;
+    port::MonitorConfig monitor;
+    // How the hosts learn of the restart. `reregister`: the SM's first sweep asks every port
+    // to re-register, and every host gets CLIENT_REREGISTER at t0. `sminfo_shows_restart`:
+    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does),
+    // and the port rules invalidate the port at its next poll (a second time, after a
+    // CLIENT_REREGISTER). Without `reregister` it is the only way, as on ibsim, whose HCAs
+    // cannot take ClientReregister; at least one must be set.
+    bool reregister = true;
+    bool sminfo_shows_restart = false;
+
+    Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
+    std::uint64_t seed = 1;
+    bool fake_timers = false; // run on tests/unit's FakeTimers instead of the EventQueue
+};
+
+struct DesResult {
+    std::uint64_t memberships = 0; // hosts x groups
+    // Setup: every host joined its groups through the engine (SA at zero service time).
+    std::uint64_t setup_joined = 0, setup_failed = 0;
+
+    // The re-join, from the SM restart (t0).
+    bool done = false;           // every membership restored within the cap
+    double completion_s = 0;     // last membership restored (or the cap)
+    std::uint64_t outstanding = 0; // memberships not restored since their port's last re-join
+    double ideal_s = 0;          // memberships / sa_rate
+    std::uint64_t restored = 0;  // members told `restored` (more than once if re-joined twice)
+    std::uint64_t lost = 0;      // members told `lost`
+    double first_restored_s = 0; // the first one
+    // Each host's last re-join as its Service reports it (`status`: from the port's
+    // invalidation to its last group), the longest and the mean over hosts.
+    double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;
+    // When the SA itself first held every membership again (it may be long before the hosts
+    // learn it: an answer that comes after its transaction ended is dropped). < 0: never.
+    double sa_complete_s = -1;
+    std::uint64_t sa_memberships = 0; // held at the end
+
+    // What the SA received and served (the whole run after t0, including answers served after
+    // the last membership was restored).
+    std::uint64_t sa_sets = 0, sa_deletes = 0, sa_gets = 0, sa_gets_dropped = 0;
+    std::uint64_t sa_served_sets = 0, sa_served_gets = 0;
+    std::uint64_t answers_after_timeout = 0, answers_dropped_late = 0;
+    double set_delay_p50 = 0, set_delay_p99 = 0, set_delay_max = 0; // seconds
+    double get_delay_max = 0;
+    std::size_t max_set_queue = 0;
+    double peak_set_arrivals = 0; // the most Sets arriving in one second
+
+    // The engine's SA work (what it asked of its SaService), and how it ended.
+    std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
+    std::uint64_t get_txns = 0, get_timeouts = 0; // audits and refreshes
+    // The port monitor (summed over hosts): SMInfoRecord polls (and the failed ones), PortInfo
+    // polls (local SMPs, answered by the host's HCA, never seen by the SA), audits.
+    std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0, portinfo_polls = 0, audits = 0;
+    std::uint64_t smps = 0;          // PortInfo SMPs the HCAs answered
+    std::uint64_t invalidations = 0; // port_invalidated calls after the restart (re-joins started)
+    // The transaction layer's counters, summed over hosts.
+    sa::TxnStats txn;
+
+    double wall_s = 0;        // real time of the whole run, setup included
+    double wall_rejoin_s = 0; // of the re-join alone
+    std::uint64_t events = 0; // timers fired after t0
+
+    double sets_per_membership() const {
+        return memberships ? static_cast<double>(sa_sets + sa_deletes) / static_cast<double>(memberships) : 0;
+    }
+    double fraction_done() const {
+        return memberships ? 1.0 - static_cast<double>(outstanding) / static_cast<double>(memberships) : 0;
+    }
+};
+
+// One run. Throws std::invalid_argument for an unusable config, std::runtime_error when the
+// setup (the joins before the restart) does not complete.
+DesResult run_des(const DesConfig &cfg);
+
+// "window 16, tries 6, timeout 300 ms doubling to 2000 ms, pacing off, jitter 500 ms, ..."
+std::string describe_config(const DesConfig &cfg);
+// The table's header and one row of it.
+std::string table_header();
+std::string table_row(const DesConfig &cfg, const DesResult &r);
+
+} // namespace mcastd::des

@@ -1,0 +1,197 @@
+// The fabric re-join simulation on small fabrics: its own clock, and the accounting of a run.
+//
+// These assert only what holds whatever the SA transaction layer's policy (today's fixed
+// window and timeouts, or congestion control): every membership comes back within the cap,
+// each costs the SA at least one Set, and the counts of the hosts, of the engine and of the
+// SA agree with each other. Targets for the re-join itself belong with the policy that meets
+// them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "event_queue.hpp"
+#include "fabric_des.hpp"
+
+namespace mcastd::des {
+namespace {
+
+using namespace std::chrono_literals;
+
+// What must hold for any run that drained (every membership back, the SA idle).
+void expect_consistent(const DesConfig &cfg, const DesResult &r) {
+    const std::uint64_t n = static_cast<std::uint64_t>(cfg.hosts) * cfg.groups;
+    EXPECT_EQ(r.memberships, n);
+    EXPECT_EQ(r.setup_joined, n);
+    // Every membership was told `restored`, and the SA holds each one.
+    EXPECT_EQ(r.outstanding, 0u);
+    EXPECT_GE(r.restored, n);
+    EXPECT_LE(r.restored, r.set_ok);
+    EXPECT_EQ(r.lost, 0u);
+    EXPECT_EQ(r.sa_memberships, n);
+    EXPECT_GE(r.sa_complete_s, 0.0);
+    EXPECT_LE(r.sa_complete_s, r.completion_s);
+    // Every Set transaction was answered or timed out.
+    EXPECT_EQ(r.set_refused, 0u);
+    EXPECT_EQ(r.set_txns, r.set_ok + r.set_refused + r.set_timeouts);
+    EXPECT_GE(r.sets_per_membership(), 1.0);
+    // Every MAD the hosts sent reached the SA (or, for PortInfo SMPs, the host's HCA); the SA
+    // served all of it (Sets are never dropped) and answered what it did not drop.
+    EXPECT_EQ(r.txn.send_errors, 0u);
+    EXPECT_EQ(r.txn.sent, r.sa_sets + r.sa_deletes + r.sa_gets + r.smps);
+    EXPECT_EQ(r.smps, r.portinfo_polls);
+    EXPECT_EQ(r.sa_served_sets, r.sa_sets + r.sa_deletes);
+    EXPECT_EQ(r.sa_served_gets, r.sa_gets - r.sa_gets_dropped);
+    // Every answer that reached a host completed a transaction or was counted as late.
+    EXPECT_EQ(r.sa_served_sets + r.sa_served_gets - r.answers_dropped_late + r.smps,
+              r.txn.responses + r.txn.late + r.txn.rejected);
+    EXPECT_EQ(r.txn.rejected, 0u);
+    // A retransmit is a try after the first: one MAD per try.
+    EXPECT_EQ(r.txn.sent, r.txn.retransmits + r.set_txns + r.get_txns + r.sminfo_polls + r.portinfo_polls);
+    // One re-join per host for the ClientReregister, and one more when the SMInfoRecord poll
+    // finds the new SM.
+    EXPECT_EQ(r.invalidations, cfg.hosts * ((cfg.reregister ? 1u : 0u) + (cfg.sminfo_shows_restart ? 1u : 0u)));
+    if (cfg.reregister && !cfg.sminfo_shows_restart) {
+        EXPECT_EQ(r.restored, n);
+        EXPECT_EQ(r.set_ok, n);
+    }
+}
+
+TEST(FabricDes, SmallFabricRejoinsWithinTheCap) {
+    DesConfig cfg; // today's defaults
+    cfg.hosts = 50;
+    cfg.groups = 20;
+    cfg.sa_rate = 2000;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.restored << " of " << r.memberships << " restored";
+    EXPECT_LE(r.completion_s, std::chrono::duration<double>(cfg.cap).count());
+    EXPECT_GE(r.completion_s, r.first_restored_s);
+    EXPECT_GT(r.ideal_s, 0.0);
+    expect_consistent(cfg, r);
+}
+
+// Late answers dropped by the kernel instead of delivered: the same accounting holds.
+TEST(FabricDes, KernelTimeoutsKeepTheCountsConsistent) {
+    DesConfig cfg;
+    cfg.hosts = 60;
+    cfg.groups = 20;
+    cfg.sa_rate = 1000; // deep enough a queue that answers outlive their tries
+    cfg.kernel_drops_late = true;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.restored << " of " << r.memberships << " restored";
+    EXPECT_GT(r.answers_dropped_late, 0u);
+    EXPECT_EQ(r.txn.late, 0u); // nothing late gets through
+    expect_consistent(cfg, r);
+}
+
+// The port rules see the new SM at their next SMInfoRecord poll and re-join a second time: the
+// run waits for that and still drains.
+TEST(FabricDes, SecondReJoinWhenSmInfoShowsTheRestart) {
+    DesConfig cfg;
+    cfg.hosts = 40;
+    cfg.groups = 10;
+    cfg.sa_rate = 2000;
+    cfg.sminfo_shows_restart = true;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
+    expect_consistent(cfg, r);
+}
+
+// As on ibsim: no CLIENT_REREGISTER, every host finds the restart at its own next poll.
+TEST(FabricDes, RestartFoundBySmInfoPollsAlone) {
+    DesConfig cfg;
+    cfg.hosts = 30;
+    cfg.groups = 10;
+    cfg.reregister = false;
+    cfg.sminfo_shows_restart = true;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
+    EXPECT_GT(r.host_rejoin_max_s, 0.0);
+    EXPECT_LE(r.host_rejoin_max_s, r.completion_s);
+    expect_consistent(cfg, r);
+}
+
+// With the Gets' server slow enough, OpenSM's overload rule drops Gets, and nothing else.
+TEST(FabricDes, OverloadedGetQueueDropsGetsOnly) {
+    DesConfig cfg;
+    cfg.hosts = 40;
+    cfg.groups = 5;
+    cfg.sa_rate = 5000;
+    cfg.get_rate = 1;
+    cfg.get_drop_after = 2s;
+    cfg.monitor.audit_per_second = 2;
+    cfg.cap = 60s;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done);
+    EXPECT_GT(r.sa_gets_dropped, 0u);
+    EXPECT_EQ(r.sa_served_sets, r.sa_sets + r.sa_deletes);
+    EXPECT_EQ(r.restored, r.memberships);
+}
+
+// The simulation's event queue and the unit tests' FakeTimers run the same fabric the same way.
+TEST(FabricDes, EventQueueAgreesWithFakeTimers) {
+    DesConfig cfg;
+    cfg.hosts = 40;
+    cfg.groups = 10;
+    cfg.sa_rate = 200;
+    cfg.cap = 120s;
+    const DesResult a = run_des(cfg);
+    cfg.fake_timers = true;
+    const DesResult b = run_des(cfg);
+    EXPECT_EQ(a.done, b.done);
+    EXPECT_EQ(a.completion_s, b.completion_s);
+    EXPECT_EQ(a.sa_sets, b.sa_sets);
+    EXPECT_EQ(a.sa_gets, b.sa_gets);
+    EXPECT_EQ(a.txn, b.txn);
+    EXPECT_EQ(a.set_delay_max, b.set_delay_max);
+    EXPECT_GT(a.txn.retransmits, 0u); // the case exercises retransmission
+}
+
+TEST(EventQueue, FiresInDeadlineThenStartOrder) {
+    EventQueue q;
+    const TimePoint t0 = q.now();
+    std::vector<int> fired;
+    std::vector<TimePoint> at;
+    auto rec = [&](int n) {
+        return [&, n] {
+            fired.push_back(n);
+            at.push_back(q.now());
+        };
+    };
+    q.start(20ms, rec(1));
+    q.start(10ms, rec(2));
+    q.start(10ms, rec(3));
+    q.start(0ms, [&] {
+        fired.push_back(4);
+        q.start(0ms, rec(5)); // due now, after everything already due now
+    });
+    q.start(-5ms, rec(6)); // a negative delay is 0
+    while (q.step()) {
+    }
+    EXPECT_EQ(fired, (std::vector<int>{4, 6, 5, 2, 3, 1}));
+    EXPECT_EQ(at.back(), t0 + 20ms);
+    EXPECT_EQ(q.pending(), 0u);
+}
+
+TEST(EventQueue, CancelIsExactAndIdsAreNotReused) {
+    EventQueue q;
+    int fired = 0;
+    const Timers::Id a = q.start(10ms, [&] { ++fired; });
+    q.cancel(a);
+    q.cancel(a); // twice: a no-op
+    q.cancel(0);
+    const Timers::Id b = q.start(10ms, [&] { fired += 10; }); // may take a's slot
+    EXPECT_NE(a, b);
+    q.cancel(a); // a stale id must not cancel b
+    TimePoint due;
+    ASSERT_TRUE(q.next_deadline(due));
+    EXPECT_EQ(due, q.now() + 10ms);
+    EXPECT_TRUE(q.step());
+    EXPECT_FALSE(q.step());
+    EXPECT_EQ(fired, 10);
+    q.cancel(b); // fired: a no-op
+    EXPECT_EQ(q.pending(), 0u);
+}
+
+} // namespace
+} // namespace mcastd::des
