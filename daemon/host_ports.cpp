@@ -161,6 +161,7 @@ void HostPorts::port_usable(PortIndex port, bool usable, const std::string &why)
 }
 
 void HostPorts::port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) {
+    txns_.restart_congestion(port); // before the re-join's Sets are submitted
     service_->port_invalidated(port, trigger, why);
 }
 

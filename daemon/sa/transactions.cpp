@@ -170,6 +170,11 @@ void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
     p.sa = addr;
 }
 
+void MadTransactions::restart_congestion(PortIndex port) {
+    if (Port &p = port_state(port); p.cc)
+        p.cc->restart();
+}
+
 void MadTransactions::clear_sa_address(PortIndex port) { port_state(port).sa.reset(); }
 
 std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {

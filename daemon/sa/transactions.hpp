@@ -167,6 +167,10 @@ public:
     // of 0xFFFF). Tries sent after the change use it; a dlid of 0 counts as no address.
     void set_sa_address(PortIndex port, const MadAddress &addr);
     void clear_sa_address(PortIndex port);
+    // The port's SA may have lost its memberships (an SM restart, a ClientReregister, a port
+    // that came back): every host is about to re-join at once, so the learned window starts
+    // again from one MAD. A no-op with congestion control off.
+    void restart_congestion(PortIndex port);
     std::optional<MadAddress> sa_address(PortIndex port) const;
 
     // Starts a transaction for `request` (its TID bytes are overwritten at every try). The

@@ -279,6 +279,7 @@ private:
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override {
         ++tally_.invalidations;
         pending_ = cfg_.groups; // every membership re-joins again, those restored included
+        txns_.restart_congestion(port); // as HostPorts does
         service_.port_invalidated(port, trigger, why);
     }
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override {
@@ -557,7 +558,10 @@ DesResult run_des(const DesConfig &cfg) {
 
 std::string describe_config(const DesConfig &cfg) {
     const auto &t = cfg.txn;
-    std::string s = "transactions: window " + std::to_string(t.window) + ", " + std::to_string(t.max_tries) +
+    std::string s = "transactions: " +
+                    (t.congestion.enabled ? "congestion control (RTT target " + ms(t.congestion.rtt_target) + ") up to a window of "
+                                          : std::string("fixed window ")) +
+                    std::to_string(t.window) + ", " + std::to_string(t.max_tries) +
                     " tries, timeout " + ms(t.first_timeout) + " doubling to " + ms(t.max_timeout) + ", pacing " +
                     (t.pacing_rate ? std::to_string(t.pacing_rate) + " MAD/s burst " + std::to_string(t.pacing_burst)
                                    : std::string("off")) +

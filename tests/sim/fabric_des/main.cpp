@@ -34,13 +34,16 @@ Fabric and SA:
   --wire-us U           one-way wire delay in microseconds (default 0)
   --kernel-timeouts     answers later than the try's timeout never reach the daemon (ib_umad);
                         default: every answer arrives, however late (umad2sim)
-The daemon (defaults are today's):
+The daemon (defaults are the daemon's):
   --window W            SA transactions in flight per port (sa.window, 16)
   --timeout-ms T        first try's timeout (sa.timeout_ms, 300)
   --max-timeout-ms T    cap of the doubling (sa.max_timeout_ms, 2000)
   --tries K             tries per transaction (sa.tries, 6)
   --max-rate R          per-port pacing in MAD/s (sa.max_rate, 0 = off)
   --burst B             pacing bucket (1)
+  --fixed-window        no congestion control (sa.congestion_control false): the window is
+                        --window from the first MAD and the tries' timeouts only double
+  --rtt-target-ms T     round trip above which the SA counts as queueing (sa.rtt_target_ms, 50)
   --jitter-ms J         re-join jitter (rejoin.jitter_ms, 500)
   --retry-min-ms T      engine retry backoff start (retry.min_ms, 1000)
   --retry-max-ms T      engine retry backoff cap (retry.max_ms, 16000)
@@ -104,6 +107,7 @@ void print_details(const DesResult &r) {
 
 int main(int argc, char **argv) {
     DesConfig cfg;
+    cfg.txn.congestion.enabled = true; // the daemon's default (sa.congestion_control)
     bool table = false, details = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -155,6 +159,10 @@ int main(int argc, char **argv) {
             cfg.txn.pacing_rate = static_cast<unsigned>(num());
         } else if (a == "--burst") {
             cfg.txn.pacing_burst = static_cast<unsigned>(num());
+        } else if (a == "--fixed-window") {
+            cfg.txn.congestion.enabled = false;
+        } else if (a == "--rtt-target-ms") {
+            cfg.txn.congestion.rtt_target = msec();
         } else if (a == "--jitter-ms") {
             cfg.engine.rejoin_jitter = msec();
         } else if (a == "--retry-min-ms") {

@@ -7,6 +7,8 @@
 // them.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <chrono>
 #include <vector>
 
@@ -68,6 +70,35 @@ TEST(FabricDes, SmallFabricRejoinsWithinTheCap) {
     EXPECT_GE(r.completion_s, r.first_restored_s);
     EXPECT_GT(r.ideal_s, 0.0);
     expect_consistent(cfg, r);
+}
+
+// The goals for the daemon's congestion control (sa.congestion_control), at full size: 2,000
+// hosts re-join 50 memberships each after an SM restart. The same run with a fixed window of 16
+// (the daemon before congestion control) never finishes within 400 s; mcastd-fabric-des
+// --table prints both.
+TEST(FabricDes, TwoThousandHostsRejoinWithoutARetransmissionStorm) {
+    struct Goal {
+        double sa_rate, max_sets_per_membership, max_x_ideal, max_p99_s;
+    };
+    for (const Goal g : {Goal{7000, 1.05, 1.7, 0.5}, Goal{2000, 1.1, 2.0, 2.0}}) {
+        DesConfig cfg;
+        cfg.txn.congestion.enabled = true; // the daemon's default
+        cfg.hosts = 2000;
+        cfg.groups = 50;
+        cfg.sa_rate = g.sa_rate;
+        const DesResult r = run_des(cfg);
+        const double jitter_s = std::chrono::duration<double>(cfg.engine.rejoin_jitter).count();
+        std::printf("[ figures ] 2000 x 50 at %.0f/s: done at %.1f s (ideal %.1f s), %.3f Sets per membership, "
+                    "%llu failed, SA queue p99 %.2f s, max %.2f s (wall %.1f s)\n",
+                    g.sa_rate, r.completion_s, r.ideal_s, r.sets_per_membership(),
+                    static_cast<unsigned long long>(r.set_timeouts), r.set_delay_p99, r.set_delay_max, r.wall_s);
+        ASSERT_TRUE(r.done) << g.sa_rate << "/s: " << r.restored << " of " << r.memberships << " restored";
+        EXPECT_LE(r.sets_per_membership(), g.max_sets_per_membership) << g.sa_rate;
+        EXPECT_EQ(r.set_timeouts, 0u) << g.sa_rate << "/s: failed transactions";
+        EXPECT_LE(r.completion_s, g.max_x_ideal * r.ideal_s + jitter_s) << g.sa_rate;
+        EXPECT_LE(r.set_delay_p99, g.max_p99_s) << g.sa_rate;
+        expect_consistent(cfg, r);
+    }
 }
 
 // Late answers dropped by the kernel instead of delivered: the same accounting holds.

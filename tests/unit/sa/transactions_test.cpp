@@ -992,6 +992,21 @@ TEST_F(Transactions, CongestionControlRestartsWithANewSmAndKeepsPacingAsAHardCap
     EXPECT_EQ(tx->congestion(0)->window(), w);
 }
 
+TEST_F(Transactions, CongestionControlRestartsWhenThePortReJoins) {
+    make(with_congestion());
+    for (int i = 0; i < 8; ++i) {
+        submit();
+        timers.advance(1ms);
+        answer(net.last());
+    }
+    ASSERT_GT(tx->congestion(0)->window(), 1.0);
+    // An SM restarted in place (same LID, same address): HostPorts restarts the window when
+    // the port's re-join begins, since every host is about to send at once.
+    tx->restart_congestion(0);
+    EXPECT_EQ(tx->congestion(0)->window(), 1.0);
+    EXPECT_FALSE(tx->congestion(0)->srtt());
+}
+
 TEST_F(Transactions, APollHasASlotOfItsOwnBesideTheWindowAndNeverMoreThanOne) {
     TransactionConfig cfg;
     cfg.window = 1;
