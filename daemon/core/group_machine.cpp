@@ -332,7 +332,7 @@ void GroupMachine::start_refresh(Group &g) {
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
            SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0),
-                     field::mgid | field::port_gid});
+                     field::mgid | field::port_gid, /*audit=*/true});
 }
 
 void GroupMachine::schedule_retry(Group &g) {

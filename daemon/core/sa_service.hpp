@@ -22,6 +22,9 @@ struct SaRequest {
     SaMethod method = SaMethod::get;
     McRecord record;
     std::uint64_t comp_mask = 0; // field:: bits
+    // A periodic check that nobody waits for: one at a time per port, beside the joins' window,
+    // so that audits never hold more than one of the SA's slots nor keep a join waiting.
+    bool audit = false;
 };
 
 struct SaResult {

@@ -64,7 +64,8 @@ SaService::TxnId SaClient::submit(const SaRequest &req, Callback done) {
         if (done)
             done(r);
     };
-    return txns_.submit(req.port, mad, Route::sa, std::move(on_done), mcmember_validator(method));
+    return txns_.submit(req.port, mad, Route::sa, std::move(on_done), mcmember_validator(method), std::nullopt,
+                        req.audit ? Lane::audit : Lane::window);
 }
 
 void SaClient::cancel(TxnId id) { txns_.cancel(id); }

@@ -34,6 +34,9 @@ std::string hex_tid(std::uint64_t tid) {
 
 std::string port_name(PortIndex port) { return "port " + std::to_string(port); }
 
+// The index of a lane beside the window in Port::lane_busy and lane_waiting.
+std::size_t lane_slot(Lane lane) { return lane == Lane::poll ? 0 : 1; }
+
 void check(bool ok, const char *what) {
     if (!ok)
         throw std::invalid_argument(std::string("MAD transaction config: ") + what);
@@ -149,8 +152,9 @@ void MadTransactions::abandon_all() {
         p.waiting.clear();
         p.ready.clear();
         p.active = 0;
-        p.polls.clear();
-        p.polling = false;
+        p.lane_busy = {};
+        for (auto &q : p.lane_waiting)
+            q.clear();
     }
 }
 
@@ -202,11 +206,12 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     Port &p = port_state(port);
     if (route == Route::local_smp) {
         request_send(id, t);
-    } else if (t.lane == Lane::poll) {
-        if (p.polling) {
-            p.polls.push_back(id);
+    } else if (t.lane != Lane::window) {
+        const std::size_t l = lane_slot(t.lane);
+        if (p.lane_busy[l]) {
+            p.lane_waiting[l].push_back(id);
         } else {
-            p.polling = true;
+            p.lane_busy[l] = true;
             request_send(id, t);
         }
     } else if (p.waiting.empty() && may_admit(port, p)) {
@@ -397,16 +402,17 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
-        unqueue(t.lane == Lane::poll ? p.polls : p.waiting);
+        unqueue(t.lane == Lane::window ? p.waiting : p.lane_waiting[lane_slot(t.lane)]);
     } else {
         if (t.stage == Stage::waiting_token)
             unqueue(p.ready);
-        if (t.lane == Lane::poll) {
-            p.polling = false;
-            if (!p.polls.empty()) {
-                const Id next = p.polls.front();
-                p.polls.pop_front();
-                p.polling = true;
+        if (t.lane != Lane::window) {
+            const std::size_t l = lane_slot(t.lane);
+            p.lane_busy[l] = false;
+            if (!p.lane_waiting[l].empty()) {
+                const Id next = p.lane_waiting[l].front();
+                p.lane_waiting[l].pop_front();
+                p.lane_busy[l] = true;
                 request_send(next, txns_.at(next));
             }
         } else {
@@ -530,9 +536,9 @@ std::size_t MadTransactions::in_flight(PortIndex port) const {
     return it == ports_.end() ? 0 : it->second.active;
 }
 
-bool MadTransactions::poll_in_flight(PortIndex port) const {
+bool MadTransactions::lane_in_flight(PortIndex port, Lane lane) const {
     auto it = ports_.find(port);
-    return it != ports_.end() && it->second.polling;
+    return lane != Lane::window && it != ports_.end() && it->second.lane_busy[lane_slot(lane)];
 }
 
 const CongestionWindow *MadTransactions::congestion(PortIndex port) const {

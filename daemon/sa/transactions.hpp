@@ -34,6 +34,7 @@
 // moved must not queue behind transactions stuck on the old one.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -98,10 +99,12 @@ enum class Route : std::uint8_t {
 // Which slots a Route::sa transaction may use.
 enum class Lane : std::uint8_t {
     window, // the port's window (fixed, or learned with congestion control)
-    // A periodic poll that simply runs again: a slot of its own, one per port, beside the
-    // window, so a poll of a silent SA never keeps a join waiting and never takes more than
-    // one slot.
+    // A periodic poll that simply runs again (SMInfoRecord): a slot of its own, one per port,
+    // beside the window, so a poll of a silent SA never keeps a join waiting and never takes
+    // more than one slot.
     poll,
+    audit, // the same for the engine's audits, in a slot of their own so a poll never waits
+           // behind an audit's tries
 };
 
 // Why a try failed.
@@ -195,8 +198,8 @@ public:
 
     TxnStats stats(PortIndex port) const;
     TxnStats total_stats() const;
-    std::size_t in_flight(PortIndex port) const; // holding a window slot (not the poll's)
-    bool poll_in_flight(PortIndex port) const;   // the poll lane's slot is taken
+    std::size_t in_flight(PortIndex port) const; // holding a window slot (not a lane beside it)
+    bool lane_in_flight(PortIndex port, Lane lane) const; // a lane beside the window: its slot is taken
     std::size_t queued(PortIndex port) const;    // waiting for a window slot
     // The port's congestion window; nullptr with congestion control off (or an unknown port).
     const CongestionWindow *congestion(PortIndex port) const;
@@ -229,8 +232,10 @@ private:
         std::optional<MadAddress> sa;
         unsigned active = 0;      // Route::sa transactions holding a window slot
         std::deque<Id> waiting;   // for a window slot
-        bool polling = false;     // the poll lane's one slot is taken
-        std::deque<Id> polls;     // waiting for it
+        // The one slot of each lane beside the window (Lane::poll, Lane::audit), and those
+        // waiting for it.
+        std::array<bool, 2> lane_busy{};
+        std::array<std::deque<Id>, 2> lane_waiting;
         std::deque<Id> ready;     // for a pacing token
         TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
         Timers::Id pace_timer = 0;

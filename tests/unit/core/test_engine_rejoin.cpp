@@ -295,7 +295,10 @@ TEST_F(Rejoin, TheAuditGoesRoundTheGroups) {
     for (std::size_t i = from; i < sa.log.size(); ++i) {
         EXPECT_EQ(sa.log[i].method, SaMethod::get);
         EXPECT_EQ(sa.log[i].comp_mask, field::mgid | field::port_gid);
+        EXPECT_TRUE(sa.log[i].audit) << "an audit goes in the SA's audit lane, not the joins' window";
     }
+    for (std::size_t i = 0; i < from; ++i)
+        EXPECT_FALSE(sa.log[i].audit) << "a join's probe is no audit";
 }
 
 TEST_F(Rejoin, TheAuditTellsMembersAboutANewMlid) {

@@ -1017,10 +1017,30 @@ TEST_F(Transactions, APollHasASlotOfItsOwnBesideTheWindowAndNeverMoreThanOne) {
     submit(0, Route::sa, request(), {}, TryPolicy::single(5s)); // a join: the window's slot is free
     EXPECT_EQ(net.sent().size(), 2u) << "a poll never keeps a join waiting";
     EXPECT_EQ(tx->in_flight(0), 1u) << "the join's: the poll holds no window slot";
-    EXPECT_TRUE(tx->poll_in_flight(0));
+    EXPECT_TRUE(tx->lane_in_flight(0, sa::Lane::poll));
     timers.advance(1000ms); // the first poll times out; the second goes
     EXPECT_EQ(net.sent().size(), 3u);
     EXPECT_NE(p1, p2);
+}
+
+TEST_F(Transactions, AuditsHaveASlotOfTheirOwnSoAPollNeverWaitsBehindOne) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    const auto lane = [this](Lane l) {
+        tx->submit(0, request(mad::method_get), Route::sa, {}, {}, std::nullopt, l);
+    };
+    lane(Lane::audit);
+    lane(Lane::audit);
+    EXPECT_EQ(net.sent().size(), 1u) << "one audit in flight per port";
+    lane(Lane::poll);
+    EXPECT_EQ(net.sent().size(), 2u) << "a poll does not wait behind the audit's tries";
+    submit(0, Route::sa, request(), {}, TryPolicy::single(5s));
+    EXPECT_EQ(net.sent().size(), 3u) << "nor does a join";
+    EXPECT_TRUE(tx->lane_in_flight(0, Lane::audit));
+    EXPECT_EQ(tx->in_flight(0), 1u);
+    answer(net.sent()[0]); // the first audit answered: the second goes
+    EXPECT_EQ(net.sent().size(), 4u);
 }
 
 TEST_F(Transactions, WithoutCongestionControlThereIsNoWindowToSee) {
