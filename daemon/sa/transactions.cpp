@@ -169,8 +169,8 @@ void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
     Port &p = port_state(port);
     // A first SM, or another one: what was learned of the old one's round trips says nothing
     // of this one's, and every host whose SM changed is about to send at once.
-    if (p.cc && (!p.sa || p.sa->dlid != addr.dlid))
-        p.cc->restart();
+    if (!p.sa || p.sa->dlid != addr.dlid)
+        restart_congestion(port);
     p.sa = addr;
 }
 
