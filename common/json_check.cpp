@@ -225,6 +225,12 @@ std::optional<bool> ObjectReader::boolean(std::string_view key) const {
     return v->get<bool>();
 }
 
+bool ObjectReader::required_boolean(std::string_view key) const {
+    if (auto b = boolean(key))
+        return *b;
+    fail(key, "required key is missing");
+}
+
 const json *ObjectReader::array(std::string_view key) const {
     const json *v = find(key);
     if (v && !v->is_array())

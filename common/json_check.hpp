@@ -108,6 +108,7 @@ public:
     std::optional<std::string_view> string(std::string_view key) const;
     std::string_view required_string(std::string_view key) const;
     std::optional<bool> boolean(std::string_view key) const;
+    bool required_boolean(std::string_view key) const;
 
     // The member, type-checked; nullptr when absent.
     const json *array(std::string_view key) const;

@@ -151,10 +151,7 @@ Incoming read_incoming(json &doc) {
     const json &id = in.required("id");
     if (!id.is_null())
         r.id = json_check::check_uint(id, in.pointer("id"), 0, kMaxId);
-    const auto ok = in.boolean("ok");
-    if (!ok)
-        in.fail("ok", "required key is missing");
-    if (*ok) {
+    if (in.required_boolean("ok")) {
         if (!in.object("result"))
             in.fail("result", "required key is missing");
         r.body = std::move(doc["result"]);

@@ -113,10 +113,7 @@ GroupInfo read_group(const ObjectReader &in) {
     g.mgid = codec::read_gid(in, "mgid");
     g.mlid = static_cast<std::uint16_t>(in.required_uint("mlid", 0, 0xffff));
     g.qkey = static_cast<std::uint32_t>(in.required_uint("qkey", 0, 0xffffffff));
-    if (auto busy = in.boolean("busy"))
-        g.busy = *busy;
-    else
-        in.fail("busy", "required key is missing");
+    g.busy = in.required_boolean("busy");
     g.held = bits_from_names(in, "held");
     g.foreign = bits_from_names(in, "foreign");
     const ObjectReader counts(in.required("counts"), in.pointer("counts"));

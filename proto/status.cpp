@@ -213,20 +213,14 @@ StatusResult read_status(const ObjectReader &in) {
         s.sm_guid = read_nullable_guid(p, "sm_guid");
         if (auto n = nullable_uint(p, "sm_act_count", UINT32_MAX))
             s.sm_act_count = static_cast<std::uint32_t>(*n);
-        if (auto b = p.boolean("rejoining"))
-            s.rejoining = *b;
-        else
-            p.fail("rejoining", "required key is missing");
+        s.rejoining = p.required_boolean("rejoining");
         s.last_rejoin = read_last_rejoin(p);
         s.max_groups = p.uint("max_groups", 0, UINT64_MAX).value_or(0); // absent: older daemon
         if (const json *sa = p.object("sa")) { // absent: congestion control off, or older
             const ObjectReader c(*sa, p.pointer("sa"));
             SaCongestion cc;
             cc.window = required_number(c, "window");
-            if (auto b = c.boolean("slow_start"))
-                cc.slow_start = *b;
-            else
-                c.fail("slow_start", "required key is missing");
+            cc.slow_start = c.required_boolean("slow_start");
             cc.srtt_ms = nullable_number(c, "srtt_ms");
             cc.timeout_ms = nullable_number(c, "timeout_ms");
             s.sa = cc;
