@@ -61,6 +61,11 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     if (auto period = runtime::EventLoop::watchdog_period(); period && loop_.enable_watchdog())
         spdlog::info("watchdog: the service manager expects a keep-alive every {} ms",
                      std::chrono::duration_cast<std::chrono::milliseconds>(*period).count());
+    if (const sa::FabricBudget &f = cfg_.fabric; f.hosts)
+        spdlog::info("fabric budget: {} ports share {} SA MAD/s: each paced at {:.3g} MAD/s, a re-join's pause up "
+                     "to {} ms",
+                     f.hosts, f.budget, cfg_.host.sa.pacing_rate,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.engine.rejoin_jitter).count());
     spdlog::info("{} serving {} port(s) on {}{}", name, service_->ports().size(), listener.path,
                  listener.activated ? " (socket activation)" : "");
     // Once clients can connect (and the D-Bus name, when there is one, is ours); not after SA

@@ -18,6 +18,7 @@ ReloadPlan plan_reload(const config::DaemonConfig &a, const config::DaemonConfig
         {"retry", ea.retry_min != eb.retry_min || ea.retry_max != eb.retry_max},
         {"rejoin", ea.rejoin_jitter != eb.rejoin_jitter},
         {"monitor", !(a.host.monitor == b.host.monitor)},
+        {"fabric", a.fabric != b.fabric},
         {"limits", !(a.limits == b.limits)},
         {"access", !(a.access == b.access)},
         {"static_groups", a.static_groups != b.static_groups},

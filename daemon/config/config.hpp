@@ -27,6 +27,7 @@
 #include "policy/policy.hpp"
 #include "frontend/sessions.hpp"
 #include "host_ports.hpp"
+#include "sa/fabric_budget.hpp"
 
 namespace mcastd::config {
 
@@ -66,6 +67,8 @@ struct DaemonConfig {
     EngineConfig engine;            // "groups", "retry", "rejoin"
     NamedGroups names;              // "groups.names": how a join's name maps to its MGID
     HostPortsConfig host;           // "ports", "sa", "monitor"
+    // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter; kept to report it.
+    sa::FabricBudget fabric;
     frontend::Limits limits;
     policy::Policy access;          // "access": allow lists, rules, quotas
     DbusConfig dbus;

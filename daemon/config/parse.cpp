@@ -175,7 +175,7 @@ void read_sa(const ObjectReader &root, sa::TransactionConfig &sa) {
     if (auto v = in->uint("window", 1, 256))
         sa.window = static_cast<unsigned>(*v);
     if (auto v = in->uint("max_rate", 0, 100000))
-        sa.pacing_rate = static_cast<unsigned>(*v);
+        sa.pacing_rate = static_cast<double>(*v);
     if (auto v = in->boolean("congestion_control"))
         sa.congestion.enabled = *v;
     if (auto v = in->uint("rtt_target_ms", 1, 10000))
@@ -293,6 +293,24 @@ void read_rejoin(const ObjectReader &root, EngineConfig &engine) {
         engine.rejoin_jitter = milliseconds(*v);
 }
 
+// The fabric budget (sa/fabric_budget.hpp): both keys or neither (0 is none). Applied over
+// `sa` and `rejoin`, so it is read after them.
+void read_fabric(const ObjectReader &root, DaemonConfig &c) {
+    const auto in = section(root, "fabric");
+    if (!in)
+        return;
+    in->require_only({"hosts", "sa_budget"});
+    c.fabric.hosts = static_cast<unsigned>(in->uint("hosts", 0, 1000000).value_or(0));
+    c.fabric.budget = static_cast<unsigned>(in->uint("sa_budget", 0, 10000000).value_or(0));
+    if ((c.fabric.hosts == 0) != (c.fabric.budget == 0)) {
+        const bool no_hosts = c.fabric.hosts == 0;
+        in->fail(no_hosts ? "hosts" : "sa_budget",
+                 "missing or 0 while " + in->pointer(no_hosts ? "sa_budget" : "hosts") +
+                     " is set: a budget needs both, the ports that share it and the MADs per second they share");
+    }
+    sa::apply(c.fabric, c.host.sa, c.engine.rejoin_jitter);
+}
+
 void read_limits(const ObjectReader &root, frontend::Limits &limits) {
     const auto in = section(root, "limits");
     if (!in)
@@ -352,7 +370,7 @@ std::vector<JoinRequest> read_static_groups(const ObjectReader &root, const std:
 
 DaemonConfig read_config(const ObjectReader &root) {
     root.require_only({"socket", "socket_group", "log_level", "ports", "sa", "groups", "retry", "rejoin", "monitor",
-                       "limits", "access", "dbus", "restart", "static_groups"});
+                       "fabric", "limits", "access", "dbus", "restart", "static_groups"});
     DaemonConfig c;
     c.socket = read_socket(root);
     read_socket_group(root, c);
@@ -363,6 +381,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_retry(root, c.engine);
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
+    read_fabric(root, c);
     read_limits(root, c.limits);
     c.access = read_access(root);
     read_dbus(root, c.dbus);

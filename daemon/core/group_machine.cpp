@@ -238,7 +238,11 @@ void GroupMachine::reconcile(Group &g) {
 
 // ---- SA work ----
 
-void GroupMachine::submit(Group &g, Op op, const SaRequest &req) {
+void GroupMachine::submit(Group &g, Op op, SaRequest req) {
+    // A re-join's transactions go behind the clients' at the SA, unless a join of this group
+    // waits for the re-join to end.
+    if (g.rejoin && g.queue.empty() && req.urgency == SaUrgency::client)
+        req.urgency = SaUrgency::background;
     switch (req.method) {
     case SaMethod::get: ++s_.stats.sa_gets; break;
     case SaMethod::set: ++s_.stats.sa_sets; break;
@@ -332,7 +336,7 @@ void GroupMachine::start_refresh(Group &g) {
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
            SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0),
-                     field::mgid | field::port_gid, /*audit=*/true});
+                     field::mgid | field::port_gid, SaUrgency::audit});
 }
 
 void GroupMachine::schedule_retry(Group &g) {

@@ -54,7 +54,7 @@ private:
     void finish_rejoin(Group &g, std::uint64_t changed);
     void set_rejoin(Group &g, bool on);
 
-    void submit(Group &g, Op op, const SaRequest &req);
+    void submit(Group &g, Op op, SaRequest req);
     void start_probe(Group &g, bool resync);
     void start_exact_probe(Group &g, Op op);
     // The member's CreateGate, when its Set would create the group: why it may not.

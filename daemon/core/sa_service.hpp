@@ -17,14 +17,23 @@ using PortIndex = std::uint32_t;
 
 enum class SaMethod : std::uint8_t { get, set, del };
 
+// Who waits for a transaction, which decides its place at the port's SA.
+enum class SaUrgency : std::uint8_t {
+    client, // a client waits for it (a join, a leave, a probe for one)
+    // A re-join after the SA may have lost the port: every host of the fabric sends its own at
+    // once, and nobody waits for one in particular, so a client's transaction goes ahead.
+    background,
+    // A periodic check that nobody waits for: one at a time per port, beside the joins' window,
+    // so that audits never hold more than one of the SA's slots nor keep a join waiting.
+    audit,
+};
+
 struct SaRequest {
     PortIndex port = 0;
     SaMethod method = SaMethod::get;
     McRecord record;
     std::uint64_t comp_mask = 0; // field:: bits
-    // A periodic check that nobody waits for: one at a time per port, beside the joins' window,
-    // so that audits never hold more than one of the SA's slots nor keep a join waiting.
-    bool audit = false;
+    SaUrgency urgency = SaUrgency::client;
 };
 
 struct SaResult {

@@ -28,6 +28,7 @@ void CongestionWindow::on_answer(TimePoint sent, TimePoint now) {
         srtt_ = (7 * *srtt_ + rtt) / 8;
     }
     last_answer_ = now;
+    last_rtt_ = rtt;
     if (rtt > cfg_.rtt_target) {
         decrease(now);
         return;
@@ -59,7 +60,7 @@ TimePoint CongestionWindow::earliest_send(TimePoint now) const {
     if (w_ >= 1 || !last_answer_ || !srtt_)
         return now;
     const auto gap = std::chrono::duration_cast<Duration>(
-        std::chrono::duration<double, Duration::period>(static_cast<double>(srtt_->count()) * (1 / w_ - 1)));
+        std::chrono::duration<double, Duration::period>(static_cast<double>(std::min(*srtt_, last_rtt_).count()) * (1 / w_ - 1)));
     return std::max(now, *last_answer_ + gap);
 }
 

@@ -7,6 +7,18 @@ namespace mcastd::sa {
 
 namespace {
 
+Lane lane_of(SaUrgency u) {
+    switch (u) {
+    case SaUrgency::client:
+        return Lane::window;
+    case SaUrgency::background:
+        return Lane::background;
+    case SaUrgency::audit:
+        return Lane::audit;
+    }
+    return Lane::window;
+}
+
 // A timeout "bounced" when its last try never reached the SA (see sa_client.hpp).
 bool unreachable(TryFailure f) {
     return f == TryFailure::bounced || f == TryFailure::send_failed || f == TryFailure::no_address;
@@ -65,7 +77,7 @@ SaService::TxnId SaClient::submit(const SaRequest &req, Callback done) {
             done(r);
     };
     return txns_.submit(req.port, mad, Route::sa, std::move(on_done), mcmember_validator(method), std::nullopt,
-                        req.audit ? Lane::audit : Lane::window);
+                        lane_of(req.urgency));
 }
 
 void SaClient::cancel(TxnId id) { txns_.cancel(id); }

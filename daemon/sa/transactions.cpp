@@ -34,8 +34,24 @@ std::string hex_tid(std::uint64_t tid) {
 
 std::string port_name(PortIndex port) { return "port " + std::to_string(port); }
 
+// Whether a lane's transactions take the port's window slots (or one slot of their own).
+bool uses_window(Lane lane) { return lane == Lane::window || lane == Lane::background; }
+
 // The index of a lane beside the window in Port::lane_busy and lane_waiting.
 std::size_t lane_slot(Lane lane) { return lane == Lane::poll ? 0 : 1; }
+
+// Only the window's own transactions teach it. OpenSM serves Sets and Deletes from one queue
+// and Gets from another (doc/sa-multicast.md §6), so a poll's or an audit's prompt answer says
+// nothing of the queue the joins wait in: counted, it grew the window while Sets queued for
+// seconds (tests/sim/fabric_des, 5000 hosts).
+template <class T> bool steers_window(const T &t) { return t.route == Route::sa && uses_window(t.lane); }
+
+// A transaction's queue in Port::waiting and Port::ready: background ones wait behind the rest.
+std::size_t rank(Lane lane) { return lane == Lane::background ? 1 : 0; }
+
+bool all_empty(const std::array<std::deque<std::uint64_t>, 2> &queues) {
+    return queues[0].empty() && queues[1].empty();
+}
 
 void check(bool ok, const char *what) {
     if (!ok)
@@ -118,8 +134,10 @@ MadTransactions::MadTransactions(MadTransport &transport, Timers &timers, Transa
         check(false, why->c_str());
     check(cfg_.window >= 1, "window must be at least 1");
     check(cfg_.pacing_burst >= 1, "pacing_burst must be at least 1");
+    check(cfg_.pacing_rate >= 0, "pacing_rate must not be negative");
     if (cfg_.pacing_rate > 0) {
-        pace_interval_ = Clock::duration(std::chrono::seconds(1)) / cfg_.pacing_rate;
+        pace_interval_ = std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(1.0 / cfg_.pacing_rate));
         check(pace_interval_.count() > 0, "pacing_rate is too high");
         pace_tolerance_ = pace_interval_ * (cfg_.pacing_burst - 1);
     }
@@ -149,8 +167,10 @@ void MadTransactions::abandon_all() {
         p.pace_timer = 0;
         timers_.cancel(p.gap_timer);
         p.gap_timer = 0;
-        p.waiting.clear();
-        p.ready.clear();
+        for (auto &q : p.waiting)
+            q.clear();
+        for (auto &q : p.ready)
+            q.clear();
         p.active = 0;
         p.lane_busy = {};
         for (auto &q : p.lane_waiting)
@@ -199,6 +219,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     t.mad = request;
     t.route = route;
     t.lane = route == Route::sa ? lane : Lane::window;
+    const std::size_t r = rank(t.lane);
     t.policy = policy ? *policy : try_policy(cfg_);
     t.done = std::move(done);
     t.validate = std::move(validate);
@@ -206,7 +227,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     Port &p = port_state(port);
     if (route == Route::local_smp) {
         request_send(id, t);
-    } else if (t.lane != Lane::window) {
+    } else if (!uses_window(t.lane)) {
         const std::size_t l = lane_slot(t.lane);
         if (p.lane_busy[l]) {
             p.lane_waiting[l].push_back(id);
@@ -214,12 +235,12 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
             p.lane_busy[l] = true;
             request_send(id, t);
         }
-    } else if (p.waiting.empty() && may_admit(port, p)) {
+    } else if (p.waiting[0].empty() && (r == 0 || p.waiting[1].empty()) && may_admit(port, p)) {
         ++p.active;
         request_send(id, t);
     } else {
         t.stage = Stage::waiting_window;
-        p.waiting.push_back(id);
+        p.waiting[r].push_back(id);
     }
     return id;
 }
@@ -247,12 +268,20 @@ bool MadTransactions::may_admit(PortIndex port, Port &p) {
     return false;
 }
 
+MadTransactions::Id MadTransactions::front(const std::array<std::deque<Id>, 2> &queues) {
+    for (const auto &q : queues)
+        if (!q.empty())
+            return q.front();
+    return 0;
+}
+
 void MadTransactions::admit_waiting(PortIndex port, Port &p) {
-    while (!p.waiting.empty() && may_admit(port, p)) {
-        const Id id = p.waiting.front();
-        p.waiting.pop_front();
+    while (!all_empty(p.waiting) && may_admit(port, p)) {
+        const Id id = front(p.waiting);
+        Txn &t = txns_.at(id);
+        p.waiting[rank(t.lane)].pop_front();
         ++p.active;
-        request_send(id, txns_.at(id));
+        request_send(id, t);
     }
 }
 
@@ -263,6 +292,10 @@ void MadTransactions::admit_waiting(PortIndex port, Port &p) {
 // t >= tat - tolerance; sending moves tat to max(tat, t) + interval. This allows a burst of
 // pacing_burst tries and then one per interval, exactly as a bucket of that size would.
 
+bool MadTransactions::paced(const Txn &t) const {
+    return t.route == Route::sa && uses_window(t.lane) && cfg_.pacing_rate > 0;
+}
+
 bool MadTransactions::token_available(const Port &p) const {
     return timers_.now() >= p.tat - pace_tolerance_;
 }
@@ -270,7 +303,7 @@ bool MadTransactions::token_available(const Port &p) const {
 void MadTransactions::take_token(Port &p) { p.tat = std::max(p.tat, timers_.now()) + pace_interval_; }
 
 void MadTransactions::arm_pacer(PortIndex port, Port &p) {
-    if (p.pace_timer != 0 || p.ready.empty())
+    if (p.pace_timer != 0 || all_empty(p.ready))
         return;
     const auto wait = (p.tat - pace_tolerance_) - timers_.now();
     const Duration delay = std::max(Duration::zero(), std::chrono::ceil<Duration>(wait));
@@ -280,11 +313,12 @@ void MadTransactions::arm_pacer(PortIndex port, Port &p) {
 void MadTransactions::on_pacer(PortIndex port) {
     Port &p = port_state(port);
     p.pace_timer = 0;
-    while (!p.ready.empty() && token_available(p)) {
-        const Id id = p.ready.front();
-        p.ready.pop_front();
+    while (!all_empty(p.ready) && token_available(p)) {
+        const Id id = front(p.ready);
+        Txn &t = txns_.at(id);
+        p.ready[rank(t.lane)].pop_front();
         take_token(p);
-        send_try(id, txns_.at(id));
+        send_try(id, t);
     }
     arm_pacer(port, p);
 }
@@ -297,14 +331,15 @@ void MadTransactions::request_send(Id id, Txn &t) {
         return;
     }
     Port &p = port_state(t.port);
-    // FIFO: a try never overtakes one already waiting for a token.
-    if (p.ready.empty() && token_available(p)) {
+    // FIFO by rank: a try never overtakes one of its rank or above already waiting for a token.
+    const std::size_t r = rank(t.lane);
+    if (p.ready[0].empty() && (r == 0 || p.ready[1].empty()) && token_available(p)) {
         take_token(p);
         send_try(id, t);
         return;
     }
     t.stage = Stage::waiting_token;
-    p.ready.push_back(id);
+    p.ready[r].push_back(id);
     arm_pacer(t.port, p);
 }
 
@@ -372,7 +407,7 @@ void MadTransactions::on_try_deadline(Id id) {
         t.failure_detail = "no answer within " +
                            std::to_string(std::chrono::ceil<milliseconds>(t.timeout).count()) + " ms";
         // Silence is the SA's congestion signal; a bounce or a send error is not.
-        if (Port &p = port_state(t.port); p.cc && t.route == Route::sa)
+        if (Port &p = port_state(t.port); p.cc && steers_window(t))
             p.cc->on_timeout(timers_.now());
     }
     if (t.tries < t.policy.max_tries) {
@@ -402,11 +437,11 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
-        unqueue(t.lane == Lane::window ? p.waiting : p.lane_waiting[lane_slot(t.lane)]);
+        unqueue(uses_window(t.lane) ? p.waiting[rank(t.lane)] : p.lane_waiting[lane_slot(t.lane)]);
     } else {
         if (t.stage == Stage::waiting_token)
-            unqueue(p.ready);
-        if (t.lane != Lane::window) {
+            unqueue(p.ready[rank(t.lane)]);
+        if (!uses_window(t.lane)) {
             const std::size_t l = lane_slot(t.lane);
             p.lane_busy[l] = false;
             if (!p.lane_waiting[l].empty()) {
@@ -505,7 +540,7 @@ void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> b
     }
 
     ++p.stats.responses;
-    if (p.cc && t->route == Route::sa) {
+    if (p.cc && steers_window(*t)) {
         // The answer names its try by TID: the round trip of exactly that try.
         const auto i = std::find(t->tids.begin(), t->tids.end(), low) - t->tids.begin();
         p.cc->on_answer(t->sent_at[static_cast<std::size_t>(i)], timers_.now());
@@ -538,7 +573,7 @@ std::size_t MadTransactions::in_flight(PortIndex port) const {
 
 bool MadTransactions::lane_in_flight(PortIndex port, Lane lane) const {
     auto it = ports_.find(port);
-    return lane != Lane::window && it != ports_.end() && it->second.lane_busy[lane_slot(lane)];
+    return !uses_window(lane) && it != ports_.end() && it->second.lane_busy[lane_slot(lane)];
 }
 
 const CongestionWindow *MadTransactions::congestion(PortIndex port) const {
@@ -548,7 +583,7 @@ const CongestionWindow *MadTransactions::congestion(PortIndex port) const {
 
 std::size_t MadTransactions::queued(PortIndex port) const {
     auto it = ports_.find(port);
-    return it == ports_.end() ? 0 : it->second.waiting.size();
+    return it == ports_.end() ? 0 : it->second.waiting[0].size() + it->second.waiting[1].size();
 }
 
 } // namespace mcastd::sa

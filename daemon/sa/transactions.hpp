@@ -24,12 +24,14 @@
 // it completes (or is cancelled) they are forgotten and later answers are counted as late.
 //
 // Window and pacing (Route::sa only). At most `window` transactions per port are in flight;
-// later ones wait FIFO per port. With congestion control on (congestion.hpp) the window is
+// later ones wait FIFO per port, Lane::background ones behind every other. With congestion control on (congestion.hpp) the window is
 // learned per port from the SA's round trips, `window` is its hard cap, and a try's timeout
 // comes from the measured round trip within the try policy's bounds, so a transaction ends
-// after at most max_tries * max_timeout. With pacing_rate > 0 every try (first or retransmit) also
-// takes a token from a per-port bucket of pacing_rate tokens per second holding at most
-// pacing_burst. Both exist to keep a mass rejoin from flooding the SA. Route::local_smp MADs
+// after at most max_tries * max_timeout. With pacing_rate > 0 every try (first or retransmit) in
+// the window also takes a token from a per-port bucket of pacing_rate tokens per second holding
+// at most pacing_burst. Both exist to keep a mass rejoin from flooding the SA. Polls and audits
+// (Lane::poll, Lane::audit) are not paced: they run at the rates their own schedule sets, one
+// at a time, and a poll that waited for a re-join's tokens would notice the next SM change late. Route::local_smp MADs
 // skip both: they never reach the SA, and the PortInfo probe that tells the daemon the SM has
 // moved must not queue behind transactions stuck on the old one.
 #pragma once
@@ -58,7 +60,7 @@ struct TransactionConfig {
     std::chrono::milliseconds max_timeout{2000};  // cap of the doubling
     unsigned max_tries = 6;                       // >= 1
     unsigned window = 16;                         // in-flight SA transactions per port, >= 1
-    unsigned pacing_rate = 0;                     // SA MADs per second per port; 0 = unlimited
+    double pacing_rate = 0; // SA MADs per second per port, fractions too (sa::FabricBudget); 0 = unlimited
     unsigned pacing_burst = 1; // bucket size, >= 1; 1 = evenly spaced, never two at once
     CongestionConfig congestion{}; // off: `window` is the window
     // Start of the TID counter; unset = random (std::random_device). Set only for reproducible
@@ -96,9 +98,13 @@ enum class Route : std::uint8_t {
     local_smp, // a directed-route SMP to the local port: permissive DLID 0xFFFF, QP0, Q_Key 0
 };
 
-// Which slots a Route::sa transaction may use.
+// Which slots a Route::sa transaction may use, and in what order it gets one.
 enum class Lane : std::uint8_t {
     window, // the port's window (fixed, or learned with congestion control)
+    // The same window, but only when no `window` transaction waits for a slot or a pacing
+    // token: a re-join that every host of the fabric sends at once goes behind the transaction
+    // a client is waiting for.
+    background,
     // A periodic poll that simply runs again (SMInfoRecord): a slot of its own, one per port,
     // beside the window, so a poll of a silent SA never keeps a join waiting and never takes
     // more than one slot.
@@ -231,12 +237,13 @@ private:
     struct Port {
         std::optional<MadAddress> sa;
         unsigned active = 0;      // Route::sa transactions holding a window slot
-        std::deque<Id> waiting;   // for a window slot
+        // For a window slot, by rank (Lane::window first, then Lane::background).
+        std::array<std::deque<Id>, 2> waiting;
         // The one slot of each lane beside the window (Lane::poll, Lane::audit), and those
         // waiting for it.
         std::array<bool, 2> lane_busy{};
         std::array<std::deque<Id>, 2> lane_waiting;
-        std::deque<Id> ready;     // for a pacing token
+        std::array<std::deque<Id>, 2> ready; // for a pacing token, by rank
         TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
         Timers::Id pace_timer = 0;
         std::optional<CongestionWindow> cc; // with congestion control on
@@ -244,7 +251,9 @@ private:
         TxnStats stats;
     };
 
-    bool paced(const Txn &t) const { return t.route == Route::sa && cfg_.pacing_rate > 0; }
+    bool paced(const Txn &t) const;
+    // The first transaction waiting in `queues`, highest rank first; 0 when none waits.
+    static Id front(const std::array<std::deque<Id>, 2> &queues);
     bool token_available(const Port &p) const;
     void take_token(Port &p);
     void arm_pacer(PortIndex port, Port &p);

@@ -106,6 +106,30 @@ TEST_F(DaemonSim, OneCtlJoinsManyGroupsPipelinedAndHoldsThemAll) {
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:4::2"), h2(), std::nullopt, 2s));
 }
 
+// A fabric budget (config/README.md, `fabric`): 2 ports sharing 20 SA MAD/s pace each at 10/s.
+// Five new groups by MGID cost a Get and a Set each: ten MADs, the last no sooner than 0.9 s
+// after the first. Without the budget they take a few milliseconds on ibsim.
+TEST_F(DaemonSim, AFabricBudgetPacesThePortAtItsShare) {
+    Daemon d(fabric, "H2", R"({"fabric": {"hosts": 2, "sa_budget": 20}})");
+    EXPECT_TRUE(d.process().wait_for_stderr(
+        "fabric budget: 2 ports share 20 SA MAD/s: each paced at 10 MAD/s, a re-join's pause up to 500 ms", 5s))
+        << d.process().stderr_text();
+    const auto sent_before = ctl_json(d, {"status"})["counters"]["sa_mads_sent"].get<std::uint64_t>();
+    const auto start = std::chrono::steady_clock::now();
+    Process &h = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:5::1", "--mgid",
+                         "ff15:5::2", "--mgid", "ff15:5::3", "--mgid", "ff15:5::4", "--mgid", "ff15:5::5", "--hold"});
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(h.read_line(20s)) << h.stderr_text();
+    const auto took = std::chrono::steady_clock::now() - start;
+    const auto sent = ctl_json(d, {"status"})["counters"]["sa_mads_sent"].get<std::uint64_t>() - sent_before;
+    EXPECT_GE(sent, 10u) << "a Get and a Set per new group (and maybe a poll, which is not paced)";
+    EXPECT_GE(took, 900ms) << "one MAD per 100 ms after the first";
+    for (int i = 1; i <= 5; ++i)
+        EXPECT_EQ(fabric.sa_join_state(G("ff15:5::" + std::to_string(i)), h2()), 0x1) << i;
+    h.signal(SIGTERM);
+    EXPECT_EQ(h.wait(20s), 0) << h.stderr_text();
+}
+
 // Named groups (issue 16): daemons on two hosts with the same config map one name to one MGID,
 // so two processes, one per host, reach one group with nobody creating it first.
 TEST_F(DaemonSim, TwoHostsJoinByTheSameNameAndReachOneGroup) {

@@ -214,12 +214,16 @@ public:
 private:
     static sa::TransactionConfig txn_config(const DesConfig &cfg, std::uint32_t index) {
         sa::TransactionConfig t = cfg.txn;
+        Duration jitter = cfg.engine.rejoin_jitter;
+        sa::apply(fabric_budget(cfg), t, jitter);
         if (!t.first_tid) // reproducible runs; TIDs only need to differ within one host
             t.first_tid = static_cast<std::uint32_t>(splitmix(cfg.seed * 7919 + index));
         return t;
     }
     static EngineConfig engine_config(const DesConfig &cfg, std::uint32_t index) {
         EngineConfig e = cfg.engine;
+        sa::TransactionConfig unused = cfg.txn;
+        sa::apply(fabric_budget(cfg), unused, e.rejoin_jitter);
         e.seed = splitmix(cfg.seed * 104729 + index); // each host its own jitter
         return e;
     }
@@ -373,6 +377,10 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 
 } // namespace
 
+sa::FabricBudget fabric_budget(const DesConfig &cfg) {
+    return {cfg.hosts, static_cast<unsigned>(cfg.budget_fraction * cfg.sa_rate)};
+}
+
 DesResult run_des(const DesConfig &cfg) {
     if (cfg.hosts == 0 || cfg.groups == 0)
         throw std::invalid_argument("hosts and groups must be at least 1");
@@ -421,7 +429,17 @@ DesResult run_des(const DesConfig &cfg) {
     for (auto &h : hosts)
         timers.start(Duration(boot_at(boot_rng)), [p = h.get()] { p->boot(); });
     const TimePoint setup_end = timers.now() + spread + std::chrono::seconds(2);
-    const TimePoint setup_limit = setup_end + std::chrono::seconds(600);
+    // A paced port (sa.max_rate, a fabric budget) takes groups / rate to join; after its last
+    // join its bucket needs one more interval to fill, as on a fabric that has been up a while.
+    // Restarting before that would start every port's re-join at its setup's phase, not at its
+    // own re-join jitter.
+    sa::TransactionConfig paced = cfg.txn;
+    Duration unused{};
+    sa::apply(fabric_budget(cfg), paced, unused);
+    const Duration token_interval =
+        paced.pacing_rate > 0 ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1 / paced.pacing_rate))
+                              : Duration::zero();
+    const TimePoint setup_limit = setup_end + std::chrono::seconds(600) + token_interval * (cfg.groups + 1);
 
     // The SM restarts once every join is in and nothing is in flight: the SA forgets
     // everything, and its first sweep asks every port to re-register at once. From then on the
@@ -432,9 +450,15 @@ DesResult run_des(const DesConfig &cfg) {
     std::vector<port::PollStats> base_polls;
     std::uint64_t started0 = 0;
     auto wall1 = WallClock::now();
+    bool buckets_full = token_interval == Duration::zero();
     std::function<void()> restart = [&] {
         if (tally.joined + tally.join_failed < r.memberships || !simsa.idle()) {
             timers.start(std::chrono::milliseconds(1), restart);
+            return;
+        }
+        if (!buckets_full) {
+            buckets_full = true;
+            timers.start(token_interval, restart);
             return;
         }
         r.setup_joined = tally.joined;
@@ -563,8 +587,13 @@ std::string describe_config(const DesConfig &cfg) {
                                           : std::string("fixed window ")) +
                     std::to_string(t.window) + ", " + std::to_string(t.max_tries) +
                     " tries, timeout " + ms(t.first_timeout) + " doubling to " + ms(t.max_timeout) + ", pacing " +
-                    (t.pacing_rate ? std::to_string(t.pacing_rate) + " MAD/s burst " + std::to_string(t.pacing_burst)
+                    (t.pacing_rate ? fmt("%g", t.pacing_rate) + " MAD/s burst " + std::to_string(t.pacing_burst)
                                    : std::string("off")) +
+                    (cfg.budget_fraction > 0
+                         ? fmt(", fabric budget %g x the SA's Set rate shared by the hosts (per-port pacing and "
+                               "re-join jitter from it)",
+                               cfg.budget_fraction)
+                         : std::string()) +
                     "; engine: re-join jitter " +
                     ms(std::chrono::duration_cast<milliseconds>(cfg.engine.rejoin_jitter)) + ", retry backoff " +
                     ms(std::chrono::duration_cast<milliseconds>(cfg.engine.retry_min)) + " doubling to " +

@@ -11,6 +11,7 @@
 #include "core/engine_config.hpp"
 #include "core/timers.hpp"
 #include "port/port_poller.hpp" // MonitorConfig: the poll intervals the daemon uses
+#include "sa/fabric_budget.hpp"
 #include "sa/transactions.hpp"
 
 namespace mcastd::des {
@@ -27,6 +28,9 @@ struct DesConfig {
     // The daemon's own configuration; the defaults are today's.
     sa::TransactionConfig txn;
     EngineConfig engine; // rejoin_jitter, retry_min/max
+    // The daemon's `fabric` keys: `hosts` is this run's, the SA budget this fraction of
+    // sa_rate. Applied (sa::apply) over `txn` and `engine` as the config reader does; 0 = none.
+    double budget_fraction = 0;
     // The port monitor (the daemon's PortPoller) of every host: its SMInfoRecord polls and
     // audits are SA Gets. Without `polls`, neither runs (PortInfo polls, which stay local,
     // still do).
@@ -99,6 +103,9 @@ struct DesResult {
         return memberships ? 1.0 - static_cast<double>(outstanding) / static_cast<double>(memberships) : 0;
     }
 };
+
+// The fabric budget the run's daemons are configured with (none when budget_fraction is 0).
+sa::FabricBudget fabric_budget(const DesConfig &cfg);
 
 // One run. Throws std::invalid_argument for an unusable config, std::runtime_error when the
 // setup (the joins before the restart) does not complete.

@@ -41,6 +41,9 @@ The daemon (defaults are the daemon's):
   --tries K             tries per transaction (sa.tries, 6)
   --max-rate R          per-port pacing in MAD/s (sa.max_rate, 0 = off)
   --burst B             pacing bucket (1)
+  --budget-fraction F   a fabric budget (fabric.hosts = --hosts, fabric.sa_budget = F x the SA's
+                        Set rate): each port paced at its share, the re-join jitter at least
+                        hosts / budget (default 0: no budget)
   --fixed-window        no congestion control (sa.congestion_control false): the window is
                         --window from the first MAD and the tries' timeouts only double
   --rtt-target-ms T     round trip above which the SA counts as queueing (sa.rtt_target_ms, 50)
@@ -156,7 +159,9 @@ int main(int argc, char **argv) {
         } else if (a == "--tries") {
             cfg.txn.max_tries = static_cast<unsigned>(num());
         } else if (a == "--max-rate") {
-            cfg.txn.pacing_rate = static_cast<unsigned>(num());
+            cfg.txn.pacing_rate = num();
+        } else if (a == "--budget-fraction") {
+            cfg.budget_fraction = num();
         } else if (a == "--burst") {
             cfg.txn.pacing_burst = static_cast<unsigned>(num());
         } else if (a == "--fixed-window") {

@@ -111,7 +111,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "max_clients", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
-          "prefix"})
+          "prefix", "fabric", "hosts", "sa_budget"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -161,7 +161,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.host.sa.max_timeout, milliseconds(5000));
     EXPECT_EQ(c.host.sa.max_tries, 3u);
     EXPECT_EQ(c.host.sa.window, 256u);
-    EXPECT_EQ(c.host.sa.pacing_rate, 500u);
+    EXPECT_EQ(c.host.sa.pacing_rate, 500.0);
     EXPECT_FALSE(c.host.sa.congestion.enabled);
     EXPECT_EQ(c.host.sa.congestion.rtt_target, milliseconds(200));
     const auto &e = c.engine;
@@ -267,6 +267,27 @@ TEST(ConfigKeys, NamedGroups) {
     c = ok(R"({"static_groups":[{"device":"mlx5_0","port":1,"name":"job-42"}]})");
     EXPECT_EQ(c.static_groups.at(0).name, "job-42");
     EXPECT_TRUE(is_zero(c.static_groups.at(0).mgid));
+}
+
+// config/README.md's example: 5000 ports sharing 2000 MAD/s get 0.4 MAD/s each, one per 2.5 s,
+// and a re-join spread over 2.5 s.
+TEST(ConfigKeys, AFabricBudgetSetsEachPortsPacingAndTheRejoinJitter) {
+    const auto c = ok(R"({"fabric": {"hosts": 5000, "sa_budget": 2000}})");
+    EXPECT_EQ(c.fabric, (sa::FabricBudget{5000, 2000}));
+    EXPECT_DOUBLE_EQ(c.host.sa.pacing_rate, 0.4);
+    EXPECT_EQ(c.engine.rejoin_jitter, milliseconds(2500));
+
+    // The lower rate and the longer jitter win.
+    const auto tighter = ok(R"({"sa": {"max_rate": 100}, "rejoin": {"jitter_ms": 500},
+                                "fabric": {"hosts": 10, "sa_budget": 2000}})");
+    EXPECT_DOUBLE_EQ(tighter.host.sa.pacing_rate, 100) << "sa.max_rate is below the share of 200";
+    EXPECT_EQ(tighter.engine.rejoin_jitter, milliseconds(500)) << "rejoin.jitter_ms is above 10 / 2000 s";
+    const auto looser = ok(R"({"sa": {"max_rate": 1000}, "fabric": {"hosts": 10, "sa_budget": 2000}})");
+    EXPECT_DOUBLE_EQ(looser.host.sa.pacing_rate, 200);
+
+    const auto none = ok(R"({"fabric": {"hosts": 0, "sa_budget": 0}})");
+    EXPECT_EQ(none.host.sa.pacing_rate, 0.0);
+    EXPECT_EQ(none.engine.rejoin_jitter, milliseconds(500));
 }
 
 TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {
@@ -472,6 +493,17 @@ const Rejection kRejections[] = {
      "test.json: /sa/max_timeout_ms: 600001 out of range [300, 600000]"},
     {"tries 0", R"({"sa":{"tries":0}})", "test.json: /sa/tries: 0 out of range [1, 100]"},
     {"tries 101", R"({"sa":{"tries":101}})", "test.json: /sa/tries: 101 out of range [1, 100]"},
+    {"fabric hosts without a budget", R"({"fabric":{"hosts":5000}})",
+     "test.json: /fabric/sa_budget: missing or 0 while /fabric/hosts is set: a budget needs both, the ports "
+     "that share it and the MADs per second they share"},
+    {"fabric budget without hosts", R"({"fabric":{"hosts":0,"sa_budget":2000}})",
+     "test.json: /fabric/hosts: missing or 0 while /fabric/sa_budget is set: a budget needs both, the ports "
+     "that share it and the MADs per second they share"},
+    {"fabric hosts too many", R"({"fabric":{"hosts":1000001,"sa_budget":1}})",
+     "test.json: /fabric/hosts: 1000001 out of range [0, 1000000]"},
+    {"fabric budget as a string", R"({"fabric":{"hosts":1,"sa_budget":"2000"}})",
+     "test.json: /fabric/sa_budget: expected an integer in [0, 10000000], got \"2000\""},
+    {"fabric unknown key", R"({"fabric":{"ports":8}})", "test.json: /fabric/ports: unknown key"},
     {"window 0", R"({"sa":{"window":0}})", "test.json: /sa/window: 0 out of range [1, 256]"},
     {"window 257", R"({"sa":{"window":257}})", "test.json: /sa/window: 257 out of range [1, 256]"},
     {"negative max_rate", R"({"sa":{"max_rate":-1}})",

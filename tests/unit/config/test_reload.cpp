@@ -40,6 +40,12 @@ TEST(PlanReload, KeysThatNeedARestart) {
     EXPECT_EQ(p.restart, (Strings{"socket", "ports", "sa", "groups", "retry", "rejoin", "monitor", "dbus"}));
 }
 
+TEST(PlanReload, AFabricBudgetNeedsARestartAndNamesWhatItChanges) {
+    // The budget is applied to the SA pacing and the re-join jitter, which are fixed at start.
+    EXPECT_EQ(plan_reload(parse("{}"), parse(R"({"fabric":{"hosts":5000,"sa_budget":2000}})")).restart,
+              (Strings{"sa", "rejoin", "fabric"}));
+}
+
 TEST(PlanReload, NamedGroupsNeedARestart) {
     // A name must keep meaning the group it means while the daemon holds it.
     EXPECT_EQ(plan_reload(parse("{}"), parse(R"({"groups":{"names":{"prefix":"ff15:1::/32"}}})")).restart,

@@ -202,6 +202,41 @@ TEST_F(Rejoin, AJoinDuringTheRejoinWaitsForIt) {
     EXPECT_EQ(sa.count(SaMethod::set), 2) << "the original join and one re-join; the waiting join is local";
 }
 
+// Every host re-joins at once after an SM restart; a client's join must not queue behind them.
+TEST_F(Rejoin, RejoinSetsGoBehindTheClientsAtTheSa) {
+    join(client, request(kA, join::full));
+    settle();
+    sm_restart();
+    const std::size_t from = sa.log.size();
+    engine.invalidate_port(port, "SM restarted");
+    settle();
+    ASSERT_EQ(sa.count(SaMethod::set), 2) << "the join and its re-join";
+    for (std::size_t i = from; i < sa.log.size(); ++i)
+        EXPECT_EQ(sa.log[i].urgency, SaUrgency::background) << "request " << i << " belongs to the re-join";
+
+    const std::size_t next = sa.log.size();
+    auto b = join(other, request(kB, join::full));
+    settle();
+    ASSERT_TRUE(b->ok()) << b->message();
+    ASSERT_GT(sa.log.size(), next);
+    for (std::size_t i = next; i < sa.log.size(); ++i)
+        EXPECT_EQ(sa.log[i].urgency, SaUrgency::client) << "request " << i << " is a client's join";
+}
+
+TEST_F(Rejoin, ARejoinAJoinWaitsForIsTheClients) {
+    join(client, request(kA, join::full));
+    settle();
+    sm_restart();
+    const std::size_t from = sa.log.size();
+    engine.invalidate_port(port, "SM restarted");
+    auto waiting = join(other, request(kA, join::full));
+    settle();
+    ASSERT_TRUE(waiting->ok()) << waiting->message();
+    ASSERT_GT(sa.log.size(), from);
+    EXPECT_EQ(sa.log[from].method, SaMethod::set);
+    EXPECT_EQ(sa.log[from].urgency, SaUrgency::client) << "a client waits for this re-join";
+}
+
 TEST_F(Rejoin, AGroupRecreatedIncompatiblyIsLostWithTheSaStatus) {
     MembershipId a;
     join(client, request(kA, join::full), &a);
@@ -295,10 +330,10 @@ TEST_F(Rejoin, TheAuditGoesRoundTheGroups) {
     for (std::size_t i = from; i < sa.log.size(); ++i) {
         EXPECT_EQ(sa.log[i].method, SaMethod::get);
         EXPECT_EQ(sa.log[i].comp_mask, field::mgid | field::port_gid);
-        EXPECT_TRUE(sa.log[i].audit) << "an audit goes in the SA's audit lane, not the joins' window";
+        EXPECT_EQ(sa.log[i].urgency, SaUrgency::audit) << "an audit goes in the SA's audit lane, not the joins' window";
     }
     for (std::size_t i = 0; i < from; ++i)
-        EXPECT_FALSE(sa.log[i].audit) << "a join's probe is no audit";
+        EXPECT_EQ(sa.log[i].urgency, SaUrgency::client) << "a join's probe is no audit";
 }
 
 TEST_F(Rejoin, TheAuditTellsMembersAboutANewMlid) {

@@ -75,6 +75,26 @@ TEST(CongestionWindow, TimeoutsHalveItToTheFloorAndBelowOneTheNextMadWaits) {
     EXPECT_EQ(fresh.earliest_send(t0), t0);
 }
 
+// One sample per gap is slow news: srtt still says "queue" long after it drained, and at w = 1/64
+// a host would wait 63 srtt for its next MAD while the SA idles.
+TEST(CongestionWindow, BelowOneTheGapFollowsTheLatestRoundTripWhenItIsShorter) {
+    CongestionWindow w(kOn, 16);
+    TimePoint t = answers(w, 8, t0, 2s); // a long queue: srtt 2 s, w halved to its floor...
+    for (int i = 0; i < 10; ++i, t += 3s)
+        w.on_timeout(t);
+    ASSERT_DOUBLE_EQ(w.window(), 1.0 / 64);
+    w.on_answer(t, t + 5ms); // ...then a prompt answer: w = 1/32, srtt still above 1.7 s
+    t += 5ms;
+    ASSERT_GT(*w.srtt(), 1700ms);
+    EXPECT_EQ(w.earliest_send(t) - t, 5ms * 31) << "31 gaps of the latest round trip, not of srtt";
+
+    w.on_answer(t, t + 3s); // the queue is back: the latest is the longer, srtt the shorter
+    t += 3s;
+    EXPECT_EQ(w.earliest_send(t) - t,
+              std::chrono::duration_cast<Duration>(std::chrono::duration<double, Duration::period>(
+                  static_cast<double>(w.srtt()->count()) * (1 / w.window() - 1))));
+}
+
 TEST(CongestionWindow, TryTimeoutsComeFromTheRoundTripWithinThePolicysBounds) {
     CongestionWindow w(kOn, 16);
     // Before any sample: the policy's own timeout.

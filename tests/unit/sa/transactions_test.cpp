@@ -113,7 +113,7 @@ TEST_F(Transactions, DefaultsAndTheirBound) {
     EXPECT_EQ(cfg.max_timeout, 2000ms);
     EXPECT_EQ(cfg.max_tries, 6u);
     EXPECT_EQ(cfg.window, 16u);
-    EXPECT_EQ(cfg.pacing_rate, 0u);
+    EXPECT_EQ(cfg.pacing_rate, 0.0);
     EXPECT_EQ(timeout_bound(cfg), 8100ms);
 }
 
@@ -645,6 +645,22 @@ TEST_F(Transactions, PacingIsPerPortAndRoundsUpToTheMicrosecond) {
     EXPECT_EQ(net.sent().size(), 3u);
 }
 
+// A fabric budget's share of the SA (fabric_budget.hpp) may be below one MAD per second.
+TEST_F(Transactions, PacingBelowOneMadPerSecond) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 0.4; // 2000 MAD/s shared by 5000 ports: one per 2.5 s
+    cfg.first_timeout = 5000ms;
+    cfg.max_timeout = 5000ms;
+    make(cfg);
+    submit();
+    submit();
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(2500ms - 1us);
+    EXPECT_EQ(net.sent().size(), 1u);
+    timers.advance(1us);
+    EXPECT_EQ(net.sent().size(), 2u);
+}
+
 TEST_F(Transactions, OnlyResponsesAreAccepted) {
     make();
     submit();
@@ -786,6 +802,9 @@ TEST_F(Transactions, InvalidConfigIsRefusedWithTheField) {
     c = {};
     c.pacing_burst = 0;
     refused(c, "pacing_burst");
+    c = {};
+    c.pacing_rate = -1;
+    refused(c, "pacing_rate");
 }
 
 // --- per-transaction try policy ---------------------------------------------------------------
@@ -917,6 +936,32 @@ TEST_F(Transactions, CongestionControlStartsWithOneMadAndGrowsWithPromptAnswers)
     EXPECT_EQ(tx->stats(0).retransmits, 0u);
 }
 
+// OpenSM answers Gets from another queue than Sets: a poll's or audit's round trip says nothing
+// of the queue the window's Sets wait in, and neither does its silence.
+TEST_F(Transactions, PollsAndAuditsNeitherGrowNorShrinkTheWindow) {
+    TransactionConfig cfg = with_congestion();
+    cfg.first_timeout = 100ms;
+    make(cfg);
+    const CongestionWindow *cc = tx->congestion(0);
+    ASSERT_NE(cc, nullptr);
+    const double w0 = cc->window();
+    for (Lane lane : {Lane::poll, Lane::audit}) {
+        tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1s), lane);
+        timers.advance(1ms);
+        answer(net.last()); // prompt
+        tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1s), lane);
+        timers.advance(1s); // silent
+    }
+    EXPECT_EQ(cc->window(), w0);
+    EXPECT_FALSE(cc->srtt()) << "no round trip sampled";
+
+    submit(); // a join's Set does
+    timers.advance(1ms);
+    answer(net.last());
+    EXPECT_GT(cc->window(), w0);
+    EXPECT_TRUE(cc->srtt());
+}
+
 TEST_F(Transactions, CongestionControlBacksOffWhenTheSaQueuesAndSpacesMadsBelowOne) {
     TransactionConfig cfg = with_congestion();
     cfg.first_timeout = 10s; // no timeouts here: only the slow answers speak
@@ -1040,6 +1085,71 @@ TEST_F(Transactions, AuditsHaveASlotOfTheirOwnSoAPollNeverWaitsBehindOne) {
     EXPECT_TRUE(tx->lane_in_flight(0, Lane::audit));
     EXPECT_EQ(tx->in_flight(0), 1u);
     answer(net.sent()[0]); // the first audit answered: the second goes
+    EXPECT_EQ(net.sent().size(), 4u);
+}
+
+// Client transactions here are Gets, background ones Sets, so the MADs tell which went.
+TEST_F(Transactions, AClientTransactionGoesAheadOfBackgroundOnesForTheWindow) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    const auto background = [this] {
+        return tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    };
+    const Id first = background();
+    EXPECT_EQ(net.sent().size(), 1u) << "a free window slot takes a background transaction at once";
+    background();
+    const Id withdrawn = background();
+    background();
+    submit(0, Route::sa, request(mad::method_get)); // a client's, submitted last
+    EXPECT_EQ(tx->queued(0), 4u);
+    tx->cancel(withdrawn);
+    EXPECT_EQ(tx->queued(0), 3u);
+    EXPECT_NE(first, withdrawn);
+
+    std::vector<std::uint8_t> methods;
+    for (int i = 0; i < 4; ++i) {
+        methods.push_back(net.last().mad[3]);
+        answer(net.last());
+    }
+    EXPECT_EQ(methods, (std::vector<std::uint8_t>{mad::method_set, mad::method_get, mad::method_set,
+                                                  mad::method_set}))
+        << "the client's went second, as soon as the slot was free";
+    EXPECT_EQ(tx->queued(0), 0u);
+    EXPECT_EQ(tx->in_flight(0), 0u);
+}
+
+TEST_F(Transactions, AClientTryGoesAheadOfBackgroundOnesForAPacingToken) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 10; // one per 100 ms
+    make(cfg);
+    for (int i = 0; i < 3; ++i)
+        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    EXPECT_EQ(net.sent().size(), 1u) << "two background tries wait for tokens";
+    submit(0, Route::sa, request(mad::method_get));
+    EXPECT_EQ(net.sent().size(), 1u) << "the client's waits for the next token too";
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().mad[3], mad::method_get) << "and takes it first";
+    timers.advance(200ms);
+    ASSERT_EQ(net.sent().size(), 4u);
+    EXPECT_EQ(net.last().mad[3], mad::method_set);
+}
+
+TEST_F(Transactions, PollsAndAuditsAreNotPaced) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 0.5; // one token per 2 s
+    cfg.first_timeout = cfg.max_timeout = 10s; // no retransmit competes for the tokens
+    make(cfg);
+    submit(); // takes the token
+    submit(); // waits 2 s for the next
+    EXPECT_EQ(net.sent().size(), 1u);
+    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), Lane::poll);
+    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), Lane::audit);
+    EXPECT_EQ(net.sent().size(), 3u) << "the poll and the audit go at once, at their own schedule's rate";
+    timers.advance(2s - 1us);
+    EXPECT_EQ(net.sent().size(), 3u) << "and took no token from the joins";
+    timers.advance(1us);
     EXPECT_EQ(net.sent().size(), 4u);
 }
 
