@@ -71,6 +71,38 @@ Json rejoin_json(const std::optional<rdmamcast::Rejoin> &r) {
                 {"groups", r->groups}};
 }
 
+// A learned quantity for people: three significant digits, "16", "3.5", "0.0156", "612".
+std::string amount_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v < 100 ? "%.3g" : "%.0f", v);
+    return buf;
+}
+
+// Per port with congestion control: the SA window, the smoothed round trip and a first try's
+// timeout ("-" before the first answer). Empty when no port has one.
+std::string sa_window_table(const std::vector<rdmamcast::PortStatus> &ports) {
+    Table t({"DEVICE", "PORT", "SA_WINDOW", "SRTT", "TRY_TIMEOUT"});
+    bool any = false;
+    for (const auto &p : ports) {
+        if (!p.sa)
+            continue;
+        const auto &w = *p.sa;
+        t.add({p.device, std::to_string(p.port),
+               amount_text(w.window) + (w.slow_start ? " (slow start)" : ""),
+               w.srtt_ms ? amount_text(*w.srtt_ms) + " ms" : "-",
+               w.timeout_ms ? amount_text(*w.timeout_ms) + " ms" : "-"});
+        any = true;
+    }
+    return any ? t.render() : "";
+}
+
+Json sa_window_json(const rdmamcast::PortSa &w) {
+    return Json{{"window", w.window},
+                {"slow_start", w.slow_start},
+                {"srtt_ms", w.srtt_ms ? Json(*w.srtt_ms) : Json(nullptr)},
+                {"timeout_ms", w.timeout_ms ? Json(*w.timeout_ms) : Json(nullptr)}};
+}
+
 const char *const kBitNames[4] = {"full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
 // A count against its quota: "3/4096", or "3" when there is none (0).
@@ -192,6 +224,8 @@ std::string status_text(const rdmamcast::Status &s) {
                    of_quota(p.groups, p.max_groups), rdmamcast::gid_to_string(p.port_gid)});
         out += t.render();
         out += '\n' + sm_rejoin_table(s.ports);
+        if (std::string sa = sa_window_table(s.ports); !sa.empty())
+            out += '\n' + sa;
     }
     out += '\n' + users_table(s.users);
     out += '\n';
@@ -200,6 +234,10 @@ std::string status_text(const rdmamcast::Status &s) {
     t.add({"SA retransmits", std::to_string(c.sa_retransmits)});
     t.add({"SA timeouts", std::to_string(c.sa_timeouts)});
     t.add({"SA bounces", std::to_string(c.sa_bounces)});
+    t.add({"SA answers", std::to_string(c.sa_responses)});
+    t.add({"SA late answers", std::to_string(c.sa_late)});
+    // MADs sent per transaction ended; 0 until one has.
+    t.add({"SA amplification", c.sa_amplification > 0 ? amount_text(c.sa_amplification) : "-"});
     t.add({"joins", std::to_string(c.joins)});
     t.add({"joins answered locally", std::to_string(c.joins_local)});
     t.add({"joins failed", std::to_string(c.joins_failed)});
@@ -209,7 +247,7 @@ std::string status_text(const rdmamcast::Status &s) {
 
 Json status_json(const rdmamcast::Status &s) {
     Json ports = Json::array();
-    for (const auto &p : s.ports)
+    for (const auto &p : s.ports) {
         ports.push_back(Json{{"device", p.device},
                              {"port", p.port},
                              {"state", p.state},
@@ -226,6 +264,9 @@ Json status_json(const rdmamcast::Status &s) {
                              {"rejoining", p.rejoining},
                              {"last_rejoin", rejoin_json(p.last_rejoin)},
                              {"max_groups", p.max_groups}});
+        if (p.sa) // as the protocol: absent with congestion control off
+            ports.back()["sa"] = sa_window_json(*p.sa);
+    }
     Json users = Json::array();
     for (const auto &u : s.users)
         users.push_back(Json{{"uid", u.uid},
@@ -248,7 +289,10 @@ Json status_json(const rdmamcast::Status &s) {
                                   {"joins", c.joins},
                                   {"joins_local", c.joins_local},
                                   {"joins_failed", c.joins_failed},
-                                  {"leaves", c.leaves}}},
+                                  {"leaves", c.leaves},
+                                  {"sa_responses", c.sa_responses},
+                                  {"sa_late", c.sa_late},
+                                  {"sa_amplification", c.sa_amplification}}},
                 {"users", users}};
 }
 

@@ -383,7 +383,8 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
     auto *counters = arena->make<rdmamcast_counters>();
     const auto &c = status.counters;
     *counters = rdmamcast_counters{c.sa_mads_sent, c.sa_retransmits, c.sa_timeouts, c.sa_bounces,
-                                   c.joins,        c.joins_local,    c.joins_failed, c.leaves};
+                                   c.joins,        c.joins_local,    c.joins_failed, c.leaves,
+                                   c.sa_responses, c.sa_late,        c.sa_amplification};
     pub.counters = counters;
     pub.num_ports = status.ports.size();
     pub.ports = arena->array<rdmamcast_port_status>(status.ports.size());
@@ -415,6 +416,16 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
             cp->last_rejoin = cr;
         }
         cp->max_groups = p.max_groups;
+        if (const auto &w = p.sa) {
+            auto *cs = arena->make<rdmamcast_port_sa>();
+            cs->window = w->window;
+            cs->slow_start = w->slow_start;
+            cs->has_srtt = w->srtt_ms.has_value();
+            cs->srtt_ms = w->srtt_ms.value_or(0);
+            cs->has_timeout = w->timeout_ms.has_value();
+            cs->timeout_ms = w->timeout_ms.value_or(0);
+            cp->sa = cs;
+        }
         pub.ports[i] = cp;
     }
     pub.num_users = status.users.size();

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "sim/daemon_harness.hpp"
@@ -357,6 +358,35 @@ TEST_F(DaemonSim, ANewGroupCostsAGetAndASetOrJustTheSetWhenTheSaAssignsIt) {
     EXPECT_EQ(per_join(c1, c2, "sa_sets"), 1.0);
     EXPECT_EQ(c2["sa_deletes"], c0["sa_deletes"]);
     EXPECT_EQ(fabric.sa_join_state(G("ff15:16::3e8"), h2()), 0x1);
+}
+
+// sa.congestion_control is on by default: once the SA has answered, `rdma-mcastctl status` shows
+// the port's learned window, round trip and try timeout, and the SA counters, in both forms.
+TEST_F(DaemonSim, StatusShowsThePortsSaWindowAndTheSaCounters) {
+    Daemon d(fabric, "H2");
+    Process &h = ctl(d, {"--json", "join", "--device", "ibsim0", "--port", "1", "--mgid", "ff15:6::1", "--hold"});
+    ASSERT_TRUE(h.read_line(20s)) << h.stderr_text();
+
+    const json st = ctl_json(d, {"status"});
+    const json &sa = st["ports"][0]["sa"];
+    ASSERT_TRUE(sa.is_object()) << st.dump();
+    EXPECT_GT(sa["window"].get<double>(), 0) << sa.dump();
+    EXPECT_TRUE(sa["slow_start"].is_boolean()) << sa.dump();
+    EXPECT_TRUE(sa["srtt_ms"].is_number()) << "the join's answers were timed: " << sa.dump();
+    EXPECT_TRUE(sa["timeout_ms"].is_number()) << sa.dump();
+    const json &n = st["counters"];
+    EXPECT_GE(n["sa_responses"].get<std::uint64_t>(), 1u) << n.dump();
+    EXPECT_GE(n["sa_amplification"].get<double>(), 1.0) << n.dump();
+
+    Process &text = ctl(d, {"status"});
+    ASSERT_EQ(text.wait(20s), 0) << text.stderr_text();
+    const std::string out = text.read_all(1s);
+    const std::regex row(R"(\nDEVICE +PORT +SA_WINDOW +SRTT +TRY_TIMEOUT\n)"
+                         R"(ibsim0 +1 +[0-9.e+-]+( \(slow start\))? +[0-9.e+-]+ ms +[0-9.e+-]+ ms\n)");
+    EXPECT_TRUE(std::regex_search(out, row)) << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex(R"(\nSA answers +[1-9][0-9]*\n)"))) << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex(R"(\nSA late answers +[0-9]+\n)"))) << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex(R"(\nSA amplification +[0-9.]+\n)"))) << out;
 }
 
 TEST_F(DaemonSim, StaticGroupsAreHeldAndAGracefulStopLeavesEverything) {

@@ -591,6 +591,17 @@ struct rdmamcast_rejoin {
 	uint64_t groups;      /* groups it covered */
 };
 
+/* A port's SA congestion window (config sa.congestion_control), as the daemon learned it from
+ * the SA's round trips (1.3). */
+struct rdmamcast_port_sa {
+	double window;     /* MADs in flight allowed; below 1: one per srtt_ms / window */
+	bool slow_start;   /* the window still doubles per round trip */
+	bool has_srtt;     /* false before the first answer: */
+	double srtt_ms;    /* the smoothed round trip (0 when !has_srtt) */
+	bool has_timeout;  /* false before the first answer (the configured sa.timeout_ms): */
+	double timeout_ms; /* the next first try's timeout (0 when !has_timeout) */
+};
+
 struct rdmamcast_port_status {
 	const char *device;
 	uint8_t port;
@@ -609,6 +620,8 @@ struct rdmamcast_port_status {
 	bool rejoining;         /* a re-join of the port's groups is under way */
 	const struct rdmamcast_rejoin *last_rejoin; /* the latest re-join; NULL if none yet */
 	uint64_t max_groups;    /* the cap on groups (access.quotas.groups_per_port); 0: none (1.2) */
+	/* The port's SA window; NULL with sa.congestion_control off, or from an older daemon (1.3) */
+	const struct rdmamcast_port_sa *sa;
 };
 
 struct rdmamcast_counters {
@@ -620,6 +633,11 @@ struct rdmamcast_counters {
 	uint64_t joins_local;
 	uint64_t joins_failed;
 	uint64_t leaves;
+	/* 1.3; 0 from an older daemon: */
+	uint64_t sa_responses;   /* SA transactions answered */
+	uint64_t sa_late;        /* answers that came for no live transaction (late or duplicate) */
+	double sa_amplification; /* sa_mads_sent per transaction ended (answered or timed out),
+				    0 before any: well above 1, the SA serves retransmits */
 };
 
 /* One uid's share of the daemon against its quotas (access.quotas; a quota of 0 is none). */

@@ -363,6 +363,14 @@ struct Rejoin {
     std::uint64_t groups = 0;
 };
 
+// A port's SA congestion window (config sa.congestion_control), learned from the SA's round trips.
+struct PortSa {
+    double window = 0;                // MADs in flight allowed; below 1: one per srtt / window
+    bool slow_start = false;          // the window still doubles per round trip
+    std::optional<double> srtt_ms;    // the smoothed round trip; nullopt before the first answer
+    std::optional<double> timeout_ms; // the next first try's timeout; nullopt: sa.timeout_ms
+};
+
 struct PortStatus {
     std::string device;
     std::uint8_t port = 0;
@@ -381,6 +389,7 @@ struct PortStatus {
     bool rejoining = false;
     std::optional<Rejoin> last_rejoin; // nullopt: none yet
     std::uint64_t max_groups = 0;      // access.quotas.groups_per_port; 0: none
+    std::optional<PortSa> sa;          // nullopt: congestion control off, or an older daemon
 };
 
 // One uid's share of the daemon against its quotas (0: no quota).
@@ -632,7 +641,7 @@ public:
             const auto &p = *s->ports[i];
             PortStatus ps{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
                           detail::gid(p.port_gid), p.link_layer, p.rate_gbps, p.groups, p.mtu,
-                          {}, {}, p.rejoining, {}, p.max_groups};
+                          {}, {}, p.rejoining, {}, p.max_groups, {}};
             if (p.sm_known) {
                 ps.sm_guid = p.sm_guid;
                 ps.sm_act_count = p.sm_act_count;
@@ -641,6 +650,13 @@ public:
                 ps.last_rejoin = Rejoin{r->reason, r->started_ago_s, std::nullopt, r->groups};
                 if (r->finished)
                     ps.last_rejoin->duration_s = r->duration_s;
+            }
+            if (const rdmamcast_port_sa *w = p.sa) {
+                ps.sa = PortSa{w->window, w->slow_start, std::nullopt, std::nullopt};
+                if (w->has_srtt)
+                    ps.sa->srtt_ms = w->srtt_ms;
+                if (w->has_timeout)
+                    ps.sa->timeout_ms = w->timeout_ms;
             }
             out.ports.push_back(std::move(ps));
         }

@@ -51,6 +51,12 @@ int c_api_smoke(const char *path, char *err, size_t errlen)
 	CHECK(rdmamcast_status(c, &status) == 0);
 	CHECK(status->counters != NULL);
 	CHECK(status->num_users == 0);
+	CHECK(status->counters->sa_responses == 0 && status->counters->sa_late == 0);
+	CHECK(!(status->counters->sa_amplification > 0));
+	for (size_t i = 0; i < status->num_ports; i++) {
+		const struct rdmamcast_port_sa *sa = status->ports[i]->sa;
+		CHECK(!sa || (sa->window > 0 && (sa->has_srtt || sa->srtt_ms <= 0)));
+	}
 
 	/* The fake daemon releases nothing; uid -1 never leaves the library. */
 	CHECK(rdmamcast_evict_membership(c, membership, &released) == 0);

@@ -769,7 +769,13 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
         st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"), "InfiniBand",
                             0, 0});
         st.counters = {10, 1, 2, 3, 12, 8, 1, 5};
+        st.counters.sa_responses = 9;
+        st.counters.sa_late = 4;
+        st.counters.sa_amplification = 1.02;
         st.ports[0].max_groups = 1024;
+        // Port 1 has its SA window; port 2's has had no answer yet; port 3 has none.
+        st.ports[0].sa = proto::SaCongestion{3.5, true, 0.41, 300};
+        st.ports[1].sa = proto::SaCongestion{1, true, std::nullopt, std::nullopt};
         st.users.push_back({0, "root", 2, 0, 0, 0, 0});
         st.users.push_back({1001, "bob", 3, 4096, 1, 64, 1});
         s.reply(env.id, st);
@@ -820,6 +826,23 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     EXPECT_EQ(s->counters->joins_local, 8u);
     EXPECT_EQ(s->counters->joins_failed, 1u);
     EXPECT_EQ(s->counters->leaves, 5u);
+    EXPECT_EQ(s->counters->sa_responses, 9u);
+    EXPECT_EQ(s->counters->sa_late, 4u);
+    EXPECT_DOUBLE_EQ(s->counters->sa_amplification, 1.02);
+    ASSERT_NE(p.sa, nullptr);
+    EXPECT_DOUBLE_EQ(p.sa->window, 3.5);
+    EXPECT_TRUE(p.sa->slow_start);
+    EXPECT_TRUE(p.sa->has_srtt);
+    EXPECT_DOUBLE_EQ(p.sa->srtt_ms, 0.41);
+    EXPECT_TRUE(p.sa->has_timeout);
+    EXPECT_DOUBLE_EQ(p.sa->timeout_ms, 300);
+    ASSERT_NE(p2.sa, nullptr);
+    EXPECT_DOUBLE_EQ(p2.sa->window, 1);
+    EXPECT_FALSE(p2.sa->has_srtt);
+    EXPECT_EQ(p2.sa->srtt_ms, 0);
+    EXPECT_FALSE(p2.sa->has_timeout);
+    EXPECT_EQ(p2.sa->timeout_ms, 0);
+    EXPECT_EQ(s->ports[2]->sa, nullptr);
     EXPECT_EQ(p.max_groups, 1024u);
     EXPECT_EQ(p2.max_groups, 0u);
     ASSERT_EQ(s->num_users, 2u);
@@ -857,8 +880,37 @@ TEST(ClientStatus, AnOlderDaemonHasNoUsersNorMaxGroups) {
     ASSERT_EQ(rdmamcast_status(c.get(), &s), 0) << rdmamcast_last_error(c.get())->message;
     ASSERT_EQ(s->num_ports, 1u);
     EXPECT_EQ(s->ports[0]->max_groups, 0u);
+    EXPECT_EQ(s->ports[0]->sa, nullptr);
+    EXPECT_EQ(s->counters->sa_responses, 0u);
+    EXPECT_EQ(s->counters->sa_late, 0u);
+    EXPECT_EQ(s->counters->sa_amplification, 0);
     EXPECT_EQ(s->num_users, 0u);
     rdmamcast_status_free(s);
+}
+
+TEST(ClientStatus, ASaWindowOfTheWrongTypeIsAProtocolErrorNamingIt) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        proto::StatusResult st;
+        st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"), "InfiniBand",
+                            100, 0, 4096});
+        st.ports[0].sa = proto::SaCongestion{2.5, false, 0.5, 300};
+        std::string text = proto::encode_reply(env.id, st);
+        const std::string window = R"("window":2.5)";
+        text.replace(text.find(window), window.size(), R"("window":"2.5")");
+        s.raw(text);
+        return true;
+    });
+    auto c = connect_to(d);
+    rdmamcast_daemon_status *s = nullptr;
+    EXPECT_EQ(rdmamcast_status(c.get(), &s), -EPROTO);
+    EXPECT_EQ(s, nullptr);
+    const rdmamcast_error *e = rdmamcast_last_error(c.get());
+    EXPECT_EQ(e->code, RDMAMCAST_E_PROTOCOL);
+    EXPECT_NE(std::string(e->message).find("/ports/0/sa/window: expected a number"),
+              std::string::npos)
+        << e->message;
 }
 
 // ---- helpers without a handle ----

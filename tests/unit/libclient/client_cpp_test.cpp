@@ -346,7 +346,11 @@ TEST(ClientCpp, ListAndStatus) {
                                 56, 0, 2048, std::nullopt, std::nullopt, false,
                                 proto::RejoinStatus{"SM changed", 9, 0.5, 0}});
             st.counters.joins = 5;
+            st.counters.sa_responses = 7;
+            st.counters.sa_late = 1;
+            st.counters.sa_amplification = 1.5;
             st.ports[0].max_groups = 16;
+            st.ports[0].sa = proto::SaCongestion{0.5, false, 12.5, std::nullopt};
             st.users.push_back({1000, "alice", 2, 10, 1, 0, 1});
             s.reply(env.id, st);
             return true;
@@ -400,6 +404,15 @@ TEST(ClientCpp, ListAndStatus) {
     EXPECT_EQ(st.users[0].creates, 1u);
     EXPECT_EQ(st.users[0].creates_quota, 0u);
     EXPECT_EQ(st.users[0].flagged, 1u);
+    EXPECT_EQ(st.counters.sa_responses, 7u);
+    EXPECT_EQ(st.counters.sa_late, 1u);
+    EXPECT_EQ(st.counters.sa_amplification, 1.5);
+    ASSERT_TRUE(st.ports[0].sa);
+    EXPECT_EQ(st.ports[0].sa->window, 0.5);
+    EXPECT_FALSE(st.ports[0].sa->slow_start);
+    EXPECT_EQ(st.ports[0].sa->srtt_ms, 12.5);
+    EXPECT_FALSE(st.ports[0].sa->timeout_ms);
+    EXPECT_FALSE(st.ports[1].sa);
 }
 
 } // namespace

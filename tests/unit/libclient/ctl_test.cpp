@@ -619,7 +619,13 @@ FakeDaemon::Handler views() {
             st.ports.push_back({"mlx5_1", 1, "DOWN", 0, 0, 0, gid("fe80::10:5"),
                                 "InfiniBand", 0, 0});
             st.counters = {10, 1, 2, 0, 12, 8, 1, 5};
+            st.counters.sa_responses = 9;
+            st.counters.sa_late = 3;
+            st.counters.sa_amplification = 1.0225;
             st.ports[1].max_groups = 1024;
+            // Port 1's SA window; port 2's has had no answer yet; mlx5_1 has none.
+            st.ports[0].sa = proto::SaCongestion{16, false, 0.41, 300};
+            st.ports[1].sa = proto::SaCongestion{3.5, true, std::nullopt, std::nullopt};
             st.users.push_back({0, "root", 1, 0, 0, 0, 0});
             st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1});
             st.users.push_back({4242, "", 2, 4096, 0, 64, 0});
@@ -715,6 +721,14 @@ TEST(CtlStatus, JsonAndHuman) {
     ASSERT_EQ(j["users"].size(), 3u);
     EXPECT_EQ(j["users"].at(1), json::parse(R"({"uid": 1000, "user": "alice", "memberships": 3,
         "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1})"));
+    EXPECT_EQ(j["ports"].at(0)["sa"],
+              json::parse(R"({"window": 16, "slow_start": false, "srtt_ms": 0.41, "timeout_ms": 300})"));
+    EXPECT_EQ(j["ports"].at(1)["sa"], json::parse(R"({"window": 3.5, "slow_start": true,
+        "srtt_ms": null, "timeout_ms": null})"));
+    EXPECT_FALSE(j["ports"].at(2).contains("sa")); // as the protocol: absent when off
+    EXPECT_EQ(j["counters"]["sa_responses"], 9);
+    EXPECT_EQ(j["counters"]["sa_late"], 3);
+    EXPECT_EQ(j["counters"]["sa_amplification"], 1.0225);
 
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
@@ -747,6 +761,45 @@ TEST(CtlStatus, AnOlderDaemonHasNoUsers) {
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
     EXPECT_NE(h.out.find("no ports\n\nno users\n"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("SA amplification        -\n"), std::string::npos) << h.out; // none ended
+}
+
+TEST(CtlStatus, HumanShowsEachPortsSaWindowAndTheSaCounters) {
+    FakeDaemon d(views());
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    // After the SM table; a port without congestion control has no row.
+    const auto sa = h.out.find("DEVICE  PORT  SA_WINDOW         SRTT     TRY_TIMEOUT\n"
+                               "mlx5_0  1     16                0.41 ms  300 ms\n"
+                               "mlx5_0  2     3.5 (slow start)  -        -\n\n");
+    ASSERT_NE(sa, std::string::npos) << h.out;
+    EXPECT_LT(h.out.find("SM_GUID"), sa);
+    EXPECT_EQ(h.out.find("mlx5_1  1", sa), std::string::npos) << h.out;
+    // The SA counters with the others, after the users.
+    const auto counters = h.out.find("SA bounces              0\n"
+                                     "SA answers              9\n"
+                                     "SA late answers         3\n"
+                                     "SA amplification        1.02\n");
+    ASSERT_NE(counters, std::string::npos) << h.out;
+    EXPECT_GT(counters, h.out.find("UID"));
+}
+
+TEST(CtlStatus, NoPortWithASaWindowShowsNoSaTable) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        proto::StatusResult st;
+        st.ports.push_back({"mlx5_0", 1, "ACTIVE", 3, 1, 0, gid("fe80::10:3"), "InfiniBand", 100,
+                            0, 4096});
+        s.reply(env.id, st);
+        return true;
+    });
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_EQ(h.out.find("SA_WINDOW"), std::string::npos) << h.out;
+    auto r = ctl(d, {"--json", "status"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(json::parse(r.out)["ports"].at(0).contains("sa"));
 }
 
 // ---- evict ----

@@ -168,9 +168,13 @@ json status_with(const std::string &key, const json &value) {
     p.sm_guid = 1;
     p.sm_act_count = 2;
     p.last_rejoin = RejoinStatus{"SM changed", 3, 0.25, 4};
+    p.sa = SaCongestion{3.5, true, 0.41, 300};
     st.ports.push_back(p);
     json j = json::parse(encode_reply(1, st)).at("result");
-    json &target = key.rfind("last_rejoin/", 0) == 0 ? j["ports"][0]["last_rejoin"] : j["ports"][0];
+    json &port = j["ports"][0];
+    json &target = key.rfind("last_rejoin/", 0) == 0 ? port["last_rejoin"]
+                   : key.rfind("sa/", 0) == 0        ? port["sa"]
+                                                      : port;
     const std::string k = key.substr(key.find('/') == std::string::npos ? 0 : key.find('/') + 1);
     if (value.is_discarded())
         target.erase(k);
@@ -216,6 +220,91 @@ TEST(ProtoIncoming, StatusPortFieldsAreCheckedWithTheirPointers) {
     r = decode_status_result(status_with("last_rejoin", nullptr));
     ASSERT_TRUE(std::holds_alternative<StatusResult>(r));
     EXPECT_FALSE(std::get<StatusResult>(r).ports.at(0).last_rejoin);
+}
+
+TEST(ProtoIncoming, StatusSaWindowIsCheckedWithItsPointers) {
+    const json gone = json::value_t::discarded;
+    auto ok = decode_status_result(status_with("max_groups", 0));
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(ok)) << std::get<Error>(ok).message;
+    const auto &sa = std::get<StatusResult>(ok).ports.at(0).sa;
+    ASSERT_TRUE(sa);
+    EXPECT_EQ(sa->window, 3.5);
+    EXPECT_TRUE(sa->slow_start);
+    EXPECT_EQ(sa->srtt_ms, 0.41);
+    EXPECT_EQ(sa->timeout_ms, 300);
+    struct Case {
+        std::string key;
+        json value;
+        const char *says;
+    } cases[] = {
+        {"sa", 5, "/ports/0/sa: expected an object"},
+        {"sa", nullptr, "/ports/0/sa: expected an object"},
+        {"sa/window", "wide", "/ports/0/sa/window: expected a number"},
+        {"sa/window", gone, "/ports/0/sa/window: required"},
+        {"sa/slow_start", 1, "/ports/0/sa/slow_start: expected true or false"},
+        {"sa/slow_start", gone, "/ports/0/sa/slow_start: required"},
+        {"sa/srtt_ms", "0.4", "/ports/0/sa/srtt_ms: expected a number"},
+        {"sa/srtt_ms", gone, "/ports/0/sa/srtt_ms: required"},
+        {"sa/timeout_ms", true, "/ports/0/sa/timeout_ms: expected a number"},
+        {"sa/timeout_ms", gone, "/ports/0/sa/timeout_ms: required"},
+    };
+    for (const auto &c : cases) {
+        auto r = decode_status_result(status_with(c.key, c.value));
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
+        EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+    // Null: no answer yet, so no round trip and the configured timeout.
+    for (const char *key : {"sa/srtt_ms", "sa/timeout_ms"}) {
+        auto r = decode_status_result(status_with(key, nullptr));
+        ASSERT_TRUE(std::holds_alternative<StatusResult>(r)) << key;
+        const auto &w = std::get<StatusResult>(r).ports.at(0).sa;
+        ASSERT_TRUE(w) << key;
+        EXPECT_EQ(w->srtt_ms.has_value(), std::string(key) != "sa/srtt_ms") << key;
+        EXPECT_EQ(w->timeout_ms.has_value(), std::string(key) != "sa/timeout_ms") << key;
+    }
+    // Absent: congestion control off.
+    auto off = decode_status_result(status_with("sa", gone));
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(off)) << std::get<Error>(off).message;
+    EXPECT_FALSE(std::get<StatusResult>(off).ports.at(0).sa);
+}
+
+TEST(ProtoIncoming, StatusSaCountersAreCheckedAndMayBeAbsent) {
+    json j = status_with("max_groups", 0);
+    j["counters"]["sa_responses"] = 10;
+    j["counters"]["sa_late"] = 2;
+    j["counters"]["sa_amplification"] = 1.25;
+    auto ok = decode_status_result(j);
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(ok)) << std::get<Error>(ok).message;
+    EXPECT_EQ(std::get<StatusResult>(ok).counters.sa_responses, 10u);
+    EXPECT_EQ(std::get<StatusResult>(ok).counters.sa_late, 2u);
+    EXPECT_EQ(std::get<StatusResult>(ok).counters.sa_amplification, 1.25);
+    struct Case {
+        const char *key;
+        json value;
+        const char *says;
+    } cases[] = {
+        {"sa_responses", -1, "/counters/sa_responses: -1 out of range"},
+        {"sa_late", "2", "/counters/sa_late: expected an integer"},
+        {"sa_amplification", "1.25", "/counters/sa_amplification: expected a number"},
+        {"sa_amplification", nullptr, "/counters/sa_amplification: expected a number"},
+    };
+    for (const auto &c : cases) {
+        json bad = j;
+        bad["counters"][c.key] = c.value;
+        auto r = decode_status_result(bad);
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << c.key;
+        EXPECT_NE(std::get<Error>(r).message.find(c.says), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+    // A daemon older than them: 0.
+    for (const char *key : {"sa_responses", "sa_late", "sa_amplification"})
+        j["counters"].erase(key);
+    auto old = decode_status_result(j);
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(old)) << std::get<Error>(old).message;
+    EXPECT_EQ(std::get<StatusResult>(old).counters.sa_responses, 0u);
+    EXPECT_EQ(std::get<StatusResult>(old).counters.sa_late, 0u);
+    EXPECT_EQ(std::get<StatusResult>(old).counters.sa_amplification, 0);
 }
 
 TEST(ProtoIncoming, ListMembersAreChecked) {
