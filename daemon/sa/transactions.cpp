@@ -238,11 +238,34 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     } else if (p.waiting[0].empty() && (r == 0 || p.waiting[1].empty()) && may_admit(port, p)) {
         ++p.active;
         request_send(id, t);
+    } else if (r == 0 && p.waiting[0].empty() && yield_background_slot(p)) {
+        ++p.active;
+        request_send(id, t);
     } else {
         t.stage = Stage::waiting_window;
         p.waiting[r].push_back(id);
     }
     return id;
+}
+
+// Paced, a background transaction may hold a window slot while it waits for its first token.
+// A client's transaction that finds the window full takes the slot of the last such one, which
+// goes back to the head of the background queue: it has sent nothing, so nothing is lost, and
+// the client waits for one token instead of for the background ones ahead of it.
+bool MadTransactions::yield_background_slot(Port &p) {
+    auto &ready = p.ready[rank(Lane::background)];
+    for (auto it = ready.rbegin(); it != ready.rend(); ++it) {
+        Txn &b = txns_.at(*it);
+        if (b.tries != 0)
+            continue; // a retransmit keeps its slot: its earlier tries may still be answered
+        const Id id = *it;
+        ready.erase(std::next(it).base());
+        b.stage = Stage::waiting_window;
+        p.waiting[rank(Lane::background)].push_front(id);
+        --p.active;
+        return true;
+    }
+    return false;
 }
 
 void MadTransactions::cancel(Id id) {

@@ -264,6 +264,7 @@ private:
     // when only the congestion window's spacing keeps it back.
     bool may_admit(PortIndex port, Port &p);
     void admit_waiting(PortIndex port, Port &p);
+    bool yield_background_slot(Port &p);
     void request_send(Id id, Txn &t);
     void send_try(Id id, Txn &t);
     void on_try_deadline(Id id);

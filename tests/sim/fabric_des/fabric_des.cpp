@@ -175,6 +175,20 @@ public:
     // (IBV_EVENT_CLIENT_REREGISTER), handed to the port monitor as VerbsEvents would.
     void sm_restarted() { poller_.on_verbs_event(port_, port::VerbsEvent::client_reregister); }
 
+    // A client joins a group nobody holds yet (a probe Get, then the Set that creates it);
+    // `done` gets its wait in seconds, or -1 if it failed.
+    void probe_join(std::function<void(double)> done) {
+        JoinRequest r;
+        r.device = "mlx5_0";
+        r.port = 1;
+        r.mgid = make_gid(kMgidPrefix, cfg_.groups + 1);
+        r.join_state = join::full;
+        const TimePoint start = timers_.now();
+        service_.join(client_id_, r, [this, start, done = std::move(done)](const JoinResult &res) {
+            done(res.error ? -1 : seconds(timers_.now() - start));
+        });
+    }
+
     // The restart is about to happen: the host counts as unsettled until its port has finished
     // a re-join begun from now on.
     void arm() {
@@ -487,7 +501,7 @@ DesResult run_des(const DesConfig &cfg) {
         simsa.set_config(sa_cfg);
         simsa.forget_all(cfg.sminfo_shows_restart);
         simsa.reset_stats();
-        simsa.watch_memberships(r.memberships);
+        simsa.watch_memberships(r.memberships + (cfg.probe_join_at ? 1 : 0));
         t0 = timers.now();
         tally.t0 = t0;
         for (auto &h : hosts)
@@ -497,6 +511,9 @@ DesResult run_des(const DesConfig &cfg) {
         if (cfg.reregister) // else nothing happens until a poll sees the new SM
             for (auto &h : hosts)
                 h->sm_restarted();
+        if (cfg.probe_join_at)
+            timers.start(*cfg.probe_join_at,
+                         [&hosts, &r] { hosts.front()->probe_join([&r](double s) { r.probe_join_s = s; }); });
     };
     timers.start(std::chrono::ceil<Duration>(setup_end - timers.now()), restart);
 
@@ -518,7 +535,8 @@ DesResult run_des(const DesConfig &cfg) {
     r.outstanding = r.memberships - back;
     r.completion_s = r.done ? seconds(*tally.done_at - *t0) : seconds(cfg.cap);
     r.first_restored_s = tally.first_restored ? seconds(*tally.first_restored - *t0) : 0;
-    r.ideal_s = static_cast<double>(r.memberships) / cfg.sa_rate;
+    // The service time the SA really has: whole clock ticks (1/7000 s is 142 us, not 142.857).
+    r.ideal_s = static_cast<double>(r.memberships) * seconds(sa_cfg.set_service);
 
     SimSaStats s = simsa.stats();
     r.sa_complete_s = s.target_reached ? seconds(*s.target_reached - *t0) : -1;

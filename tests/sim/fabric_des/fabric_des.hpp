@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/engine_config.hpp"
@@ -45,6 +46,10 @@ struct DesConfig {
     bool reregister = true;
     bool sminfo_shows_restart = false;
 
+    // A client of host 0 joins one new group this long after the SM restart, in the middle of
+    // its port's re-join: how long it waits shows whether client joins go ahead. None if unset.
+    std::optional<Duration> probe_join_at;
+
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
     std::uint64_t seed = 1;
     bool fake_timers = false; // run on tests/unit's FakeTimers instead of the EventQueue
@@ -59,10 +64,11 @@ struct DesResult {
     bool done = false;           // every membership restored within the cap
     double completion_s = 0;     // last membership restored (or the cap)
     std::uint64_t outstanding = 0; // memberships not restored since their port's last re-join
-    double ideal_s = 0;          // memberships / sa_rate
+    double ideal_s = 0;          // memberships x the SA's service time (1 / sa_rate in clock ticks)
     std::uint64_t restored = 0;  // members told `restored` (more than once if re-joined twice)
     std::uint64_t lost = 0;      // members told `lost`
     double first_restored_s = 0; // the first one
+    double probe_join_s = -1;    // the probe join's wait (probe_join_at), request to answer; < 0: none, or it failed
     // Each host's last re-join as its Service reports it (`status`: from the port's
     // invalidation to its last group), the longest and the mean over hosts.
     double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;

@@ -59,6 +59,8 @@ The daemon (defaults are the daemon's):
                         hosts learn of it only from their SMInfoRecord polls (implies
                         --sminfo-shows-restart)
 Run:
+  --probe-join-s S      S seconds after the restart, a client of the first host joins a new
+                        group; --details prints how long it waited
   --cap-s S             virtual time allowed after the restart (default 400)
   --seed S              random seed (default 1)
   --fake-timers         run on tests/unit's FakeTimers instead of the simulation's event queue
@@ -88,6 +90,8 @@ void print_details(const DesResult &r) {
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
     std::printf("    each host's last re-join (status): longest %.3f s, mean %.3f s\n", r.host_rejoin_max_s,
                 r.host_rejoin_mean_s);
+    if (r.probe_join_s >= 0)
+        std::printf("    a client's join during the re-join waited %.3f s\n", r.probe_join_s);
     std::printf("    re-joins started %llu; restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, "
                 "refused %llu, timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu), "
                 "audits %llu, PortInfo polls %llu\n",
@@ -174,6 +178,8 @@ int main(int argc, char **argv) {
             cfg.engine.retry_min = msec();
         } else if (a == "--retry-max-ms") {
             cfg.engine.retry_max = msec();
+        } else if (a == "--probe-join-s") {
+            cfg.probe_join_at = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(num()));
         } else if (a == "--cap-s") {
             cfg.cap = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(num()));
         } else if (a == "--seed") {

@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 // What must hold for any run that drained (every membership back, the SA idle).
 void expect_consistent(const DesConfig &cfg, const DesResult &r) {
     const std::uint64_t n = static_cast<std::uint64_t>(cfg.hosts) * cfg.groups;
+    const std::uint64_t probe = cfg.probe_join_at ? 1 : 0; // one more membership, joined anew
     EXPECT_EQ(r.memberships, n);
     EXPECT_EQ(r.setup_joined, n);
     // Every membership was told `restored`, and the SA holds each one.
@@ -30,7 +31,7 @@ void expect_consistent(const DesConfig &cfg, const DesResult &r) {
     EXPECT_GE(r.restored, n);
     EXPECT_LE(r.restored, r.set_ok);
     EXPECT_EQ(r.lost, 0u);
-    EXPECT_EQ(r.sa_memberships, n);
+    EXPECT_EQ(r.sa_memberships, n + probe);
     EXPECT_GE(r.sa_complete_s, 0.0);
     EXPECT_LE(r.sa_complete_s, r.completion_s);
     // Every Set transaction was answered or timed out.
@@ -55,7 +56,7 @@ void expect_consistent(const DesConfig &cfg, const DesResult &r) {
     EXPECT_EQ(r.invalidations, cfg.hosts * ((cfg.reregister ? 1u : 0u) + (cfg.sminfo_shows_restart ? 1u : 0u)));
     if (cfg.reregister && !cfg.sminfo_shows_restart) {
         EXPECT_EQ(r.restored, n);
-        EXPECT_EQ(r.set_ok, n);
+        EXPECT_EQ(r.set_ok, n + probe);
     }
 }
 
@@ -112,6 +113,7 @@ TEST(FabricDes, AFabricBudgetKeepsTheSaWithinItFromTheFirstMad) {
     cfg.groups = 10;
     cfg.sa_rate = 2000;
     cfg.budget_fraction = 0.9;
+    cfg.probe_join_at = std::chrono::seconds(2); // host 0 has 8 of its 10 re-join Sets to go
     const sa::FabricBudget budget = fabric_budget(cfg);
     ASSERT_EQ(budget.budget, 1800u);
     const DesResult r = run_des(cfg);
@@ -122,11 +124,18 @@ TEST(FabricDes, AFabricBudgetKeepsTheSaWithinItFromTheFirstMad) {
                 r.completion_s, at_budget_s, r.sets_per_membership(),
                 static_cast<unsigned long long>(r.txn.retransmits), r.peak_set_arrivals, r.set_delay_max);
     ASSERT_TRUE(r.done) << r.restored << " of " << r.memberships << " restored";
-    EXPECT_EQ(r.sa_sets, r.memberships) << "one Set per membership";
+    EXPECT_EQ(r.sa_sets, r.memberships + 1) << "one Set per membership, and the client's";
     EXPECT_EQ(r.txn.retransmits, 0u);
     EXPECT_LE(r.peak_set_arrivals, 1.1 * budget.budget) << "Sets arriving in the busiest second";
     EXPECT_LE(r.completion_s, 1.1 * at_budget_s + spread_s);
     EXPECT_LE(r.set_delay_max, 0.1);
+    // The client's Get and Set each take the port's next token ahead of the re-join's: two
+    // token intervals at most, where behind the re-join it would wait for eight more.
+    const double interval_s = 1 / sa::port_rate(budget);
+    std::printf("[ figures ] a client's join 2 s into the re-join waited %.2f s (token interval %.2f s)\n",
+                r.probe_join_s, interval_s);
+    EXPECT_GE(r.probe_join_s, 0.0) << "the join failed or never ended";
+    EXPECT_LE(r.probe_join_s, 2 * interval_s + 0.1);
     expect_consistent(cfg, r);
 }
 

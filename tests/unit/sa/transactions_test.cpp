@@ -1136,6 +1136,38 @@ TEST_F(Transactions, AClientTryGoesAheadOfBackgroundOnesForAPacingToken) {
     EXPECT_EQ(net.last().mad[3], mad::method_set);
 }
 
+// Paced, a full window may hold background transactions that have sent nothing yet: a client's
+// takes the slot of one of them instead of waiting behind them all.
+TEST_F(Transactions, AClientTransactionTakesTheSlotOfABackgroundOneThatSentNothingYet) {
+    TransactionConfig cfg;
+    cfg.window = 2;
+    cfg.pacing_rate = 10; // one per 100 ms
+    cfg.first_timeout = cfg.max_timeout = 10s;
+    make(cfg);
+    for (int i = 0; i < 3; ++i)
+        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    ASSERT_EQ(net.sent().size(), 1u);
+    ASSERT_EQ(tx->in_flight(0), 2u) << "the second holds a slot, waiting for a token";
+    ASSERT_EQ(tx->queued(0), 1u);
+    submit(0, Route::sa, request(mad::method_get));
+    EXPECT_EQ(tx->in_flight(0), 2u) << "the window stays at its size";
+    EXPECT_EQ(tx->queued(0), 2u) << "the second went back to the queue";
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().mad[3], mad::method_get) << "the client's went with the next token";
+    answer(net.sent()[0]);
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 3u);
+    EXPECT_EQ(net.last().mad[3], mad::method_set);
+    answer(net.sent()[1]);
+    answer(net.sent()[2]);
+    timers.advance(100ms);
+    EXPECT_EQ(net.sent().size(), 4u) << "the third";
+    answer(net.last());
+    EXPECT_EQ(tx->in_flight(0), 0u);
+    EXPECT_EQ(tx->queued(0), 0u);
+}
+
 TEST_F(Transactions, PollsAndAuditsAreNotPaced) {
     TransactionConfig cfg;
     cfg.pacing_rate = 0.5; // one token per 2 s
