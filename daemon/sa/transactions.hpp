@@ -24,7 +24,8 @@
 // it completes (or is cancelled) they are forgotten and later answers are counted as late.
 //
 // Window and pacing (Route::sa only). At most `window` transactions per port are in flight;
-// later ones wait FIFO per port, Lane::background ones behind every other. With congestion control on (congestion.hpp) the window is
+// later ones wait FIFO per port, Lane::background ones behind every other (and a background
+// one that holds a slot but has sent nothing yet gives it up to a waiting client's). With congestion control on (congestion.hpp) the window is
 // learned per port from the SA's round trips, `window` is its hard cap, and a try's timeout
 // comes from the measured round trip within the try policy's bounds, so a transaction ends
 // after at most max_tries * max_timeout. With pacing_rate > 0 every try (first or retransmit) in
