@@ -13,13 +13,23 @@
 //              (sa_moved); a new MasterSMLID after an earlier one also invalidates (sm_change).
 //              A ClientReregister bit that turns on invalidates (client_reregister).
 //              port_info() whenever LID, PortState or NeighborMTU changed.
-//   SMInfo     The first successful sample of an SM (after start, or after its LID changed)
-//              is the baseline. A later one with another GUID, or with an ActCount below the
-//              last successful sample's, means the SM restarted or failed over (sm_restart).
-//              ActCount growing is normal. Failed samples change nothing. The first success
-//              after failed ones asks for an audit now: OpenSM's ActCount counts the SMPs it
-//              sent, so an SM restarted while the polls failed need not show a lower one, and
-//              one membership Get tells whether the SA still holds the port's state.
+//   SMInfo     The first successful sample of an SM (after start, after its LID changed, or
+//              after any re-join of the port: see below) is the baseline. A later one with
+//              another GUID, or with an ActCount below the last successful sample's, means the
+//              SM restarted or failed over (sm_restart). ActCount growing is normal. Failed
+//              samples change nothing. The first success after failed ones asks for an audit
+//              now: OpenSM's ActCount counts the SMPs it sent, so an SM restarted while the
+//              polls failed need not show a lower one, and one membership Get tells whether
+//              the SA still holds the port's state.
+//   re-join    Every port_invalidated() but sm_restart's (whose sample is the new baseline), and
+//              a CLIENT_REREGISTER (or ClientReregister bit) deferred on a port that is not
+//              usable, drop the SMInfo baseline. The re-join Sets every group at whichever SM is
+//              master by then, so a restart before it is covered: one SM restart seen by
+//              CLIENT_REREGISTER and then by the SMInfo poll is one re-join, not two. The next
+//              successful sample, the answer already in flight included, is the new baseline,
+//              taken at the poll's normal time; the ones after compare with it as before. A
+//              second restart before that sample goes unseen by the SMInfo rule; the audit
+//              finds it.
 //   verbs      CLIENT_REREGISTER invalidates a usable port at once; on a port that is not
 //              usable it is remembered and applied when the port becomes usable (ibacm's
 //              pending_rereg). LID_CHANGE, SM_CHANGE and PORT_ACTIVE ask for a PortInfo poll
@@ -132,6 +142,10 @@ private:
         bool any() const { return rereg || port_up || sm_change || lid_change; }
     };
     void invalidate(const Causes &c);
+    // port_invalidated(), after forget_sm_baseline().
+    void invalidate(Trigger t, const std::string &why);
+    // The next successful SMInfo sample is the baseline, whatever the last one was.
+    void forget_sm_baseline();
 
     PortIndex port_;
     PortEventSink &sink_;

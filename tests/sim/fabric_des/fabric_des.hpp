@@ -34,10 +34,10 @@ struct DesConfig {
     port::MonitorConfig monitor;
     // How the hosts learn of the restart. `reregister`: the SM's first sweep asks every port
     // to re-register, and every host gets CLIENT_REREGISTER at t0. `sminfo_shows_restart`:
-    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does),
-    // and the port rules invalidate the port at its next poll (a second time, after a
-    // CLIENT_REREGISTER). Without `reregister` it is the only way, as on ibsim, whose HCAs
-    // cannot take ClientReregister; at least one must be set.
+    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does):
+    // after a CLIENT_REREGISTER the next poll's answer is a new baseline; without it the port
+    // rules invalidate the port at that poll. Without `reregister` it is the only way, as on
+    // ibsim, whose HCAs cannot take ClientReregister; at least one must be set.
     bool reregister = true;
     bool sminfo_shows_restart = false;
 

@@ -50,8 +50,9 @@ The daemon (defaults are the daemon's):
   --no-polls            no SMInfoRecord polls (but the first) and no audits; by default the
                         port monitor runs at its default intervals
   --sminfo-shows-restart
-                        SMInfoRecord answers show the new SM (ActCount starts low again), so
-                        the port rules invalidate each port a second time at its next poll
+                        SMInfoRecord answers show the new SM (ActCount starts low again);
+                        after the CLIENT_REREGISTER's re-join that is the port rules' new
+                        baseline, not a second re-join
   --no-reregister       no CLIENT_REREGISTER at the restart (ibsim's HCAs cannot take it): the
                         hosts learn of it only from their SMInfoRecord polls (implies
                         --sminfo-shows-restart)
