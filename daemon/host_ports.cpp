@@ -81,6 +81,9 @@ void HostPorts::open(Service &service) {
                                 cc->rto() ? std::optional<Duration>(cc->try_timeout(0, first, cfg_.sa.max_timeout, first))
                                           : std::nullopt};
     });
+    // An audit that found the port's state gone re-joins it: the port rules take a new SMInfo
+    // baseline, as after their own invalidations.
+    service.set_state_lost_listener([this](PortIndex port) { poller_.on_state_lost(port); });
     open_ports();
     watch_verbs();
     watch_sa_load();

@@ -290,4 +290,6 @@ Followup PortRules::on_pkey_table(std::span<const std::uint16_t> table) {
     return {};
 }
 
+void PortRules::on_state_lost() { forget_sm_baseline(); }
+
 } // namespace mcastd::port

@@ -54,8 +54,8 @@ The daemon (defaults are the daemon's):
                         after the CLIENT_REREGISTER's re-join that is the port rules' new
                         baseline, not a second re-join
   --no-reregister       no CLIENT_REREGISTER at the restart (ibsim's HCAs cannot take it): the
-                        hosts learn of it only from their SMInfoRecord polls (implies
-                        --sminfo-shows-restart)
+                        hosts learn of it only from their SMInfoRecord polls or audits
+                        (implies --sminfo-shows-restart)
 Run:
   --cap-s S             virtual time allowed after the restart (default 400)
   --seed S              random seed (default 1)
@@ -86,11 +86,11 @@ void print_details(const DesResult &r) {
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
     std::printf("    each host's last re-join (status): longest %.3f s, mean %.3f s\n", r.host_rejoin_max_s,
                 r.host_rejoin_mean_s);
-    std::printf("    re-joins started %llu; restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, "
-                "refused %llu, timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu), "
-                "audits %llu, PortInfo polls %llu\n",
-                u(r.invalidations), u(r.restored), u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns),
-                u(r.set_ok), u(r.set_refused), u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts),
+    std::printf("    re-joins started %llu (port rules %llu, audits %llu); restored %llu/%llu (first at %.2f s), "
+                "lost %llu; engine Sets %llu: ok %llu, refused %llu, timed out %llu; engine Gets %llu (timed out "
+                "%llu); SMInfo polls %llu (failed %llu), audits %llu, PortInfo polls %llu\n",
+                u(r.invalidations + r.audit_rejoins), u(r.invalidations), u(r.audit_rejoins), u(r.restored),
+                u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns), u(r.set_ok), u(r.set_refused), u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts),
                 u(r.sminfo_polls), u(r.sminfo_timeouts), u(r.audits), u(r.portinfo_polls));
     std::printf("    SA received Sets %llu, Deletes %llu, Gets %llu (dropped %llu); served Sets %llu, Gets %llu; "
                 "answers after their try's timeout %llu (dropped by the kernel model %llu); max Set queue %zu; "

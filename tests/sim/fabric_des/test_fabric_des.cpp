@@ -50,14 +50,13 @@ void expect_consistent(const DesConfig &cfg, const DesResult &r) {
     EXPECT_EQ(r.txn.rejected, 0u);
     // A retransmit is a try after the first: one MAD per try.
     EXPECT_EQ(r.txn.sent, r.txn.retransmits + r.set_txns + r.get_txns + r.sminfo_polls + r.portinfo_polls);
-    // One re-join per host by the port rules, however many of CLIENT_REREGISTER and the
-    // SMInfoRecord poll see the one restart: each re-join takes a new SMInfo baseline
-    // (port_rules.hpp).
-    EXPECT_EQ(r.invalidations, cfg.hosts);
-    if (cfg.reregister) {
-        EXPECT_EQ(r.restored, n);
-        EXPECT_EQ(r.set_ok, n);
-    }
+    // One re-join per host, however many of CLIENT_REREGISTER, the SMInfoRecord poll and the
+    // audit see the one restart: each re-join takes a new SMInfo baseline (port_rules.hpp).
+    EXPECT_EQ(r.invalidations + r.audit_rejoins, cfg.hosts);
+    if (cfg.reregister)
+        EXPECT_EQ(r.invalidations, cfg.hosts);
+    EXPECT_EQ(r.restored, n);
+    EXPECT_EQ(r.set_ok, n);
 }
 
 TEST(FabricDes, SmallFabricRejoinsWithinTheCap) {
@@ -127,12 +126,14 @@ TEST(FabricDes, OneReJoinPerHostWhenSmInfoAlsoShowsTheRestart) {
     const DesResult r = run_des(cfg);
     ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
     EXPECT_EQ(r.invalidations, cfg.hosts);
+    EXPECT_EQ(r.audit_rejoins, 0u);
     EXPECT_EQ(r.sa_sets, r.memberships) << "one Set per membership";
     expect_consistent(cfg, r);
 }
 
-// As on ibsim: no CLIENT_REREGISTER, every host finds the restart at its own next poll.
-TEST(FabricDes, RestartFoundBySmInfoPollsAlone) {
+// As on ibsim: no CLIENT_REREGISTER, every host finds the restart at its own next poll or audit,
+// whichever comes first, and re-joins once.
+TEST(FabricDes, RestartFoundBySmInfoPollsAndAuditsAlone) {
     DesConfig cfg;
     cfg.hosts = 30;
     cfg.groups = 10;
@@ -142,6 +143,8 @@ TEST(FabricDes, RestartFoundBySmInfoPollsAlone) {
     ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
     EXPECT_GT(r.host_rejoin_max_s, 0.0);
     EXPECT_LE(r.host_rejoin_max_s, r.completion_s);
+    EXPECT_GT(r.invalidations, 0u) << "some hosts polled SMInfo first";
+    EXPECT_GT(r.audit_rejoins, 0u) << "some audited first";
     expect_consistent(cfg, r);
 }
 

@@ -483,6 +483,20 @@ TEST_F(Poller, SmInfoAnswerInFlightAcrossClientReregisterIsTheNewBaseline) {
                     "ActCount fell from 6 to 2"});
 }
 
+TEST_F(Poller, StateLostMakesTheNextSmInfoSampleTheBaseline) {
+    make(MonitorConfig{.jitter_percent = 0});
+    start();
+    run_for(2s); // the baseline at 0 s
+    mon->on_state_lost(0); // an audit found the port's state gone; the engine re-joins it
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    sm.act_count = 5; // the restarted SM the audit found
+    run_for(9s);
+    EXPECT_EQ(sa_times(), (std::vector<Duration>{0s, 10s})) << "at the poll's normal time";
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the new baseline, not a second re-join";
+    EXPECT_EQ(mon->rules(0)->sm_baseline()->act_count, 5u);
+    mon->on_state_lost(7); // not watched: ignored
+}
+
 TEST_F(Poller, NoSmInfoWhileThePortIsNotUsable) {
     pi[0] = port_info(3, 1, kDown);
     make();

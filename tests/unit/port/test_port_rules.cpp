@@ -488,6 +488,18 @@ TEST_F(RulesAfterBaseline, EveryOtherInvalidationTakesANewBaseline) {
     }
 }
 
+TEST_F(RulesAfterBaseline, StateLostTakesANewBaselineAndInvalidatesNothing) {
+    // The engine re-joins the port itself (an audit found a full membership gone).
+    w.on_state_lost();
+    EXPECT_TRUE(sink.take().empty()) << "the engine re-joins it already";
+    EXPECT_FALSE(w.sm_baseline());
+    w.on_sminfo(sm(5));
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the restart the audit found";
+    w.on_sminfo(sm(8));
+    w.on_sminfo(sm(2));
+    EXPECT_EQ(sink.take("invalidated").size(), 1u) << "a restart after the new baseline";
+}
+
 // ---- verbs events ----
 
 TEST_F(Rules, ClientReregisterOnAUsablePortInvalidatesNow) {
