@@ -150,6 +150,7 @@ public:
         service_.set_state_lost_listener([this](PortIndex port) {
             ++tally_.audit_rejoins;
             pending_ = cfg_.groups; // as for port_invalidated
+            txns_.restart_congestion(port);
             poller_.on_state_lost(port);
         });
     }
