@@ -81,6 +81,12 @@ void HostPorts::open(Service &service) {
                                 cc->rto() ? std::optional<Duration>(cc->try_timeout(0, first, cfg_.sa.max_timeout, first))
                                           : std::nullopt};
     });
+    // An audit that found the port's state gone re-joins it as port_invalidated() does: the
+    // window starts again, and the port rules take a new SMInfo baseline.
+    service.set_state_lost_listener([this](PortIndex port) {
+        txns_.restart_congestion(port);
+        poller_.on_state_lost(port);
+    });
     open_ports();
     watch_verbs();
     watch_sa_load();

@@ -63,6 +63,12 @@ public:
         return sa_congestion_ ? sa_congestion_(port) : std::nullopt;
     }
 
+    // `fn` runs when the engine re-joins a port on its own, because an audit found the SA had
+    // lost the port's state (Engine::set_state_lost_listener).
+    void set_state_lost_listener(std::function<void(PortIndex)> fn) {
+        engine_.set_state_lost_listener(std::move(fn));
+    }
+
     // port::PortEventSink: what the port event sources observed.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;

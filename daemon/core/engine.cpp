@@ -130,6 +130,9 @@ Engine::~Engine() = default;
 
 void Engine::set_event_sink(MembershipEventSink *sink) { impl_->state.sink = sink; }
 void Engine::set_observer(EngineObserver observer) { impl_->state.observer = std::move(observer); }
+void Engine::set_state_lost_listener(std::function<void(PortIndex)> fn) {
+    impl_->state.state_lost = std::move(fn);
+}
 
 PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active) {
     Port p;

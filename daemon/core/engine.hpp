@@ -143,6 +143,10 @@ public:
 
     void set_event_sink(MembershipEventSink *sink);
     void set_observer(EngineObserver observer);
+    // Runs (like every output, once the engine's state is consistent) after an audit found a
+    // full-type membership gone and the engine invalidated the port itself (audit_next): the
+    // port's event sources learn that it re-joins, as when they invalidate it themselves.
+    void set_state_lost_listener(std::function<void(PortIndex)> fn);
 
     // ---- ports (fed by daemon/port) ----
     PortIndex add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active);

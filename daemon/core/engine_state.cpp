@@ -43,6 +43,9 @@ void EngineState::flush() {
         } else if (auto *e = std::get_if<Event>(&out)) {
             if (sink)
                 sink->membership_event(e->client, e->id, e->ev);
+        } else if (auto *l = std::get_if<StateLost>(&out)) {
+            if (state_lost)
+                state_lost(l->port);
         } else if (observer) {
             observer(std::get<EngineNote>(out));
         }

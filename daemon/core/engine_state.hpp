@@ -2,9 +2,10 @@
 // ports own their groups, groups queue and count their members, members belong to clients.
 // Internal to daemon/core; engine.hpp is the contract.
 //
-// The deferred-callback invariant: join callbacks, membership events and notes never run in
-// the middle of a change. They are queued as outputs and run at the end of the outermost entry
-// point (the Entry guard below), when the state is consistent, so they may call the engine.
+// The deferred-callback invariant: join callbacks, membership events, notes and the state-lost
+// listener never run in the middle of a change. They are queued as outputs and run at the end
+// of the outermost entry point (the Entry guard below), when the state is consistent, so they
+// may call the engine.
 #pragma once
 
 #include <cstdint>
@@ -118,7 +119,10 @@ struct Event {
     MembershipId id = 0;
     MembershipEvent ev;
 };
-using Output = std::variant<Reply, Event, EngineNote>;
+struct StateLost { // an audit found the port's state gone at the SA
+    PortIndex port = 0;
+};
+using Output = std::variant<Reply, Event, EngineNote, StateLost>;
 
 struct EngineState {
     EngineState(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
@@ -128,6 +132,7 @@ struct EngineState {
     Timers &timers;
     MembershipEventSink *sink = nullptr;
     EngineObserver observer;
+    std::function<void(PortIndex)> state_lost; // Engine::set_state_lost_listener
     EngineStats stats;
     std::mt19937_64 rng;
 
@@ -159,6 +164,10 @@ struct EngineState {
     void note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client, std::string msg,
                     std::optional<std::uint16_t> status = {});
     void event(ClientId client, MembershipId id, MembershipEvent ev);
+    void port_state_lost(PortIndex port) {
+        if (state_lost)
+            deferred.emplace_back(StateLost{port});
+    }
     // Runs the deferred outputs, then the idle waiters if nothing is left to do.
     void flush();
 };

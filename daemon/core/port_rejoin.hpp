@@ -27,7 +27,10 @@ public:
 
     // PortHooks
     void group_rejoined(PortIndex port) override { finish(port); }
-    void port_state_lost(PortIndex port, const std::string &why) override { invalidate(port, why); }
+    void port_state_lost(PortIndex port, const std::string &why) override {
+        invalidate(port, why);
+        s_.port_state_lost(port);
+    }
 
 private:
     void start(PortIndex port, const std::string &why);

@@ -164,6 +164,13 @@ void PortPoller::on_verbs_event(PortIndex index, VerbsEvent event) {
     act(p, std::move(f));
 }
 
+void PortPoller::on_state_lost(PortIndex index) {
+    auto it = ports_.find(index);
+    if (it == ports_.end())
+        return;
+    it->second->rules.on_state_lost();
+}
+
 // ---- PortInfo --------------------------------------------------------------------------------
 
 void PortPoller::send_portinfo(const PortPtr &p) {

@@ -128,6 +128,10 @@ public:
     void poll_now(PortIndex port, std::function<void()> done = {});
     // A verbs async event of the port (verbs_events.hpp). No-op for unwatched ports.
     void on_verbs_event(PortIndex port, VerbsEvent event);
+    // The engine re-joins the port because an audit found its state gone at the SA
+    // (PortRules::on_state_lost: the next SMInfo sample is a new baseline). No-op for unwatched
+    // ports.
+    void on_state_lost(PortIndex port);
 
     void set_pkey_reader(PkeyReader reader) { read_pkeys_ = std::move(reader); }
     void set_pkey_listener(PkeyListener listener) { pkeys_read_ = std::move(listener); }

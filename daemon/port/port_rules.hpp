@@ -13,13 +13,24 @@
 //              (sa_moved); a new MasterSMLID after an earlier one also invalidates (sm_change).
 //              A ClientReregister bit that turns on invalidates (client_reregister).
 //              port_info() whenever LID, PortState or NeighborMTU changed.
-//   SMInfo     The first successful sample of an SM (after start, or after its LID changed)
-//              is the baseline. A later one with another GUID, or with an ActCount below the
-//              last successful sample's, means the SM restarted or failed over (sm_restart).
-//              ActCount growing is normal. Failed samples change nothing. The first success
-//              after failed ones asks for an audit now: OpenSM's ActCount counts the SMPs it
-//              sent, so an SM restarted while the polls failed need not show a lower one, and
-//              one membership Get tells whether the SA still holds the port's state.
+//   SMInfo     The first successful sample of an SM (after start, after its LID changed, or
+//              after any re-join of the port: see below) is the baseline. A later one with
+//              another GUID, or with an ActCount below the last successful sample's, means the
+//              SM restarted or failed over (sm_restart). ActCount growing is normal. Failed
+//              samples change nothing. The first success after failed ones asks for an audit
+//              now: OpenSM's ActCount counts the SMPs it sent, so an SM restarted while the
+//              polls failed need not show a lower one, and one membership Get tells whether
+//              the SA still holds the port's state.
+//   re-join    Every port_invalidated() but sm_restart's (whose sample is the new baseline), a
+//              CLIENT_REREGISTER (or ClientReregister bit) deferred on a port that is not
+//              usable, and on_state_lost() (an audit found the port's state gone, and the engine
+//              re-joins it) drop the SMInfo baseline. The re-join Sets every group at whichever
+//              SM is master by then, so a restart before it is covered: one SM restart seen by
+//              CLIENT_REREGISTER (or an audit) and then by the SMInfo poll is one re-join, not
+//              two. The next successful sample, the answer already in flight included, is the
+//              new baseline, taken at the poll's normal time; the ones after compare with it as
+//              before. A second restart before that sample goes unseen by the SMInfo rule; the
+//              audit finds it.
 //   verbs      CLIENT_REREGISTER invalidates a usable port at once; on a port that is not
 //              usable it is remembered and applied when the port becomes usable (ibacm's
 //              pending_rereg). LID_CHANGE, SM_CHANGE and PORT_ACTIVE ask for a PortInfo poll
@@ -108,6 +119,11 @@ public:
     // The port's P_Key table, by index. The first one is the baseline.
     Followup on_pkey_table(std::span<const std::uint16_t> table);
 
+    // The engine found the SA had lost the port's state (an audit's Get) and re-joins every
+    // group itself, without port_invalidated(): the SMInfo baseline is taken anew, as after any
+    // re-join, so the new SM that the next sample shows is not a second one.
+    void on_state_lost();
+
     // ---- what the rules know (for the poller and for tests) ----
     PortIndex port() const { return port_; }
     // Usable as last told to the sink; nullopt before the first PortInfo sample or PORT_ERR.
@@ -132,6 +148,10 @@ private:
         bool any() const { return rereg || port_up || sm_change || lid_change; }
     };
     void invalidate(const Causes &c);
+    // port_invalidated(), after forget_sm_baseline().
+    void invalidate(Trigger t, const std::string &why);
+    // The next successful SMInfo sample is the baseline, whatever the last one was.
+    void forget_sm_baseline();
 
     PortIndex port_;
     PortEventSink &sink_;

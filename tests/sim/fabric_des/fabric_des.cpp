@@ -95,6 +95,7 @@ struct Tally {
     std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
     std::uint64_t get_txns = 0, get_timeouts = 0;
     std::uint64_t invalidations = 0; // port_invalidated calls
+    std::uint64_t audit_rejoins = 0; // the engine's own (an audit found the port's state gone)
     // From the restart on: hosts whose port has not finished a re-join begun since then (or is
     // re-joining again). The fabric is done when this is 0; all_restored runs each time it
     // gets there.
@@ -144,6 +145,13 @@ public:
         service_.add_observer([this](const EngineNote &n) {
             if (n.kind == EngineNote::Kind::warning)
                 track_rejoin();
+        });
+        // As HostPorts::open wires it.
+        service_.set_state_lost_listener([this](PortIndex port) {
+            ++tally_.audit_rejoins;
+            pending_ = cfg_.groups; // as for port_invalidated
+            txns_.restart_congestion(port);
+            poller_.on_state_lost(port);
         });
     }
     ~Host() override = default;
@@ -564,6 +572,7 @@ DesResult run_des(const DesConfig &cfg) {
     r.get_txns = tally.get_txns;
     r.get_timeouts = tally.get_timeouts;
     r.invalidations = tally.invalidations;
+    r.audit_rejoins = tally.audit_rejoins;
     double sum = 0;
     for (auto &h : hosts)
         if (const auto d = h->last_rejoin_s()) {

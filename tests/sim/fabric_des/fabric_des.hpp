@@ -39,10 +39,11 @@ struct DesConfig {
     port::MonitorConfig monitor;
     // How the hosts learn of the restart. `reregister`: the SM's first sweep asks every port
     // to re-register, and every host gets CLIENT_REREGISTER at t0. `sminfo_shows_restart`:
-    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does),
-    // and the port rules invalidate the port at its next poll (a second time, after a
-    // CLIENT_REREGISTER). Without `reregister` it is the only way, as on ibsim, whose HCAs
-    // cannot take ClientReregister; at least one must be set.
+    // SMInfoRecord answers show the new SM (its ActCount starts low again, as OpenSM's does):
+    // after a CLIENT_REREGISTER the next poll's answer is a new baseline; without it the port
+    // rules invalidate the port at that poll, or the audit finds the loss first. Without
+    // `reregister` it is the only way, as on ibsim, whose HCAs cannot take ClientReregister; at
+    // least one must be set.
     bool reregister = true;
     bool sminfo_shows_restart = false;
 
@@ -95,6 +96,8 @@ struct DesResult {
     std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0, portinfo_polls = 0, audits = 0;
     std::uint64_t smps = 0;          // PortInfo SMPs the HCAs answered
     std::uint64_t invalidations = 0; // port_invalidated calls after the restart (re-joins started)
+    std::uint64_t audit_rejoins = 0; // ... and re-joins the engine started itself (an audit found
+                                     // a port's state gone)
     // The transaction layer's counters, summed over hosts.
     sa::TxnStats txn;
 

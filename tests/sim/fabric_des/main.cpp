@@ -53,11 +53,12 @@ The daemon (defaults are the daemon's):
   --no-polls            no SMInfoRecord polls (but the first) and no audits; by default the
                         port monitor runs at its default intervals
   --sminfo-shows-restart
-                        SMInfoRecord answers show the new SM (ActCount starts low again), so
-                        the port rules invalidate each port a second time at its next poll
+                        SMInfoRecord answers show the new SM (ActCount starts low again);
+                        after the CLIENT_REREGISTER's re-join that is the port rules' new
+                        baseline, not a second re-join
   --no-reregister       no CLIENT_REREGISTER at the restart (ibsim's HCAs cannot take it): the
-                        hosts learn of it only from their SMInfoRecord polls (implies
-                        --sminfo-shows-restart)
+                        hosts learn of it only from their SMInfoRecord polls or audits
+                        (implies --sminfo-shows-restart)
 Run:
   --probe-join-s S      S seconds after the restart, a client of the first host joins a new
                         group; --details prints how long it waited
@@ -92,11 +93,12 @@ void print_details(const DesResult &r) {
                 r.host_rejoin_mean_s);
     if (r.probe_join_s >= 0)
         std::printf("    a client's join during the re-join waited %.3f s\n", r.probe_join_s);
-    std::printf("    re-joins started %llu; restored %llu/%llu (first at %.2f s), lost %llu; engine Sets %llu: ok %llu, "
-                "refused %llu, timed out %llu; engine Gets %llu (timed out %llu); SMInfo polls %llu (failed %llu), "
-                "audits %llu, PortInfo polls %llu\n",
-                u(r.invalidations), u(r.restored), u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns),
-                u(r.set_ok), u(r.set_refused), u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts),
+    std::printf("    re-joins started %llu (port rules %llu, audits %llu); restored %llu/%llu (first at %.2f s), "
+                "lost %llu; engine Sets %llu: ok %llu, refused %llu, timed out %llu; engine Gets %llu (timed out "
+                "%llu); SMInfo polls %llu (failed %llu), audits %llu, PortInfo polls %llu\n",
+                u(r.invalidations + r.audit_rejoins), u(r.invalidations), u(r.audit_rejoins), u(r.restored),
+                u(r.memberships), r.first_restored_s, u(r.lost), u(r.set_txns), u(r.set_ok), u(r.set_refused),
+                u(r.set_timeouts), u(r.get_txns), u(r.get_timeouts),
                 u(r.sminfo_polls), u(r.sminfo_timeouts), u(r.audits), u(r.portinfo_polls));
     std::printf("    SA received Sets %llu, Deletes %llu, Gets %llu (dropped %llu); served Sets %llu, Gets %llu; "
                 "answers after their try's timeout %llu (dropped by the kernel model %llu); max Set queue %zu; "

@@ -277,9 +277,12 @@ TEST_F(Rejoin, TheAuditFindingALostFullMembershipRejoinsTheWholePort) {
     join(client, request(kA, join::full), &a);
     join(client, request(kB, join::send_only_full), &b);
     settle();
+    std::vector<PortIndex> lost; // the port rules hear of it: a new SMInfo baseline
+    engine.set_state_lost_listener([&](PortIndex p) { lost.push_back(p); });
     sm_restart(/*taken=*/1);
     engine.audit_next(port); // one Get, of kA
     settle();
+    EXPECT_EQ(lost, std::vector<PortIndex>{port});
     EXPECT_EQ(sa_bits(kA), join::full);
     EXPECT_EQ(sa_bits(kB), join::send_only_full) << "re-joined without an audit of its own";
     for (MembershipId id : {a, b}) {
@@ -303,9 +306,12 @@ TEST_F(Rejoin, TheAuditRejoinsJustTheGroupOfALostNonMember) {
     join(client, request(kB, join::non_member), &b);
     settle();
     sa.state.groups.at(kB).members.erase(port_gid()); // lost at the SA, silently
+    bool lost = false;
+    engine.set_state_lost_listener([&](PortIndex) { lost = true; });
     engine.audit_next(port);
     engine.audit_next(port);
     settle();
+    EXPECT_FALSE(lost) << "not the port's state";
     EXPECT_EQ(sa_bits(kB), join::non_member) << "re-joined";
     EXPECT_TRUE(events_for(a).empty()) << "the healthy group is left alone";
     ASSERT_EQ(events_for(b).size(), 1u);

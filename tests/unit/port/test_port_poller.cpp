@@ -118,16 +118,21 @@ protected:
                 if (sa_reply == Reply::bounce) {
                     net.bounce(s);
                 } else if (sa_reply == Reply::answer) {
-                    sa::SmInfoMad r;
-                    r.method = sa::mad::method_get_resp;
-                    r.status = sm_status;
-                    r.tid = s.tid();
-                    r.comp_mask = sminfo_request(s).comp_mask;
-                    r.record = sm;
-                    net.deliver(s.port, sa::encode_sminfo_mad(r));
+                    answer_sminfo(s);
                 }
             }
         }
+    }
+
+    // The SA's answer to an SMInfoRecord Get, from `sm` (or with `sm_status`).
+    void answer_sminfo(const Sent &s) {
+        sa::SmInfoMad r;
+        r.method = sa::mad::method_get_resp;
+        r.status = sm_status;
+        r.tid = s.tid();
+        r.comp_mask = sminfo_request(s).comp_mask;
+        r.record = sm;
+        net.deliver(s.port, sa::encode_sminfo_mad(r));
     }
 
     // Moves the clock to now + d, serving every send on the way.
@@ -448,6 +453,48 @@ TEST_F(Poller, NoSecondSmInfoWhileOneIsInFlight) {
     ASSERT_EQ(t.size(), 2u);
     EXPECT_EQ(t[1], 6s);
     EXPECT_EQ(sminfo_request(*sa_sends()[1]).record.lid, 9);
+}
+
+TEST_F(Poller, SmInfoAnswerInFlightAcrossClientReregisterIsTheNewBaseline) {
+    // The SM restarts; the SMInfo poll sent meanwhile is answered by the new SM only after its
+    // sweep's CLIENT_REREGISTER: the port re-joins once, not again for that answer.
+    make(MonitorConfig{.sminfo_timeout = 5000ms, .jitter_percent = 0});
+    start();
+    run_for(2s); // the baseline at 0 s: ActCount 84
+    sa_reply = Reply::silent;
+    run_for(8500ms); // the poll at 10 s waits for its answer
+    ASSERT_EQ(sa_times().size(), 2u);
+    const Sent in_flight = *sa_sends().back();
+    mon->on_verbs_event(0, VerbsEvent::client_reregister);
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    sm.act_count = 5; // the new SM's
+    answer_sminfo(in_flight);
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the answer in flight is the new baseline";
+    EXPECT_EQ(mon->rules(0)->sm_baseline()->act_count, 5u);
+    sa_reply = Reply::answer;
+    sm.act_count = 6;
+    run_for(10s); // the next poll, an interval after the answer
+    EXPECT_EQ(sa_times().size(), 3u);
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    sm.act_count = 2; // a genuine later restart
+    run_for(10s);
+    EXPECT_EQ(sink.take("invalidated"),
+              Lines{"invalidated 0 sm-restart the SM (GUID 0x0002c90300000001) restarted: its "
+                    "ActCount fell from 6 to 2"});
+}
+
+TEST_F(Poller, StateLostMakesTheNextSmInfoSampleTheBaseline) {
+    make(MonitorConfig{.jitter_percent = 0});
+    start();
+    run_for(2s); // the baseline at 0 s
+    mon->on_state_lost(0); // an audit found the port's state gone; the engine re-joins it
+    EXPECT_TRUE(sink.take("invalidated").empty());
+    sm.act_count = 5; // the restarted SM the audit found
+    run_for(9s);
+    EXPECT_EQ(sa_times(), (std::vector<Duration>{0s, 10s})) << "at the poll's normal time";
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the new baseline, not a second re-join";
+    EXPECT_EQ(mon->rules(0)->sm_baseline()->act_count, 5u);
+    mon->on_state_lost(7); // not watched: ignored
 }
 
 TEST_F(Poller, NoSmInfoWhileThePortIsNotUsable) {

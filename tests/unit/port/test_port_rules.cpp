@@ -2,7 +2,9 @@
 // sample, a baseline, ActCount growth, an SL change, a deferred re-registration) that must not.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "port/port_rules.hpp"
@@ -369,6 +371,133 @@ TEST_F(Rules, SmThatIsNoLongerMasterAsksForPortInfo) {
     ASSERT_TRUE(f.note);
     EXPECT_EQ(f.note->text, "the SM at LID 1 is no longer master (SMState 2)");
     EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+// ---- SMInfo: a new baseline after every re-join ----
+//
+// A re-join Sets every group at the SM that is master by then, so the SM restart that caused it
+// is covered: when the SMInfo poll shows that restart afterwards, it is the new baseline, not a
+// second re-join of the port.
+
+// Rules with an SMInfo baseline of ActCount 84, with the recording cleared.
+class RulesAfterBaseline : public Rules {
+protected:
+    RulesAfterBaseline() {
+        baseline_usable();
+        w.on_sminfo(sm(84));
+        sink.take();
+    }
+};
+
+TEST_F(RulesAfterBaseline, ClientReregisterThenTheRestartedSmIsOneInvalidation) {
+    const Followup f = w.on_verbs_event(VerbsEvent::client_reregister);
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    EXPECT_FALSE(w.sm_baseline());
+    // At the poll's normal time: every port of the fabric gets the CLIENT_REREGISTER at once,
+    // and their Gets must not reach the SA in step while it serves the re-join.
+    EXPECT_FALSE(f.poll_sminfo_soon);
+    w.on_sminfo(sm(5)); // the restarted SM: its ActCount starts low again
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the CLIENT_REREGISTER's re-join covers it";
+    ASSERT_TRUE(w.sm_baseline());
+    EXPECT_EQ(w.sm_baseline()->act_count, 5u);
+}
+
+TEST_F(RulesAfterBaseline, AnswerInFlightAcrossClientReregisterIsTheNewBaseline) {
+    // The poll went out before the CLIENT_REREGISTER; its answer, from the new SM, comes after.
+    // The next poll compares with it.
+    w.on_verbs_event(VerbsEvent::client_reregister);
+    sink.take();
+    w.on_sminfo(sm(5, 0x0002c90300000002ULL)); // another GUID, even
+    w.on_sminfo(sm(7, 0x0002c90300000002ULL));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(RulesAfterBaseline, ALaterRestartStillInvalidatesAfterTheNewBaseline) {
+    w.on_verbs_event(VerbsEvent::client_reregister);
+    w.on_sminfo(sm(5));
+    w.on_sminfo(sm(9));
+    sink.take();
+    w.on_sminfo(sm(3)); // restarted again
+    EXPECT_EQ(sink.take("invalidated"),
+              Lines{"invalidated 7 sm-restart the SM (GUID 0x0002c90300000001) restarted: its "
+                    "ActCount fell from 9 to 3"});
+    w.on_sminfo(sm(400, 0x0002c90300000002ULL)); // and a failover
+    EXPECT_EQ(sink.take("invalidated"),
+              Lines{"invalidated 7 sm-restart another SM took over at LID 1: GUID "
+                    "0x0002c90300000001 -> 0x0002c90300000002, ActCount 3 -> 400"});
+}
+
+TEST_F(RulesAfterBaseline, SmRestartsOwnSampleIsItsBaseline) {
+    const Followup f = w.on_sminfo(sm(59));
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    EXPECT_FALSE(f.poll_sminfo_soon) << "nothing more to sample";
+    ASSERT_TRUE(w.sm_baseline());
+    EXPECT_EQ(w.sm_baseline()->act_count, 59u);
+}
+
+TEST_F(RulesAfterBaseline, ClientReregisterBitTakesANewBaselineToo) {
+    PortInfo p = port_info();
+    p.client_reregister = true;
+    w.on_portinfo(p);
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    EXPECT_FALSE(w.sm_baseline());
+    w.on_sminfo(sm(5));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(RulesAfterBaseline, DeferredClientReregisterTakesANewBaselineAndIsOneInvalidation) {
+    w.on_portinfo(port_info(3, 1, kInit));
+    w.on_verbs_event(VerbsEvent::client_reregister); // deferred
+    EXPECT_FALSE(w.sm_baseline());
+    w.on_sminfo(sm(5)); // a poll that was in flight, answered by the new SM
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "nothing to re-join before the port is usable";
+    w.on_portinfo(port_info());
+    EXPECT_EQ(sink.take("invalidated").size(), 1u) << "the deferred CLIENT_REREGISTER";
+    w.on_sminfo(sm(6));
+    EXPECT_TRUE(sink.take("invalidated").empty());
+}
+
+TEST_F(RulesAfterBaseline, EveryOtherInvalidationTakesANewBaseline) {
+    // Each with the SM restart found afterwards, and then a genuine later one.
+    const std::vector<std::pair<std::string, std::function<void()>>> causes{
+        {"port-up", [&] {
+             w.on_portinfo(port_info(3, 1, kDown));
+             w.on_portinfo(port_info());
+         }},
+        {"lid-change", [&] { w.on_portinfo(port_info(4)); }},
+        {"pkey-change", [&] {
+             w.on_pkey_table(std::vector<std::uint16_t>{0xffff});
+             w.on_pkey_table(std::vector<std::uint16_t>{0x7fff, 0xffff});
+         }},
+    };
+    std::uint32_t act = 100;
+    for (const auto &[name, cause] : causes) {
+        SCOPED_TRACE(name);
+        w.on_sminfo(sm(act));
+        sink.take();
+        cause();
+        const Lines inv = sink.take("invalidated");
+        ASSERT_EQ(inv.size(), 1u);
+        EXPECT_TRUE(inv[0].starts_with("invalidated 7 " + name + " ")) << inv[0];
+        EXPECT_FALSE(w.sm_baseline());
+        w.on_sminfo(sm(act - 90));
+        EXPECT_TRUE(sink.take("invalidated").empty());
+        w.on_sminfo(sm(act - 95));
+        EXPECT_EQ(sink.take("invalidated").size(), 1u) << "a restart after the new baseline";
+        act += 100;
+    }
+}
+
+TEST_F(RulesAfterBaseline, StateLostTakesANewBaselineAndInvalidatesNothing) {
+    // The engine re-joins the port itself (an audit found a full membership gone).
+    w.on_state_lost();
+    EXPECT_TRUE(sink.take().empty()) << "the engine re-joins it already";
+    EXPECT_FALSE(w.sm_baseline());
+    w.on_sminfo(sm(5));
+    EXPECT_TRUE(sink.take("invalidated").empty()) << "the restart the audit found";
+    w.on_sminfo(sm(8));
+    w.on_sminfo(sm(2));
+    EXPECT_EQ(sink.take("invalidated").size(), 1u) << "a restart after the new baseline";
 }
 
 // ---- verbs events ----
