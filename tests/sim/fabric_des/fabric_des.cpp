@@ -236,16 +236,12 @@ public:
 private:
     static sa::TransactionConfig txn_config(const DesConfig &cfg, std::uint32_t index) {
         sa::TransactionConfig t = cfg.txn;
-        Duration jitter = cfg.engine.rejoin_jitter;
-        sa::apply(fabric_budget(cfg), t, jitter);
         if (!t.first_tid) // reproducible runs; TIDs only need to differ within one host
             t.first_tid = static_cast<std::uint32_t>(splitmix(cfg.seed * 7919 + index));
         return t;
     }
     static EngineConfig engine_config(const DesConfig &cfg, std::uint32_t index) {
         EngineConfig e = cfg.engine;
-        sa::TransactionConfig unused = cfg.txn;
-        sa::apply(fabric_budget(cfg), unused, e.rejoin_jitter);
         e.seed = splitmix(cfg.seed * 104729 + index); // each host its own jitter
         return e;
     }
@@ -403,7 +399,10 @@ sa::FabricBudget fabric_budget(const DesConfig &cfg) {
     return {cfg.hosts, static_cast<unsigned>(cfg.budget_fraction * cfg.sa_rate)};
 }
 
-DesResult run_des(const DesConfig &cfg) {
+DesResult run_des(const DesConfig &given) {
+    // The daemons' configuration as their config reader leaves it: the budget applied.
+    DesConfig cfg = given;
+    sa::apply(fabric_budget(cfg), cfg.txn, cfg.engine.rejoin_jitter);
     if (cfg.hosts == 0 || cfg.groups == 0)
         throw std::invalid_argument("hosts and groups must be at least 1");
     if (!cfg.reregister && !(cfg.sminfo_shows_restart && cfg.polls))
@@ -455,12 +454,9 @@ DesResult run_des(const DesConfig &cfg) {
     // join its bucket needs one more interval to fill, as on a fabric that has been up a while.
     // Restarting before that would start every port's re-join at its setup's phase, not at its
     // own re-join jitter.
-    sa::TransactionConfig paced = cfg.txn;
-    Duration unused{};
-    sa::apply(fabric_budget(cfg), paced, unused);
+    const double rate = cfg.txn.pacing_rate;
     const Duration token_interval =
-        paced.pacing_rate > 0 ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1 / paced.pacing_rate))
-                              : Duration::zero();
+        rate > 0 ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1 / rate)) : Duration::zero();
     const TimePoint setup_limit = setup_end + std::chrono::seconds(600) + token_interval * (cfg.groups + 1);
 
     // The SM restarts once every join is in and nothing is in flight: the SA forgets
