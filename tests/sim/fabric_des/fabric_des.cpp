@@ -198,6 +198,13 @@ public:
             return std::nullopt;
         return seconds(*views.front().rejoin_finished - *views.front().rejoin_started);
     }
+    // When the port's last re-join started, from `t0`; nullopt before any.
+    std::optional<double> last_rejoin_start_s(TimePoint t0) const {
+        const auto views = service_.port_views();
+        if (views.empty() || !views.front().rejoin_started)
+            return std::nullopt;
+        return seconds(*views.front().rejoin_started - t0);
+    }
 
     // The port monitor's counters until now; it stops (no more polls or audits).
     port::PollStats stop_polls() {
@@ -387,6 +394,8 @@ DesResult run_des(const DesConfig &cfg) {
     if (!cfg.reregister && !(cfg.sminfo_shows_restart && cfg.polls))
         throw std::invalid_argument("without CLIENT_REREGISTER the hosts learn of the restart only from SMInfoRecord "
                                     "polls that show it");
+    if (!cfg.reregister_at.empty() && (!cfg.reregister || cfg.reregister_at.size() != cfg.hosts))
+        throw std::invalid_argument("reregister_at needs CLIENT_REREGISTER and one instant per host");
     // The Service logs every port event of every host: thousands of lines per run.
     const QuietLog quiet;
     const auto wall0 = WallClock::now();
@@ -494,9 +503,12 @@ DesResult run_des(const DesConfig &cfg) {
             h->arm();
         started0 = driver->started();
         wall1 = WallClock::now();
-        if (cfg.reregister) // else nothing happens until a poll sees the new SM
+        if (cfg.reregister && cfg.reregister_at.empty()) // else nothing happens until a poll sees the new SM
             for (auto &h : hosts)
                 h->sm_restarted();
+        else if (cfg.reregister)
+            for (std::size_t i = 0; i < hosts.size(); ++i)
+                timers.start(cfg.reregister_at[i], [h = hosts[i].get()] { h->sm_restarted(); });
     };
     timers.start(std::chrono::ceil<Duration>(setup_end - timers.now()), restart);
 
@@ -547,11 +559,16 @@ DesResult run_des(const DesConfig &cfg) {
     r.get_timeouts = tally.get_timeouts;
     r.invalidations = tally.invalidations;
     double sum = 0;
-    for (auto &h : hosts)
+    for (auto &h : hosts) {
+        DesResult::HostRejoin hr;
+        hr.started_s = h->last_rejoin_start_s(*t0).value_or(0);
         if (const auto d = h->last_rejoin_s()) {
             r.host_rejoin_max_s = std::max(r.host_rejoin_max_s, *d);
             sum += *d;
+            hr.length_s = *d;
         }
+        r.host_rejoins.push_back(hr);
+    }
     r.host_rejoin_mean_s = sum / static_cast<double>(hosts.size());
     r.smps = s.smps;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
@@ -608,6 +625,10 @@ std::string describe_config(const DesConfig &cfg) {
          (cfg.reregister ? (cfg.sminfo_shows_restart ? "CLIENT_REREGISTER, then their next SMInfoRecord poll"
                                                      : "CLIENT_REREGISTER")
                          : "their next SMInfoRecord poll");
+    if (cfg.reregister && !cfg.reregister_at.empty()) {
+        const auto [lo, hi] = std::minmax_element(cfg.reregister_at.begin(), cfg.reregister_at.end());
+        s += fmt(" (each host at its own instant, %g to %g ms after t0)", seconds(*lo) * 1e3, seconds(*hi) * 1e3);
+    }
     s += "; SA: Gets served at " + fmt("%g", cfg.get_rate > 0 ? cfg.get_rate : cfg.sa_rate) + "/s, dropped after " +
          (cfg.get_drop_after.count() ? fmt("%g s", seconds(cfg.get_drop_after)) : std::string("never")) +
          ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way, late answers " +

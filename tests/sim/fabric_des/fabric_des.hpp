@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/engine_config.hpp"
 #include "core/timers.hpp"
@@ -44,6 +45,11 @@ struct DesConfig {
     // cannot take ClientReregister; at least one must be set.
     bool reregister = true;
     bool sminfo_shows_restart = false;
+    // With `reregister`: when each host gets CLIENT_REREGISTER, from t0, in host order (one
+    // per host). Empty: every host at t0. The calibration (calibrate.cpp) hands the model the
+    // instants at which the real daemons noticed the restart, so that both re-join with the
+    // same overlap.
+    std::vector<Duration> reregister_at;
 
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
     std::uint64_t seed = 1;
@@ -66,6 +72,12 @@ struct DesResult {
     // Each host's last re-join as its Service reports it (`status`: from the port's
     // invalidation to its last group), the longest and the mean over hosts.
     double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;
+    // The same per host, in host order: when the last re-join started (seconds from t0) and
+    // how long it took (< 0: it had not finished).
+    struct HostRejoin {
+        double started_s = 0, length_s = -1;
+    };
+    std::vector<HostRejoin> host_rejoins;
     // When the SA itself first held every membership again (it may be long before the hosts
     // learn it: an answer that comes after its transaction ended is dropped). < 0: never.
     double sa_complete_s = -1;

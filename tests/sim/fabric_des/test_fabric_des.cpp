@@ -171,6 +171,26 @@ TEST(FabricDes, RestartFoundBySmInfoPollsAlone) {
     expect_consistent(cfg, r);
 }
 
+
+// The calibration's form: each host told at its own instant (its real daemon's detection).
+TEST(FabricDes, EachHostToldAtItsOwnInstant) {
+    DesConfig cfg;
+    cfg.hosts = 4;
+    cfg.groups = 10;
+    cfg.engine.rejoin_jitter = 0ms;
+    cfg.reregister_at = {30ms, 0ms, 250ms, 100ms};
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
+    ASSERT_EQ(r.host_rejoins.size(), cfg.hosts);
+    for (unsigned i = 0; i < cfg.hosts; ++i) {
+        EXPECT_DOUBLE_EQ(r.host_rejoins[i].started_s, std::chrono::duration<double>(cfg.reregister_at[i]).count());
+        EXPECT_GT(r.host_rejoins[i].length_s, 0.0);
+    }
+    EXPECT_GE(r.completion_s, 0.25);
+    expect_consistent(cfg, r);
+    cfg.reregister_at.pop_back(); // one instant per host, or none
+    EXPECT_THROW(run_des(cfg), std::invalid_argument);
+}
 // With the Gets' server slow enough, OpenSM's overload rule drops Gets, and nothing else.
 TEST(FabricDes, OverloadedGetQueueDropsGetsOnly) {
     DesConfig cfg;
