@@ -8,26 +8,38 @@
 //     (ibsim's HCAs cannot take ClientReregister), re-joins, and reports the re-join's length
 //     in `status` (last_rejoin); its SA counters before and after give the MADs it sent.
 //  3. The simulation runs the same fabric: the same number of hosts and groups, S and the
-//     wire delay from step 1, the daemons' SA timeouts and re-join jitter.
-// The model is told of the restart as the daemons are on ibsim: only by their SMInfoRecord polls.
+//     wire delay from step 1, the daemons' SA config (timeouts, window, congestion control and
+//     its RTT target), re-join jitter and poll intervals. It runs twice: once told of the
+//     restart as the daemons are on ibsim, only by its own SMInfoRecord polls (whose phases
+//     are its own random draw), and once with each host told (CLIENT_REREGISTER) at the
+//     instant its real daemon noticed the restart, so that both re-join with the same overlap.
 // It prints both side by side: each host's re-join as `status` reports it (from its own
-// detection to its last group), longest and mean, and the SA MADs per membership. It passes or
+// detection to its last group), longest and mean, the span from the first detection to the
+// last group, and the SA MADs per membership. With --runs K it does all of that K times, each
+// on a fresh fabric, and ends with the median and the range of every figure. It passes or
 // fails on nothing: the machine's other load skews the simulator.
 //
 //   mcastd-fabric-des-calibrate [--daemons N] [--groups G] [--timeout-ms T] [--max-timeout-ms T]
-//                               [--jitter-ms J] [--sminfo-ms P]
+//                               [--jitter-ms J] [--sminfo-ms P] [--window W] [--rtt-target-ms T]
+//                               [--fixed-window] [--runs K]
 // Small timeouts (a few ms) make 8 daemons retransmit as thousands would with the defaults; a
-// short SMInfoRecord interval (--sminfo-ms) makes them notice the restart closer together.
+// short SMInfoRecord interval (--sminfo-ms) makes them notice the restart closer together; an
+// RTT target of 1 ms makes their congestion control see the queue 8 daemons build on ibsim.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <poll.h>
 #include <rdmamcast/client.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -44,7 +56,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kSmInfoTimeoutMs = 100, kPortInfoMs = 200;
-constexpr unsigned kWindow = 16;
+constexpr unsigned kRawWindow = 16; // of the SA measurement, whatever the daemons' window
+constexpr unsigned kRawSets = 500, kRawBatches = 5;
 constexpr const char *kRawBase = "ff15:7c::", *kGroupBase = "ff15:7d::";
 
 struct Options {
@@ -53,6 +66,11 @@ struct Options {
     unsigned timeout_ms = 300, max_timeout_ms = 2000;
     unsigned jitter_ms = 500;
     unsigned sminfo_ms = 500; // how soon the daemons notice the restart (no ClientReregister)
+    unsigned window = 16;     // sa.window
+    unsigned rtt_target_ms = 50; // sa.rtt_target_ms
+    bool fixed_window = false;   // sa.congestion_control false
+    unsigned runs = 1;
+    unsigned model_seeds = 10; // model runs per real run, each its own random draws, averaged
 };
 
 unsigned number(const char *opt, const char *v) {
@@ -85,6 +103,270 @@ std::unique_ptr<rdmamcast_daemon_status, void (*)(rdmamcast_daemon_status *)> st
     return {st, rdmamcast_status_free};
 }
 
+// CPU seconds (user + system) used so far by this process's children (the daemons, ibsim,
+// OpenSM, ...) by command name, and by this process itself ("calibrate").
+std::map<std::string, double> cpu_seconds() {
+    std::map<std::string, double> by_name;
+    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    const pid_t self = ::getpid();
+    auto read_stat = [&](const std::string &path, pid_t want_parent, const char *as) {
+        std::ifstream in(path);
+        std::string line;
+        if (!std::getline(in, line))
+            return;
+        const auto open = line.find('('), close = line.rfind(')');
+        if (open == std::string::npos || close == std::string::npos)
+            return;
+        std::istringstream rest(line.substr(close + 2));
+        std::string state;
+        long ppid = 0;
+        rest >> state >> ppid;
+        if (want_parent && ppid != want_parent)
+            return;
+        std::string skip;
+        for (int i = 0; i < 9; ++i) // pgrp .. cmajflt
+            rest >> skip;
+        unsigned long long utime = 0, stime = 0;
+        rest >> utime >> stime;
+        by_name[as ? as : line.substr(open + 1, close - open - 1)] += static_cast<double>(utime + stime) / tick;
+    };
+    read_stat("/proc/self/stat", 0, "calibrate");
+    if (DIR *d = ::opendir("/proc")) {
+        while (const dirent *e = ::readdir(d))
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+                read_stat(std::string("/proc/") + e->d_name + "/stat", self, nullptr);
+        ::closedir(d);
+    }
+    return by_name;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// What one run measured for real.
+struct Real {
+    double pipelined_ms = 0, sequential_ms = 0, rate = 0, rtt_ms = 0, wire_ms = 0; // medians
+    std::vector<double> pipelined_all_ms, sequential_all_ms;                        // every batch
+    std::vector<double> detect_s; // each daemon's detection, from the first one
+    std::vector<double> length_s; // each daemon's re-join (status)
+    unsigned long long sent = 0, retransmits = 0, timeouts = 0, late = 0;
+    std::vector<double> window, srtt_ms; // each port's window and srtt at the end
+    std::map<std::string, double> cpu_s; // from the SA's return to the last `restored`
+    double cpu_wall_s = 0;
+};
+
+// The figures compared, for the real daemons and for the model.
+struct Figures {
+    double longest_s = 0, mean_s = 0, span_s = 0, mads_per_membership = 0, retransmits = 0;
+};
+
+Figures figures_of(const std::vector<double> &start_s, const std::vector<double> &length_s, double mads,
+                   double retransmits, double memberships) {
+    Figures f;
+    double sum = 0, first = 1e300, last = 0;
+    for (std::size_t i = 0; i < length_s.size(); ++i) {
+        f.longest_s = std::max(f.longest_s, length_s[i]);
+        sum += length_s[i];
+        first = std::min(first, start_s[i]);
+        last = std::max(last, start_s[i] + length_s[i]);
+    }
+    f.mean_s = length_s.empty() ? 0 : sum / static_cast<double>(length_s.size());
+    f.span_s = length_s.empty() ? 0 : last - first;
+    f.mads_per_membership = mads / memberships;
+    f.retransmits = retransmits;
+    return f;
+}
+
+Real run_real(const Options &o, const std::string &config) {
+    Real real;
+    Fabric::Options fo;
+    fo.hcas = static_cast<int>(o.daemons) + 1; // H1 runs OpenSM
+    Fabric fabric(fo);
+
+    // 1. The SA on its own. One batch of 500 varies by a factor of 2 on a shared 2-core
+    // machine; the median of kRawBatches of each is steadier.
+    std::vector<double> pipelined, sequential;
+    for (unsigned b = 0; b < kRawBatches; ++b) {
+        pipelined.push_back(raw_sets_ms(fabric, kRawSets, kRawWindow));
+        sequential.push_back(raw_sets_ms(fabric, kRawSets, 1));
+    }
+    real.pipelined_ms = median(pipelined);
+    real.sequential_ms = median(sequential);
+    real.pipelined_all_ms = pipelined;
+    real.sequential_all_ms = sequential;
+    const double raw_n = kRawSets;
+    real.rate = raw_n / (real.pipelined_ms / 1e3);
+    real.rtt_ms = real.sequential_ms / raw_n;
+    real.wire_ms = std::max(0.0, (real.rtt_ms - 1e3 / real.rate) / 2);
+
+    // 2. The daemons, their clients, the restart.
+    std::vector<std::unique_ptr<Daemon>> daemons;
+    std::vector<Client> clients(o.daemons);
+    for (unsigned d = 0; d < o.daemons; ++d) {
+        daemons.push_back(std::make_unique<Daemon>(fabric, "H" + std::to_string(d + 2), config));
+        if (int rc = rdmamcast_connect(daemons.back()->socket().c_str(), &clients[d].c); rc < 0)
+            throw std::runtime_error(std::string("connect: ") + std::strerror(-rc));
+        for (unsigned g = 1; g <= o.groups; ++g) {
+            char mgid[48];
+            std::snprintf(mgid, sizeof mgid, "%s%x", kGroupBase, g);
+            rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+            p.device = "ibsim0";
+            p.port = 1;
+            inet_pton(AF_INET6, mgid, p.mgid);
+            if (int rc = rdmamcast_join(clients[d].c, &p, nullptr, nullptr); rc < 0)
+                throw std::runtime_error(std::string("join ") + mgid + ": " + std::strerror(-rc));
+        }
+    }
+    std::vector<rdmamcast_counters> before(o.daemons);
+    for (unsigned d = 0; d < o.daemons; ++d) {
+        const auto deadline = Clock::now() + std::chrono::seconds(10);
+        for (;;) { // the SM restart is judged against the first SMInfoRecord sample
+            auto st = status_of(clients[d].c);
+            if (st->num_ports > 0 && st->ports[0]->sm_known) {
+                before[d] = *st->counters;
+                break;
+            }
+            if (Clock::now() > deadline)
+                throw std::runtime_error("a daemon never read the SM's SMInfoRecord");
+            std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
+        }
+    }
+    fabric.stop_opensm();
+    fabric.start_opensm();
+    const auto cpu0 = cpu_seconds();
+    const auto wall0 = Clock::now();
+    const auto end = Clock::now() + std::chrono::seconds(120);
+    std::vector<unsigned> restored(o.daemons, 0);
+    unsigned done = 0;
+    while (done < o.daemons && Clock::now() < end) {
+        std::vector<pollfd> fds;
+        for (auto &c : clients)
+            fds.push_back(pollfd{rdmamcast_event_fd(c.c), POLLIN, 0});
+        if (::poll(fds.data(), fds.size(), 100) <= 0)
+            continue;
+        for (unsigned d = 0; d < o.daemons; ++d) {
+            rdmamcast_event ev;
+            while (rdmamcast_next_event(clients[d].c, &ev) == 0)
+                if (ev.type == RDMAMCAST_EVENT_RESTORED && ++restored[d] == o.groups)
+                    ++done;
+        }
+    }
+    const auto cpu1 = cpu_seconds();
+    real.cpu_wall_s = std::chrono::duration<double>(Clock::now() - wall0).count();
+    for (const auto &[name, s] : cpu1)
+        real.cpu_s[name] = s - (cpu0.count(name) ? cpu0.at(name) : 0.0);
+    if (done < o.daemons)
+        throw std::runtime_error("only " + std::to_string(done) + " of " + std::to_string(o.daemons) +
+                                 " daemons restored every membership within 120 s");
+    std::vector<double> detected; // on this process's steady clock, seconds
+    for (unsigned d = 0; d < o.daemons; ++d) {
+        auto st = status_of(clients[d].c);
+        const double asked = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+        const rdmamcast_port_status *port = st->ports[0];
+        const rdmamcast_rejoin *r = port->last_rejoin;
+        if (!r || !r->finished)
+            throw std::runtime_error("a daemon reports no finished re-join");
+        detected.push_back(asked - r->started_ago_s);
+        real.length_s.push_back(r->duration_s);
+        real.sent += st->counters->sa_mads_sent - before[d].sa_mads_sent;
+        real.retransmits += st->counters->sa_retransmits - before[d].sa_retransmits;
+        real.timeouts += st->counters->sa_timeouts - before[d].sa_timeouts;
+        real.late += st->counters->sa_late - before[d].sa_late;
+        real.window.push_back(port->sa ? port->sa->window : 0);
+        real.srtt_ms.push_back(port->sa && port->sa->has_srtt ? port->sa->srtt_ms : 0);
+    }
+    const double first = *std::min_element(detected.begin(), detected.end());
+    for (double t : detected)
+        real.detect_s.push_back(t - first);
+    return real;
+}
+
+mcastd::des::DesConfig model_config(const Options &o, const Real &real) {
+    mcastd::des::DesConfig c;
+    c.hosts = o.daemons;
+    c.groups = o.groups;
+    c.sa_rate = real.rate;
+    c.wire_delay =
+        std::chrono::duration_cast<mcastd::Duration>(std::chrono::duration<double, std::milli>(real.wire_ms));
+    c.txn.first_timeout = std::chrono::milliseconds(o.timeout_ms);
+    c.txn.max_timeout = std::chrono::milliseconds(o.max_timeout_ms);
+    c.txn.window = o.window;
+    c.txn.congestion.enabled = !o.fixed_window; // the daemon's default is on
+    c.txn.congestion.rtt_target = std::chrono::milliseconds(o.rtt_target_ms);
+    c.engine.rejoin_jitter = std::chrono::milliseconds(o.jitter_ms);
+    c.monitor.sminfo_interval = std::chrono::milliseconds(o.sminfo_ms);
+    c.monitor.sminfo_timeout = std::chrono::milliseconds(kSmInfoTimeoutMs);
+    c.monitor.portinfo_interval = std::chrono::milliseconds(kPortInfoMs);
+    c.monitor.jitter_percent = 0;
+    c.monitor.audit_per_second = 0;
+    // As on ibsim: no CLIENT_REREGISTER, each daemon finds the restart at its next
+    // SMInfoRecord poll.
+    c.reregister = false;
+    c.sminfo_shows_restart = true;
+    return c;
+}
+
+// The same, each host told at the instant its real daemon noticed the restart.
+mcastd::des::DesConfig at_real_instants(mcastd::des::DesConfig c, const Real &real) {
+    c.reregister = true;
+    c.sminfo_shows_restart = false;
+    for (double t : real.detect_s)
+        c.reregister_at.push_back(
+            std::chrono::duration_cast<mcastd::Duration>(std::chrono::duration<double>(t)));
+    return c;
+}
+
+Figures model_figures(const mcastd::des::DesResult &m, double memberships) {
+    std::vector<double> start, length;
+    for (const auto &h : m.host_rejoins) {
+        start.push_back(h.started_s);
+        length.push_back(std::max(0.0, h.length_s));
+    }
+    return figures_of(start, length, static_cast<double>(m.sa_sets + m.sa_deletes + m.sa_gets),
+                      static_cast<double>(m.txn.retransmits), memberships);
+}
+
+std::string list_ms(const std::vector<double> &v, double scale = 1e3) {
+    std::string s;
+    char buf[32];
+    for (double x : v) {
+        std::snprintf(buf, sizeof buf, "%s%.0f", s.empty() ? "" : " ", x * scale);
+        s += buf;
+    }
+    return s;
+}
+
+std::string list_g(const std::vector<double> &v) {
+    std::string s;
+    char buf[32];
+    for (double x : v) {
+        std::snprintf(buf, sizeof buf, "%s%.3g", s.empty() ? "" : " ", x);
+        s += buf;
+    }
+    return s;
+}
+
+void print_figures(const char *who, const Figures &f, const char *extra) {
+    std::printf("  %-22s longest %.3f s, mean %.3f s, span %.3f s; SA MADs %.3f per membership; retransmits %.0f%s\n",
+                who, f.longest_s, f.mean_s, f.span_s, f.mads_per_membership, f.retransmits, extra);
+}
+
+struct Stat {
+    std::vector<double> v;
+    void add(double x) { v.push_back(x); }
+    std::string show(int decimals = 3) const {
+        if (v.empty())
+            return "-";
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "%.*f [%.*f-%.*f]", decimals, median(v), decimals,
+                      *std::min_element(v.begin(), v.end()), decimals, *std::max_element(v.begin(), v.end()));
+        return buf;
+    }
+};
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -92,6 +374,10 @@ int main(int argc, char **argv) {
     try {
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
+            if (a == "--fixed-window") {
+                o.fixed_window = true;
+                continue;
+            }
             const char *v = i + 1 < argc ? argv[++i] : nullptr;
             if (a == "--daemons")
                 o.daemons = number(argv[i - 1], v);
@@ -105,141 +391,161 @@ int main(int argc, char **argv) {
                 o.jitter_ms = number(argv[i - 1], v);
             else if (a == "--sminfo-ms")
                 o.sminfo_ms = number(argv[i - 1], v);
+            else if (a == "--window")
+                o.window = number(argv[i - 1], v);
+            else if (a == "--rtt-target-ms")
+                o.rtt_target_ms = number(argv[i - 1], v);
+            else if (a == "--runs")
+                o.runs = std::max(1u, number(argv[i - 1], v));
+            else if (a == "--model-seeds")
+                o.model_seeds = std::max(1u, number(argv[i - 1], v));
             else
                 throw std::invalid_argument("unknown option " + a);
         }
         o.max_timeout_ms = std::max(o.max_timeout_ms, o.timeout_ms);
 
-        Fabric::Options fo;
-        fo.hcas = static_cast<int>(o.daemons) + 1; // H1 runs OpenSM
-        Fabric fabric(fo);
-
-        // 1. The SA on its own.
-        const unsigned raw_n = 500;
-        const double pipelined_ms = raw_sets_ms(fabric, raw_n, kWindow);
-        const double sequential_ms = raw_sets_ms(fabric, raw_n, 1);
-        const double rate = raw_n / (pipelined_ms / 1e3);
-        const double rtt_ms = sequential_ms / raw_n;
-        const double wire_ms = std::max(0.0, (rtt_ms - 1e3 / rate) / 2);
-
-        // 2. The daemons, their clients, the restart.
-        char config[512];
+        char config[640];
         std::snprintf(config, sizeof config,
                       R"({"log_level": "warning", "rejoin": {"jitter_ms": %u},)"
-                      R"( "sa": {"timeout_ms": %u, "max_timeout_ms": %u},)"
+                      R"( "sa": {"timeout_ms": %u, "max_timeout_ms": %u, "window": %u,)"
+                      R"( "congestion_control": %s, "rtt_target_ms": %u},)"
                       R"( "monitor": {"sminfo_interval_ms": %u, "sminfo_timeout_ms": %d,)"
                       R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
-                      o.jitter_ms, o.timeout_ms, o.max_timeout_ms, o.sminfo_ms, kSmInfoTimeoutMs, kPortInfoMs);
-        std::vector<std::unique_ptr<Daemon>> daemons;
-        std::vector<Client> clients(o.daemons);
-        for (unsigned d = 0; d < o.daemons; ++d) {
-            daemons.push_back(std::make_unique<Daemon>(fabric, "H" + std::to_string(d + 2), config));
-            if (int rc = rdmamcast_connect(daemons.back()->socket().c_str(), &clients[d].c); rc < 0)
-                throw std::runtime_error(std::string("connect: ") + std::strerror(-rc));
-            for (unsigned g = 1; g <= o.groups; ++g) {
-                char mgid[48];
-                std::snprintf(mgid, sizeof mgid, "%s%x", kGroupBase, g);
-                rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
-                p.device = "ibsim0";
-                p.port = 1;
-                inet_pton(AF_INET6, mgid, p.mgid);
-                if (int rc = rdmamcast_join(clients[d].c, &p, nullptr, nullptr); rc < 0)
-                    throw std::runtime_error(std::string("join ") + mgid + ": " + std::strerror(-rc));
-            }
-        }
-        std::vector<rdmamcast_counters> before(o.daemons);
-        for (unsigned d = 0; d < o.daemons; ++d) {
-            const auto deadline = Clock::now() + std::chrono::seconds(10);
-            for (;;) { // the SM restart is judged against the first SMInfoRecord sample
-                auto st = status_of(clients[d].c);
-                if (st->num_ports > 0 && st->ports[0]->sm_known) {
-                    before[d] = *st->counters;
-                    break;
-                }
-                if (Clock::now() > deadline)
-                    throw std::runtime_error("a daemon never read the SM's SMInfoRecord");
-                std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
-            }
-        }
-        fabric.stop_opensm();
-        fabric.start_opensm();
-        const auto end = Clock::now() + std::chrono::seconds(120);
-        std::vector<unsigned> restored(o.daemons, 0);
-        unsigned done = 0;
-        while (done < o.daemons && Clock::now() < end) {
-            std::vector<pollfd> fds;
-            for (auto &c : clients)
-                fds.push_back(pollfd{rdmamcast_event_fd(c.c), POLLIN, 0});
-            if (::poll(fds.data(), fds.size(), 100) <= 0)
-                continue;
-            for (unsigned d = 0; d < o.daemons; ++d) {
-                rdmamcast_event ev;
-                while (rdmamcast_next_event(clients[d].c, &ev) == 0)
-                    if (ev.type == RDMAMCAST_EVENT_RESTORED && ++restored[d] == o.groups)
-                        ++done;
-            }
-        }
-        if (done < o.daemons)
-            throw std::runtime_error("only " + std::to_string(done) + " of " + std::to_string(o.daemons) +
-                                     " daemons restored every membership within 120 s");
-        double longest_s = 0, sum_s = 0;
-        unsigned long long sent = 0, retransmits = 0, timeouts = 0;
-        for (unsigned d = 0; d < o.daemons; ++d) {
-            auto st = status_of(clients[d].c);
-            const rdmamcast_rejoin *r = st->ports[0]->last_rejoin;
-            if (!r)
-                throw std::runtime_error("a daemon reports no re-join");
-            longest_s = std::max(longest_s, r->duration_s);
-            sum_s += r->duration_s;
-            sent += st->counters->sa_mads_sent - before[d].sa_mads_sent;
-            retransmits += st->counters->sa_retransmits - before[d].sa_retransmits;
-            timeouts += st->counters->sa_timeouts - before[d].sa_timeouts;
-        }
+                      o.jitter_ms, o.timeout_ms, o.max_timeout_ms, o.window, o.fixed_window ? "false" : "true",
+                      o.rtt_target_ms, o.sminfo_ms, kSmInfoTimeoutMs, kPortInfoMs);
+        std::printf("%u daemons x %u groups; sa: timeout_ms %u, max_timeout_ms %u, window %u, %s; "
+                    "rejoin.jitter_ms %u, monitor.sminfo_interval_ms %u; %u run(s)\n",
+                    o.daemons, o.groups, o.timeout_ms, o.max_timeout_ms, o.window,
+                    o.fixed_window ? "congestion_control false (fixed window)"
+                                   : ("congestion_control, rtt_target_ms " + std::to_string(o.rtt_target_ms)).c_str(),
+                    o.jitter_ms, o.sminfo_ms, o.runs);
         const double memberships = static_cast<double>(o.daemons) * o.groups;
 
-        // 3. The model of the same fabric.
-        mcastd::des::DesConfig c;
-        c.hosts = o.daemons;
-        c.groups = o.groups;
-        c.sa_rate = rate;
-        c.wire_delay = std::chrono::duration_cast<mcastd::Duration>(std::chrono::duration<double, std::milli>(wire_ms));
-        c.txn.first_timeout = std::chrono::milliseconds(o.timeout_ms);
-        c.txn.max_timeout = std::chrono::milliseconds(o.max_timeout_ms);
-        c.engine.rejoin_jitter = std::chrono::milliseconds(o.jitter_ms);
-        c.monitor.sminfo_interval = std::chrono::milliseconds(o.sminfo_ms);
-        c.monitor.sminfo_timeout = std::chrono::milliseconds(kSmInfoTimeoutMs);
-        c.monitor.portinfo_interval = std::chrono::milliseconds(kPortInfoMs);
-        c.monitor.jitter_percent = 0;
-        c.monitor.audit_per_second = 0;
-        // As on ibsim: no CLIENT_REREGISTER, each daemon finds the restart at its next
-        // SMInfoRecord poll.
-        c.reregister = false;
-        c.sminfo_shows_restart = true;
-        const mcastd::des::DesResult m = mcastd::des::run_des(c);
+        // Medians and ranges over the runs.
+        Stat rate, rtt, load;
+        Stat r_long, r_mean, r_span, r_mads, r_retr;
+        Stat p_long, p_mean, p_span, p_mads, p_retr; // model, own polls
+        Stat i_long, i_mean, i_span, i_mads, i_retr; // model, at the real instants
+        Stat pr_long, pr_mean, pr_span, pr_mads, ir_long, ir_mean, ir_span, ir_mads;
+        for (unsigned run = 0; run < o.runs; ++run) {
+            double load1 = 0;
+            if (std::ifstream in("/proc/loadavg"); in)
+                in >> load1;
+            const Real real = run_real(o, config);
 
-        std::printf("SA on ibsim: %u pipelined Sets (window %u) in %.1f ms = %.0f/s; one at a time %.3f ms round "
-                    "trip, so %.3f ms of wire each way in the model\n",
-                    raw_n, kWindow, pipelined_ms, rate, rtt_ms, wire_ms);
-        std::printf("%u daemons x %u groups, sa.timeout_ms %u, max_timeout_ms %u, rejoin.jitter_ms %u, "
-                    "monitor.sminfo_interval_ms %u\n",
-                    o.daemons, o.groups, o.timeout_ms, o.max_timeout_ms, o.jitter_ms, o.sminfo_ms);
-        // The daemons' counters cover the outage too: SMInfoRecord polls while OpenSM was down
-        // count as sent (and as timeouts), so the real MAD figure is a little high.
-        std::printf("  real:  re-join per daemon (from its own detection) longest %.3f s, mean %.3f s; SA MADs sent "
-                    "%llu (%.2f per membership, SMInfoRecord polls included, outage too), retransmits %llu, "
-                    "timeouts %llu\n",
-                    longest_s, sum_s / o.daemons, sent, static_cast<double>(sent) / memberships, retransmits,
-                    timeouts);
-        std::printf("  model: re-join per host longest %.3f s, mean %.3f s; Sets %.2f per membership (SA MADs %.2f "
-                    "with the polls), retransmits %llu, failed Sets %llu\n",
-                    m.host_rejoin_max_s, m.host_rejoin_mean_s, m.sets_per_membership(),
-                    static_cast<double>(m.sa_sets + m.sa_deletes + m.sa_gets) / memberships,
-                    static_cast<unsigned long long>(m.txn.retransmits),
-                    static_cast<unsigned long long>(m.set_timeouts));
-        std::printf("  ratio model/real: longest re-join %.2f, mean %.2f, MADs per membership %.2f\n",
-                    m.host_rejoin_max_s / longest_s, m.host_rejoin_mean_s / (sum_s / o.daemons),
-                    (static_cast<double>(m.sa_sets + m.sa_deletes + m.sa_gets) / memberships) /
-                        (static_cast<double>(sent) / memberships));
+            // 3. The model of the same fabric, twice, each with model_seeds draws of its random
+            // pauses and poll phases: the figures are their means, the per-host lines the first's.
+            const auto cfg = model_config(o, real);
+            auto run_model = [&](const mcastd::des::DesConfig &base, mcastd::des::DesResult &first) {
+                Figures sum;
+                for (unsigned k = 0; k < o.model_seeds; ++k) {
+                    mcastd::des::DesConfig c = base;
+                    c.seed = std::uint64_t{run} * o.model_seeds + k + 1;
+                    const mcastd::des::DesResult m = mcastd::des::run_des(c);
+                    const Figures f = model_figures(m, memberships);
+                    sum.longest_s += f.longest_s;
+                    sum.mean_s += f.mean_s;
+                    sum.span_s += f.span_s;
+                    sum.mads_per_membership += f.mads_per_membership;
+                    sum.retransmits += f.retransmits;
+                    if (k == 0)
+                        first = m;
+                }
+                const double k = o.model_seeds;
+                return Figures{sum.longest_s / k, sum.mean_s / k, sum.span_s / k, sum.mads_per_membership / k,
+                               sum.retransmits / k};
+            };
+            mcastd::des::DesResult polls, instants;
+            const Figures pf = run_model(cfg, polls);
+            const Figures inf = run_model(at_real_instants(cfg, real), instants);
+
+            const Figures rf = figures_of(real.detect_s, real.length_s, static_cast<double>(real.sent),
+                                          static_cast<double>(real.retransmits), memberships);
+
+            std::printf("run %u (load %.2f): SA on ibsim: %u pipelined Sets (window %u) in %.1f ms = %.0f/s; one at "
+                        "a time %.3f ms round trip, so %.3f ms of wire each way in the model (medians of %u batches: "
+                        "pipelined ms %s, one at a time %s)\n",
+                        run + 1, load1, kRawSets, kRawWindow, real.pipelined_ms, real.rate, real.rtt_ms, real.wire_ms,
+                        kRawBatches, list_g(real.pipelined_all_ms).c_str(), list_g(real.sequential_all_ms).c_str());
+            // The daemons' counters cover the outage too: SMInfoRecord polls while OpenSM was
+            // down count as sent (and as timeouts), so the real MAD figure is a little high.
+            char extra[512];
+            std::snprintf(extra, sizeof extra,
+                          " (timeouts %llu, late %llu; polls of the outage included)\n"
+                          "    detected at ms: %s\n    re-join ms:      %s\n    window at the end: %s, srtt ms: %s",
+                          real.timeouts, real.late, list_ms(real.detect_s).c_str(), list_ms(real.length_s).c_str(),
+                          list_g(real.window).c_str(), list_g(real.srtt_ms).c_str());
+            print_figures("real:", rf, extra);
+            std::string cpu;
+            double busy = 0;
+            for (const auto &[name, s] : real.cpu_s) {
+                if (s <= 0)
+                    continue;
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%s%s %.0f", cpu.empty() ? "" : ", ", name.c_str(), s * 1e3);
+                cpu += buf;
+                busy += s;
+            }
+            std::printf("    CPU ms from the SA's return to the last restored (%.0f ms of wall): %s; %.2f cores busy\n",
+                        real.cpu_wall_s * 1e3, cpu.c_str(), busy / real.cpu_wall_s);
+            auto model_lines = [&](const char *who, const mcastd::des::DesResult &m, const Figures &f) {
+                std::vector<double> start, length;
+                for (const auto &h : m.host_rejoins) {
+                    start.push_back(h.started_s);
+                    length.push_back(h.length_s);
+                }
+                const double s0 = start.empty() ? 0 : *std::min_element(start.begin(), start.end());
+                for (double &s : start)
+                    s -= s0;
+                std::snprintf(extra, sizeof extra,
+                              " (mean of %u seeds; the first: failed Sets %llu, Set queue p50/p99/max "
+                              "%.2f/%.2f/%.2f ms)\n    detected at ms: %s\n    re-join ms:      %s",
+                              o.model_seeds, static_cast<unsigned long long>(m.set_timeouts), m.set_delay_p50 * 1e3,
+                              m.set_delay_p99 * 1e3, m.set_delay_max * 1e3, list_ms(start).c_str(),
+                              list_ms(length).c_str());
+                print_figures(who, f, extra);
+            };
+            model_lines("model, own polls:", polls, pf);
+            model_lines("model, real instants:", instants, inf);
+            std::printf("  ratio model/real, own polls:     longest %.2f, mean %.2f, span %.2f, MADs %.2f\n",
+                        pf.longest_s / rf.longest_s, pf.mean_s / rf.mean_s, pf.span_s / rf.span_s,
+                        pf.mads_per_membership / rf.mads_per_membership);
+            std::printf("  ratio model/real, real instants: longest %.2f, mean %.2f, span %.2f, MADs %.2f\n",
+                        inf.longest_s / rf.longest_s, inf.mean_s / rf.mean_s, inf.span_s / rf.span_s,
+                        inf.mads_per_membership / rf.mads_per_membership);
+            std::fflush(stdout);
+
+            rate.add(real.rate);
+            rtt.add(real.rtt_ms);
+            load.add(load1);
+            r_long.add(rf.longest_s), r_mean.add(rf.mean_s), r_span.add(rf.span_s);
+            r_mads.add(rf.mads_per_membership), r_retr.add(rf.retransmits);
+            p_long.add(pf.longest_s), p_mean.add(pf.mean_s), p_span.add(pf.span_s);
+            p_mads.add(pf.mads_per_membership), p_retr.add(pf.retransmits);
+            i_long.add(inf.longest_s), i_mean.add(inf.mean_s), i_span.add(inf.span_s);
+            i_mads.add(inf.mads_per_membership), i_retr.add(inf.retransmits);
+            pr_long.add(pf.longest_s / rf.longest_s), pr_mean.add(pf.mean_s / rf.mean_s);
+            pr_span.add(pf.span_s / rf.span_s), pr_mads.add(pf.mads_per_membership / rf.mads_per_membership);
+            ir_long.add(inf.longest_s / rf.longest_s), ir_mean.add(inf.mean_s / rf.mean_s);
+            ir_span.add(inf.span_s / rf.span_s), ir_mads.add(inf.mads_per_membership / rf.mads_per_membership);
+        }
+        std::printf("summary over %u run(s), median [min-max]: SA %s Sets/s, round trip %s ms, load %s\n", o.runs,
+                    rate.show(0).c_str(), rtt.show(3).c_str(), load.show(2).c_str());
+        std::printf("  %-22s %-24s %-24s %-24s %-24s %-16s\n", "", "longest s", "mean s", "span s", "MADs/memb",
+                    "retransmits");
+        auto row = [](const char *who, const Stat &a, const Stat &b, const Stat &c, const Stat &d, const Stat *e) {
+            std::printf("  %-22s %-24s %-24s %-24s %-24s %-16s\n", who, a.show().c_str(), b.show().c_str(),
+                        c.show().c_str(), d.show().c_str(), e ? e->show(0).c_str() : "");
+        };
+        row("real", r_long, r_mean, r_span, r_mads, &r_retr);
+        row("model, own polls", p_long, p_mean, p_span, p_mads, &p_retr);
+        row("model, real instants", i_long, i_mean, i_span, i_mads, &i_retr);
+        auto ratios = [](const char *who, const Stat &a, const Stat &b, const Stat &c, const Stat &d) {
+            std::printf("  %-22s %-24s %-24s %-24s %-24s\n", who, a.show(2).c_str(), b.show(2).c_str(), c.show(2).c_str(),
+                        d.show(2).c_str());
+        };
+        ratios("ratio, own polls", pr_long, pr_mean, pr_span, pr_mads);
+        ratios("ratio, real instants", ir_long, ir_mean, ir_span, ir_mads);
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "mcastd-fabric-des-calibrate: %s\n", e.what());
