@@ -217,6 +217,17 @@ public:
     }
     port::PollStats poll_stats() const { return polls_stopped_ ? final_polls_ : poller_.stats(port_); }
     sa::TxnStats txn_stats() const { return txns_.total_stats(); }
+    // The port's SA window and srtt now, and whether it is re-joining.
+    DesResult::TraceSample::Host sample() const {
+        DesResult::TraceSample::Host h;
+        if (const sa::CongestionWindow *cc = txns_.congestion(port_)) {
+            h.window = cc->window();
+            h.srtt_ms = cc->srtt() ? duration<double, std::milli>(*cc->srtt()).count() : 0;
+        }
+        const auto views = service_.port_views();
+        h.rejoining = !views.empty() && views.front().rejoining;
+        return h;
+    }
 
 private:
     static sa::TransactionConfig txn_config(const DesConfig &cfg, std::uint32_t index) {
@@ -460,6 +471,7 @@ DesResult run_des(const DesConfig &cfg) {
     std::uint64_t started0 = 0;
     auto wall1 = WallClock::now();
     bool buckets_full = token_interval == Duration::zero();
+    std::function<void()> trace_sample; // cfg.trace_every
     std::function<void()> restart = [&] {
         if (tally.joined + tally.join_failed < r.memberships || !simsa.idle()) {
             timers.start(std::chrono::milliseconds(1), restart);
@@ -493,6 +505,18 @@ DesResult run_des(const DesConfig &cfg) {
                     h->stop_polls();
             });
         };
+        if (cfg.trace_every > Duration::zero()) {
+            trace_sample = [&] {
+                DesResult::TraceSample ts;
+                ts.t_s = seconds(timers.now() - *t0);
+                for (auto &h : hosts)
+                    ts.hosts.push_back(h->sample());
+                r.trace.push_back(std::move(ts));
+                if (tally.unsettled != 0)
+                    timers.start(cfg.trace_every, trace_sample);
+            };
+            timers.start(Duration::zero(), trace_sample);
+        }
         simsa.set_config(sa_cfg);
         simsa.forget_all(cfg.sminfo_shows_restart);
         simsa.reset_stats();
@@ -567,6 +591,9 @@ DesResult run_des(const DesConfig &cfg) {
             sum += *d;
             hr.length_s = *d;
         }
+        const auto last = h->sample();
+        hr.window = last.window;
+        hr.srtt_ms = last.srtt_ms;
         r.host_rejoins.push_back(hr);
     }
     r.host_rejoin_mean_s = sum / static_cast<double>(hosts.size());

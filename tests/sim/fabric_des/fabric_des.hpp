@@ -51,6 +51,10 @@ struct DesConfig {
     // same overlap.
     std::vector<Duration> reregister_at;
 
+    // > 0: every this often from t0 until every membership is back, each host's SA window and
+    // smoothed round trip go into DesResult::trace (the calibration's --trace-ms).
+    Duration trace_every{0};
+
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
     std::uint64_t seed = 1;
     bool fake_timers = false; // run on tests/unit's FakeTimers instead of the EventQueue
@@ -72,12 +76,25 @@ struct DesResult {
     // Each host's last re-join as its Service reports it (`status`: from the port's
     // invalidation to its last group), the longest and the mean over hosts.
     double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;
-    // The same per host, in host order: when the last re-join started (seconds from t0) and
-    // how long it took (< 0: it had not finished).
+    // The same per host, in host order: when the last re-join started (seconds from t0), how
+    // long it took (< 0: it had not finished), and the port's SA window and smoothed round trip
+    // at the end of the run (0 without congestion control or before any answer).
     struct HostRejoin {
         double started_s = 0, length_s = -1;
+        double window = 0, srtt_ms = 0;
     };
     std::vector<HostRejoin> host_rejoins;
+    // With trace_every: one sample per interval, each host's window and srtt (ms) and whether
+    // its port is re-joining.
+    struct TraceSample {
+        double t_s = 0;
+        struct Host {
+            double window = 0, srtt_ms = 0;
+            bool rejoining = false;
+        };
+        std::vector<Host> hosts;
+    };
+    std::vector<TraceSample> trace;
     // When the SA itself first held every membership again (it may be long before the hosts
     // learn it: an answer that comes after its transaction ended is dropped). < 0: never.
     double sa_complete_s = -1;

@@ -172,21 +172,33 @@ TEST(FabricDes, RestartFoundBySmInfoPollsAlone) {
 }
 
 
-// The calibration's form: each host told at its own instant (its real daemon's detection).
+// The calibration's form: each host told at its own instant (its real daemon's detection),
+// its SA window sampled as the re-join goes.
 TEST(FabricDes, EachHostToldAtItsOwnInstant) {
     DesConfig cfg;
     cfg.hosts = 4;
     cfg.groups = 10;
     cfg.engine.rejoin_jitter = 0ms;
+    cfg.txn.congestion.enabled = true;
     cfg.reregister_at = {30ms, 0ms, 250ms, 100ms};
+    cfg.trace_every = 10ms;
     const DesResult r = run_des(cfg);
     ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
     ASSERT_EQ(r.host_rejoins.size(), cfg.hosts);
     for (unsigned i = 0; i < cfg.hosts; ++i) {
         EXPECT_DOUBLE_EQ(r.host_rejoins[i].started_s, std::chrono::duration<double>(cfg.reregister_at[i]).count());
         EXPECT_GT(r.host_rejoins[i].length_s, 0.0);
+        EXPECT_GE(r.host_rejoins[i].window, 1.0);
+        EXPECT_GT(r.host_rejoins[i].srtt_ms, 0.0);
     }
     EXPECT_GE(r.completion_s, 0.25);
+    // A sample every 10 ms from t0 until the last host is done; the one at 250 ms or after
+    // shows the last host re-joining.
+    ASSERT_GE(r.trace.size(), 26u);
+    EXPECT_DOUBLE_EQ(r.trace.front().t_s, 0.0);
+    for (const auto &s : r.trace)
+        EXPECT_EQ(s.hosts.size(), cfg.hosts);
+    EXPECT_TRUE(r.trace[25].hosts[2].rejoining);
     expect_consistent(cfg, r);
     cfg.reregister_at.pop_back(); // one instant per host, or none
     EXPECT_THROW(run_des(cfg), std::invalid_argument);
