@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +72,7 @@ struct Options {
     bool fixed_window = false;   // sa.congestion_control false
     unsigned runs = 1;
     unsigned model_seeds = 10; // model runs per real run, each its own random draws, averaged
+    unsigned trace_ms = 0;     // > 0: sample every daemon's SA window this often during the re-join
 };
 
 unsigned number(const char *opt, const char *v) {
@@ -154,8 +156,11 @@ struct Real {
     std::vector<double> length_s; // each daemon's re-join (status)
     unsigned long long sent = 0, retransmits = 0, timeouts = 0, late = 0;
     std::vector<double> window, srtt_ms; // each port's window and srtt at the end
-    std::map<std::string, double> cpu_s; // from the SA's return to the last `restored`
+    std::map<std::string, double> cpu_s; // from OpenSM's stop to the last `restored`
     double cpu_wall_s = 0;
+    std::vector<std::string> trace; // --trace-ms: "t_ms w0/srtt0 w1/srtt1 ..." (* re-joining)
+    double sa_back_s = 0;           // start_opensm's return (the SA answered), from OpenSM's stop
+    double first_detect_s = 0;      // the first daemon's detection, from OpenSM's stop
 };
 
 // The figures compared, for the real daemons and for the model.
@@ -234,10 +239,43 @@ Real run_real(const Options &o, const std::string &config) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
         }
     }
+    // --trace-ms: a thread of its own samples every daemon's window through connections of
+    // its own, from before OpenSM restarts (the daemons may re-join before start_opensm has
+    // seen the SA answer) until the last `restored`.
+    std::atomic<bool> tracing{o.trace_ms > 0};
+    std::vector<Client> tracers(o.trace_ms ? o.daemons : 0);
+    for (unsigned d = 0; d < tracers.size(); ++d)
+        if (int rc = rdmamcast_connect(daemons[d]->socket().c_str(), &tracers[d].c); rc < 0)
+            throw std::runtime_error(std::string("connect: ") + std::strerror(-rc));
     fabric.stop_opensm();
-    fabric.start_opensm();
     const auto cpu0 = cpu_seconds();
     const auto wall0 = Clock::now();
+    std::thread tracer;
+    if (o.trace_ms)
+        tracer = std::thread([&] {
+            for (auto next = Clock::now(); tracing; next += std::chrono::milliseconds(o.trace_ms)) {
+                std::this_thread::sleep_until(next);
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%6.0f",
+                              std::chrono::duration<double, std::milli>(Clock::now() - wall0).count());
+                std::string line = buf;
+                for (auto &c : tracers) {
+                    rdmamcast_daemon_status *st = nullptr;
+                    if (rdmamcast_status(c.c, &st) < 0 || st->num_ports == 0) {
+                        line += " ?";
+                    } else {
+                        const rdmamcast_port_status *port = st->ports[0];
+                        std::snprintf(buf, sizeof buf, " %s%.2g/%.2g", port->rejoining ? "*" : "",
+                                      port->sa ? port->sa->window : 0, port->sa ? port->sa->srtt_ms : 0);
+                        line += buf;
+                    }
+                    rdmamcast_status_free(st);
+                }
+                real.trace.push_back(line);
+            }
+        });
+    fabric.start_opensm();
+    real.sa_back_s = std::chrono::duration<double>(Clock::now() - wall0).count();
     const auto end = Clock::now() + std::chrono::seconds(120);
     std::vector<unsigned> restored(o.daemons, 0);
     unsigned done = 0;
@@ -254,6 +292,9 @@ Real run_real(const Options &o, const std::string &config) {
                     ++done;
         }
     }
+    tracing = false;
+    if (tracer.joinable())
+        tracer.join();
     const auto cpu1 = cpu_seconds();
     real.cpu_wall_s = std::chrono::duration<double>(Clock::now() - wall0).count();
     for (const auto &[name, s] : cpu1)
@@ -279,6 +320,7 @@ Real run_real(const Options &o, const std::string &config) {
         real.srtt_ms.push_back(port->sa && port->sa->has_srtt ? port->sa->srtt_ms : 0);
     }
     const double first = *std::min_element(detected.begin(), detected.end());
+    real.first_detect_s = first - std::chrono::duration<double>(wall0.time_since_epoch()).count();
     for (double t : detected)
         real.detect_s.push_back(t - first);
     return real;
@@ -397,6 +439,8 @@ int main(int argc, char **argv) {
                 o.rtt_target_ms = number(argv[i - 1], v);
             else if (a == "--runs")
                 o.runs = std::max(1u, number(argv[i - 1], v));
+            else if (a == "--trace-ms")
+                o.trace_ms = number(argv[i - 1], v);
             else if (a == "--model-seeds")
                 o.model_seeds = std::max(1u, number(argv[i - 1], v));
             else
@@ -457,7 +501,9 @@ int main(int argc, char **argv) {
             };
             mcastd::des::DesResult polls, instants;
             const Figures pf = run_model(cfg, polls);
-            const Figures inf = run_model(at_real_instants(cfg, real), instants);
+            auto replay = at_real_instants(cfg, real);
+            replay.trace_every = std::chrono::milliseconds(o.trace_ms);
+            const Figures inf = run_model(replay, instants);
 
             const Figures rf = figures_of(real.detect_s, real.length_s, static_cast<double>(real.sent),
                                           static_cast<double>(real.retransmits), memberships);
@@ -469,13 +515,15 @@ int main(int argc, char **argv) {
                         kRawBatches, list_g(real.pipelined_all_ms).c_str(), list_g(real.sequential_all_ms).c_str());
             // The daemons' counters cover the outage too: SMInfoRecord polls while OpenSM was
             // down count as sent (and as timeouts), so the real MAD figure is a little high.
-            char extra[512];
+            char extra[1024];
             std::snprintf(extra, sizeof extra,
                           " (timeouts %llu, late %llu; polls of the outage included)\n"
                           "    detected at ms: %s\n    re-join ms:      %s\n    window at the end: %s, srtt ms: %s",
                           real.timeouts, real.late, list_ms(real.detect_s).c_str(), list_ms(real.length_s).c_str(),
                           list_g(real.window).c_str(), list_g(real.srtt_ms).c_str());
             print_figures("real:", rf, extra);
+            for (const std::string &line : real.trace)
+                std::printf("    trace ms %s\n", line.c_str());
             std::string cpu;
             double busy = 0;
             for (const auto &[name, s] : real.cpu_s) {
@@ -486,27 +534,44 @@ int main(int argc, char **argv) {
                 cpu += buf;
                 busy += s;
             }
-            std::printf("    CPU ms from the SA's return to the last restored (%.0f ms of wall): %s; %.2f cores busy\n",
-                        real.cpu_wall_s * 1e3, cpu.c_str(), busy / real.cpu_wall_s);
+            std::printf("    from OpenSM's stop: SA back at %.0f ms (start_opensm's saquery), first detection at %.0f ms, "
+                        "last restored at %.0f ms; CPU ms meanwhile: %s; %.2f cores busy\n",
+                        real.sa_back_s * 1e3, real.first_detect_s * 1e3, real.cpu_wall_s * 1e3, cpu.c_str(),
+                        busy / real.cpu_wall_s);
             auto model_lines = [&](const char *who, const mcastd::des::DesResult &m, const Figures &f) {
-                std::vector<double> start, length;
+                std::vector<double> start, length, window, srtt;
                 for (const auto &h : m.host_rejoins) {
                     start.push_back(h.started_s);
                     length.push_back(h.length_s);
+                    window.push_back(h.window);
+                    srtt.push_back(h.srtt_ms);
                 }
                 const double s0 = start.empty() ? 0 : *std::min_element(start.begin(), start.end());
                 for (double &s : start)
                     s -= s0;
                 std::snprintf(extra, sizeof extra,
                               " (mean of %u seeds; the first: failed Sets %llu, Set queue p50/p99/max "
-                              "%.2f/%.2f/%.2f ms)\n    detected at ms: %s\n    re-join ms:      %s",
+                              "%.2f/%.2f/%.2f ms)\n    detected at ms: %s\n    re-join ms:      %s\n"
+                              "    window at the end: %s, srtt ms: %s",
                               o.model_seeds, static_cast<unsigned long long>(m.set_timeouts), m.set_delay_p50 * 1e3,
                               m.set_delay_p99 * 1e3, m.set_delay_max * 1e3, list_ms(start).c_str(),
-                              list_ms(length).c_str());
+                              list_ms(length).c_str(), list_g(window).c_str(), list_g(srtt).c_str());
                 print_figures(who, f, extra);
             };
             model_lines("model, own polls:", polls, pf);
             model_lines("model, real instants:", instants, inf);
+            // The first seed's trace, on the real trace's clock: its t0 is the first detection.
+            for (const auto &ts : instants.trace) {
+                std::string line;
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%6.0f", (ts.t_s + real.first_detect_s) * 1e3);
+                line = buf;
+                for (const auto &h : ts.hosts) {
+                    std::snprintf(buf, sizeof buf, " %s%.2g/%.2g", h.rejoining ? "*" : "", h.window, h.srtt_ms);
+                    line += buf;
+                }
+                std::printf("    model trace ms %s\n", line.c_str());
+            }
             std::printf("  ratio model/real, own polls:     longest %.2f, mean %.2f, span %.2f, MADs %.2f\n",
                         pf.longest_s / rf.longest_s, pf.mean_s / rf.mean_s, pf.span_s / rf.span_s,
                         pf.mads_per_membership / rf.mads_per_membership);
