@@ -3,28 +3,36 @@
 // On ibsim + OpenSM (doc/testbed.md), with DAEMONS rdma-mcastd instances (H2..), each with one
 // client holding the same GROUPS groups:
 //  1. mcastd-raw-sa measures the SA: pipelined Sets (window 16) give its service time S, one
-//     at a time give the round trip, from which the wire delay of the model follows.
+//     at a time give the round trip, from which the wire delay of the model follows; each is
+//     the median of 5 batches of 500.
 //  2. OpenSM is stopped and started again. Each daemon notices at its next SMInfoRecord poll
 //     (ibsim's HCAs cannot take ClientReregister), re-joins, and reports the re-join's length
-//     in `status` (last_rejoin); its SA counters before and after give the MADs it sent.
+//     in `status` (last_rejoin) and when it began; its SA counters before and after give the
+//     MADs it sent.
 //  3. The simulation runs the same fabric: the same number of hosts and groups, S and the
 //     wire delay from step 1, the daemons' SA config (timeouts, window, congestion control and
 //     its RTT target), re-join jitter and poll intervals. It runs twice: once told of the
 //     restart as the daemons are on ibsim, only by its own SMInfoRecord polls (whose phases
 //     are its own random draw), and once with each host told (CLIENT_REREGISTER) at the
 //     instant its real daemon noticed the restart, so that both re-join with the same overlap.
+//     Each runs with --model-seeds draws of its random pauses, and its figures are their mean.
 // It prints both side by side: each host's re-join as `status` reports it (from its own
-// detection to its last group), longest and mean, the span from the first detection to the
-// last group, and the SA MADs per membership. With --runs K it does all of that K times, each
-// on a fresh fabric, and ends with the median and the range of every figure. It passes or
-// fails on nothing: the machine's other load skews the simulator.
+// detection to its last group), longest and mean; the span from the first detection to the
+// last group; the time at least one host was re-joining and the memberships restored per
+// second of it; the SA MADs per membership and the retransmits. With --runs K it does all of
+// that K times, each on a fresh fabric, and ends with the median and the range of every
+// figure and of every model/real ratio. It passes or fails on nothing: the machine's other
+// load skews the simulator.
 //
 //   mcastd-fabric-des-calibrate [--daemons N] [--groups G] [--timeout-ms T] [--max-timeout-ms T]
 //                               [--jitter-ms J] [--sminfo-ms P] [--window W] [--rtt-target-ms T]
-//                               [--fixed-window] [--runs K]
-// Small timeouts (a few ms) make 8 daemons retransmit as thousands would with the defaults; a
-// short SMInfoRecord interval (--sminfo-ms) makes them notice the restart closer together; an
-// RTT target of 1 ms makes their congestion control see the queue 8 daemons build on ibsim.
+//                               [--fixed-window] [--runs K] [--model-seeds K] [--trace-ms P]
+// --window, --rtt-target-ms and --fixed-window are the daemons' sa.window, sa.rtt_target_ms
+// and sa.congestion_control false, and the model's alike. Small timeouts (a few ms) make 8
+// daemons retransmit as thousands would with the defaults; a short SMInfoRecord interval
+// (--sminfo-ms) makes them notice the restart closer together; an RTT target of 1 ms makes
+// their congestion control see the queue 8 daemons build on ibsim. --trace-ms P samples every
+// daemon's window and srtt every P ms and prints the model's beside it.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <poll.h>
@@ -164,22 +172,47 @@ struct Real {
 };
 
 // The figures compared, for the real daemons and for the model.
+// `busy` is the time at least one host was re-joining (the union of the re-joins), and `rate`
+// the memberships restored per second of it: the SA's throughput as the hosts got it, whatever
+// the gaps between their detections.
 struct Figures {
-    double longest_s = 0, mean_s = 0, span_s = 0, mads_per_membership = 0, retransmits = 0;
+    double longest_s = 0, mean_s = 0, span_s = 0, busy_s = 0, rate = 0, mads_per_membership = 0, retransmits = 0;
 };
+
+struct Field {
+    const char *name;
+    double Figures::*member;
+    int decimals;
+};
+constexpr Field kFields[] = {{"longest s", &Figures::longest_s, 3},
+                             {"mean s", &Figures::mean_s, 3},
+                             {"span s", &Figures::span_s, 3},
+                             {"busy s", &Figures::busy_s, 3},
+                             {"restored/s busy", &Figures::rate, 0},
+                             {"MADs/memb", &Figures::mads_per_membership, 3},
+                             {"retransmits", &Figures::retransmits, 0}};
 
 Figures figures_of(const std::vector<double> &start_s, const std::vector<double> &length_s, double mads,
                    double retransmits, double memberships) {
     Figures f;
     double sum = 0, first = 1e300, last = 0;
+    std::vector<std::pair<double, double>> spans;
     for (std::size_t i = 0; i < length_s.size(); ++i) {
         f.longest_s = std::max(f.longest_s, length_s[i]);
         sum += length_s[i];
         first = std::min(first, start_s[i]);
         last = std::max(last, start_s[i] + length_s[i]);
+        spans.emplace_back(start_s[i], start_s[i] + length_s[i]);
+    }
+    std::sort(spans.begin(), spans.end());
+    double covered_to = -1e300;
+    for (const auto &[from, to] : spans) {
+        f.busy_s += std::max(0.0, to - std::max(from, covered_to));
+        covered_to = std::max(covered_to, to);
     }
     f.mean_s = length_s.empty() ? 0 : sum / static_cast<double>(length_s.size());
     f.span_s = length_s.empty() ? 0 : last - first;
+    f.rate = f.busy_s > 0 ? memberships / f.busy_s : 0;
     f.mads_per_membership = mads / memberships;
     f.retransmits = retransmits;
     return f;
@@ -392,8 +425,9 @@ std::string list_g(const std::vector<double> &v) {
 }
 
 void print_figures(const char *who, const Figures &f, const char *extra) {
-    std::printf("  %-22s longest %.3f s, mean %.3f s, span %.3f s; SA MADs %.3f per membership; retransmits %.0f%s\n",
-                who, f.longest_s, f.mean_s, f.span_s, f.mads_per_membership, f.retransmits, extra);
+    std::printf("  %-22s longest %.3f s, mean %.3f s, span %.3f s, busy %.3f s (%.0f restored/s); SA MADs %.3f per "
+                "membership; retransmits %.0f%s\n",
+                who, f.longest_s, f.mean_s, f.span_s, f.busy_s, f.rate, f.mads_per_membership, f.retransmits, extra);
 }
 
 struct Stat {
@@ -467,10 +501,7 @@ int main(int argc, char **argv) {
 
         // Medians and ranges over the runs.
         Stat rate, rtt, load;
-        Stat r_long, r_mean, r_span, r_mads, r_retr;
-        Stat p_long, p_mean, p_span, p_mads, p_retr; // model, own polls
-        Stat i_long, i_mean, i_span, i_mads, i_retr; // model, at the real instants
-        Stat pr_long, pr_mean, pr_span, pr_mads, ir_long, ir_mean, ir_span, ir_mads;
+        std::vector<Figures> reals, own_polls, instants_all; // one per run
         for (unsigned run = 0; run < o.runs; ++run) {
             double load1 = 0;
             if (std::ifstream in("/proc/loadavg"); in)
@@ -481,23 +512,20 @@ int main(int argc, char **argv) {
             // pauses and poll phases: the figures are their means, the per-host lines the first's.
             const auto cfg = model_config(o, real);
             auto run_model = [&](const mcastd::des::DesConfig &base, mcastd::des::DesResult &first) {
-                Figures sum;
+                std::vector<Figures> each;
                 for (unsigned k = 0; k < o.model_seeds; ++k) {
                     mcastd::des::DesConfig c = base;
                     c.seed = std::uint64_t{run} * o.model_seeds + k + 1;
                     const mcastd::des::DesResult m = mcastd::des::run_des(c);
-                    const Figures f = model_figures(m, memberships);
-                    sum.longest_s += f.longest_s;
-                    sum.mean_s += f.mean_s;
-                    sum.span_s += f.span_s;
-                    sum.mads_per_membership += f.mads_per_membership;
-                    sum.retransmits += f.retransmits;
+                    each.push_back(model_figures(m, memberships));
                     if (k == 0)
                         first = m;
                 }
-                const double k = o.model_seeds;
-                return Figures{sum.longest_s / k, sum.mean_s / k, sum.span_s / k, sum.mads_per_membership / k,
-                               sum.retransmits / k};
+                Figures mean;
+                for (const Field &fd : kFields)
+                    for (const Figures &f : each)
+                        mean.*fd.member += f.*fd.member / static_cast<double>(each.size());
+                return mean;
             };
             mcastd::des::DesResult polls, instants;
             const Figures pf = run_model(cfg, polls);
@@ -572,45 +600,45 @@ int main(int argc, char **argv) {
                 }
                 std::printf("    model trace ms %s\n", line.c_str());
             }
-            std::printf("  ratio model/real, own polls:     longest %.2f, mean %.2f, span %.2f, MADs %.2f\n",
-                        pf.longest_s / rf.longest_s, pf.mean_s / rf.mean_s, pf.span_s / rf.span_s,
+            std::printf("  ratio model/real, own polls:     longest %.2f, mean %.2f, span %.2f, rate %.2f, MADs %.2f\n",
+                        pf.longest_s / rf.longest_s, pf.mean_s / rf.mean_s, pf.span_s / rf.span_s, pf.rate / rf.rate,
                         pf.mads_per_membership / rf.mads_per_membership);
-            std::printf("  ratio model/real, real instants: longest %.2f, mean %.2f, span %.2f, MADs %.2f\n",
+            std::printf("  ratio model/real, real instants: longest %.2f, mean %.2f, span %.2f, rate %.2f, MADs %.2f\n",
                         inf.longest_s / rf.longest_s, inf.mean_s / rf.mean_s, inf.span_s / rf.span_s,
-                        inf.mads_per_membership / rf.mads_per_membership);
+                        inf.rate / rf.rate, inf.mads_per_membership / rf.mads_per_membership);
             std::fflush(stdout);
 
             rate.add(real.rate);
             rtt.add(real.rtt_ms);
             load.add(load1);
-            r_long.add(rf.longest_s), r_mean.add(rf.mean_s), r_span.add(rf.span_s);
-            r_mads.add(rf.mads_per_membership), r_retr.add(rf.retransmits);
-            p_long.add(pf.longest_s), p_mean.add(pf.mean_s), p_span.add(pf.span_s);
-            p_mads.add(pf.mads_per_membership), p_retr.add(pf.retransmits);
-            i_long.add(inf.longest_s), i_mean.add(inf.mean_s), i_span.add(inf.span_s);
-            i_mads.add(inf.mads_per_membership), i_retr.add(inf.retransmits);
-            pr_long.add(pf.longest_s / rf.longest_s), pr_mean.add(pf.mean_s / rf.mean_s);
-            pr_span.add(pf.span_s / rf.span_s), pr_mads.add(pf.mads_per_membership / rf.mads_per_membership);
-            ir_long.add(inf.longest_s / rf.longest_s), ir_mean.add(inf.mean_s / rf.mean_s);
-            ir_span.add(inf.span_s / rf.span_s), ir_mads.add(inf.mads_per_membership / rf.mads_per_membership);
+            reals.push_back(rf);
+            own_polls.push_back(pf);
+            instants_all.push_back(inf);
         }
         std::printf("summary over %u run(s), median [min-max]: SA %s Sets/s, round trip %s ms, load %s\n", o.runs,
                     rate.show(0).c_str(), rtt.show(3).c_str(), load.show(2).c_str());
-        std::printf("  %-22s %-24s %-24s %-24s %-24s %-16s\n", "", "longest s", "mean s", "span s", "MADs/memb",
-                    "retransmits");
-        auto row = [](const char *who, const Stat &a, const Stat &b, const Stat &c, const Stat &d, const Stat *e) {
-            std::printf("  %-22s %-24s %-24s %-24s %-24s %-16s\n", who, a.show().c_str(), b.show().c_str(),
-                        c.show().c_str(), d.show().c_str(), e ? e->show(0).c_str() : "");
+        std::printf("  %-21s", "");
+        for (const Field &fd : kFields)
+            std::printf(" %-24s", fd.name);
+        std::printf("\n");
+        auto row = [&](const char *who, const std::vector<Figures> &v, const std::vector<Figures> *over) {
+            std::printf("  %-21s", who);
+            for (const Field &fd : kFields) {
+                Stat st;
+                for (std::size_t i = 0; i < v.size(); ++i)
+                    if (!over)
+                        st.add(v[i].*fd.member);
+                    else if ((*over)[i].*fd.member > 0) // a ratio of retransmits to none is none
+                        st.add(v[i].*fd.member / ((*over)[i].*fd.member));
+                std::printf(" %-24s", st.show(over ? 2 : fd.decimals).c_str());
+            }
+            std::printf("\n");
         };
-        row("real", r_long, r_mean, r_span, r_mads, &r_retr);
-        row("model, own polls", p_long, p_mean, p_span, p_mads, &p_retr);
-        row("model, real instants", i_long, i_mean, i_span, i_mads, &i_retr);
-        auto ratios = [](const char *who, const Stat &a, const Stat &b, const Stat &c, const Stat &d) {
-            std::printf("  %-22s %-24s %-24s %-24s %-24s\n", who, a.show(2).c_str(), b.show(2).c_str(), c.show(2).c_str(),
-                        d.show(2).c_str());
-        };
-        ratios("ratio, own polls", pr_long, pr_mean, pr_span, pr_mads);
-        ratios("ratio, real instants", ir_long, ir_mean, ir_span, ir_mads);
+        row("real", reals, nullptr);
+        row("model, own polls", own_polls, nullptr);
+        row("model, real instants", instants_all, nullptr);
+        row("ratio, own polls", own_polls, &reals);
+        row("ratio, real instants", instants_all, &reals);
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "mcastd-fabric-des-calibrate: %s\n", e.what());
