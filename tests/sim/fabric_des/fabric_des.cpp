@@ -421,6 +421,7 @@ DesResult run_des(const DesConfig &cfg) {
     sa_cfg.wire_delay = cfg.wire_delay;
     sa_cfg.get_drop_after = cfg.get_drop_after;
     sa_cfg.kernel_drops_late = cfg.kernel_drops_late;
+    sa_cfg.host_cost = cfg.host_cost;
 
     // Setup: the fabric as it was before the restart. The SA serves at zero service time, so
     // the joins cost no virtual time and leave no queue behind.
@@ -428,6 +429,7 @@ DesResult run_des(const DesConfig &cfg) {
     instant.set_service = instant.get_service = Duration{0};
     instant.get_drop_after = Duration{0};
     instant.kernel_drops_late = false;
+    instant.host_cost = Duration{0};
     SimSa simsa(timers, instant);
 
     Tally tally;

@@ -25,6 +25,8 @@ struct DesConfig {
     Duration wire_delay{0};                                     // each way
     Duration get_drop_after = std::chrono::seconds(10);         // OpenSM's Get drop; 0 = never
     bool kernel_drops_late = false; // ib_umad's matching (late answers dropped), not umad2sim's
+    // Each host's work per MAD it receives, one at a time (SimSaConfig::host_cost); 0 = none.
+    Duration host_cost{0};
 
     // The daemon's own configuration; the defaults are today's.
     sa::TransactionConfig txn;

@@ -203,6 +203,28 @@ TEST(FabricDes, EachHostToldAtItsOwnInstant) {
     cfg.reregister_at.pop_back(); // one instant per host, or none
     EXPECT_THROW(run_des(cfg), std::invalid_argument);
 }
+// A host that handles each answer in 100 us cannot restore faster than that, whatever the SA;
+// several such hosts still share the SA, and the counts still agree.
+TEST(FabricDes, HostCostBoundsEachHost) {
+    DesConfig cfg;
+    cfg.hosts = 1;
+    cfg.groups = 200;
+    cfg.sa_rate = 50000;
+    cfg.engine.rejoin_jitter = 0ms;
+    const double alone = run_des(cfg).host_rejoins.at(0).length_s;
+    EXPECT_LT(alone, 0.5 * 200 * 100e-6); // 200 / 50,000 s
+    cfg.host_cost = 100us;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done);
+    EXPECT_GE(r.host_rejoins.at(0).length_s, 200 * 100e-6);
+    EXPECT_LE(r.host_rejoins.at(0).length_s, 1.2 * 200 * 100e-6);
+    expect_consistent(cfg, r);
+    cfg.hosts = 10;
+    const DesResult many = run_des(cfg);
+    ASSERT_TRUE(many.done);
+    expect_consistent(cfg, many);
+}
+
 // With the Gets' server slow enough, OpenSM's overload rule drops Gets, and nothing else.
 TEST(FabricDes, OverloadedGetQueueDropsGetsOnly) {
     DesConfig cfg;
