@@ -78,6 +78,7 @@ struct Options {
     unsigned window = 16;     // sa.window
     unsigned rtt_target_ms = 50; // sa.rtt_target_ms
     bool fixed_window = false;   // sa.congestion_control false
+    bool no_host_cost = false;   // no lone daemon, no host cost in the model
     unsigned runs = 1;
     unsigned model_seeds = 10; // model runs per real run, each its own random draws, averaged
     unsigned trace_ms = 0;     // > 0: sample every daemon's SA window this often during the re-join
@@ -111,6 +112,57 @@ std::unique_ptr<rdmamcast_daemon_status, void (*)(rdmamcast_daemon_status *)> st
     if (int rc = rdmamcast_status(c, &st); rc < 0)
         throw std::runtime_error(std::string("status: ") + std::strerror(-rc));
     return {st, rdmamcast_status_free};
+}
+
+// A client of `daemon` holding the G groups.
+void connect_and_join(Daemon &daemon, unsigned groups, Client &client) {
+    if (int rc = rdmamcast_connect(daemon.socket().c_str(), &client.c); rc < 0)
+        throw std::runtime_error(std::string("connect: ") + std::strerror(-rc));
+    for (unsigned g = 1; g <= groups; ++g) {
+        char mgid[48];
+        std::snprintf(mgid, sizeof mgid, "%s%x", kGroupBase, g);
+        rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
+        p.device = "ibsim0";
+        p.port = 1;
+        inet_pton(AF_INET6, mgid, p.mgid);
+        if (int rc = rdmamcast_join(client.c, &p, nullptr, nullptr); rc < 0)
+            throw std::runtime_error(std::string("join ") + mgid + ": " + std::strerror(-rc));
+    }
+}
+
+// The daemon's counters once it has read the SM's SMInfoRecord: an SM restart is judged
+// against that first sample.
+rdmamcast_counters counters_once_sm_known(rdmamcast_client *c) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        auto st = status_of(c);
+        if (st->num_ports > 0 && st->ports[0]->sm_known)
+            return *st->counters;
+        if (Clock::now() > deadline)
+            throw std::runtime_error("a daemon never read the SM's SMInfoRecord");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
+    }
+}
+
+// Reads events until every client has had G `restored`; false at the deadline.
+bool wait_restored(std::vector<Client> &clients, unsigned groups, std::chrono::seconds within) {
+    const auto end = Clock::now() + within;
+    std::vector<unsigned> restored(clients.size(), 0);
+    std::size_t done = 0;
+    while (done < clients.size() && Clock::now() < end) {
+        std::vector<pollfd> fds;
+        for (auto &c : clients)
+            fds.push_back(pollfd{rdmamcast_event_fd(c.c), POLLIN, 0});
+        if (::poll(fds.data(), fds.size(), 100) <= 0)
+            continue;
+        for (std::size_t d = 0; d < clients.size(); ++d) {
+            rdmamcast_event ev;
+            while (rdmamcast_next_event(clients[d].c, &ev) == 0)
+                if (ev.type == RDMAMCAST_EVENT_RESTORED && ++restored[d] == groups)
+                    ++done;
+        }
+    }
+    return done == clients.size();
 }
 
 // CPU seconds (user + system) used so far by this process's children (the daemons, ibsim,
@@ -169,6 +221,7 @@ struct Real {
     std::vector<std::string> trace; // --trace-ms: "t_ms w0/srtt0 w1/srtt1 ..." (* re-joining)
     double sa_back_s = 0;           // start_opensm's return (the SA answered), from OpenSM's stop
     double first_detect_s = 0;      // the first daemon's detection, from OpenSM's stop
+    double lone_s = -1;             // the lone daemon's re-join (no jitter); < 0: not measured
 };
 
 // The figures compared, for the real daemons and for the model.
@@ -218,10 +271,10 @@ Figures figures_of(const std::vector<double> &start_s, const std::vector<double>
     return f;
 }
 
-Real run_real(const Options &o, const std::string &config) {
+Real run_real(const Options &o, const std::string &config, const std::string &lone_config) {
     Real real;
     Fabric::Options fo;
-    fo.hcas = static_cast<int>(o.daemons) + 1; // H1 runs OpenSM
+    fo.hcas = static_cast<int>(o.daemons) + 2; // H1 runs OpenSM, the last the lone daemon
     Fabric fabric(fo);
 
     // 1. The SA on its own. One batch of 500 varies by a factor of 2 on a shared 2-core
@@ -240,38 +293,35 @@ Real run_real(const Options &o, const std::string &config) {
     real.rtt_ms = real.sequential_ms / raw_n;
     real.wire_ms = std::max(0.0, (real.rtt_ms - 1e3 / real.rate) / 2);
 
-    // 2. The daemons, their clients, the restart.
+    // 2. One daemon alone (on the last node), without the re-join jitter: its re-join after an
+    // OpenSM restart, which the model's host cost is fitted to. It stops (leaving its groups)
+    // before the others start.
+    if (!o.no_host_cost) {
+        Daemon lone(fabric, "H" + std::to_string(o.daemons + 2), lone_config);
+        std::vector<Client> client(1);
+        connect_and_join(lone, o.groups, client[0]);
+        counters_once_sm_known(client[0].c);
+        fabric.stop_opensm();
+        fabric.start_opensm();
+        if (!wait_restored(client, o.groups, std::chrono::seconds(60)))
+            throw std::runtime_error("the lone daemon did not restore its memberships within 60 s");
+        auto st = status_of(client[0].c);
+        const rdmamcast_rejoin *r = st->ports[0]->last_rejoin;
+        if (!r || !r->finished)
+            throw std::runtime_error("the lone daemon reports no finished re-join");
+        real.lone_s = r->duration_s;
+    }
+
+    // 3. The daemons, their clients, the restart.
     std::vector<std::unique_ptr<Daemon>> daemons;
     std::vector<Client> clients(o.daemons);
     for (unsigned d = 0; d < o.daemons; ++d) {
         daemons.push_back(std::make_unique<Daemon>(fabric, "H" + std::to_string(d + 2), config));
-        if (int rc = rdmamcast_connect(daemons.back()->socket().c_str(), &clients[d].c); rc < 0)
-            throw std::runtime_error(std::string("connect: ") + std::strerror(-rc));
-        for (unsigned g = 1; g <= o.groups; ++g) {
-            char mgid[48];
-            std::snprintf(mgid, sizeof mgid, "%s%x", kGroupBase, g);
-            rdmamcast_join_params p = RDMAMCAST_JOIN_PARAMS_INIT;
-            p.device = "ibsim0";
-            p.port = 1;
-            inet_pton(AF_INET6, mgid, p.mgid);
-            if (int rc = rdmamcast_join(clients[d].c, &p, nullptr, nullptr); rc < 0)
-                throw std::runtime_error(std::string("join ") + mgid + ": " + std::strerror(-rc));
-        }
+        connect_and_join(*daemons.back(), o.groups, clients[d]);
     }
     std::vector<rdmamcast_counters> before(o.daemons);
-    for (unsigned d = 0; d < o.daemons; ++d) {
-        const auto deadline = Clock::now() + std::chrono::seconds(10);
-        for (;;) { // the SM restart is judged against the first SMInfoRecord sample
-            auto st = status_of(clients[d].c);
-            if (st->num_ports > 0 && st->ports[0]->sm_known) {
-                before[d] = *st->counters;
-                break;
-            }
-            if (Clock::now() > deadline)
-                throw std::runtime_error("a daemon never read the SM's SMInfoRecord");
-            std::this_thread::sleep_for(std::chrono::milliseconds(20)); // status has no push form
-        }
-    }
+    for (unsigned d = 0; d < o.daemons; ++d)
+        before[d] = counters_once_sm_known(clients[d].c);
     // --trace-ms: a thread of its own samples every daemon's window through connections of
     // its own, from before OpenSM restarts (the daemons may re-join before start_opensm has
     // seen the SA answer) until the last `restored`.
@@ -309,22 +359,7 @@ Real run_real(const Options &o, const std::string &config) {
         });
     fabric.start_opensm();
     real.sa_back_s = std::chrono::duration<double>(Clock::now() - wall0).count();
-    const auto end = Clock::now() + std::chrono::seconds(120);
-    std::vector<unsigned> restored(o.daemons, 0);
-    unsigned done = 0;
-    while (done < o.daemons && Clock::now() < end) {
-        std::vector<pollfd> fds;
-        for (auto &c : clients)
-            fds.push_back(pollfd{rdmamcast_event_fd(c.c), POLLIN, 0});
-        if (::poll(fds.data(), fds.size(), 100) <= 0)
-            continue;
-        for (unsigned d = 0; d < o.daemons; ++d) {
-            rdmamcast_event ev;
-            while (rdmamcast_next_event(clients[d].c, &ev) == 0)
-                if (ev.type == RDMAMCAST_EVENT_RESTORED && ++restored[d] == o.groups)
-                    ++done;
-        }
-    }
+    const bool all_restored = wait_restored(clients, o.groups, std::chrono::seconds(120));
     tracing = false;
     if (tracer.joinable())
         tracer.join();
@@ -332,9 +367,8 @@ Real run_real(const Options &o, const std::string &config) {
     real.cpu_wall_s = std::chrono::duration<double>(Clock::now() - wall0).count();
     for (const auto &[name, s] : cpu1)
         real.cpu_s[name] = s - (cpu0.count(name) ? cpu0.at(name) : 0.0);
-    if (done < o.daemons)
-        throw std::runtime_error("only " + std::to_string(done) + " of " + std::to_string(o.daemons) +
-                                 " daemons restored every membership within 120 s");
+    if (!all_restored)
+        throw std::runtime_error("not every daemon restored every membership within 120 s");
     std::vector<double> detected; // on this process's steady clock, seconds
     for (unsigned d = 0; d < o.daemons; ++d) {
         auto st = status_of(clients[d].c);
@@ -382,6 +416,32 @@ mcastd::des::DesConfig model_config(const Options &o, const Real &real) {
     c.reregister = false;
     c.sminfo_shows_restart = true;
     return c;
+}
+
+// The host cost at which the model's one host, alone and without jitter, re-joins in
+// `lone_s` as the lone daemon did; 0 when the model is that slow without one. `none_s` is the
+// model's lone re-join without a host cost.
+mcastd::Duration fit_host_cost(mcastd::des::DesConfig c, double lone_s, double &none_s) {
+    c.hosts = 1;
+    c.engine.rejoin_jitter = mcastd::Duration::zero();
+    c.reregister = true;
+    c.sminfo_shows_restart = false;
+    c.reregister_at.clear();
+    auto length = [&c](std::chrono::nanoseconds h) {
+        c.host_cost = std::chrono::duration_cast<mcastd::Duration>(h);
+        return mcastd::des::run_des(c).host_rejoins.at(0).length_s;
+    };
+    none_s = length(std::chrono::nanoseconds(0));
+    if (none_s >= lone_s)
+        return mcastd::Duration::zero();
+    std::chrono::nanoseconds lo{0}, hi{100'000};
+    while (length(hi) < lone_s && hi < std::chrono::milliseconds(100))
+        hi *= 2;
+    while (hi - lo > std::chrono::nanoseconds(200)) { // its length grows with the cost
+        const auto mid = lo + (hi - lo) / 2;
+        (length(mid) < lone_s ? lo : hi) = mid;
+    }
+    return std::chrono::duration_cast<mcastd::Duration>(hi);
 }
 
 // The same, each host told at the instant its real daemon noticed the restart.
@@ -450,8 +510,8 @@ int main(int argc, char **argv) {
     try {
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
-            if (a == "--fixed-window") {
-                o.fixed_window = true;
+            if (a == "--fixed-window" || a == "--no-host-cost") {
+                (a == "--fixed-window" ? o.fixed_window : o.no_host_cost) = true;
                 continue;
             }
             const char *v = i + 1 < argc ? argv[++i] : nullptr;
@@ -482,15 +542,19 @@ int main(int argc, char **argv) {
         }
         o.max_timeout_ms = std::max(o.max_timeout_ms, o.timeout_ms);
 
-        char config[640];
-        std::snprintf(config, sizeof config,
-                      R"({"log_level": "warning", "rejoin": {"jitter_ms": %u},)"
-                      R"( "sa": {"timeout_ms": %u, "max_timeout_ms": %u, "window": %u,)"
-                      R"( "congestion_control": %s, "rtt_target_ms": %u},)"
-                      R"( "monitor": {"sminfo_interval_ms": %u, "sminfo_timeout_ms": %d,)"
-                      R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
-                      o.jitter_ms, o.timeout_ms, o.max_timeout_ms, o.window, o.fixed_window ? "false" : "true",
-                      o.rtt_target_ms, o.sminfo_ms, kSmInfoTimeoutMs, kPortInfoMs);
+        auto config_with = [&o](unsigned jitter_ms) {
+            char config[640];
+            std::snprintf(config, sizeof config,
+                          R"({"log_level": "warning", "rejoin": {"jitter_ms": %u},)"
+                          R"( "sa": {"timeout_ms": %u, "max_timeout_ms": %u, "window": %u,)"
+                          R"( "congestion_control": %s, "rtt_target_ms": %u},)"
+                          R"( "monitor": {"sminfo_interval_ms": %u, "sminfo_timeout_ms": %d,)"
+                          R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
+                          jitter_ms, o.timeout_ms, o.max_timeout_ms, o.window, o.fixed_window ? "false" : "true",
+                          o.rtt_target_ms, o.sminfo_ms, kSmInfoTimeoutMs, kPortInfoMs);
+            return std::string(config);
+        };
+        const std::string config = config_with(o.jitter_ms), lone_config = config_with(0);
         std::printf("%u daemons x %u groups; sa: timeout_ms %u, max_timeout_ms %u, window %u, %s; "
                     "rejoin.jitter_ms %u, monitor.sminfo_interval_ms %u; %u run(s)\n",
                     o.daemons, o.groups, o.timeout_ms, o.max_timeout_ms, o.window,
@@ -506,11 +570,14 @@ int main(int argc, char **argv) {
             double load1 = 0;
             if (std::ifstream in("/proc/loadavg"); in)
                 in >> load1;
-            const Real real = run_real(o, config);
+            const Real real = run_real(o, config, lone_config);
 
             // 3. The model of the same fabric, twice, each with model_seeds draws of its random
             // pauses and poll phases: the figures are their means, the per-host lines the first's.
-            const auto cfg = model_config(o, real);
+            auto cfg = model_config(o, real);
+            double lone_model_s = 0;
+            if (real.lone_s >= 0)
+                cfg.host_cost = fit_host_cost(cfg, real.lone_s, lone_model_s);
             auto run_model = [&](const mcastd::des::DesConfig &base, mcastd::des::DesResult &first) {
                 std::vector<Figures> each;
                 for (unsigned k = 0; k < o.model_seeds; ++k) {
@@ -541,6 +608,11 @@ int main(int argc, char **argv) {
                         "pipelined ms %s, one at a time %s)\n",
                         run + 1, load1, kRawSets, kRawWindow, real.pipelined_ms, real.rate, real.rtt_ms, real.wire_ms,
                         kRawBatches, list_g(real.pipelined_all_ms).c_str(), list_g(real.sequential_all_ms).c_str());
+            if (real.lone_s >= 0)
+                std::printf("  one daemon alone, no jitter: re-join %.1f ms, the model's %.1f ms without a host cost; "
+                            "host cost %.1f us per MAD received makes them equal\n",
+                            real.lone_s * 1e3, lone_model_s * 1e3,
+                            std::chrono::duration<double, std::micro>(cfg.host_cost).count());
             // The daemons' counters cover the outage too: SMInfoRecord polls while OpenSM was
             // down count as sent (and as timeouts), so the real MAD figure is a little high.
             char extra[1024];
