@@ -2,6 +2,9 @@
 //
 // On ibsim + OpenSM (doc/testbed.md), with DAEMONS rdma-mcastd instances (H2..), each with one
 // client holding the same GROUPS groups:
+//  0. On a fabric of its own, one daemon alone, without the re-join jitter, re-joins its groups
+//     after an OpenSM restart; the model's host cost (what each host spends on each answer) is
+//     set so that the model's lone host takes as long (--no-host-cost: none).
 //  1. mcastd-raw-sa measures the SA: pipelined Sets (window 16) give its service time S, one
 //     at a time give the round trip, from which the wire delay of the model follows; each is
 //     the median of 5 batches of 500.
@@ -10,8 +13,9 @@
 //     in `status` (last_rejoin) and when it began; its SA counters before and after give the
 //     MADs it sent.
 //  3. The simulation runs the same fabric: the same number of hosts and groups, S and the
-//     wire delay from step 1, the daemons' SA config (timeouts, window, congestion control and
-//     its RTT target), re-join jitter and poll intervals. It runs twice: once told of the
+//     wire delay from step 1, the host cost from step 0, the daemons' SA config (timeouts,
+//     window, congestion control and its RTT target), re-join jitter and poll intervals. It
+//     runs twice: once told of the
 //     restart as the daemons are on ibsim, only by its own SMInfoRecord polls (whose phases
 //     are its own random draw), and once with each host told (CLIENT_REREGISTER) at the
 //     instant its real daemon noticed the restart, so that both re-join with the same overlap.
@@ -27,6 +31,7 @@
 //   mcastd-fabric-des-calibrate [--daemons N] [--groups G] [--timeout-ms T] [--max-timeout-ms T]
 //                               [--jitter-ms J] [--sminfo-ms P] [--window W] [--rtt-target-ms T]
 //                               [--fixed-window] [--runs K] [--model-seeds K] [--trace-ms P]
+//                               [--no-host-cost]
 // --window, --rtt-target-ms and --fixed-window are the daemons' sa.window, sa.rtt_target_ms
 // and sa.congestion_control false, and the model's alike. Small timeouts (a few ms) make 8
 // daemons retransmit as thousands would with the defaults; a short SMInfoRecord interval
@@ -48,6 +53,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -144,10 +150,12 @@ rdmamcast_counters counters_once_sm_known(rdmamcast_client *c) {
     }
 }
 
-// Reads events until every client has had G `restored`; false at the deadline.
-bool wait_restored(std::vector<Client> &clients, unsigned groups, std::chrono::seconds within) {
+// Reads events until every client has had G `restored`; false at the deadline, with
+// `restored` saying how far each got.
+bool wait_restored(std::vector<Client> &clients, unsigned groups, std::chrono::seconds within,
+                   std::vector<unsigned> &restored) {
     const auto end = Clock::now() + within;
-    std::vector<unsigned> restored(clients.size(), 0);
+    restored.assign(clients.size(), 0);
     std::size_t done = 0;
     while (done < clients.size() && Clock::now() < end) {
         std::vector<pollfd> fds;
@@ -221,7 +229,6 @@ struct Real {
     std::vector<std::string> trace; // --trace-ms: "t_ms w0/srtt0 w1/srtt1 ..." (* re-joining)
     double sa_back_s = 0;           // start_opensm's return (the SA answered), from OpenSM's stop
     double first_detect_s = 0;      // the first daemon's detection, from OpenSM's stop
-    double lone_s = -1;             // the lone daemon's re-join (no jitter); < 0: not measured
 };
 
 // The figures compared, for the real daemons and for the model.
@@ -271,48 +278,79 @@ Figures figures_of(const std::vector<double> &start_s, const std::vector<double>
     return f;
 }
 
-Real run_real(const Options &o, const std::string &config, const std::string &lone_config) {
+// The SA on its own: pipelined Sets (window 16) give its rate, one at a time the round trip.
+// One batch of 500 varies by a factor of 2 on a shared 2-core machine; the median of
+// kRawBatches of each is steadier.
+struct RawSa {
+    double pipelined_ms = 0, sequential_ms = 0, rate = 0, rtt_ms = 0, wire_ms = 0; // medians
+    std::vector<double> pipelined_all_ms, sequential_all_ms;                        // every batch
+};
+
+struct Lone {
+    RawSa sa;            // its fabric's SA
+    double rejoin_s = 0; // the daemon's re-join
+};
+
+RawSa measure_sa(Fabric &fabric) {
+    RawSa m;
+    for (unsigned b = 0; b < kRawBatches; ++b) {
+        m.pipelined_all_ms.push_back(raw_sets_ms(fabric, kRawSets, kRawWindow));
+        m.sequential_all_ms.push_back(raw_sets_ms(fabric, kRawSets, 1));
+    }
+    m.pipelined_ms = median(m.pipelined_all_ms);
+    m.sequential_ms = median(m.sequential_all_ms);
+    m.rate = kRawSets / (m.pipelined_ms / 1e3);
+    m.rtt_ms = m.sequential_ms / kRawSets;
+    m.wire_ms = std::max(0.0, (m.rtt_ms - 1e3 / m.rate) / 2);
+    return m;
+}
+
+// One daemon alone, without the re-join jitter, on a fabric of its own (H1 the SM, H2 the
+// daemon): the SA measured as in run_real, then the daemon's re-join after an OpenSM restart.
+// The model's host cost is fitted to it. A fabric of its own, because a daemon notices a
+// restart by the SM's ActCount falling: the first OpenSM of a fresh fabric counts well beyond
+// where a restarted one starts, a second restart need not fall below the first's.
+Lone run_lone(const Options &o, const std::string &lone_config) {
+    Lone lone;
+    Fabric::Options fo;
+    fo.hcas = 2;
+    Fabric fabric(fo);
+    lone.sa = measure_sa(fabric);
+    Daemon daemon(fabric, "H2", lone_config);
+    std::vector<Client> client(1);
+    connect_and_join(daemon, o.groups, client[0]);
+    counters_once_sm_known(client[0].c);
+    fabric.stop_opensm();
+    fabric.start_opensm();
+    std::vector<unsigned> restored;
+    if (!wait_restored(client, o.groups, std::chrono::seconds(60), restored))
+        throw std::runtime_error("the lone daemon restored " + std::to_string(restored[0]) + " of " +
+                                 std::to_string(o.groups) + " memberships within 60 s");
+    auto st = status_of(client[0].c);
+    const rdmamcast_rejoin *r = st->ports[0]->last_rejoin;
+    if (!r || !r->finished)
+        throw std::runtime_error("the lone daemon reports no finished re-join");
+    lone.rejoin_s = r->duration_s;
+    return lone;
+}
+
+Real run_real(const Options &o, const std::string &config) {
     Real real;
     Fabric::Options fo;
-    fo.hcas = static_cast<int>(o.daemons) + 2; // H1 runs OpenSM, the last the lone daemon
+    fo.hcas = static_cast<int>(o.daemons) + 1; // H1 runs OpenSM
     Fabric fabric(fo);
 
-    // 1. The SA on its own. One batch of 500 varies by a factor of 2 on a shared 2-core
-    // machine; the median of kRawBatches of each is steadier.
-    std::vector<double> pipelined, sequential;
-    for (unsigned b = 0; b < kRawBatches; ++b) {
-        pipelined.push_back(raw_sets_ms(fabric, kRawSets, kRawWindow));
-        sequential.push_back(raw_sets_ms(fabric, kRawSets, 1));
-    }
-    real.pipelined_ms = median(pipelined);
-    real.sequential_ms = median(sequential);
-    real.pipelined_all_ms = pipelined;
-    real.sequential_all_ms = sequential;
-    const double raw_n = kRawSets;
-    real.rate = raw_n / (real.pipelined_ms / 1e3);
-    real.rtt_ms = real.sequential_ms / raw_n;
-    real.wire_ms = std::max(0.0, (real.rtt_ms - 1e3 / real.rate) / 2);
+    // 1. The SA on its own.
+    const RawSa sa = measure_sa(fabric);
+    real.pipelined_ms = sa.pipelined_ms;
+    real.sequential_ms = sa.sequential_ms;
+    real.pipelined_all_ms = sa.pipelined_all_ms;
+    real.sequential_all_ms = sa.sequential_all_ms;
+    real.rate = sa.rate;
+    real.rtt_ms = sa.rtt_ms;
+    real.wire_ms = sa.wire_ms;
 
-    // 2. One daemon alone (on the last node), without the re-join jitter: its re-join after an
-    // OpenSM restart, which the model's host cost is fitted to. It stops (leaving its groups)
-    // before the others start.
-    if (!o.no_host_cost) {
-        Daemon lone(fabric, "H" + std::to_string(o.daemons + 2), lone_config);
-        std::vector<Client> client(1);
-        connect_and_join(lone, o.groups, client[0]);
-        counters_once_sm_known(client[0].c);
-        fabric.stop_opensm();
-        fabric.start_opensm();
-        if (!wait_restored(client, o.groups, std::chrono::seconds(60)))
-            throw std::runtime_error("the lone daemon did not restore its memberships within 60 s");
-        auto st = status_of(client[0].c);
-        const rdmamcast_rejoin *r = st->ports[0]->last_rejoin;
-        if (!r || !r->finished)
-            throw std::runtime_error("the lone daemon reports no finished re-join");
-        real.lone_s = r->duration_s;
-    }
-
-    // 3. The daemons, their clients, the restart.
+    // 2. The daemons, their clients, the restart.
     std::vector<std::unique_ptr<Daemon>> daemons;
     std::vector<Client> clients(o.daemons);
     for (unsigned d = 0; d < o.daemons; ++d) {
@@ -359,7 +397,8 @@ Real run_real(const Options &o, const std::string &config, const std::string &lo
         });
     fabric.start_opensm();
     real.sa_back_s = std::chrono::duration<double>(Clock::now() - wall0).count();
-    const bool all_restored = wait_restored(clients, o.groups, std::chrono::seconds(120));
+    std::vector<unsigned> restored;
+    const bool all_restored = wait_restored(clients, o.groups, std::chrono::seconds(120), restored);
     tracing = false;
     if (tracer.joinable())
         tracer.join();
@@ -367,8 +406,16 @@ Real run_real(const Options &o, const std::string &config, const std::string &lo
     real.cpu_wall_s = std::chrono::duration<double>(Clock::now() - wall0).count();
     for (const auto &[name, s] : cpu1)
         real.cpu_s[name] = s - (cpu0.count(name) ? cpu0.at(name) : 0.0);
-    if (!all_restored)
-        throw std::runtime_error("not every daemon restored every membership within 120 s");
+    if (!all_restored) {
+        std::string counts;
+        for (unsigned d = 0; d < o.daemons; ++d) {
+            auto st = status_of(clients[d].c);
+            counts += " H" + std::to_string(d + 2) + " " + std::to_string(restored[d]) +
+                      (st->ports[0]->last_rejoin ? "" : " (no re-join)");
+        }
+        throw std::runtime_error("not every daemon restored its " + std::to_string(o.groups) +
+                                 " memberships within 120 s:" + counts);
+    }
     std::vector<double> detected; // on this process's steady clock, seconds
     for (unsigned d = 0; d < o.daemons; ++d) {
         auto st = status_of(clients[d].c);
@@ -570,14 +617,22 @@ int main(int argc, char **argv) {
             double load1 = 0;
             if (std::ifstream in("/proc/loadavg"); in)
                 in >> load1;
-            const Real real = run_real(o, config, lone_config);
+            std::optional<Lone> lone;
+            if (!o.no_host_cost)
+                lone = run_lone(o, lone_config);
+            const Real real = run_real(o, config);
 
             // 3. The model of the same fabric, twice, each with model_seeds draws of its random
             // pauses and poll phases: the figures are their means, the per-host lines the first's.
             auto cfg = model_config(o, real);
             double lone_model_s = 0;
-            if (real.lone_s >= 0)
-                cfg.host_cost = fit_host_cost(cfg, real.lone_s, lone_model_s);
+            if (lone) { // the lone daemon's model: its own fabric's SA, the rest as the main run's
+                auto lone_cfg = cfg;
+                lone_cfg.sa_rate = lone->sa.rate;
+                lone_cfg.wire_delay = std::chrono::duration_cast<mcastd::Duration>(
+                    std::chrono::duration<double, std::milli>(lone->sa.wire_ms));
+                cfg.host_cost = fit_host_cost(lone_cfg, lone->rejoin_s, lone_model_s);
+            }
             auto run_model = [&](const mcastd::des::DesConfig &base, mcastd::des::DesResult &first) {
                 std::vector<Figures> each;
                 for (unsigned k = 0; k < o.model_seeds; ++k) {
@@ -608,10 +663,11 @@ int main(int argc, char **argv) {
                         "pipelined ms %s, one at a time %s)\n",
                         run + 1, load1, kRawSets, kRawWindow, real.pipelined_ms, real.rate, real.rtt_ms, real.wire_ms,
                         kRawBatches, list_g(real.pipelined_all_ms).c_str(), list_g(real.sequential_all_ms).c_str());
-            if (real.lone_s >= 0)
-                std::printf("  one daemon alone, no jitter: re-join %.1f ms, the model's %.1f ms without a host cost; "
-                            "host cost %.1f us per MAD received makes them equal\n",
-                            real.lone_s * 1e3, lone_model_s * 1e3,
+            if (lone)
+                std::printf("  one daemon alone, no jitter, on a fabric of its own (SA %.0f Sets/s, round trip %.3f ms): "
+                            "re-join %.1f ms, the model's %.1f ms without a host cost; a host cost of %.1f us per MAD "
+                            "received makes them equal\n",
+                            lone->sa.rate, lone->sa.rtt_ms, lone->rejoin_s * 1e3, lone_model_s * 1e3,
                             std::chrono::duration<double, std::micro>(cfg.host_cost).count());
             // The daemons' counters cover the outage too: SMInfoRecord polls while OpenSM was
             // down count as sent (and as timeouts), so the real MAD figure is a little high.

@@ -660,7 +660,10 @@ std::string describe_config(const DesConfig &cfg) {
     }
     s += "; SA: Gets served at " + fmt("%g", cfg.get_rate > 0 ? cfg.get_rate : cfg.sa_rate) + "/s, dropped after " +
          (cfg.get_drop_after.count() ? fmt("%g s", seconds(cfg.get_drop_after)) : std::string("never")) +
-         ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way, late answers " +
+         ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way" +
+         (cfg.host_cost > Duration::zero() ? fmt(", each host %g us per MAD it receives", seconds(cfg.host_cost) * 1e6)
+                                           : std::string()) +
+         ", late answers " +
          (cfg.kernel_drops_late ? "dropped (ib_umad)" : "delivered (umad2sim)") + "; cap " +
          fmt("%g s", seconds(cfg.cap));
     return s;
