@@ -220,6 +220,13 @@ public:
             return std::nullopt;
         return seconds(*views.front().rejoin_finished - *views.front().rejoin_started);
     }
+    // When the port's last re-join started, from `t0`; nullopt before any.
+    std::optional<double> last_rejoin_start_s(TimePoint t0) const {
+        const auto views = service_.port_views();
+        if (views.empty() || !views.front().rejoin_started)
+            return std::nullopt;
+        return seconds(*views.front().rejoin_started - t0);
+    }
 
     // The port monitor's counters until now; it stops (no more polls or audits).
     port::PollStats stop_polls() {
@@ -232,6 +239,17 @@ public:
     }
     port::PollStats poll_stats() const { return polls_stopped_ ? final_polls_ : poller_.stats(port_); }
     sa::TxnStats txn_stats() const { return txns_.total_stats(); }
+    // The port's SA window and srtt now, and whether it is re-joining.
+    DesResult::TraceSample::Host sample() const {
+        DesResult::TraceSample::Host h;
+        if (const sa::CongestionWindow *cc = txns_.congestion(port_)) {
+            h.window = cc->window();
+            h.srtt_ms = cc->srtt() ? duration<double, std::milli>(*cc->srtt()).count() : 0;
+        }
+        const auto views = service_.port_views();
+        h.rejoining = !views.empty() && views.front().rejoining;
+        return h;
+    }
 
 private:
     static sa::TransactionConfig txn_config(const DesConfig &cfg, std::uint32_t index) {
@@ -408,6 +426,8 @@ DesResult run_des(const DesConfig &given) {
     if (!cfg.reregister && !(cfg.sminfo_shows_restart && cfg.polls))
         throw std::invalid_argument("without CLIENT_REREGISTER the hosts learn of the restart only from SMInfoRecord "
                                     "polls that show it");
+    if (!cfg.reregister_at.empty() && (!cfg.reregister || cfg.reregister_at.size() != cfg.hosts))
+        throw std::invalid_argument("reregister_at needs CLIENT_REREGISTER and one instant per host");
     // The Service logs every port event of every host: thousands of lines per run.
     const QuietLog quiet;
     const auto wall0 = WallClock::now();
@@ -422,6 +442,7 @@ DesResult run_des(const DesConfig &given) {
     sa_cfg.wire_delay = cfg.wire_delay;
     sa_cfg.get_drop_after = cfg.get_drop_after;
     sa_cfg.kernel_drops_late = cfg.kernel_drops_late;
+    sa_cfg.host_cost = cfg.host_cost;
 
     // Setup: the fabric as it was before the restart. The SA serves at zero service time, so
     // the joins cost no virtual time and leave no queue behind.
@@ -429,6 +450,7 @@ DesResult run_des(const DesConfig &given) {
     instant.set_service = instant.get_service = Duration{0};
     instant.get_drop_after = Duration{0};
     instant.kernel_drops_late = false;
+    instant.host_cost = Duration{0};
     SimSa simsa(timers, instant);
 
     Tally tally;
@@ -469,6 +491,7 @@ DesResult run_des(const DesConfig &given) {
     std::uint64_t started0 = 0;
     auto wall1 = WallClock::now();
     bool buckets_full = token_interval == Duration::zero();
+    std::function<void()> trace_sample; // cfg.trace_every
     std::function<void()> restart = [&] {
         if (tally.joined + tally.join_failed < r.memberships || !simsa.idle()) {
             timers.start(std::chrono::milliseconds(1), restart);
@@ -502,6 +525,18 @@ DesResult run_des(const DesConfig &given) {
                     h->stop_polls();
             });
         };
+        if (cfg.trace_every > Duration::zero()) {
+            trace_sample = [&] {
+                DesResult::TraceSample ts;
+                ts.t_s = seconds(timers.now() - *t0);
+                for (auto &h : hosts)
+                    ts.hosts.push_back(h->sample());
+                r.trace.push_back(std::move(ts));
+                if (tally.unsettled != 0)
+                    timers.start(cfg.trace_every, trace_sample);
+            };
+            timers.start(Duration::zero(), trace_sample);
+        }
         simsa.set_config(sa_cfg);
         simsa.forget_all(cfg.sminfo_shows_restart);
         simsa.reset_stats();
@@ -512,9 +547,12 @@ DesResult run_des(const DesConfig &given) {
             h->arm();
         started0 = driver->started();
         wall1 = WallClock::now();
-        if (cfg.reregister) // else nothing happens until a poll sees the new SM
+        if (cfg.reregister && cfg.reregister_at.empty()) // else nothing happens until a poll sees the new SM
             for (auto &h : hosts)
                 h->sm_restarted();
+        else if (cfg.reregister)
+            for (std::size_t i = 0; i < hosts.size(); ++i)
+                timers.start(cfg.reregister_at[i], [h = hosts[i].get()] { h->sm_restarted(); });
         if (cfg.probe_join_at)
             timers.start(*cfg.probe_join_at,
                          [&hosts, &r] { hosts.front()->probe_join([&r](double s) { r.probe_join_s = s; }); });
@@ -570,11 +608,19 @@ DesResult run_des(const DesConfig &given) {
     r.invalidations = tally.invalidations;
     r.audit_rejoins = tally.audit_rejoins;
     double sum = 0;
-    for (auto &h : hosts)
+    for (auto &h : hosts) {
+        DesResult::HostRejoin hr;
+        hr.started_s = h->last_rejoin_start_s(*t0).value_or(0);
         if (const auto d = h->last_rejoin_s()) {
             r.host_rejoin_max_s = std::max(r.host_rejoin_max_s, *d);
             sum += *d;
+            hr.length_s = *d;
         }
+        const auto last = h->sample();
+        hr.window = last.window;
+        hr.srtt_ms = last.srtt_ms;
+        r.host_rejoins.push_back(hr);
+    }
     r.host_rejoin_mean_s = sum / static_cast<double>(hosts.size());
     r.smps = s.smps;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
@@ -631,9 +677,16 @@ std::string describe_config(const DesConfig &cfg) {
          (cfg.reregister ? (cfg.sminfo_shows_restart ? "CLIENT_REREGISTER, then their next SMInfoRecord poll"
                                                      : "CLIENT_REREGISTER")
                          : "their next SMInfoRecord poll");
+    if (cfg.reregister && !cfg.reregister_at.empty()) {
+        const auto [lo, hi] = std::minmax_element(cfg.reregister_at.begin(), cfg.reregister_at.end());
+        s += fmt(" (each host at its own instant, %g to %g ms after t0)", seconds(*lo) * 1e3, seconds(*hi) * 1e3);
+    }
     s += "; SA: Gets served at " + fmt("%g", cfg.get_rate > 0 ? cfg.get_rate : cfg.sa_rate) + "/s, dropped after " +
          (cfg.get_drop_after.count() ? fmt("%g s", seconds(cfg.get_drop_after)) : std::string("never")) +
-         ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way, late answers " +
+         ", wire " + fmt("%g ms", seconds(cfg.wire_delay) * 1e3) + " each way" +
+         (cfg.host_cost > Duration::zero() ? fmt(", each host %g us per MAD it receives", seconds(cfg.host_cost) * 1e6)
+                                           : std::string()) +
+         ", late answers " +
          (cfg.kernel_drops_late ? "dropped (ib_umad)" : "delivered (umad2sim)") + "; cap " +
          fmt("%g s", seconds(cfg.cap));
     return s;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/engine_config.hpp"
 #include "core/timers.hpp"
@@ -25,6 +26,8 @@ struct DesConfig {
     Duration wire_delay{0};                                     // each way
     Duration get_drop_after = std::chrono::seconds(10);         // OpenSM's Get drop; 0 = never
     bool kernel_drops_late = false; // ib_umad's matching (late answers dropped), not umad2sim's
+    // Each host's work per MAD it receives, one at a time (SimSaConfig::host_cost); 0 = none.
+    Duration host_cost{0};
 
     // The daemon's own configuration; the defaults are today's.
     sa::TransactionConfig txn;
@@ -46,6 +49,15 @@ struct DesConfig {
     // least one must be set.
     bool reregister = true;
     bool sminfo_shows_restart = false;
+    // With `reregister`: when each host gets CLIENT_REREGISTER, from t0, in host order (one
+    // per host). Empty: every host at t0. The calibration (calibrate.cpp) hands the model the
+    // instants at which the real daemons noticed the restart, so that both re-join with the
+    // same overlap.
+    std::vector<Duration> reregister_at;
+
+    // > 0: every this often from t0 until every membership is back, each host's SA window and
+    // smoothed round trip go into DesResult::trace (the calibration's --trace-ms).
+    Duration trace_every{0};
 
     // A client of host 0 joins one new group this long after the SM restart, in the middle of
     // its port's re-join: how long it waits shows whether client joins go ahead. None if unset.
@@ -73,6 +85,25 @@ struct DesResult {
     // Each host's last re-join as its Service reports it (`status`: from the port's
     // invalidation to its last group), the longest and the mean over hosts.
     double host_rejoin_max_s = 0, host_rejoin_mean_s = 0;
+    // The same per host, in host order: when the last re-join started (seconds from t0), how
+    // long it took (< 0: it had not finished), and the port's SA window and smoothed round trip
+    // at the end of the run (0 without congestion control or before any answer).
+    struct HostRejoin {
+        double started_s = 0, length_s = -1;
+        double window = 0, srtt_ms = 0;
+    };
+    std::vector<HostRejoin> host_rejoins;
+    // With trace_every: one sample per interval, each host's window and srtt (ms) and whether
+    // its port is re-joining.
+    struct TraceSample {
+        double t_s = 0;
+        struct Host {
+            double window = 0, srtt_ms = 0;
+            bool rejoining = false;
+        };
+        std::vector<Host> hosts;
+    };
+    std::vector<TraceSample> trace;
     // When the SA itself first held every membership again (it may be long before the hosts
     // learn it: an answer that comes after its transaction ended is dropped). < 0: never.
     double sa_complete_s = -1;

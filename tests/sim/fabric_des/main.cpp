@@ -32,6 +32,8 @@ Fabric and SA:
   --get-drop-s S        drop Gets when the Get queue's last request waited longer (default 10,
                         OpenSM's max_msg_fifo_timeout; 0 = never)
   --wire-us U           one-way wire delay in microseconds (default 0)
+  --host-cost-us U      each host handles the MADs it receives one at a time, U microseconds
+                        each (default 0: at once)
   --kernel-timeouts     answers later than the try's timeout never reach the daemon (ib_umad);
                         default: every answer arrives, however late (umad2sim)
 The daemon (defaults are the daemon's):
@@ -156,6 +158,8 @@ int main(int argc, char **argv) {
             cfg.get_drop_after = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(num()));
         } else if (a == "--wire-us") {
             cfg.wire_delay = Duration(static_cast<long long>(num()));
+        } else if (a == "--host-cost-us") {
+            cfg.host_cost = Duration(static_cast<long long>(num()));
         } else if (a == "--window") {
             cfg.txn.window = static_cast<unsigned>(num());
         } else if (a == "--timeout-ms") {

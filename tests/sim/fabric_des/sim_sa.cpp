@@ -95,6 +95,7 @@ std::uint32_t SimSa::add_host(const Gid &port_gid) {
     const auto index = static_cast<std::uint32_t>(hosts_.size());
     hosts_.push_back(std::make_unique<Endpoint>(*this, index));
     gids_.push_back(port_gid);
+    host_free_.push_back(TimePoint{});
     return index;
 }
 
@@ -272,21 +273,25 @@ void SimSa::answer(const Pending &p) {
 
 void SimSa::answer_smp(std::uint32_t host, const sa::MadBuf &req) {
     // Never from inside send(): the answer comes from the loop, as the HCA's would.
-    const sa::MadBuf resp = portinfo_answer(req, static_cast<std::uint16_t>(host + 2));
-    ++on_wire_;
-    timers_.start(cfg_.smp_delay, [this, host, resp] {
-        --on_wire_;
-        hosts_.at(host)->receive(resp);
-    });
+    to_host(host, portinfo_answer(req, static_cast<std::uint16_t>(host + 2)), cfg_.smp_delay, false);
 }
 
-void SimSa::deliver(std::uint32_t host, const sa::MadBuf &mad) {
-    if (cfg_.wire_delay <= Duration::zero()) {
+void SimSa::deliver(std::uint32_t host, const sa::MadBuf &mad) { to_host(host, mad, cfg_.wire_delay, true); }
+
+void SimSa::to_host(std::uint32_t host, const sa::MadBuf &mad, Duration after, bool now_ok) {
+    if (cfg_.host_cost > Duration::zero()) {
+        // The host takes the MAD up once it has handled those before it, and its daemon acts on
+        // it host_cost later.
+        TimePoint &free = host_free_.at(host);
+        free = std::max(timers_.now() + after, free) + cfg_.host_cost;
+        after = std::chrono::duration_cast<Duration>(free - timers_.now());
+    }
+    if (now_ok && after <= Duration::zero()) {
         hosts_.at(host)->receive(mad);
         return;
     }
     ++on_wire_;
-    timers_.start(cfg_.wire_delay, [this, host, mad] {
+    timers_.start(after, [this, host, mad] {
         --on_wire_;
         hosts_.at(host)->receive(mad);
     });

@@ -47,6 +47,9 @@ struct SimSaConfig {
     Duration get_drop_after = std::chrono::seconds(10);        // 0: never drop Gets
     bool kernel_drops_late = false;
     Duration smp_delay{0}; // the local HCA's answer to a PortInfo SMP
+    // Each host handles the MADs it receives (SA answers, its HCA's PortInfo answers) one at a
+    // time, this long each: the daemon's own work per answer. 0: none, at once.
+    Duration host_cost{0};
 };
 
 // What the SA saw, since the last reset_stats().
@@ -138,6 +141,9 @@ private:
     void on_served(bool sets);
     void answer(const Pending &p);
     void deliver(std::uint32_t host, const sa::MadBuf &mad);
+    // To `host` in `after`, behind what it is still handling (host_cost); at once, from inside
+    // the caller, only when `now_ok` and nothing delays it.
+    void to_host(std::uint32_t host, const sa::MadBuf &mad, Duration after, bool now_ok);
     void answer_smp(std::uint32_t host, const sa::MadBuf &mad);
     std::size_t members_of(const Gid &mgid) const;
 
@@ -153,6 +159,7 @@ private:
     std::uint64_t memberships_ = 0, target_ = 0;
     std::uint64_t on_wire_ = 0;           // MADs (and HCA answers) not yet delivered
     std::uint32_t sm_act_count_ = 500000; // the SM's ActCount as SMInfoRecord shows it
+    std::vector<TimePoint> host_free_;    // per host: when it has handled what it received
     SimSaStats stats_;
 };
 

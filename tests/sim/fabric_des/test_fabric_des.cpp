@@ -54,8 +54,9 @@ void expect_consistent(const DesConfig &cfg, const DesResult &r) {
     // One re-join per host, however many of CLIENT_REREGISTER, the SMInfoRecord poll and the
     // audit see the one restart: each re-join takes a new SMInfo baseline (port_rules.hpp).
     EXPECT_EQ(r.invalidations + r.audit_rejoins, cfg.hosts);
-    if (cfg.reregister)
+    if (cfg.reregister) {
         EXPECT_EQ(r.invalidations, cfg.hosts);
+    }
     EXPECT_EQ(r.restored, n);
     EXPECT_EQ(r.set_ok, n + probe);
 }
@@ -190,6 +191,60 @@ TEST(FabricDes, RestartFoundBySmInfoPollsAndAuditsAlone) {
     EXPECT_GT(r.invalidations, 0u) << "some hosts polled SMInfo first";
     EXPECT_GT(r.audit_rejoins, 0u) << "some audited first";
     expect_consistent(cfg, r);
+}
+
+
+// The calibration's form: each host told at its own instant (its real daemon's detection),
+// its SA window sampled as the re-join goes.
+TEST(FabricDes, EachHostToldAtItsOwnInstant) {
+    DesConfig cfg;
+    cfg.hosts = 4;
+    cfg.groups = 10;
+    cfg.engine.rejoin_jitter = 0ms;
+    cfg.txn.congestion.enabled = true;
+    cfg.reregister_at = {30ms, 0ms, 250ms, 100ms};
+    cfg.trace_every = 10ms;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done) << r.outstanding << " of " << r.memberships << " outstanding";
+    ASSERT_EQ(r.host_rejoins.size(), cfg.hosts);
+    for (unsigned i = 0; i < cfg.hosts; ++i) {
+        EXPECT_DOUBLE_EQ(r.host_rejoins[i].started_s, std::chrono::duration<double>(cfg.reregister_at[i]).count());
+        EXPECT_GT(r.host_rejoins[i].length_s, 0.0);
+        EXPECT_GE(r.host_rejoins[i].window, 1.0);
+        EXPECT_GT(r.host_rejoins[i].srtt_ms, 0.0);
+    }
+    EXPECT_GE(r.completion_s, 0.25);
+    // A sample every 10 ms from t0 until the last host is done; the one at 250 ms or after
+    // shows the last host re-joining.
+    ASSERT_GE(r.trace.size(), 26u);
+    EXPECT_DOUBLE_EQ(r.trace.front().t_s, 0.0);
+    for (const auto &s : r.trace)
+        EXPECT_EQ(s.hosts.size(), cfg.hosts);
+    EXPECT_TRUE(r.trace[25].hosts[2].rejoining);
+    expect_consistent(cfg, r);
+    cfg.reregister_at.pop_back(); // one instant per host, or none
+    EXPECT_THROW(run_des(cfg), std::invalid_argument);
+}
+// A host that handles each answer in 100 us cannot restore faster than that, whatever the SA;
+// several such hosts still share the SA, and the counts still agree.
+TEST(FabricDes, HostCostBoundsEachHost) {
+    DesConfig cfg;
+    cfg.hosts = 1;
+    cfg.groups = 200;
+    cfg.sa_rate = 50000;
+    cfg.engine.rejoin_jitter = 0ms;
+    const double alone = run_des(cfg).host_rejoins.at(0).length_s;
+    EXPECT_LT(alone, 0.5 * 200 * 100e-6); // 200 / 50,000 s
+    cfg.host_cost = 100us;
+    const DesResult r = run_des(cfg);
+    ASSERT_TRUE(r.done);
+    EXPECT_GE(r.host_rejoins.at(0).length_s, 200 * 100e-6);
+    EXPECT_LE(r.host_rejoins.at(0).length_s, 1.2 * 200 * 100e-6);
+    expect_consistent(cfg, r);
+    cfg.hosts = 10;
+    const DesResult many = run_des(cfg);
+    ASSERT_TRUE(many.done);
+    expect_consistent(cfg, many);
 }
 
 // With the Gets' server slow enough, OpenSM's overload rule drops Gets, and nothing else.
