@@ -151,8 +151,14 @@ void GroupMachine::finish_rejoin(Group &g, std::uint64_t changed) {
 // ---- the state machine ----
 
 void GroupMachine::pump(Group &g) {
-    if (g.op)
+    if (g.op) {
+        // A join now waits for this re-join's transaction: it goes ahead of the other re-joins.
+        if (g.op->background && !g.queue.empty()) {
+            g.op->background = false;
+            s_.sa.hasten(g.op->txn);
+        }
         return;
+    }
     const Port &port = s_.ports[g.port];
     if (g.rejoin) {
         // The re-join comes first; joins queued meanwhile wait for it. It needs a usable port,
@@ -240,7 +246,7 @@ void GroupMachine::reconcile(Group &g) {
 
 void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     // A re-join's transactions go behind the clients' at the SA, unless a join of this group
-    // waits for the re-join to end.
+    // waits for the re-join to end (and pump() hastens the one in flight when a join comes).
     if (g.rejoin && g.queue.empty() && req.urgency == SaUrgency::client)
         req.urgency = SaUrgency::background;
     switch (req.method) {
@@ -249,6 +255,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     case SaMethod::del: ++s_.stats.sa_deletes; break;
     }
     op.epoch = s_.ports[g.port].epoch;
+    op.background = req.urgency == SaUrgency::background;
     // A group with a transaction in flight is never destroyed (maybe_destroy() waits for it,
     // the engine's destructor cancels it), so the answer may hold on to the group itself.
     Group *grp = &g;

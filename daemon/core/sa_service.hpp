@@ -61,6 +61,9 @@ public:
     virtual TxnId submit(const SaRequest &req, Callback done) = 0;
     // Forgets a transaction; its callback will not run. A no-op for finished ids.
     virtual void cancel(TxnId id) = 0;
+    // A client now waits for a transaction submitted as SaUrgency::background: from here on it
+    // is the client's. A no-op for finished ids and other urgencies.
+    virtual void hasten(TxnId id) = 0;
 };
 
 } // namespace mcastd

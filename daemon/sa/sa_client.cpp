@@ -82,6 +82,8 @@ SaService::TxnId SaClient::submit(const SaRequest &req, Callback done) {
 
 void SaClient::cancel(TxnId id) { txns_.cancel(id); }
 
+void SaClient::hasten(TxnId id) { txns_.hasten(id); }
+
 SaService::TxnId SaClient::get_sm_info(PortIndex port, const SmInfoQuery &query,
                                        SmInfoCallback done) {
     return submit_sm_info(port, query, std::nullopt, std::move(done));

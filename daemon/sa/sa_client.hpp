@@ -59,6 +59,7 @@ public:
     // inside submit(), exactly once unless cancelled.
     TxnId submit(const SaRequest &req, Callback done) override;
     void cancel(TxnId id) override;
+    void hasten(TxnId id) override;
 
     // Get(SMInfoRecord) through the port's SA address; cancel() cancels it too.
     TxnId get_sm_info(PortIndex port, const SmInfoQuery &query, SmInfoCallback done);

@@ -268,6 +268,37 @@ bool MadTransactions::yield_background_slot(Port &p) {
     return false;
 }
 
+void MadTransactions::hasten(Id id) {
+    auto it = txns_.find(id);
+    if (it == txns_.end() || it->second.lane != Lane::background)
+        return;
+    Txn &t = it->second;
+    t.lane = Lane::window;
+    Port &p = port_state(t.port);
+    auto requeue = [id](std::array<std::deque<Id>, 2> &queues) {
+        auto &from = queues[rank(Lane::background)];
+        from.erase(std::find(from.begin(), from.end(), id));
+        queues[rank(Lane::window)].push_back(id);
+    };
+    switch (t.stage) {
+    case Stage::waiting_window:
+        requeue(p.waiting);
+        // At the head of the clients' queue it goes as a client's would, taking a slot a
+        // background one holds unsent if need be.
+        if (p.waiting[0].front() == id && (may_admit(t.port, p) || yield_background_slot(p))) {
+            p.waiting[0].pop_front();
+            ++p.active;
+            request_send(id, t);
+        }
+        break;
+    case Stage::waiting_token:
+        requeue(p.ready); // the pacer serves the clients' queue first
+        break;
+    case Stage::in_flight:
+        break; // sent: nothing left to overtake
+    }
+}
+
 void MadTransactions::cancel(Id id) {
     if (txns_.contains(id))
         finish(id, nullptr);

@@ -191,6 +191,10 @@ public:
     Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
               Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt,
               Lane lane = Lane::window);
+    // A client now waits for a Lane::background transaction: it becomes a Lane::window one, and
+    // if it is still queued, it queues behind the clients' instead of the background's. A no-op
+    // for other lanes and for finished or unknown ids.
+    void hasten(Id id);
     // Forgets a transaction: no callback, its window slot is freed, later answers are late.
     // A no-op for finished or unknown ids; safe from inside any callback.
     void cancel(Id id);

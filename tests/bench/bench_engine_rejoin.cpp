@@ -40,6 +40,7 @@ public:
         return next_;
     }
     void cancel(TxnId) override {}
+    void hasten(TxnId) override {}
 
     // Answers until nothing is pending (answers may submit more).
     void run() {

@@ -123,6 +123,7 @@ public:
         });
     }
     void cancel(TxnId id) override { inner_.cancel(id); }
+    void hasten(TxnId id) override { inner_.hasten(id); }
 
 private:
     SaService &inner_;
@@ -183,13 +184,14 @@ public:
     // (IBV_EVENT_CLIENT_REREGISTER), handed to the port monitor as VerbsEvents would.
     void sm_restarted() { poller_.on_verbs_event(port_, port::VerbsEvent::client_reregister); }
 
-    // A client joins a group nobody holds yet (a probe Get, then the Set that creates it);
-    // `done` gets its wait in seconds, or -1 if it failed.
+    // A client joins a group nobody holds yet (a probe Get, then the Set that creates it), or
+    // with probe_join_held the host's last group; `done` gets its wait in seconds, or -1 if it
+    // failed.
     void probe_join(std::function<void(double)> done) {
         JoinRequest r;
         r.device = "mlx5_0";
         r.port = 1;
-        r.mgid = make_gid(kMgidPrefix, cfg_.groups + 1);
+        r.mgid = make_gid(kMgidPrefix, cfg_.probe_join_held ? cfg_.groups : cfg_.groups + 1);
         r.join_state = join::full;
         const TimePoint start = timers_.now();
         service_.join(client_id_, r, [this, start, done = std::move(done)](const JoinResult &res) {
@@ -540,7 +542,7 @@ DesResult run_des(const DesConfig &given) {
         simsa.set_config(sa_cfg);
         simsa.forget_all(cfg.sminfo_shows_restart);
         simsa.reset_stats();
-        simsa.watch_memberships(r.memberships + (cfg.probe_join_at ? 1 : 0));
+        simsa.watch_memberships(r.memberships + (cfg.probe_join_at && !cfg.probe_join_held ? 1 : 0));
         t0 = timers.now();
         tally.t0 = t0;
         for (auto &h : hosts)

@@ -62,6 +62,9 @@ struct DesConfig {
     // A client of host 0 joins one new group this long after the SM restart, in the middle of
     // its port's re-join: how long it waits shows whether client joins go ahead. None if unset.
     std::optional<Duration> probe_join_at;
+    // The probe joins the group host 0 re-joins last instead: a group it holds, so the join
+    // waits for that group's re-join, which it must bring forward.
+    bool probe_join_held = false;
 
     Duration cap = std::chrono::seconds(400); // virtual time after the SM restart
     std::uint64_t seed = 1;

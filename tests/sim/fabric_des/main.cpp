@@ -64,6 +64,7 @@ The daemon (defaults are the daemon's):
 Run:
   --probe-join-s S      S seconds after the restart, a client of the first host joins a new
                         group; --details prints how long it waited
+  --probe-join-held     the probe joins the group the first host re-joins last instead
   --cap-s S             virtual time allowed after the restart (default 400)
   --seed S              random seed (default 1)
   --fake-timers         run on tests/unit's FakeTimers instead of the simulation's event queue
@@ -135,6 +136,8 @@ int main(int argc, char **argv) {
             table = true;
         } else if (a == "--details") {
             details = true;
+        } else if (a == "--probe-join-held") {
+            cfg.probe_join_held = true;
         } else if (a == "--no-polls") {
             cfg.polls = false;
         } else if (a == "--sminfo-shows-restart") {

@@ -235,6 +235,28 @@ TEST_F(Rejoin, ARejoinAJoinWaitsForIsTheClients) {
     ASSERT_GT(sa.log.size(), from);
     EXPECT_EQ(sa.log[from].method, SaMethod::set);
     EXPECT_EQ(sa.log[from].urgency, SaUrgency::client) << "a client waits for this re-join";
+    EXPECT_TRUE(sa.hastened.empty()) << "it was the client's from the start";
+}
+
+// The re-join's Set already waits at the SA as background work when a client comes to wait
+// for it: the engine hastens it, once.
+TEST_F(Rejoin, AJoinHastensTheRejoinTransactionItWaitsFor) {
+    join(client, request(kA, join::full));
+    settle();
+    sm_restart();
+    engine.invalidate_port(port, "SM restarted");
+    while (sa.pending() == 0 && timers.step()) {
+    }
+    ASSERT_EQ(sa.pending(), 1u);
+    ASSERT_EQ(sa.log.back().urgency, SaUrgency::background);
+    auto first = join(other, request(kA, join::full));
+    EXPECT_EQ(sa.hastened.size(), 1u);
+    auto second = join(other, request(kA, join::full));
+    EXPECT_EQ(sa.hastened.size(), 1u) << "already the client's";
+    settle();
+    EXPECT_TRUE(first->ok()) << first->message();
+    EXPECT_TRUE(second->ok()) << second->message();
+    EXPECT_EQ(sa.count(SaMethod::set), 2) << "the original join and one re-join; the waiting joins are local";
 }
 
 TEST_F(Rejoin, AGroupRecreatedIncompatiblyIsLostWithTheSaStatus) {

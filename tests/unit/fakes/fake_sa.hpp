@@ -293,6 +293,16 @@ public:
             }
     }
 
+    // Nothing is ranked here (requests are handled in the order the test steps them): this only
+    // records which were hastened and makes them the client's.
+    void hasten(TxnId id) override {
+        hastened.push_back(id);
+        for (Pending &p : queue_)
+            if (p.id == id && p.req.urgency == SaUrgency::background)
+                p.req.urgency = SaUrgency::client;
+    }
+    std::vector<TxnId> hastened; // every hasten() call, in order
+
     std::size_t pending() const { return queue_.size(); }
 
     // Handles the oldest queued request. Returns false when none is queued.

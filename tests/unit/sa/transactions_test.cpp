@@ -93,7 +93,10 @@ protected:
         m[5] = static_cast<std::uint8_t>(status);
         return m;
     }
-    void answer(const Sent &s) { net.deliver(s.port, response_to(s)); }
+    void answer(const Sent &s) {
+        const bool del = s.mad[3] == mad::method_delete;
+        net.deliver(s.port, response_to(s, del ? mad::method_delete_resp : mad::method_get_resp));
+    }
 
     Duration since_start(TimePoint t) const {
         return std::chrono::duration_cast<Duration>(t - t0);
@@ -1166,6 +1169,82 @@ TEST_F(Transactions, AClientTransactionTakesTheSlotOfABackgroundOneThatSentNothi
     answer(net.last());
     EXPECT_EQ(tx->in_flight(0), 0u);
     EXPECT_EQ(tx->queued(0), 0u);
+}
+
+// A client comes to wait for a queued background transaction (a join of the group whose
+// re-join it is): hasten() queues it with the clients'. Deletes mark it here.
+TEST_F(Transactions, AHastenedBackgroundTransactionQueuesWithTheClients) {
+    TransactionConfig cfg;
+    cfg.window = 1;
+    make(cfg);
+    const auto background = [this](std::uint8_t method) {
+        return tx->submit(0, request(method), Route::sa, {}, {}, std::nullopt, Lane::background);
+    };
+    const Id sent = background(mad::method_set);
+    background(mad::method_set);
+    const Id hastened = background(mad::method_delete);
+    submit(0, Route::sa, request(mad::method_get));
+    tx->hasten(hastened);
+    tx->hasten(sent);   // in flight: nothing to overtake
+    tx->hasten(0);      // unknown
+    tx->hasten(999999); // unknown
+    EXPECT_EQ(tx->queued(0), 3u);
+
+    std::vector<std::uint8_t> methods;
+    for (int i = 0; i < 4; ++i) {
+        methods.push_back(net.last().mad[3]);
+        answer(net.last());
+    }
+    EXPECT_EQ(methods, (std::vector<std::uint8_t>{mad::method_set, mad::method_get, mad::method_delete,
+                                                  mad::method_set}))
+        << "the hastened one went behind the client's, ahead of the background one before it";
+    EXPECT_EQ(tx->queued(0), 0u);
+    EXPECT_EQ(tx->in_flight(0), 0u);
+}
+
+// Paced, a hastened transaction takes a slot a background one holds unsent, as a client's
+// would, and the next token.
+TEST_F(Transactions, AHastenedBackgroundTransactionGoesWithTheNextToken) {
+    TransactionConfig cfg;
+    cfg.window = 2;
+    cfg.pacing_rate = 10; // one per 100 ms
+    cfg.first_timeout = cfg.max_timeout = 10s;
+    make(cfg);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    const Id hastened =
+        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, Lane::background);
+    ASSERT_EQ(net.sent().size(), 1u);
+    ASSERT_EQ(tx->in_flight(0), 2u) << "the second holds a slot, waiting for a token";
+    ASSERT_EQ(tx->queued(0), 1u);
+    tx->hasten(hastened);
+    EXPECT_EQ(tx->in_flight(0), 2u) << "the window stays at its size";
+    EXPECT_EQ(tx->queued(0), 1u) << "the second went back to the queue";
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().mad[3], mad::method_delete) << "the hastened one went with the next token";
+    answer(net.sent()[0]);
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 3u);
+    EXPECT_EQ(net.last().mad[3], mad::method_set);
+}
+
+TEST_F(Transactions, AHastenedTryWaitingForATokenGoesFirst) {
+    TransactionConfig cfg;
+    cfg.pacing_rate = 10; // one per 100 ms
+    make(cfg);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    const Id hastened =
+        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, Lane::background);
+    ASSERT_EQ(net.sent().size(), 1u) << "two background tries wait for tokens";
+    tx->hasten(hastened);
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 2u);
+    EXPECT_EQ(net.last().mad[3], mad::method_delete);
+    timers.advance(100ms);
+    ASSERT_EQ(net.sent().size(), 3u);
+    EXPECT_EQ(net.last().mad[3], mad::method_set);
 }
 
 TEST_F(Transactions, PollsAndAuditsAreNotPaced) {
