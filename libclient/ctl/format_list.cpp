@@ -238,6 +238,9 @@ std::string status_text(const rdmamcast::Status &s) {
     t.add({"SA late answers", std::to_string(c.sa_late)});
     // MADs sent per transaction ended; 0 until one has.
     t.add({"SA amplification", c.sa_amplification > 0 ? amount_text(c.sa_amplification) : "-"});
+    t.add({"SA Sets", std::to_string(c.sa_sets)});
+    t.add({"SA Deletes", std::to_string(c.sa_deletes)});
+    t.add({"SA Gets", std::to_string(c.sa_gets)});
     t.add({"joins", std::to_string(c.joins)});
     t.add({"joins answered locally", std::to_string(c.joins_local)});
     t.add({"joins failed", std::to_string(c.joins_failed)});
@@ -292,7 +295,10 @@ Json status_json(const rdmamcast::Status &s) {
                                   {"leaves", c.leaves},
                                   {"sa_responses", c.sa_responses},
                                   {"sa_late", c.sa_late},
-                                  {"sa_amplification", c.sa_amplification}}},
+                                  {"sa_amplification", c.sa_amplification},
+                                  {"sa_sets", c.sa_sets},
+                                  {"sa_deletes", c.sa_deletes},
+                                  {"sa_gets", c.sa_gets}}},
                 {"users", users}};
 }
 

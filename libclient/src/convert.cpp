@@ -384,7 +384,8 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
     const auto &c = status.counters;
     *counters = rdmamcast_counters{c.sa_mads_sent, c.sa_retransmits, c.sa_timeouts, c.sa_bounces,
                                    c.joins,        c.joins_local,    c.joins_failed, c.leaves,
-                                   c.sa_responses, c.sa_late,        c.sa_amplification};
+                                   c.sa_responses, c.sa_late,        c.sa_amplification,
+                                   c.sa_sets,      c.sa_deletes,     c.sa_gets};
     pub.counters = counters;
     pub.num_ports = status.ports.size();
     pub.ports = arena->array<rdmamcast_port_status>(status.ports.size());

@@ -638,6 +638,8 @@ struct rdmamcast_counters {
 	uint64_t sa_late;        /* answers that came for no live transaction (late or duplicate) */
 	double sa_amplification; /* sa_mads_sent per transaction ended (answered or timed out),
 				    0 before any: well above 1, the SA serves retransmits */
+	/* MCMemberRecord transactions the daemon started (1.3; 0 from an older daemon): */
+	uint64_t sa_sets, sa_deletes, sa_gets;
 };
 
 /* One uid's share of the daemon against its quotas (access.quotas; a quota of 0 is none). */

@@ -772,6 +772,9 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
         st.counters.sa_responses = 9;
         st.counters.sa_late = 4;
         st.counters.sa_amplification = 1.02;
+        st.counters.sa_sets = 6;
+        st.counters.sa_deletes = 2;
+        st.counters.sa_gets = 11;
         st.ports[0].max_groups = 1024;
         // Port 1 has its SA window; port 2's has had no answer yet; port 3 has none.
         st.ports[0].sa = proto::SaCongestion{3.5, true, 0.41, 300};
@@ -829,6 +832,9 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     EXPECT_EQ(s->counters->sa_responses, 9u);
     EXPECT_EQ(s->counters->sa_late, 4u);
     EXPECT_DOUBLE_EQ(s->counters->sa_amplification, 1.02);
+    EXPECT_EQ(s->counters->sa_sets, 6u);
+    EXPECT_EQ(s->counters->sa_deletes, 2u);
+    EXPECT_EQ(s->counters->sa_gets, 11u);
     ASSERT_NE(p.sa, nullptr);
     EXPECT_DOUBLE_EQ(p.sa->window, 3.5);
     EXPECT_TRUE(p.sa->slow_start);
@@ -884,6 +890,8 @@ TEST(ClientStatus, AnOlderDaemonHasNoUsersNorMaxGroups) {
     EXPECT_EQ(s->counters->sa_responses, 0u);
     EXPECT_EQ(s->counters->sa_late, 0u);
     EXPECT_EQ(s->counters->sa_amplification, 0);
+    EXPECT_EQ(s->counters->sa_sets, 0u);
+    EXPECT_EQ(s->counters->sa_gets, 0u);
     EXPECT_EQ(s->num_users, 0u);
     rdmamcast_status_free(s);
 }

@@ -348,6 +348,7 @@ TEST(ClientCpp, ListAndStatus) {
             st.counters.joins = 5;
             st.counters.sa_responses = 7;
             st.counters.sa_late = 1;
+            st.counters.sa_gets = 4;
             st.counters.sa_amplification = 1.5;
             st.ports[0].max_groups = 16;
             st.ports[0].sa = proto::SaCongestion{0.5, false, 12.5, std::nullopt};
@@ -406,6 +407,7 @@ TEST(ClientCpp, ListAndStatus) {
     EXPECT_EQ(st.users[0].flagged, 1u);
     EXPECT_EQ(st.counters.sa_responses, 7u);
     EXPECT_EQ(st.counters.sa_late, 1u);
+    EXPECT_EQ(st.counters.sa_gets, 4u);
     EXPECT_EQ(st.counters.sa_amplification, 1.5);
     ASSERT_TRUE(st.ports[0].sa);
     EXPECT_EQ(st.ports[0].sa->window, 0.5);

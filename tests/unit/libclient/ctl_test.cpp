@@ -622,6 +622,9 @@ FakeDaemon::Handler views() {
             st.counters.sa_responses = 9;
             st.counters.sa_late = 3;
             st.counters.sa_amplification = 1.0225;
+            st.counters.sa_sets = 6;
+            st.counters.sa_deletes = 2;
+            st.counters.sa_gets = 11;
             st.ports[1].max_groups = 1024;
             // Port 1's SA window; port 2's has had no answer yet; mlx5_1 has none.
             st.ports[0].sa = proto::SaCongestion{16, false, 0.41, 300};
@@ -729,6 +732,9 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_EQ(j["counters"]["sa_responses"], 9);
     EXPECT_EQ(j["counters"]["sa_late"], 3);
     EXPECT_EQ(j["counters"]["sa_amplification"], 1.0225);
+    EXPECT_EQ(j["counters"]["sa_sets"], 6);
+    EXPECT_EQ(j["counters"]["sa_deletes"], 2);
+    EXPECT_EQ(j["counters"]["sa_gets"], 11);
 
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
@@ -779,7 +785,10 @@ TEST(CtlStatus, HumanShowsEachPortsSaWindowAndTheSaCounters) {
     const auto counters = h.out.find("SA bounces              0\n"
                                      "SA answers              9\n"
                                      "SA late answers         3\n"
-                                     "SA amplification        1.02\n");
+                                     "SA amplification        1.02\n"
+                                     "SA Sets                 6\n"
+                                     "SA Deletes              2\n"
+                                     "SA Gets                 11\n");
     ASSERT_NE(counters, std::string::npos) << h.out;
     EXPECT_GT(counters, h.out.find("UID"));
 }
