@@ -403,6 +403,36 @@ TEST_F(RejoinSim, SmRestartEveryMembershipIsBackWithinTheBoundAndEveryMemberRest
     print_rejoin_causes();
 }
 
+// Two SM restarts in a row, the second as soon as the first re-join is done: each is re-joined.
+// The daemons have three ways to see the second: the audit that the first SMInfoRecord answer
+// after failed polls asks for, the new SM's ActCount falling below the baseline they took after
+// the first re-join, and the periodic audit. Any one of them is enough (checked by disabling
+// the first two), so this holds the outcome, not the path.
+TEST_F(RejoinSim, SmRestartTwiceInARowIsReJoinedTwice) {
+    Daemon &d2 = daemon("H2"), &d3 = daemon("H3");
+    Holder a(d2, "H2"), b(d3, "H3");
+    a.join(mgids("ff15:f1::", 1, 20));
+    b.join(mgids("ff15:f1::", 11, 30));
+    expect_sa_holds({&a, &b}, 10s);
+    for (int restart = 1; restart <= 2; ++restart) {
+        const std::size_t since_a = a.events.size(), since_b = b.events.size();
+        fabric.stop_opensm();
+        forget_sa_dump();
+        const auto sm_started = Clock::now();
+        fabric.start_opensm();
+        for (auto [h, since] : {std::pair{&a, since_a}, std::pair{&b, since_b}})
+            ASSERT_TRUE(h->wait([&] { return h->all_got("restored", since); }, 20s))
+                << h->node() << ": not every member got `restored` after restart " << restart;
+        std::printf("[ figures ] SM restart %d: every member restored %.2f s after OpenSM started\n", restart,
+                    std::chrono::duration<double>(Clock::now() - sm_started).count());
+        const Picture want = expected({&a, &b});
+        const std::string why = diff(want, sa_gets(want));
+        EXPECT_TRUE(why.empty()) << "after restart " << restart << ":\n" << why;
+    }
+    expect_sa_holds({&a, &b}, 10s);
+    print_rejoin_causes();
+}
+
 // Failover: the master SM dies and an SM on another node takes over. (A live handover, a
 // second OpenSM with a higher priority started next to the first, does not work on ibsim
 // while clients send SMPs, as the daemons' PortInfo polls do: the new OpenSM's SMInfo Get to
