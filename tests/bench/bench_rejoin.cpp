@@ -15,7 +15,7 @@
 // Restore time counts from the new SA's first answer: before that nobody can restore anything.
 // It prints figures; it does not pass or fail on them.
 //
-//   mcastd-bench-rejoin [GROUPS] [--fixed-window]   (default 1000; --fixed-window: the daemon
+//   mcastd-bench-rejoin [GROUPS] [--fixed-window]   (1-1000, default 1000; --fixed-window: the daemon
 //                                                    without sa.congestion_control, to compare)
 #include <arpa/inet.h>
 #include <poll.h>
@@ -157,8 +157,25 @@ std::string watcher_line(Process &watcher, const std::string &what) {
 } // namespace
 
 int main(int argc, char **argv) {
-    const unsigned groups = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 1000;
-    const bool fixed_window = argc > 2 && std::string(argv[2]) == "--fixed-window";
+    unsigned groups = 1000;
+    bool fixed_window = false;
+    const char *usage = "usage: mcastd-bench-rejoin [GROUPS (1-1000, default 1000)] [--fixed-window]\n";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        char *end = nullptr;
+        const unsigned long n = std::strtoul(a.c_str(), &end, 10);
+        if (a == "--fixed-window") {
+            fixed_window = true;
+        } else if (a == "--help" || a == "-h") {
+            std::fputs(usage, stdout);
+            return 0;
+        } else if (!a.empty() && *end == '\0' && n >= 1 && n <= 1000) {
+            groups = static_cast<unsigned>(n); // the raw Sets and the daemon's share one MLID pool
+        } else {
+            std::fprintf(stderr, "mcastd-bench-rejoin: bad argument '%s'\n%s", a.c_str(), usage);
+            return 2;
+        }
+    }
     try {
         Fabric fabric;
         const std::string h2_gid = mcastd::format_gid(fabric.port_gid("H2"));
