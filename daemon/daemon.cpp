@@ -184,6 +184,14 @@ void Daemon::take_back(server::ListenSocket &listener) {
         spdlog::error("restart state {} set aside as {}.rejected: {}; starting without it (groups a previous "
                       "instance set are left alone as another agent's)",
                       file.path().string(), file.path().string(), loaded.set_aside);
+    if (!loaded.sets_set_aside.empty())
+        spdlog::error("restart sets log {} set aside as {}.rejected: {}", file.sets_path().string(),
+                      file.sets_path().string(), loaded.sets_set_aside);
+    for (const auto &why : loaded.sets_skipped)
+        spdlog::warn("restart sets log {}: {}; that Set is not taken back", file.sets_path().string(), why);
+    if (loaded.sets)
+        spdlog::info("restart sets log: {} Set(s) sent after the state was last written; their bits are probed",
+                     loaded.sets);
     if (!loaded.state) {
         close_stored("there is no restart state to match it with");
     } else {
@@ -202,7 +210,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
     }
     listener.stored.clear();
 
-    service_->on_sa_set([k = keeper_.get()] { k->changed(true); });
+    service_->on_sa_set([k = keeper_.get()](const SaRequest &req) { k->set_going_out(req); });
     service_->add_observer([k = keeper_.get(), alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning)
             k->changed();

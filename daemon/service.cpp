@@ -100,7 +100,7 @@ SaService::TxnId Service::SaTap::submit(const SaRequest &req, Callback done) {
     if (muted)
         return ~TxnId{0} - muted_ids++; // never answered: the process is about to end
     if (req.method == SaMethod::set && on_set)
-        on_set();
+        on_set(req);
     return inner.submit(req, std::move(done));
 }
 

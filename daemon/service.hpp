@@ -129,9 +129,9 @@ public:
 
     // ---- stopping ----
 
-    // `fn` runs just before the engine hands the SA a Set (the state file records the bits
+    // `fn` runs just before the engine hands the SA a Set (the restart state records the bits
     // the daemon may be about to own before the MAD can be answered).
-    void on_sa_set(std::function<void()> fn) { tap_.on_set = std::move(fn); }
+    void on_sa_set(std::function<void(const SaRequest &)> fn) { tap_.on_set = std::move(fn); }
     // A restart hands the SA over to the next instance: from now on nothing more reaches it,
     // whatever the engine does while the daemon takes itself apart.
     void mute_sa() { tap_.muted = true; }
@@ -155,7 +155,7 @@ private:
         void cancel(TxnId id) override;
         void hasten(TxnId id) override { inner.hasten(id); } // a muted id is unknown there too
         SaService &inner;
-        std::function<void()> on_set;
+        std::function<void(const SaRequest &)> on_set;
         bool muted = false;
         TxnId muted_ids = 0;
     };

@@ -17,7 +17,8 @@ namespace mcastd::restart {
 StateKeeper::StateKeeper(runtime::EventLoop &loop, Service &service, frontend::Sessions &sessions, StateFile file,
                          std::string daemon_name)
     : loop_(loop), service_(service), sessions_(sessions), file_(std::move(file)),
-      daemon_name_(std::move(daemon_name)), boot_id_(current_boot_id()) {}
+      daemon_name_(std::move(daemon_name)), boot_id_(current_boot_id()),
+      sets_header_(encode_sets_header(boot_id_, daemon_name_)) {}
 
 StateKeeper::~StateKeeper() {
     *alive_ = false;
@@ -77,28 +78,12 @@ SavedState StateKeeper::snapshot(bool clean) const {
     return st;
 }
 
-void StateKeeper::changed(bool now) {
-    if (sealed_ || write_posted_)
+void StateKeeper::changed() {
+    if (sealed_ || timer_)
         return;
     // Small states (a write under a millisecond) only wait for the coalescing delay.
     const TimePoint t = loop_.timers().now();
     const TimePoint due = last_cost_ > std::chrono::milliseconds(1) ? last_end_ + 4 * last_cost_ : t;
-    if (now && t >= due) {
-        if (timer_) {
-            loop_.timers().cancel(timer_);
-            timer_ = 0;
-        }
-        write_posted_ = true;
-        loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
-            if (!alive.lock())
-                return;
-            write_posted_ = false;
-            write(false);
-        });
-        return;
-    }
-    if (timer_)
-        return;
     const Duration wait = std::max<Duration>(kCoalesce, std::chrono::duration_cast<Duration>(due - t));
     timer_ = loop_.timers().start(wait, [this] {
         timer_ = 0;
@@ -106,17 +91,33 @@ void StateKeeper::changed(bool now) {
     });
 }
 
-bool StateKeeper::write(bool clean) {
+void StateKeeper::set_going_out(const SaRequest &req) {
     if (sealed_)
-        return false;
-    if (timer_) {
-        loop_.timers().cancel(timer_);
-        timer_ = 0;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto err = file_.write(snapshot(clean));
-    last_end_ = loop_.timers().now();
-    last_cost_ = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - t0);
+        return;
+    changed();
+    if (is_zero(req.record.mgid))
+        return; // the SA names the group in its answer: nothing to find it by (nor in the state)
+    const auto &port = service_.ports()[req.port];
+    sets_.push_back(SavedSet{port.device, port.port_num, port.port_gid(), req.record.mgid, req.record.join_state});
+    if (append_posted_)
+        return;
+    append_posted_ = true;
+    loop_.post([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.lock())
+            return;
+        append_posted_ = false;
+        append_sets();
+    });
+}
+
+void StateKeeper::append_sets() {
+    if (sealed_ || sets_.empty())
+        return;
+    report(file_.append(sets_header_, sets_));
+    sets_.clear();
+}
+
+bool StateKeeper::report(const std::optional<std::string> &err) {
     if (err) {
         if (*err != last_error_)
             spdlog::error("cannot write the restart state: {}; a restart or crash now would lose memberships",
@@ -130,8 +131,25 @@ bool StateKeeper::write(bool clean) {
     return true;
 }
 
+bool StateKeeper::write(bool clean) {
+    if (sealed_)
+        return false;
+    if (timer_) {
+        loop_.timers().cancel(timer_);
+        timer_ = 0;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto err = file_.write(snapshot(clean));
+    last_end_ = loop_.timers().now();
+    last_cost_ = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - t0);
+    if (!err)
+        sets_.clear(); // in the state file now, as uncertain or held bits
+    return report(err);
+}
+
 void StateKeeper::seal(bool remove) {
     sealed_ = true;
+    sets_.clear();
     if (timer_) {
         loop_.timers().cancel(timer_);
         timer_ = 0;

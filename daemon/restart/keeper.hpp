@@ -1,13 +1,15 @@
 // StateKeeper: keeps the state file (state_file.hpp) in step with the daemon, and at start
 // takes back what a previous instance left (doc/architecture.md §9).
 //
-// Writing. A Set about to go out is written at the end of the loop iteration it happened in
-// (its bits as uncertain: a crash never leaves bits at the SA the next instance would take for
-// another agent's); every other change (an SA answer, a join, a leave, a client coming or
-// going) within kCoalesce, so that a burst of joins costs one write, not one each. And never
-// more than a fifth of the daemon's time: a large state (100,000 memberships take tens of
-// milliseconds) waits four times its last write's cost. What a crash can lose is what changed
-// since the last write: a join answered a moment before it (its client learns it as lost).
+// Writing. Every change (a Set going out, an SA answer, a join, a leave, a client coming or
+// going) is written within kCoalesce, so that a burst of joins costs one write, not one each;
+// and never more than a fifth of the daemon's time: a large state (100,000 memberships take
+// tens of milliseconds) waits four times its last write's cost. The Sets going out are also
+// appended to the sets log at the end of the loop iteration that sent them, before their
+// answers can be read (both come through the loop's one post queue, in order), so a crash never
+// leaves bits at the SA the next instance does not know as possibly its own, however the state
+// file's writes are paced. What a crash can lose is what else changed since the last write: a
+// join answered a moment before it (its client learns it as lost).
 //
 // Taking back. restore() adopts, for each port the host still has under the same GID, the
 // groups the previous instance set; re-creates every session detached, with its memberships
@@ -43,8 +45,10 @@ public:
     // What the daemon holds now; `clean` for a planned restart that drained the SA first.
     SavedState snapshot(bool clean) const;
 
-    // Something the file keeps changed; `now`: a Set is going out (written this iteration).
-    void changed(bool now = false);
+    // Something the file keeps changed.
+    void changed();
+    // A Set is going out: logged at the end of this iteration, and changed().
+    void set_going_out(const SaRequest &req);
     // Writes now. Returns whether it could (a failure is logged once per kind).
     bool write(bool clean);
     // From now on nothing is written (a restart wrote its last state, or a stop for good
@@ -61,7 +65,9 @@ public:
                      server::SocketServer &server);
 
 private:
-    void write_later();
+    void append_sets();
+    // Logs `err` once per kind (nullopt: the write worked, said once after a failure).
+    bool report(const std::optional<std::string> &err);
 
     runtime::EventLoop &loop_;
     Service &service_;
@@ -70,7 +76,9 @@ private:
     std::string daemon_name_;
     std::string boot_id_;
     bool sealed_ = false;
-    bool write_posted_ = false;
+    std::string sets_header_;          // a new sets log's first line
+    std::vector<SavedSet> sets_;       // going out this iteration, not yet logged
+    bool append_posted_ = false;
     Timers::Id timer_ = 0;
     Duration last_cost_{0};
     TimePoint last_end_{};

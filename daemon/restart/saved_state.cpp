@@ -1,6 +1,8 @@
 #include "restart/saved_state.hpp"
 
 #include <array>
+#include <map>
+#include <tuple>
 
 #include "common/json_check.hpp"
 #include "common/named_group.hpp"
@@ -337,26 +339,43 @@ std::string encode(const SavedState &st) {
     return text;
 }
 
-std::variant<SavedState, std::string> decode(std::string_view text) {
-    if (text.empty())
-        return std::string("the file is empty");
+namespace {
+
+// Parses `text` as one JSON object and hands it to `read`; returns why it cannot, or "".
+template <class F> std::string read_object(std::string_view text, F read) {
     json_check::Parsed parsed = json_check::parse(text);
     if (parsed.syntax_error)
         return "not JSON (" + *parsed.syntax_error + ")";
     if (parsed.duplicate)
         return parsed.duplicate->describe();
     try {
-        const ObjectReader in(parsed.value, "");
-        // The format first: a file of another kind or version is named as such, not by its
-        // first unknown key.
-        if (in.string("format") != std::optional<std::string_view>(kFormatName))
-            in.fail("format", "not an rdma-mcastd state file");
-        const auto version = in.required_uint("version", 0, UINT32_MAX);
-        if (version != kFormatVersion)
-            in.fail("version", "format version " + std::to_string(version) + " is not " +
-                                   std::to_string(kFormatVersion) + ", the one this daemon reads");
+        read(ObjectReader(parsed.value, ""));
+    } catch (const json_check::FieldError &e) {
+        return e.describe();
+    }
+    return {};
+}
+
+// The format first: a file of another kind or version is named as such, not by its first
+// unknown key.
+void check_format(const ObjectReader &in, std::string_view name, unsigned version, std::string_view kind) {
+    if (in.string("format") != std::optional<std::string_view>(name))
+        in.fail("format", "not an rdma-mcastd " + std::string(kind));
+    const auto v = in.required_uint("version", 0, UINT32_MAX);
+    if (v != version)
+        in.fail("version", "format version " + std::to_string(v) + " is not " + std::to_string(version) +
+                               ", the one this daemon reads");
+}
+
+} // namespace
+
+std::variant<SavedState, std::string> decode(std::string_view text) {
+    if (text.empty())
+        return std::string("the file is empty");
+    SavedState st;
+    std::string why = read_object(text, [&](const ObjectReader &in) {
+        check_format(in, kFormatName, kFormatVersion, "state file");
         in.require_only({"format", "version", "boot_id", "daemon", "clean", "next_session", "ports", "sessions"});
-        SavedState st;
         st.boot_id = in.required_string("boot_id");
         st.daemon = in.required_string("daemon");
         st.clean = in.boolean("clean").value_or(false);
@@ -367,9 +386,117 @@ std::variant<SavedState, std::string> decode(std::string_view text) {
             if (st.sessions.back().id >= st.next_session)
                 s.fail("session", "is not below next_session");
         });
-        return st;
-    } catch (const json_check::FieldError &e) {
-        return e.describe();
+    });
+    if (!why.empty())
+        return why;
+    return st;
+}
+
+std::string encode_sets_header(std::string_view boot_id, std::string_view daemon) {
+    std::string out;
+    proto::JsonWriter w(out);
+    w.begin_object();
+    w.member("format", kSetsFormatName);
+    w.member("version", kSetsFormatVersion);
+    w.member("boot_id", boot_id);
+    w.member("daemon", daemon);
+    w.end_object();
+    return out + '\n';
+}
+
+std::string encode_set(const SavedSet &s) {
+    std::string out;
+    proto::JsonWriter w(out);
+    w.begin_object();
+    w.member("device", std::string_view(s.device));
+    w.member("port", s.port);
+    write_gid(w, "port_gid", s.port_gid);
+    write_gid(w, "mgid", s.mgid);
+    w.member("bits", s.bits);
+    w.end_object();
+    return out + '\n';
+}
+
+namespace {
+
+SavedSet read_set(const ObjectReader &in) {
+    in.require_only({"device", "port", "port_gid", "mgid", "bits"});
+    SavedSet s;
+    s.device = in.required_string("device");
+    s.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
+    s.port_gid = read_gid(in, "port_gid");
+    s.mgid = read_gid(in, "mgid");
+    if (is_zero(s.mgid))
+        in.fail("mgid", "is zero");
+    s.bits = read_bits(in, "bits");
+    return s;
+}
+
+void read_sets_header(const ObjectReader &in, SetsLog &log) {
+    check_format(in, kSetsFormatName, kSetsFormatVersion, "sets log");
+    in.require_only({"format", "version", "boot_id", "daemon"});
+    log.boot_id = in.required_string("boot_id");
+    log.daemon = in.required_string("daemon");
+}
+
+} // namespace
+
+std::variant<SetsLog, std::string> decode_sets(std::string_view text) {
+    if (text.empty())
+        return std::string("the file is empty");
+    SetsLog log;
+    for (std::size_t number = 1; !text.empty(); ++number) {
+        const std::size_t end = text.find('\n');
+        std::string why;
+        if (end == std::string_view::npos) { // every line is written with its '\n'
+            why = "torn (no end of line)";
+            text = {};
+        } else {
+            why = read_object(text.substr(0, end), [&, header = number == 1](const ObjectReader &in) {
+                if (header)
+                    read_sets_header(in, log);
+                else
+                    log.sets.push_back(read_set(in));
+            });
+            text.remove_prefix(end + 1);
+        }
+        if (why.empty())
+            continue;
+        why = "line " + std::to_string(number) + ": " + why;
+        if (number == 1)
+            return why;
+        log.skipped.push_back(std::move(why));
+    }
+    return log;
+}
+
+void add_uncertain(SavedState &state, std::span<const SavedSet> sets) {
+    // Indexes first: a log can hold thousands of Sets against a state of as many groups.
+    std::map<std::tuple<std::string, std::uint8_t, Gid>, std::size_t> port_index;
+    std::vector<std::map<Gid, std::size_t>> group_index;
+    auto index_port = [&](std::size_t i) {
+        const SavedPort &p = state.ports[i];
+        port_index.emplace(std::tuple{p.device, p.port, p.port_gid}, i);
+        auto &groups = group_index.emplace_back();
+        for (std::size_t g = 0; g < p.groups.size(); ++g)
+            groups.emplace(p.groups[g].mgid, g);
+    };
+    for (std::size_t i = 0; i < state.ports.size(); ++i)
+        index_port(i);
+    for (const SavedSet &s : sets) {
+        const std::tuple key{s.device, s.port, s.port_gid};
+        auto p = port_index.find(key);
+        if (p == port_index.end()) {
+            state.ports.push_back(SavedPort{s.device, s.port, s.port_gid, {}});
+            index_port(state.ports.size() - 1);
+            p = port_index.find(key);
+        }
+        SavedPort &port = state.ports[p->second];
+        auto [g, added] = group_index[p->second].emplace(s.mgid, port.groups.size());
+        if (added)
+            port.groups.push_back(SavedGroup{s.mgid, 0, 0, std::nullopt});
+        SavedGroup &group = port.groups[g->second];
+        group.uncertain |= static_cast<std::uint8_t>(s.bits & ~group.held);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -92,5 +93,40 @@ std::string encode(const SavedState &state);
 void encode(const SavedState &state, const std::function<void(std::string &)> &drain);
 // The state, or why it cannot be trusted (one sentence naming the place).
 std::variant<SavedState, std::string> decode(std::string_view text);
+
+// ---- the sets log ----
+// A Set about to go out, kept in the log beside the state file (state_file.hpp) until the next
+// state file covers it: whatever the pace of the state file's writes, the next instance learns
+// of every bit the daemon may have set (doc/architecture.md §9). JSON lines: a header, then one
+// line per Set.
+inline constexpr std::string_view kSetsFormatName = "rdma-mcastd-sets";
+inline constexpr unsigned kSetsFormatVersion = 1;
+
+struct SavedSet {
+    std::string device;
+    std::uint8_t port = 0;
+    Gid port_gid{};
+    Gid mgid{};
+    std::uint8_t bits = 0;
+    bool operator==(const SavedSet &) const = default;
+};
+
+struct SetsLog {
+    std::string boot_id;
+    std::string daemon;
+    std::vector<SavedSet> sets;
+    std::vector<std::string> skipped; // one sentence per line that could not be read ("line 3: ...")
+};
+
+// The header line and a Set's line, each with its '\n'.
+std::string encode_sets_header(std::string_view boot_id, std::string_view daemon);
+std::string encode_set(const SavedSet &s);
+// The log, or why its header cannot be trusted. A later line that cannot be read (a torn last
+// line) is skipped and named in `skipped`.
+std::variant<SetsLog, std::string> decode_sets(std::string_view text);
+
+// Adds each Set's bits to `state` as uncertain, but for those it holds: the port (same device,
+// port and GID) and the group are added when missing.
+void add_uncertain(SavedState &state, std::span<const SavedSet> sets);
 
 } // namespace mcastd::restart

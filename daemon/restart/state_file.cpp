@@ -1,6 +1,7 @@
 #include "restart/state_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,18 @@ namespace {
 
 std::string errno_text(const std::string &what, int err) { return what + ": " + std::strerror(err); }
 
+// write(2) until all of `text` is out; 0 or the errno.
+int write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno != EINTR)
+            return errno;
+        if (n > 0)
+            text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
+
 } // namespace
 
 std::string current_boot_id() {
@@ -23,30 +36,69 @@ std::string current_boot_id() {
     return id;
 }
 
-StateFile::StateFile(std::filesystem::path dir) : dir_(std::move(dir)), path_(dir_ / "state.json") {}
+StateFile::StateFile(std::filesystem::path dir)
+    : dir_(std::move(dir)), path_(dir_ / "state.json"), sets_path_(dir_ / "state.sets") {}
+
+namespace {
+
+std::optional<std::string> read_whole(const std::filesystem::path &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    return std::move(text).str();
+}
+
+void set_aside(const std::filesystem::path &path) {
+    std::error_code ec;
+    std::filesystem::rename(path, path.string() + ".rejected", ec);
+}
+
+std::string other_boot(const std::string &boot_id) {
+    return "written during another boot (" + boot_id + "), whose memberships the SA no longer has";
+}
+
+} // namespace
 
 StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     Loaded out;
-    std::ifstream in(path_, std::ios::binary);
-    if (!in)
-        return out; // no file: a first start (or a stop for good before this one)
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto decoded = decode(text.str());
-    if (auto *why = std::get_if<std::string>(&decoded)) {
-        out.set_aside = *why;
-    } else {
-        auto &st = std::get<SavedState>(decoded);
-        if (!boot_id.empty() && st.boot_id != boot_id)
-            out.set_aside = "written during another boot (" + st.boot_id + "), whose memberships the SA no longer has";
+    if (const auto text = read_whole(path_)) {
+        auto decoded = decode(*text);
+        if (auto *why = std::get_if<std::string>(&decoded))
+            out.set_aside = *why;
+        else if (auto &st = std::get<SavedState>(decoded); !boot_id.empty() && st.boot_id != boot_id)
+            out.set_aside = other_boot(st.boot_id);
         else
             out.state = std::move(st);
+        if (!out.set_aside.empty())
+            set_aside(path_);
+    } // no file: a first start, a stop for good before this one, or a crash before the first write
+
+    const auto text = read_whole(sets_path_);
+    if (!text)
+        return out;
+    auto decoded = decode_sets(*text);
+    if (auto *why = std::get_if<std::string>(&decoded))
+        out.sets_set_aside = *why;
+    else if (auto &log = std::get<SetsLog>(decoded); !boot_id.empty() && log.boot_id != boot_id)
+        out.sets_set_aside = other_boot(log.boot_id);
+    else if (!out.set_aside.empty())
+        out.sets_set_aside = "its state file was set aside";
+    if (!out.sets_set_aside.empty()) {
+        set_aside(sets_path_);
+        return out;
     }
-    if (!out.set_aside.empty()) {
-        std::error_code ec;
-        std::filesystem::rename(path_, path_.string() + ".rejected", ec);
+    SetsLog &log = std::get<SetsLog>(decoded);
+    if (!out.state) {
+        out.state.emplace();
+        out.state->boot_id = log.boot_id;
+        out.state->daemon = log.daemon;
     }
-    return out;
+    add_uncertain(*out.state, log.sets);
+    out.sets = log.sets.size();
+    out.sets_skipped = std::move(log.skipped);
+    return out; // the log stays: it holds what no state file has yet, until this instance writes one
 }
 
 std::optional<std::string> StateFile::write(const SavedState &state) const {
@@ -56,14 +108,8 @@ std::optional<std::string> StateFile::write(const SavedState &state) const {
         return errno_text("create " + tmp, errno);
     int err = 0;
     encode(state, [&](std::string &piece) {
-        std::size_t done = 0;
-        while (!err && done < piece.size()) {
-            const ssize_t n = ::write(fd, piece.data() + done, piece.size() - done);
-            if (n < 0 && errno != EINTR)
-                err = errno;
-            else if (n > 0)
-                done += static_cast<std::size_t>(n);
-        }
+        if (!err)
+            err = write_all(fd, piece);
     });
     // No fsync: /run is a tmpfs, and what a crash of the daemon (not of the kernel) must find is
     // already in the page cache once write() returned.
@@ -78,12 +124,30 @@ std::optional<std::string> StateFile::write(const SavedState &state) const {
         ::unlink(tmp.c_str());
         return errno_text("replace " + path_.string(), err);
     }
+    ::unlink(sets_path_.c_str()); // covered now; one left behind would only add uncertain bits
     return std::nullopt;
+}
+
+std::optional<std::string> StateFile::append(std::string_view header, std::span<const SavedSet> sets) const {
+    const int fd = ::open(sets_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno_text("open " + sets_path_.string(), errno);
+    struct stat st{};
+    std::string text;
+    if (::fstat(fd, &st) == 0 && st.st_size == 0)
+        text = header;
+    for (const SavedSet &s : sets)
+        text += encode_set(s);
+    int err = write_all(fd, text);
+    if (::close(fd) < 0 && !err)
+        err = errno;
+    return err ? std::optional(errno_text("append to " + sets_path_.string(), err)) : std::nullopt;
 }
 
 void StateFile::remove() const {
     std::error_code ec;
     std::filesystem::remove(path_, ec);
+    std::filesystem::remove(sets_path_, ec);
 }
 
 } // namespace mcastd::restart

@@ -4,14 +4,23 @@
 // new one, never half of one. /run is a tmpfs: the file survives a crash of the daemon, not a
 // reboot, and neither do the SA's memberships of the port.
 //
+// Beside it, `state.sets` (saved_state.hpp): the Sets sent since the state file was last written,
+// appended in one write(2) per loop iteration and removed by the next state file, which covers
+// them. The state file's writes are paced; the log's are not, so every bit the daemon may have
+// set is on disk before the SA can answer the Set that carries it.
+//
 // A file that cannot be trusted (torn, not JSON, another format, another boot) is renamed to
-// `state.json.rejected` for whoever wants to look, named in the log by the caller, and never
-// used. Nothing here is fatal: without a state file the daemon starts as if for the first time.
+// `state.json.rejected` (`state.sets.rejected`) for whoever wants to look, named in the log by
+// the caller, and never used; a sets log goes with its state file. Nothing here is fatal:
+// without a state file the daemon starts as if for the first time.
 #pragma once
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "restart/saved_state.hpp"
 
@@ -26,21 +35,32 @@ public:
 
     const std::filesystem::path &path() const { return path_; }
 
+    const std::filesystem::path &sets_path() const { return sets_path_; }
+
     struct Loaded {
         std::optional<SavedState> state; // absent: no file, or it was set aside
         std::string set_aside;           // why the file was set aside (empty: it was not)
+        std::size_t sets = 0;            // Sets the log added to `state` (as uncertain bits)
+        std::vector<std::string> sets_skipped; // the log's lines that could not be read
+        std::string sets_set_aside;      // why the log was set aside (empty: it was not)
     };
-    // Reads the file; one from another boot than `boot_id` is set aside too.
+    // Reads the file, then the sets log on top of it (the log alone makes a state too: a crash
+    // before the first state file). Either from another boot than `boot_id` is set aside too.
     Loaded load(const std::string &boot_id) const;
 
-    // Writes `state` atomically. Returns an error sentence (with errno's text) or nullopt.
+    // Writes `state` atomically, then removes the sets log it covers. Returns an error sentence
+    // (with errno's text) or nullopt.
     std::optional<std::string> write(const SavedState &state) const;
-    // Removes the file (a stop for good: nothing is left to adopt). Errors are ignored.
+    // Appends `sets` to the sets log in one write(2); a new log starts with `header`
+    // (encode_sets_header()). Returns an error sentence or nullopt.
+    std::optional<std::string> append(std::string_view header, std::span<const SavedSet> sets) const;
+    // Removes both files (a stop for good: nothing is left to adopt). Errors are ignored.
     void remove() const;
 
 private:
     std::filesystem::path dir_;
     std::filesystem::path path_;
+    std::filesystem::path sets_path_;
 };
 
 } // namespace mcastd::restart

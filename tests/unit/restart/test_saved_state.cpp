@@ -163,5 +163,72 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
     }
 }
 
+TEST(SetsLog, RoundTrip) {
+    const SavedSet a{"mlx5_0", 1, *parse_gid("fe80::1"), *parse_gid("ff15::7"), 0x3};
+    const SavedSet b{"ibsim0", 2, *parse_gid("fe80::2"), *parse_gid("ff12:601b::1"), 0x8};
+    auto back = decode_sets(encode_sets_header("boot-a", "rdma-mcastd 1") + encode_set(a) + encode_set(b));
+    ASSERT_TRUE(std::holds_alternative<SetsLog>(back)) << std::get<std::string>(back);
+    const SetsLog &log = std::get<SetsLog>(back);
+    EXPECT_EQ(log.boot_id, "boot-a");
+    EXPECT_EQ(log.daemon, "rdma-mcastd 1");
+    EXPECT_EQ(log.sets, (std::vector<SavedSet>{a, b}));
+    EXPECT_TRUE(log.skipped.empty());
+}
+
+// A header that cannot be trusted sets the whole log aside; a later line is skipped, named.
+TEST(SetsLog, EveryCorruptionIsNamedByItsLine) {
+    const std::string header = encode_sets_header("boot-a", "d");
+    const std::string good = encode_set(SavedSet{"mlx5_0", 1, *parse_gid("fe80::1"), *parse_gid("ff15::7"), 1});
+    auto whole = [](const std::string &text) {
+        auto d = decode_sets(text);
+        return std::holds_alternative<std::string>(d) ? std::get<std::string>(d) : "(accepted)";
+    };
+    EXPECT_EQ(whole(""), "the file is empty");
+    EXPECT_NE(whole("{\n").find("line 1: not JSON"), std::string::npos);
+    EXPECT_EQ(whole(R"({"format":"rdma-mcastd-state","version":1})" "\n"),
+              "line 1: /format: not an rdma-mcastd sets log");
+    EXPECT_NE(whole(R"({"format":"rdma-mcastd-sets","version":2,"boot_id":"b","daemon":"d"})" "\n")
+                  .find("line 1: /version: format version 2 is not 1"),
+              std::string::npos);
+    EXPECT_EQ(whole(header), "(accepted)");
+
+    auto skipped = [&](const std::string &line) {
+        auto d = decode_sets(header + good + line);
+        if (!std::holds_alternative<SetsLog>(d))
+            return "(set aside: " + std::get<std::string>(d) + ")";
+        const SetsLog &log = std::get<SetsLog>(d);
+        EXPECT_EQ(log.sets.size(), 1u);
+        return log.skipped.empty() ? std::string("(accepted)") : log.skipped.front();
+    };
+    EXPECT_EQ(skipped(R"({"device":"mlx5_0","port":1,"port_gid":"fe80::1","mgid":"::","bits":1})" "\n"),
+              "line 3: /mgid: is zero");
+    EXPECT_NE(skipped(R"({"device":"mlx5_0","port":1,"port_gid":"fe80::1","mgid":"ff15::1","bits":16})" "\n")
+                  .find("line 3: /bits"),
+              std::string::npos);
+    EXPECT_EQ(skipped(R"({"device":"mlx5_0","port":1,"port_gid":"fe80::1","mgid":"ff15::1","bits":1,"x":1})" "\n"),
+              "line 3: /x: unknown key");
+    const std::string second_header = skipped(header);
+    EXPECT_EQ(second_header.rfind("line 3: /", 0), 0u) << second_header;
+    EXPECT_NE(second_header.find(": unknown key"), std::string::npos) << second_header;
+    EXPECT_EQ(skipped(R"({"device":"mlx5_0")"), "line 3: torn (no end of line)");
+}
+
+TEST(SetsLog, AddUncertainKeepsHeldBitsAndAddsWhatIsMissing) {
+    SavedState st;
+    st.ports.push_back(SavedPort{"mlx5_0", 1, *parse_gid("fe80::1"), {SavedGroup{*parse_gid("ff15::7"), 0x1, 0, {}}}});
+    const std::vector<SavedSet> sets{
+        {"mlx5_0", 1, *parse_gid("fe80::1"), *parse_gid("ff15::7"), 0x3},
+        {"mlx5_0", 1, *parse_gid("fe80::1"), *parse_gid("ff15::8"), 0x8},
+        {"mlx5_0", 1, *parse_gid("fe80::9"), *parse_gid("ff15::7"), 0x1}, // the port's GID changed
+        {"mlx5_0", 1, *parse_gid("fe80::9"), *parse_gid("ff15::7"), 0x2}, // the same new port and group
+    };
+    add_uncertain(st, sets);
+    ASSERT_EQ(st.ports.size(), 2u);
+    ASSERT_EQ(st.ports[0].groups.size(), 2u);
+    EXPECT_EQ(st.ports[0].groups[0], (SavedGroup{*parse_gid("ff15::7"), 0x1, 0x2, {}}));
+    EXPECT_EQ(st.ports[0].groups[1], (SavedGroup{*parse_gid("ff15::8"), 0, 0x8, {}}));
+    EXPECT_EQ(st.ports[1], (SavedPort{"mlx5_0", 1, *parse_gid("fe80::9"), {SavedGroup{*parse_gid("ff15::7"), 0, 0x3, {}}}}));
+}
+
 } // namespace
 } // namespace mcastd::restart

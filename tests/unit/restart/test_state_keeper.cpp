@@ -1,0 +1,95 @@
+// StateKeeper over the daemon's front door (a Service on the fake SA, client sessions): what a
+// crash would leave on disk at the moment the SA's answer to a Set is read.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "frontend/front_door.hpp"
+#include "restart/keeper.hpp"
+
+namespace mcastd::test {
+namespace {
+
+namespace fs = std::filesystem;
+using restart::StateFile;
+
+class Keeper : public FrontDoor {
+protected:
+    Keeper() {
+        char tmpl[] = "/tmp/mcastd-keeper-XXXXXX";
+        if (!::mkdtemp(tmpl))
+            throw std::system_error(errno, std::generic_category(), "mkdtemp");
+        dir_ = tmpl;
+        keeper_.emplace(loop, service, sessions, StateFile(dir_), "rdma-mcastd test");
+        service.on_sa_set([this](const SaRequest &req) { keeper_->set_going_out(req); }); // as the daemon does
+        sessions.set_change_hook([this] { keeper_->changed(); });
+    }
+    ~Keeper() override {
+        service.on_sa_set({});
+        sessions.set_change_hook({});
+        keeper_.reset();
+        fs::remove_all(dir_);
+    }
+
+    // What the next instance would find.
+    StateFile::Loaded on_disk() const { return StateFile(dir_).load(restart::current_boot_id()); }
+    static std::optional<std::uint8_t> uncertain(const StateFile::Loaded &l, const char *mgid) {
+        if (l.state)
+            for (const auto &p : l.state->ports)
+                for (const auto &g : p.groups)
+                    if (g.mgid == *parse_gid(mgid))
+                        return g.uncertain;
+        return std::nullopt;
+    }
+
+    // Joins `mgid` (a new group: a Get, then the Set) and returns what was on disk when the
+    // Set's answer came to be read. Both answers reach the loop as the receive thread hands
+    // them over, through loop.post().
+    StateFile::Loaded on_disk_at_the_sets_answer(int fd, const char *mgid) {
+        send(fd, 2, join_of(mgid));
+        serve(); // the probe Get is at the SA
+        EXPECT_EQ(sa.pending(), 1u);
+        std::optional<StateFile::Loaded> at_answer;
+        loop.post([&] {
+            sa.step(); // the Get's answer: no such group, so the engine sends the Set
+            EXPECT_EQ(sa.pending(), 1u) << "the Set";
+            loop.post([&] {
+                at_answer = on_disk();
+                sa.step();
+            });
+        });
+        EXPECT_TRUE(ok(reply(fd, false)));
+        return at_answer.value_or(StateFile::Loaded{});
+    }
+
+    fs::path dir_;
+    std::optional<restart::StateKeeper> keeper_;
+};
+
+// However the state file's writes are paced (here it cannot be written at all: a directory
+// stands where its temporary goes), the Set's bits are on disk before its answer is read, so a
+// crash after the reply never leaves bits at the SA that the next instance does not know.
+TEST_F(Keeper, ASetsBitsAreOnDiskBeforeItsAnswerIsRead) {
+    fs::create_directory(dir_ / "state.json.tmp");
+    const int fd = greeted();
+    const StateFile::Loaded l = on_disk_at_the_sets_answer(fd, "ff15::77");
+    EXPECT_FALSE(fs::exists(dir_ / "state.json"));
+    EXPECT_EQ(l.sets, 1u);
+    EXPECT_EQ(uncertain(l, "ff15::77"), 0x1);
+}
+
+// The state file, once written, covers the log: it goes, and the bit is held.
+TEST_F(Keeper, TheNextStateFileTakesTheSetsLogsPlace) {
+    const int fd = greeted();
+    const StateFile::Loaded l = on_disk_at_the_sets_answer(fd, "ff15::78");
+    EXPECT_EQ(uncertain(l, "ff15::78"), 0x1) << "from the log or from a state file written meanwhile";
+    ASSERT_TRUE(until([&] {
+        const auto now = on_disk();
+        return now.state && !fs::exists(dir_ / "state.sets") && !now.state->ports.empty() &&
+               !now.state->ports[0].groups.empty() && now.state->ports[0].groups[0].held == 0x1;
+    })) << "a state file with ff15::78 held, and no sets log";
+}
+
+} // namespace
+} // namespace mcastd::test
