@@ -50,7 +50,7 @@ std::optional<std::string> read_whole(const std::filesystem::path &path) {
     return std::move(text).str();
 }
 
-void set_aside(const std::filesystem::path &path) {
+void move_aside(const std::filesystem::path &path) { // to PATH.rejected
     std::error_code ec;
     std::filesystem::rename(path, path.string() + ".rejected", ec);
 }
@@ -72,7 +72,7 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
         else
             out.state = std::move(st);
         if (!out.set_aside.empty())
-            set_aside(path_);
+            move_aside(path_);
     } // no file: a first start, a stop for good before this one, or a crash before the first write
 
     const auto text = read_whole(sets_path_);
@@ -86,7 +86,7 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     else if (!out.set_aside.empty())
         out.sets_set_aside = "its state file was set aside";
     if (!out.sets_set_aside.empty()) {
-        set_aside(sets_path_);
+        move_aside(sets_path_);
         return out;
     }
     SetsLog &log = std::get<SetsLog>(decoded);

@@ -30,6 +30,11 @@ protected:
         return st;
     }
     void put(const std::string &text) { std::ofstream(dir_ / "state.json") << text; }
+    // Appends the Sets to `f`'s log as an instance of boot-a would.
+    static std::optional<std::string> log_sets(const StateFile &f, const std::vector<SavedSet> &sets,
+                                               const char *daemon = "d") {
+        return f.append(encode_sets_header("boot-a", daemon), sets);
+    }
 
     fs::path dir_;
 };
@@ -122,11 +127,8 @@ const SavedGroup *group_in(const SavedState &st, const char *mgid, const char *p
 TEST_F(StateFileTest, SetsLoggedAfterTheStateAreTakenBackAsUncertainBits) {
     StateFile f(dir_);
     ASSERT_EQ(f.write(state(5)), std::nullopt); // ff15::7 held 0x1
-    const std::string header = encode_sets_header("boot-a", "rdma-mcastd test");
-    const std::vector<SavedSet> first{set_of("ff15::7", 0x1 | 0x2), set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(header, first), std::nullopt);
-    const std::vector<SavedSet> second{set_of("ff15::9", 0x8, "fe80::2")};
-    ASSERT_EQ(f.append(header, second), std::nullopt); // appended: no second header
+    ASSERT_EQ(log_sets(f, {set_of("ff15::7", 0x1 | 0x2), set_of("ff15::8", 0x1)}), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::9", 0x8, "fe80::2")}), std::nullopt); // appended: no second header
     auto loaded = f.load("boot-a");
     ASSERT_TRUE(loaded.state);
     EXPECT_EQ(loaded.sets, 3u);
@@ -149,8 +151,7 @@ TEST_F(StateFileTest, SetsLoggedAfterTheStateAreTakenBackAsUncertainBits) {
 
 TEST_F(StateFileTest, WritingTheStateRemovesTheSetsLogItCovers) {
     StateFile f(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "d"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     ASSERT_TRUE(fs::exists(f.sets_path()));
     ASSERT_EQ(f.write(state(5)), std::nullopt);
     EXPECT_FALSE(fs::exists(f.sets_path()));
@@ -162,8 +163,7 @@ TEST_F(StateFileTest, WritingTheStateRemovesTheSetsLogItCovers) {
 // A crash between the first Set and the first state file: the log alone is the state.
 TEST_F(StateFileTest, TheSetsLogAloneIsAState) {
     StateFile f(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "rdma-mcastd 9"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}, "rdma-mcastd 9"), std::nullopt);
     auto loaded = f.load("boot-a");
     ASSERT_TRUE(loaded.state);
     EXPECT_EQ(loaded.state->daemon, "rdma-mcastd 9");
@@ -178,8 +178,7 @@ TEST_F(StateFileTest, TheSetsLogAloneIsAState) {
 
 TEST_F(StateFileTest, ASetsLogFromAnotherBootIsSetAside) {
     StateFile f(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "d"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     auto loaded = f.load("boot-b");
     EXPECT_FALSE(loaded.state);
     EXPECT_NE(loaded.sets_set_aside.find("another boot (boot-a)"), std::string::npos) << loaded.sets_set_aside;
@@ -190,8 +189,7 @@ TEST_F(StateFileTest, ASetsLogFromAnotherBootIsSetAside) {
 TEST_F(StateFileTest, ASetsLogGoesWithItsSetAsideStateFile) {
     put("[]");
     StateFile f(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "d"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     auto loaded = f.load("boot-a");
     EXPECT_FALSE(loaded.state);
     EXPECT_FALSE(loaded.set_aside.empty());
@@ -201,8 +199,7 @@ TEST_F(StateFileTest, ASetsLogGoesWithItsSetAsideStateFile) {
 
 TEST_F(StateFileTest, ATornLastLineIsSkippedAndNamed) {
     StateFile f(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "d"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     std::ofstream(f.sets_path(), std::ios::app) << R"({"device":"mlx5_0","port":1,"port_g)";
     auto loaded = f.load("boot-a");
     ASSERT_TRUE(loaded.state);
@@ -214,8 +211,7 @@ TEST_F(StateFileTest, ATornLastLineIsSkippedAndNamed) {
 TEST_F(StateFileTest, RemoveForgetsTheSetsLogToo) {
     StateFile f(dir_);
     ASSERT_EQ(f.write(state(5)), std::nullopt);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    ASSERT_EQ(f.append(encode_sets_header("boot-a", "d"), sets), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     f.remove();
     EXPECT_FALSE(f.load("boot-a").state);
     EXPECT_FALSE(fs::exists(f.sets_path()));
