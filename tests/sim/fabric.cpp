@@ -134,6 +134,9 @@ struct Fabric::Impl {
     std::string opensm_node;    // node of the current (or last) OpenSM
     std::list<Process> clients; // stable addresses: spawn_on hands out references
     std::mutex tool_mu;         // run_on is sequential (ibsim client budget)
+    // Guards `clients` and `opensm`'s engagement: a tool's budget check counts them from
+    // whichever thread runs it, while the test thread starts and stops processes.
+    std::mutex roster_mu;
 
     ~Impl() { shutdown(); }
 
@@ -158,6 +161,7 @@ struct Fabric::Impl {
     }
 
     std::size_t attached_clients() {
+        std::lock_guard lock(roster_mu);
         std::size_t n = opensm && opensm->running() ? 1 : 0;
         for (auto &c : clients)
             n += c.running() ? 1 : 0;
@@ -293,6 +297,7 @@ Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv
         env[k] = v;
     impl_->check_client_budget("spawn_on " + node + ": " + join_argv(argv));
     fs::create_directories(impl_->cli_dir(node));
+    std::lock_guard lock(impl_->roster_mu);
     return impl_->clients.emplace_back(Process::Options{.argv = std::move(argv),
                                                         .env = std::move(env),
                                                         .cwd = impl_->cli_dir(node),
@@ -331,6 +336,7 @@ void Fabric::console(const std::string &command) {
 }
 
 void Fabric::stop_opensm() {
+    std::lock_guard lock(impl_->roster_mu);
     if (impl_->opensm)
         impl_->opensm->stop(kStopGrace);
     impl_->opensm.reset();
@@ -355,11 +361,13 @@ void Fabric::start_opensm(const std::string &node_arg, std::vector<std::string> 
     env["OSM_TMP_DIR"] = dir.string();
     env["OSM_CACHE_DIR"] = dir.string();
     d.opensm_node = node;
+    std::unique_lock roster(d.roster_mu);
     d.opensm.emplace(Process::Options{.argv = std::move(argv),
                                       .env = std::move(env),
                                       .cwd = dir,
                                       .merge_stderr = true,
                                       .log_file = dir / "stdout"});
+    roster.unlock();
     // Wait from a node other than the SM's: the SA ignores every MAD until its first sweep is
     // done, and only a query that succeeds from another node proves that.
     std::string via = default_via();

@@ -116,6 +116,10 @@ struct Process::Impl {
     int log_fd = -1;
     int wake_fd = -1; // eventfd: "child reaped, drain what is left and stop"
     std::optional<int> status; // set once reaped: exit code, or 128 + signal
+    // Any thread may reap (a Fabric counts running clients from whichever thread starts a
+    // tool): waitpid and the status it leaves, and the drain thread's join, happen under this,
+    // or the loser of a race would take ECHILD for "someone else reaped it".
+    std::mutex reap_mu;
 
     std::mutex mu;
     std::condition_variable cv;
@@ -218,30 +222,38 @@ struct Process::Impl {
 
     // Reaps the child if it has exited within `timeout` (negative: wait forever).
     bool reap(std::chrono::milliseconds timeout) {
-        if (status)
-            return true;
         auto deadline = Clock::now() + timeout;
         while (true) {
-            int wstatus = 0;
-            pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
-            if (r == pid) {
-                record_status(wstatus);
+            if (try_reap())
                 return true;
-            }
-            if (r < 0 && errno != EINTR) {
-                // Someone else reaped it (e.g. a SIGCHLD handler); nothing more to learn.
-                status = -1;
-                finish_draining();
-                return true;
-            }
             if (timeout.count() >= 0 && Clock::now() >= deadline)
                 return false;
-            // The pidfd turns readable when the child exits: no sleeping in a loop.
+            // The pidfd turns readable when the child exits: no sleeping in a loop. It is
+            // polled outside the lock, so a thread that only asks running() never waits.
             pollfd p{pidfd, POLLIN, 0};
             int wait_ms = timeout.count() < 0 ? -1 : ms_until(deadline);
             if (::poll(&p, 1, wait_ms) < 0 && errno != EINTR)
                 throw_errno("poll(pidfd) for " + name);
         }
+    }
+
+    // One waitpid(WNOHANG); true once the child is reaped (by this call or an earlier one).
+    bool try_reap() {
+        std::lock_guard lock(reap_mu);
+        while (!status) {
+            int wstatus = 0;
+            pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
+            if (r == pid) {
+                record_status(wstatus);
+            } else if (r < 0 && errno != EINTR) {
+                // Reaped outside this class (e.g. a SIGCHLD handler); nothing more to learn.
+                status = -1;
+                finish_draining();
+            } else if (r == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     void spawn(const Options &opts);
@@ -485,7 +497,9 @@ std::string Process::read_all(std::chrono::milliseconds timeout) {
 }
 
 void Process::signal(int sig) {
-    // Only an unreaped pid is ours: after waitpid the number may belong to anyone.
+    // Only an unreaped pid is ours: after waitpid the number may belong to anyone. The lock
+    // keeps another thread from reaping between the check and the kill.
+    std::lock_guard lock(impl_->reap_mu);
     if (!impl_->status)
         ::kill(impl_->pid, sig);
 }
@@ -493,14 +507,13 @@ void Process::signal(int sig) {
 std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
     if (!impl_->reap(timeout))
         return std::nullopt;
+    std::lock_guard lock(impl_->reap_mu);
     return impl_->status;
 }
 
 void Process::stop(std::chrono::milliseconds grace) {
-    if (impl_->status) {
-        impl_->finish_draining();
+    if (impl_->try_reap())
         return;
-    }
     signal(SIGTERM);
     if (!impl_->reap(grace)) {
         signal(SIGKILL);

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "sim/fabric.hpp"
 #include "sim/tool_output.hpp"
@@ -149,6 +151,26 @@ TEST(FabricProcess, MoveKeepsTheChild) {
     EXPECT_TRUE(b.running());
     b.stop();
     EXPECT_EQ(::kill(pid, 0), -1); // reaped: the pid is no longer ours
+}
+
+TEST(FabricProcess, AnotherThreadAskingRunningDoesNotStealTheExitCode) {
+    // A Fabric counts its running clients from whichever thread starts a tool, so running()
+    // races wait() on the same child. The loser of the waitpid race used to take ECHILD for
+    // "reaped elsewhere" and report -1, or join the drain thread a second time and throw.
+    for (int round = 0; round < 100; ++round) {
+        Process p({.argv = {"sh", "-c", "read line; exit 7"}, .stdin_pipe = true});
+        std::atomic<bool> done{false};
+        std::thread asker([&] {
+            while (!done)
+                p.running();
+        });
+        p.close_stdin();
+        const auto code = p.wait(10s);
+        done = true;
+        asker.join();
+        ASSERT_EQ(code, 7) << "round " << round;
+        ASSERT_FALSE(p.running());
+    }
 }
 
 // ---- saquery / smpquery output ----
