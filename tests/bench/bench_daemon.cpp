@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "client_load.hpp"
 #include "sim/daemon_harness.hpp"
 
@@ -184,7 +185,8 @@ void memory(Daemon &d) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    mcastd::bench::CommandLine(argc, argv, "mcastd-bench-daemon", "\nJoin latency, client throughput and memory per membership.\n").none();
     Fabric fabric;
     // Room for the memory figure: 1000 memberships per connection, 1100 clients.
     // With a state directory, as under systemd: the restart state is kept as memberships change.

@@ -19,6 +19,7 @@
 #include <deque>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "common/sa_status.hpp"
 #include "core/engine.hpp"
 #include "fakes/fake_timers.hpp"
@@ -219,9 +220,12 @@ bool measure(std::size_t n, bool reverse, Figures &best) {
 } // namespace
 
 int main(int argc, char **argv) {
+    const mcastd::bench::CommandLine cl(argc, argv, "mcastd-bench-engine-rejoin",
+                                        "[GROUPS (1-10000000)...] (default 10000 100000)\n"
+                                        "The engine's time per group to re-join a port, at each size.\n");
     std::vector<std::size_t> sizes;
-    for (int i = 1; i < argc; ++i)
-        sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+    for (const std::string &a : cl.args)
+        sizes.push_back(cl.count(a, 1, 10000000));
     if (sizes.empty())
         sizes = {10000, 100000};
     std::printf("engine re-join of one port against an SA that answers at once (best of 3 per size)\n");

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "bench_json_nlohmann.hpp"
 #include "common/gid.hpp"
 #include "common/json_check.hpp"
@@ -179,7 +180,8 @@ void time_decoders(const std::string &join_reply, const std::string &join_reques
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    mcastd::bench::CommandLine(argc, argv, "mcastd-bench-json", "\nThe protocol's JSON encoders and decoders beside nlohmann-json.\n").none();
     const std::uint64_t id = 123456;
     const JoinResult join = join_result();
     const ListResult list = list_result(1000);

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "client_load.hpp"
 #include "sim/daemon_harness.hpp"
 
@@ -107,7 +108,8 @@ std::string hundred_rules() {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    mcastd::bench::CommandLine(argc, argv, "mcastd-bench-policy", "\nThe access policy's cost to an unprivileged client.\n").none();
     Fabric fabric;
     // The scratch directories are 0700: nobody must reach the daemon's socket through them.
     for (auto p = fabric.scratch(); p.string().size() > 5; p = p.parent_path())

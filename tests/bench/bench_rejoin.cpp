@@ -31,6 +31,7 @@
 #include <string>
 #include <thread>
 
+#include "bench_args.hpp"
 #include "bench/tool_line.hpp"
 #include "sim/daemon_harness.hpp"
 
@@ -157,24 +158,16 @@ std::string watcher_line(Process &watcher, const std::string &what) {
 } // namespace
 
 int main(int argc, char **argv) {
+    const mcastd::bench::CommandLine cl(argc, argv, "mcastd-bench-rejoin",
+                                        "[GROUPS (1-1000, default 1000)] [--fixed-window]\n"
+                                        "The time to restore one port's memberships after an OpenSM restart.\n");
     unsigned groups = 1000;
     bool fixed_window = false;
-    const char *usage = "usage: mcastd-bench-rejoin [GROUPS (1-1000, default 1000)] [--fixed-window]\n";
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        char *end = nullptr;
-        const unsigned long n = std::strtoul(a.c_str(), &end, 10);
-        if (a == "--fixed-window") {
+    for (const std::string &a : cl.args) {
+        if (a == "--fixed-window")
             fixed_window = true;
-        } else if (a == "--help" || a == "-h") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else if (!a.empty() && *end == '\0' && n >= 1 && n <= 1000) {
-            groups = static_cast<unsigned>(n); // the raw Sets and the daemon's share one MLID pool
-        } else {
-            std::fprintf(stderr, "mcastd-bench-rejoin: bad argument '%s'\n%s", a.c_str(), usage);
-            return 2;
-        }
+        else // the raw Sets and the daemon's share one MLID pool
+            groups = static_cast<unsigned>(cl.count(a, 1, 1000));
     }
     try {
         Fabric fabric;

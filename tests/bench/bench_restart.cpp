@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "sim/daemon_harness.hpp"
 #include "sim/fabric.hpp"
 
@@ -82,7 +83,8 @@ std::unique_ptr<Daemon> start(Fabric &fabric, const std::filesystem::path &dir) 
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    mcastd::bench::CommandLine(argc, argv, "mcastd-bench-restart", "\nA planned restart, a crash and the orphan sweep with 1,000 memberships.\n").none();
     Fabric fabric;
     const auto dir = fabric.scratch() / "state";
     std::filesystem::create_directories(dir);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "bench/tool_line.hpp"
 #include "sim/daemon_harness.hpp"
 
@@ -164,7 +165,13 @@ void report(const char *what, unsigned groups, const Subscribed &r, double raw_r
 } // namespace
 
 int main(int argc, char **argv) {
-    const unsigned groups = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 1000;
+    const mcastd::bench::CommandLine cl(argc, argv, "mcastd-bench-subscribe",
+                                        "[GROUPS (1-1000, default 1000)]\n"
+                                        "Asynchronous joins of new groups through librdmamcast beside raw SA Sets.\n");
+    if (cl.args.size() > 1)
+        cl.bad(cl.args[1]);
+    // The raw Sets' groups and the daemon's share the SA's pool of 1,023 MLIDs.
+    const unsigned groups = cl.args.empty() ? 1000 : static_cast<unsigned>(cl.count(cl.args[0], 1, 1000));
     try {
         Fabric fabric;
         const double raw_before = raw_sets_ms(fabric, groups, "before the daemon");
