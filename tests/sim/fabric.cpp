@@ -101,8 +101,15 @@ fs::path make_scratch() {
     return tmpl;
 }
 
-// Polls `done` every kPollInterval until it holds or `timeout` has passed. Only for external
-// state that has no readiness signal (doc/testbed.md §4).
+std::string join_argv(const std::vector<std::string> &argv) {
+    std::string s;
+    for (const auto &a : argv)
+        s += (s.empty() ? "" : " ") + a;
+    return s;
+}
+
+} // namespace
+
 bool poll_until(std::chrono::milliseconds timeout, const std::function<bool()> &done) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
@@ -113,15 +120,6 @@ bool poll_until(std::chrono::milliseconds timeout, const std::function<bool()> &
         std::this_thread::sleep_for(kPollInterval);
     }
 }
-
-std::string join_argv(const std::vector<std::string> &argv) {
-    std::string s;
-    for (const auto &a : argv)
-        s += (s.empty() ? "" : " ") + a;
-    return s;
-}
-
-} // namespace
 
 struct Fabric::Impl {
     Options opts;

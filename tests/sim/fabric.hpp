@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,6 +92,10 @@ private:
 
 // The whole content of a text file (opensm-sa.dump, logs); "" when it cannot be read.
 std::string read_text_file(const std::filesystem::path &path);
+
+// Polls `done` every 50 ms until it holds (true) or `timeout` has passed (false). Only for
+// state that has no readiness signal (doc/testbed.md §4): the SA's, the daemon's list.
+bool poll_until(std::chrono::milliseconds timeout, const std::function<bool()> &done);
 
 class Fabric {
 public:
