@@ -452,6 +452,17 @@ std::optional<std::uint8_t> Fabric::sa_join_state(const Gid &mgid, const Gid &po
     return std::nullopt;
 }
 
+std::map<Gid, std::uint8_t> Fabric::sa_join_states_of(const Gid &port_gid, const std::string &via) {
+    std::map<Gid, std::uint8_t> states;
+    for (const auto &rec : saquery_mcmr(*this, via.empty() ? default_via() : via,
+                                        {"saquery", "--smkey", "1", "MCMR", "--gid", format_gid(port_gid)})) {
+        if (field_gid(rec, "portgid") != port_gid)
+            throw std::runtime_error("saquery MCMR --gid " + format_gid(port_gid) + " returned records of other ports");
+        states[field_gid(rec, "mgid")] = static_cast<std::uint8_t>(field_number(rec, "joinstate", 0xf));
+    }
+    return states;
+}
+
 std::optional<Fabric::SaGroup> Fabric::sa_group(const Gid &mgid, const std::string &via) {
     // Untrusted: one record per group (trusted would give one per member port), with
     // PortGID and JoinState zeroed. No group, no record.

@@ -157,6 +157,9 @@ public:
     // Uses `saquery --smkey 1 MCMR --mgid M --gid G`.
     std::optional<std::uint8_t> sa_join_state(const Gid &mgid, const Gid &port_gid,
                                               const std::string &via = {});
+    // Every group port_gid is a member of, with its JoinState, in one query
+    // (`saquery --smkey 1 MCMR --gid G`): for a watcher that must sample often.
+    std::map<Gid, std::uint8_t> sa_join_states_of(const Gid &port_gid, const std::string &via = {});
     // The group record as the SA reports it (MLID, Q_Key, P_Key, MTU, rate, SL...), or nullopt
     // when the group does not exist. Fields that saquery prints are filled in.
     struct SaGroup {

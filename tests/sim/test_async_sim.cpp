@@ -200,7 +200,9 @@ TEST_F(AsyncSim, HundredOfFiveHundredCancelledMidFlightLeaveExactlyTheOtherFourH
             ADD_FAILURE() << i << ": " << rc << " " << rdmamcast_last_error(c)->message;
     }
     EXPECT_EQ(cancelled.size() + lost_race.size(), 100u);
-    EXPECT_GE(cancelled.size(), 80u) << "most were still waiting";
+    // Usually all 100 are still waiting; on an overloaded machine (ctest -j3 on 2 cores) 24 of
+    // them once completed first. More than half keeps the cancel paths the test is about.
+    EXPECT_GT(cancelled.size(), 50u) << "most were still waiting";
     ASSERT_EQ(collect(c, ctx.size(), 120s), ctx.size());
     for (const auto &k : ctx) {
         EXPECT_EQ(k.completions, 1) << k.index;

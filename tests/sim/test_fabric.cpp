@@ -182,6 +182,9 @@ TEST(Fabric, JoinStateAndGroupFollowRawSaJoinsAndLeaves) {
     ASSERT_EQ(second.exit_code, 0) << second.err;
     EXPECT_EQ(f.sa_join_state(mgid, h3), 0x3);
     EXPECT_EQ(f.sa_join_state(mgid, h2), 0x1);
+    // Per port in one query: only that port's groups, each with that port's JoinState.
+    EXPECT_EQ(f.sa_join_states_of(h3), (std::map<Gid, std::uint8_t>{{mgid, 0x3}}));
+    EXPECT_EQ(f.sa_join_states_of(f.port_gid("H4")), (std::map<Gid, std::uint8_t>{}));
     // The bulk per-port Get says the same, and "none" for a group the port is not in.
     auto gets = f.run_on("H4", {MCASTD_SIM_JOIN, "get", mgid_text, format_gid(h2), mgid_text,
                                 format_gid(h3), "ff12:1234::99", format_gid(h2)});

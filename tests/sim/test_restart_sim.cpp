@@ -91,8 +91,10 @@ protected:
         w.thread = std::thread([this, &w, groups, port] {
             while (!w.stop) {
                 const auto t0 = std::chrono::steady_clock::now();
+                const auto held = fabric.sa_join_states_of(port); // one saquery per round
                 for (const Gid &g : groups) {
-                    if (fabric.sa_join_state(g, port) != std::optional<std::uint8_t>(0x1))
+                    const auto it = held.find(g);
+                    if (it == held.end() || it->second != 0x1)
                         ++w.missing;
                     ++w.samples;
                 }
