@@ -360,10 +360,12 @@ protected:
                                                   s += "  " + m + "\n";
                                               return s;
                                           }();
-        // The poller asks again as soon as it has an answer: every 5-60 ms here. The bound
-        // leaves room for a loaded machine; above it, a short absence could go unseen.
+        // The poller asks again as soon as it has an answer: every 5-60 ms here, 262 ms once
+        // with three sim tests at a time on two cores. A short absence would take a Delete and
+        // a Set, which OpenSM's log (below) shows at any cadence; the bound only keeps the
+        // poller from going quiet.
         EXPECT_GE(w.polls, 10) << when << ": too few SA polls to judge";
-        EXPECT_LE(w.max_gap_ms, 250) << when << ": the SA went unwatched for too long";
+        EXPECT_LE(w.max_gap_ms, 1000) << when << ": the SA went unwatched for too long";
         for (const auto &r : requests_since(log_offset))
             for (const auto &g : all_groups())
                 EXPECT_FALSE(r.mgid == G(g)) << when << ": OpenSM logged an SA " << r.method << " of " << g;
