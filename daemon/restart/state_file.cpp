@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <variant>
 
 namespace mcastd::restart {
 
@@ -55,8 +56,15 @@ void move_aside(const std::filesystem::path &path) { // to PATH.rejected
     std::filesystem::rename(path, path.string() + ".rejected", ec);
 }
 
-std::string other_boot(const std::string &boot_id) {
-    return "written during another boot (" + boot_id + "), whose memberships the SA no longer has";
+// Why a decoded file (the state or the sets log) cannot be used, or "": it could not be
+// decoded, or it was written during another boot than `boot_id` (empty: not checked).
+template <class T> std::string distrust(const std::variant<T, std::string> &decoded, const std::string &boot_id) {
+    if (const auto *why = std::get_if<std::string>(&decoded))
+        return *why;
+    const std::string &written = std::get<T>(decoded).boot_id;
+    if (!boot_id.empty() && written != boot_id)
+        return "written during another boot (" + written + "), whose memberships the SA no longer has";
+    return {};
 }
 
 } // namespace
@@ -65,13 +73,10 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     Loaded out;
     if (const auto text = read_whole(path_)) {
         auto decoded = decode(*text);
-        if (auto *why = std::get_if<std::string>(&decoded))
-            out.set_aside = *why;
-        else if (auto &st = std::get<SavedState>(decoded); !boot_id.empty() && st.boot_id != boot_id)
-            out.set_aside = other_boot(st.boot_id);
+        out.set_aside = distrust(decoded, boot_id);
+        if (out.set_aside.empty())
+            out.state = std::move(std::get<SavedState>(decoded));
         else
-            out.state = std::move(st);
-        if (!out.set_aside.empty())
             move_aside(path_);
     } // no file: a first start, a stop for good before this one, or a crash before the first write
 
@@ -79,11 +84,8 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     if (!text)
         return out;
     auto decoded = decode_sets(*text);
-    if (auto *why = std::get_if<std::string>(&decoded))
-        out.sets_set_aside = *why;
-    else if (auto &log = std::get<SetsLog>(decoded); !boot_id.empty() && log.boot_id != boot_id)
-        out.sets_set_aside = other_boot(log.boot_id);
-    else if (!out.set_aside.empty())
+    out.sets_set_aside = distrust(decoded, boot_id);
+    if (out.sets_set_aside.empty() && !out.set_aside.empty())
         out.sets_set_aside = "its state file was set aside";
     if (!out.sets_set_aside.empty()) {
         move_aside(sets_path_);
