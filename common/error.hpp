@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one domain error of rdma-mcastd. Every transport maps these codes once (socket protocol
 // names, D-Bus error names); the message always carries the real cause.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // 128-bit InfiniBand GIDs (MGIDs and PortGIDs), held in network byte order.
 #pragma once
 

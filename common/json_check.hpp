@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Strict reading of untrusted JSON with nlohmann-json, shared by the protocol codec and the
 // daemon's config parser.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // json_check::parse: strict JSON text (RFC 8259) into nlohmann-json's DOM, in one pass.
 //
 // Why not the library's parser: its lexer reads a byte at a time through an input adapter and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Named groups (PROTOCOL.md, "Named groups"): a name maps to an MGID by a fixed, documented
 // function, so that every host configured with the same prefix reaches the same group from the
 // same name, with nobody creating the group first and broadcasting its MGID.

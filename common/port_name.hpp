@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // How the daemon names one port of one CA in logs, errors and config: "mlx5_0/1".
 #pragma once
 

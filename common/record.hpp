@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The multicast group record as the core sees it: an MCMemberRecord's fields in host order.
 //
 // The core never touches MAD bytes; daemon/sa converts between this and rdma-core's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What a client asks of the engine: pure data, shared with the protocol codec and the client
 // library, which do not link the engine.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Names and explanations of SA MAD status values (IBA 13.4.7 and 15.2.1.1).
 #pragma once
 

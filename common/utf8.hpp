@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UTF-8 well-formedness, for text that must be valid JSON on the way out.
 #pragma once
 

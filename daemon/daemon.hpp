@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Daemon: rdma-mcastd's parts, made in start order and destroyed in reverse, and what
 // happens to them on SIGTERM (stop) and SIGHUP (reload). main() parses the command line,
 // loads the config, sets up logging and runs the loop; everything else starts here:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // HostPorts: the host's InfiniBand ports as the daemon drives them, the I/O half of the daemon.
 // Discovery, one libibumad port each, the SA transaction layer over them (TIDs, retransmits,
 // window), and the event sources (PortInfo and SMInfoRecord polls, the audit clock, verbs async

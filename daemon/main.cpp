@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd: the command line, the config, logging, and the loop. The parts of the daemon
 // start (and stop, backwards) in Daemon (daemon.hpp); the signals are handed to it here.
 #include <getopt.h>

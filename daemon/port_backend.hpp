@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Where the daemon's ports and its SA come from: the host's InfiniBand ports over libibumad
 // (HostPorts, host_ports.hpp), or in tests a fake SA with ports made by hand. The Daemon builds
 // the Service over sa(), then lets the backend add its ports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SIGHUP: which changed keys of the configuration a reload applies while the daemon runs, and
 // which wait for a restart (Daemon::reload applies the plan).
 #pragma once

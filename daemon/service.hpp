@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Service: the daemon's logic with no I/O of its own, the one API the client sessions
 // (frontend/) see. The membership engine, what the daemon knows of each port (attributes, SM),
 // the reactions to port events, and the engine's notes fanned out to observers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Groups the config lists (`static_groups`): joined at start and held by the daemon itself, as
 // one more client session (the daemon's own door: no hello, no limits) for as long as it runs.
 #pragma once

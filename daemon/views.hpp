@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's state as the protocol shows it (`list`, `status`), built once for every
 // transport: the socket server encodes these, the D-Bus service converts them.
 #pragma once

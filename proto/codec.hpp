@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Internal to the codec (PROTOCOL.md): what one message family's source file needs from
 // another's. The codec is one file per family, each with both sides of that family:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The envelopes of PROTOCOL.md's messages, both ways, and the dispatch to each family's file:
 // a request's {"id", "op", ...} (the daemon's strict decoder, the client's encoder), a reply's
 // {"id", "ok", "result" | "error"} and the ERROR object (the daemon's encoder, the client's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Events, both ways: restored, lost and monitor (the daemon's encoder, the client's decoder),
 // the record keys a restored event's `changed` lists, and the monitor request that asks for
 // monitor events (the daemon's strict decoder, the client's encoder).

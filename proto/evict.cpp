@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `evict`, both ways: the daemon's strict decoder and the client's encoder of the request, and
 // its result {"released": N}.
 #include "codec.hpp"

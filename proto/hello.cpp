@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `hello`, both ways: the request (the daemon's strict decoder, the client's encoder) and its
 // result (the daemon's encoder, the client's decoder).
 #include "codec.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `join`, both ways: the request's keys and their validators (decode_join, join_decoder.hpp,
 // which the daemon config's static_groups entries also go through), the client's encoder of
 // the request, and the result (the daemon's encoder, the client's decoder).

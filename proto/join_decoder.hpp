@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The keys of a join and their validators, in one place: the protocol's `join` request and the
 // daemon config's `static_groups` entries are the same object (minus `id` and `op`), so an
 // operator can paste one into the other and gets the same error for the same mistake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A minimal streaming JSON writer for the messages the daemon sends on its hot path.
 //
 // Building an nlohmann DOM for every reply costs an allocation per value and a std::map insert

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `leave`, both ways: the daemon's strict decoder and the client's encoder. Its result is
 // empty (envelope.cpp writes it).
 #include "codec.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `list`, both ways: the request (it has no keys of its own) and its result, every group the
 // daemon handles per port (the daemon's encoder, the client's decoder).
 #include "codec.hpp"

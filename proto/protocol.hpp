@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Message types and JSON codec of the client protocol (PROTOCOL.md), shared by the daemon
 // (decodes requests, encodes replies and events) and librdmamcast (the reverse).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RECORD and the values that several messages share (GIDs, join states, selectors, MTUs), both
 // ways: the daemon writes them, the client reads them back.
 #include "codec.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `status`, both ways: the request (it has no keys of its own) and its result, the daemon's
 // ports, their SMs and re-joins, its counters and each uid's usage against its quotas (the
 // daemon's encoder, the client's decoder).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by scripts/test and scripts/demo: installs the Debian 12 packages the build and the
 # tests need, only those that are missing. Needs root or sudo for apt-get.
 MCASTD_PACKAGES=(

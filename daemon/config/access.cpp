@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The config's "access" section: who may use the daemon (allow lists), what each caller may join
 // (rules) and how much (quotas). config/README.md "Access policy" documents every key.
 #include <grp.h>

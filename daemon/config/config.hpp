@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd's configuration file (config/README.md, rdma-mcastd.json(5)): strict JSON with
 // comments, read once at start.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reading the config file: the one place config touches the file system.
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The config schema: every key, its type, range and default, checked in one pass. The keys and
 // the reasons for their ranges are documented in config/README.md; keep the two in step.
 #include <sys/un.h>

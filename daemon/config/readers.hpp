@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Internal to the config reader: helpers the section readers share (parse.cpp, access.cpp).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's entry points. Each holds an Entry, so the callbacks, events and notes a call
 // causes run once it is done (engine_state.hpp). The work itself is in the member book, the
 // group state machine and the port re-join (see engine.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The membership engine: ports -> groups -> members, per-JoinState-bit counts, one SA
 // transaction in flight per group, coalescing, local answers (doc/architecture.md §5).
 //

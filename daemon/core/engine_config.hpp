@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's configuration: the MGIDs it refuses, the values a create uses, and the pacing
 // of background work. Filled from the config file's "groups", "retry" and "rejoin" sections.
 #pragma once

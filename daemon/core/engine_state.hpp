@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's state, shared by its parts (members.hpp, group_machine.hpp, port_rejoin.hpp):
 // ports own their groups, groups queue and count their members, members belong to clients.
 // Internal to daemon/core; engine.hpp is the contract.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The group state machine: one SA transaction in flight per group, and after every answer the
 // group is pumped: queued joins are answered locally or get one Set, then the held bits are
 // reconciled with what the members need (level-triggered: the decision looks only at the

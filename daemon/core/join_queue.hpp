@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The joins waiting in one group, in arrival order: a vector with a moving head. It allocates
 // nothing while empty (a port may hold 100,000 groups, nearly all with nothing queued), pushes
 // and pops in O(1), and removes a withdrawn join from anywhere.

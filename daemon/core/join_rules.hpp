@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The join rules: pure functions that decide whether a join is valid, whether it fits the
 // group, what the next SA request for a group is, and how it is built. No I/O, no clock, no
 // engine state: the group state machine (group_machine.hpp) asks them and acts.

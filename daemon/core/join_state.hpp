@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // JoinState bit algebra the engine applies to one port's membership of one group.
 //
 // A port holds one 4-bit JoinState per group at the SA (doc/sa-multicast.md §11). The engine

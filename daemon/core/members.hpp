@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The member book: who holds what in a group, and what each member is told. Counts members per
 // JoinState bit as they become active, answers joins, and tells members `lost` or `restored`.
 // It never talks to the SA: the group state machine decides, the book keeps the accounts.

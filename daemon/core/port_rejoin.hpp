@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The port re-join and audit: what happens to all of a port's groups when the SA may have lost
 // them (SM restart, LID change, port down and back, ...), and the audit that asks the SA about
 // one group at a time. Marks the groups, pauses for the jitter, lets each group re-join through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The pure bookkeeping of a port's re-join and audit: how far a re-join is, and which group the
 // audit asks about next. No engine state, no clock of their own: the caller passes the time.
 #pragma once

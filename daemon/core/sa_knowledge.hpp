@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaKnowledge: what the daemon knows of the SA's state for one group on one port, and how each
 // answer (or silence) of the SA changes it. A value type: no I/O, no clock, no members.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the core asks of the subnet administrator, and how it is told the answer.
 //
 // daemon/sa implements this over libibumad (TIDs, retransmits, windows); the unit tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SlotMap<T>: where a port keeps its groups. Objects live in fixed chunks, so an object's
 // address never changes while it lives (an SA answer in flight holds on to its group), and a
 // port's groups sit next to each other in memory, in roughly the order they were made: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Time as the core and the SA client see it. The daemon implements this on sd-event; tests
 // use a fake clock that only moves when told to. Nothing in core/ or sa/ reads a clock directly.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The D-Bus transport (proto/DBUS.md): org.rdmamcast1 on the system bus, over the same client
 // sessions as the Unix socket (frontend/), so a D-Bus caller lives by the same limits. One
 // session per caller's unique name, tracked with sd_bus_track, so a caller that leaves the bus

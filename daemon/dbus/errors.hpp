@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The D-Bus names of the domain errors (core/error.hpp), mapped once for this transport:
 // org.rdmamcast1.Error.<Name> for every Errc, each with an errno so that sd-bus clients that
 // register error_map() get sd_bus_error_get_errno() on both ends.

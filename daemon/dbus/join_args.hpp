@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Manager.Join's arguments -> a JoinRequest, validated by the socket protocol's own join
 // decoder (proto/join_decoder.hpp), so a D-Bus caller gets the same checks and the same
 // sentence for the same mistake ("/qkey: 4294967296 out of range [0, 4294967295]").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // org.freedesktop.LogControl1 at /org/freedesktop/LogControl1, so that
 // `systemctl service-log-level rdma-mcastd debug` and `service-log-target` work. The daemon
 // passes in how its logging is read and changed (LogHooks); this file only speaks the

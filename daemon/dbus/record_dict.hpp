@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A group record as D-Bus shows it: the a{sv} dictionary Join and StateChanged carry (keys are
 // the socket protocol's RECORD keys) and the Membership object's properties (CamelCase names),
 // built from one table so the two never disagree. Pure data; wire.hpp writes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/wire.hpp"
 
 namespace mcastd::dbus {

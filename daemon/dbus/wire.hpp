@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sd-bus glue for the pure conversions: Values and records onto a message, a{sv} options off
 // one. Every function returns sd-bus style: >= 0 or -errno.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Who a client is. The transports learn the credentials (SO_PEERCRED and SO_PEERGROUPS on the
 // socket, the bus's credentials on D-Bus, the cgroup from /proc); the access policy
 // (policy/policy.hpp) judges them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ClientSession: one client of the daemon, whichever front door it came through, and the rules
 // every client lives by: hello and the protocol version, the access policy (its allow lists,
 // rules and quotas, asked before every join), the limits (joins in flight, memberships held),

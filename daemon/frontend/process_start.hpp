@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What /proc says of a client process: its start time in /proc/PID/stat (field 22, clock
 // ticks since boot; proc(5)), which tells it from a later process that got its pid, and its
 // cgroup, which the access rules match (a container, a Slurm job step, a tenant's slice).

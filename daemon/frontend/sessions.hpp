@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Sessions: the daemon's front door, shared by every transport. It admits clients (the
 // `max_clients` limit counts the socket's and D-Bus's clients together), holds the rules
 // sessions apply (limits, the access policy; a reload changes them for the next request),

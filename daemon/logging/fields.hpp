@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Structured journal fields: the ones a record carries beyond MESSAGE and PRIORITY.
 //
 // A FieldScope attaches fields to every record logged on its thread while it lives, so the

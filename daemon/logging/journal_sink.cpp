@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "logging/journal_sink.hpp"
 
 // Without this, sd_journal_sendv is a macro that records this file's own location.

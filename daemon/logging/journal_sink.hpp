@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A spdlog sink that writes each record to the journal with sd_journal_sendv(): MESSAGE,
 // PRIORITY, SYSLOG_IDENTIFIER, CODE_* when the record has a source location, and the fields
 // of the live FieldScope (logging/fields.hpp). spdlog's own systemd_sink cannot carry extra

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Where the daemon's log goes and how much of it: the console (stderr lines, "info: ...") or
 // the journal (structured entries, logging/journal_sink.hpp), switchable at run time for
 // org.freedesktop.LogControl1.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The membership log: one record per engine note ("mlx5_0/1: joined group ff15::1 as full"),
 // carrying the note's structured fields (logging/fields.hpp) into the journal.
 #pragma once

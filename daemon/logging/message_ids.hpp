@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The journal MESSAGE_IDs of rdma-mcastd's membership events, one per kind of event.
 // Each was generated once with `systemd-id128 new` and must never change: operators filter
 // on them (journalctl MESSAGE_ID=...), and systemd/rdma-mcastd.catalog explains each one.

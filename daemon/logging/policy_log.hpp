@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The access policy's journal entries: who was refused what and by which rule or quota, which
 // memberships the rules in force would refuse, and what an administrator evicted. Each carries
 // CLIENT_UID= (and the rest of the client and group fields) for `journalctl CLIENT_UID=1001`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The journal's view of the SA's load: a warning when SA MADs per transaction stay above
 // kAmplificationWarning (views.hpp) for an interval, and a note when they come back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The access policy (config `access`, config/README.md "Access policy"): who may use the
 // daemon, which groups each caller may join or create and how, and how many. One policy for
 // every transport: the socket and D-Bus identify callers by the kernel's or the bus's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the daemon knows about one local CA port: pure data, no libibumad.
 //
 // port_discovery.hpp fills PortAttributes from libibumad (sysfs); portinfo_smp.hpp decodes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Discovery of the local CAs and their ports through libibumad (which reads sysfs).
 //
 // The only I/O of daemon/port. The conversion from libibumad's struct is a separate pure

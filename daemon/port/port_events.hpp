@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the port event sources (PortInfo and SMInfoRecord polls, verbs async events, the
 // membership audit's clock) tell the rest of the daemon. Service implements it and drives the
 // engine; unit tests implement it with a recorder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortPoller: the polls and timers around one PortRules per port (port_rules.hpp decides what
 // the answers mean; this file only asks the questions, on time).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRules: what one port's observations mean, as PortEventSink calls. Pure decision logic: no
 // I/O, no clock, no timers. PortPoller (port_poller.hpp) feeds it PortInfo and SMInfoRecord
 // samples, verbs async events and P_Key tables, and does what each call's Followup asks.

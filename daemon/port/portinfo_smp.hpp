@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Directed-route SMP Get(PortInfo) to the local port: a pure encoder and a strict decoder.
 //
 // This is how the daemon reads its port's live LID, PortState and MasterSMLID without the SA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Verbs async events (IBV_EVENT_*) as event-loop sources: the fastest of the daemon's event
 // sources, and the only one that sees CLIENT_REREGISTER (doc/architecture.md §6;
 // doc/testbed.md §8).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // StateKeeper: keeps the state file (state_file.hpp) in step with the daemon, and at start
 // takes back what a previous instance left (doc/architecture.md §9).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What rdma-mcastd keeps across its own restarts and crashes (doc/architecture.md §9): for each
 // port, the SA bits the daemon itself set in each group; for each client session, its token
 // and the memberships it holds. A value type with its JSON form; no I/O (state_file.hpp writes

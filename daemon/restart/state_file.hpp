@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The state file on disk: `state.json` in the daemon's state directory ($RUNTIME_DIRECTORY under
 // systemd, /run/rdma-mcastd; --state-dir DIR otherwise), replaced atomically on every write (a
 // temporary file in the same directory, then rename(2)), so a reader sees the old file or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's one event loop: a thin C++ owner of an sd_event (doc/architecture.md §4).
 //
 // Everything the daemon does runs on the thread that calls run(): io watches, signals, timers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RAII handle for one sd-event source (an io watch, a signal watch, the timer source, ...).
 //
 // The handle owns one reference. Dropping it disables the source first and then unrefs it, so

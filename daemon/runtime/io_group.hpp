@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Many fds behind one sd-event source, dispatched in batches.
 //
 // sd-event dispatches one source per iteration and calls epoll_wait once per iteration, so with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd::Timers on an sd-event loop (CLOCK_MONOTONIC).
 //
 // All timers share ONE sd-event time source armed for the earliest deadline; the timers

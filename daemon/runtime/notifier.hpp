@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's side of Type=notify (sd_notify(3), systemd.service(5)): READY=1, RELOADING=1,
 // STOPPING=1, and a STATUS= line that follows the daemon's state without flooding the service
 // manager. Without NOTIFY_SOCKET every call is a no-op, so foreground runs need no switch.

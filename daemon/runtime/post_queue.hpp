@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Hand-off from worker threads (the umad receive threads) to the loop thread.
 //
 // A mutex-protected FIFO plus an eventfd that the loop watches. post() may be called from any

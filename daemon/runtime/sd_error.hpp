@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sd-* calls return 0/positive or -errno. This turns a failure into std::system_error whose
 // code is the errno and whose what() names the call.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Signal mask helpers for a process whose signals are read from a signalfd (sd-event).
 //
 // sd-event can only watch a signal that is blocked (libsystemd 252 refuses the rest with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // AmplificationWatch: whether the SA is doing our work more than once. Fed the transaction
 // counters at a fixed interval, it judges the interval's SA MADs sent per transaction ended
 // (answered or timed out): above the threshold, retransmits reach an SA that will serve every

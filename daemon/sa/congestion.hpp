@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // CongestionWindow: how many SA transactions one port may have in flight, and how long a try
 // waits for its answer, learned from the SA's own round trips. Pure (no clock of its own, no
 // I/O); MadTransactions keeps one per port and feeds it every answer and every timeout.

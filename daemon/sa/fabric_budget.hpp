@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric budget (config/README.md, `fabric`): the operator says how many ports on the
 // subnet run the daemon (N) and how many MADs per second the SA may take from all of them
 // together (B). Each port then keeps to its share, and a re-join after an SM restart spreads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA MAD encode/decode: MCMemberRecord (Get, Set, Delete and their responses) and
 // SMInfoRecord (Get and its response), built on rdma-core's struct umad_sa_packet and
 // struct umad_sa_mcmember_record. Layouts: doc/sa-multicast.md §2-§5 and §16.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Raw MAD send/receive per port. The libibumad implementation (umad_transport.hpp) owns the
 // umad fds and one receive thread per port; tests use a fake. Everything above this line
 // (transactions, codecs) is single-threaded on the event loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient: mcastd::SaService over MadTransactions and the MAD codec. It turns an SaRequest
 // into an MCMemberRecord MAD, and the answer back into an SaResult. It also polls the
 // SMInfoRecord, which the daemon uses to notice an SM restart or failover.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MAD transactions: TIDs, per-try timeouts, retransmits, per-port windows and pacing, over a
 // MadTransport and a Timers. Single-threaded and loop-driven: it does no I/O of its own and
 // reads no clock but Timers::now().

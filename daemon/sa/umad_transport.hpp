@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MadTransport over libibumad (doc/architecture.md §4).
 //
 // Per port: one umad fd with two agents on it, SubnAdm (class 0x03, version 2) for SA MADs and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Where the client socket comes from: the service manager (rdma-mcastd.socket, passed with
 // sd_listen_fds_with_names) or, when the daemon was started without one, its own bind() of the
 // configured path. One binary runs both ways.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The service manager's file descriptor store (sd_notify(3): FDSTORE=1, FDNAME=,
 // FDSTOREREMOVE=1; the unit's FileDescriptorStoreMax=). The daemon hands it every client
 // connection as it accepts it, so a restart or a crash of the daemon does not close the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Who is on the other end of a Unix socket, as the kernel says (never as the client says).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Unix-socket transport (proto/PROTOCOL.md): framing only. It accepts connections, reads
 // one request per SOCK_SEQPACKET message, hands it decoded to the connection's client session
 // (frontend/client_session.hpp), and sends answers and events back through a bounded send

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What every rdma-mcastctl command shares: global options, exit codes, argument parsing.
 #pragma once
 

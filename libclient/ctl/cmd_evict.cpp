@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl evict: root releases other users' memberships (the access policy's way out).
 #include <pwd.h>
 

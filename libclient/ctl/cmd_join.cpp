@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl join: join a group through the daemon, print its record, optionally hold it.
 #include <poll.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl list, status and monitor: read-only views of the daemon.
 #include <cstdio>
 

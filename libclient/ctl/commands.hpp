@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl's commands. Each takes the arguments after the global options, with the
 // command's name as argv[0], and returns the exit code (errors propagate as exceptions).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Waiting for daemon events until SIGINT or SIGTERM, for `join --hold` and `monitor`.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // How rdma-mcastctl shows things: text for people, one JSON object (per line) for scripts.
 // The JSON keys follow PROTOCOL.md's names, so scripts can read both the same way.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl: the command-line client of rdma-mcastd (see rdma-mcastctl(1)).
 #include <getopt.h>
 

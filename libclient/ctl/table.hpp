@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Aligned text tables for humans: columns padded to their widest cell, two spaces apart.
 #pragma once
 

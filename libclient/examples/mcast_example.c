@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * mcast_example: join an InfiniBand multicast group through rdma-mcastd and use it, in the
  * spirit of rdma-core's mckey.

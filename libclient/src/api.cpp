@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The exported C entry points. Each one is an exception barrier: nothing C++ may cross into a
 // C caller, so allocation failures and surprises become negative codes with a message.
 #include <array>

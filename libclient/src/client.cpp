@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "client_impl.hpp"
 
 #include <sys/epoll.h>

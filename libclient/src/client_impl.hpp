@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The client handle behind the opaque struct rdmamcast_client: one connection (made again when
 // a version 2 daemon restarts), synchronous request/reply, joins in flight (asynchronous ones
 // and the blocking one alike), and the queue of events that arrived while a call waited.

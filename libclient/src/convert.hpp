@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Conversions between the protocol's C++ types (proto/protocol.hpp) and the C API's structs.
 #pragma once
 

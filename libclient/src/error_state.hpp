@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The error a handle reports through rdmamcast_last_error(): the public struct plus the
 // strings it points into, and the mapping from protocol errors to codes and errnos.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SOCK_SEQPACKET transport: one message per send/recv, no framing of our own.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The seam between the verbs helpers and libibverbs: the two calls that need hardware go
 // through this table, so unit tests can count and script them without a device.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Shell functions for a simulated InfiniBand fabric: ibsim + a real OpenSM (doc/testbed.md §4).
 # Sourced by scripts/demo. Needs SCRATCH (an empty directory). Processes started here are
 # stopped by stop_fabric in the right order: clients first, then OpenSM, then ibsim.

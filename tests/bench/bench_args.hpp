@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The benchmarks' command lines, all alike: --help (or -h) prints the usage and exits 0; an
 // argument the bench does not take is named on stderr beside the usage, exit 2.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-daemon: figures for rdma-mcastd's client path, on a simulated fabric.
 //
 //  1. Latency: a join of a group the port already holds (answered without any MAD), through

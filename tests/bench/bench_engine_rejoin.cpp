@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-engine-rejoin [GROUPS...]: the engine's own cost of re-joining a port, with the
 // SA and the clock taken out. One port holds GROUPS groups (one member each, default 10,000 and
 // 100,000) against an SA that answers at once; the SA then forgets everything, the port is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-json: the protocol's JSON both ways.
 //
 // Encoding: what the daemon's hand-written writer (proto/json_writer.hpp) buys over

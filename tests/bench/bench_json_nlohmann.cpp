@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The comparison encoder of mcastd-bench-json (bench_json_nlohmann.hpp).
 #include <cmath>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The comparison encoder of mcastd-bench-json: the join and list replies of
 // proto::encode_reply, built as nlohmann::ordered_json (keys in PROTOCOL.md's order) and
 // written with dump(-1, ' ', false, error_handler_t::replace), so that invalid UTF-8 becomes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-policy: what the access policy costs a client, on a simulated fabric.
 //
 // The same two figures as mcastd-bench-daemon's first two, measured for an unprivileged caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-rejoin: how long rdma-mcastd takes to restore 1,000 memberships of one port
 // after an OpenSM restart, beside how long the same OpenSM takes for 1,000 raw pipelined SA
 // Sets (mcastd-raw-sa, the daemon's SA stack without its logic) measured in the same run.

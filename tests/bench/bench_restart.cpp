@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-restart: what a restart and a crash of the daemon cost, on a simulated fabric
 // with 1,000 memberships over 100 client connections (10 groups each, 1,000 groups).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-subscribe: an application subscribing to 1,000 new groups through librdmamcast's
 // asynchronous join (rdmamcast_join_start, completions on the event fd), beside 1,000 raw
 // pipelined SA Sets (mcastd-raw-sa, the daemon's SA stack without its logic) with the same

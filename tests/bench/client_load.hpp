@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What mcastd-bench-daemon and mcastd-bench-policy both put a daemon through, with
 // librdmamcast: held-group join round trips, and many clients joining and leaving held groups.
 // The groups must be held already (by another connection), so that no join waits for the SA.

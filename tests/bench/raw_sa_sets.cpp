@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-raw-sa: raw, pipelined SA MCMemberRecord traffic from the node it runs on, for
 // mcastd-bench-rejoin. It goes through the daemon's own SA stack (sa::UmadTransport,
 // sa::MadTransactions and the MCMemberRecord codec) but none of its logic: no engine, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The key=value lines mcastd-raw-sa prints, for the benchmarks that run it.
 #pragma once
 

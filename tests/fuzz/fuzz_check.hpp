@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What a fuzz target asserts besides "no crash, no sanitizer report": properties that must
 // hold for every input (a decoded value re-encodes to a fixed point, an error names a field
 // the way PROTOCOL.md says). A violated one aborts, which libFuzzer and the standalone driver

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's config parser, on any file an operator (or a package) could install. An error
 // must name the file first; an accepted config must satisfy the invariants its consumers
 // assume without re-checking (MadTransactions throws on a few of them; the engine does not).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The local port's answer to a directed-route Get(PortInfo) (daemon/port/portinfo_smp.hpp),
 // and the PortInfo attribute alone. The attribute inside an accepted SMP must decode the same
 // way on its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The client's decoders, on whatever a daemon (or something pretending to be one) sends:
 // decode_incoming and each decode_*_result, on the input itself and on the result object a
 // reply carries. Every value they accept must re-encode (the daemon's encoders) to a fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's request decoder, on whatever a client sends. Besides crashes and sanitizer
 // reports it checks that
 //  - an accepted request re-encodes (client encoder) to text the decoder accepts again and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA answers the daemon reads (daemon/sa/mad_codec.hpp): the MAD header, and an
 // MCMemberRecord response to each request method. A MAD that decodes must re-encode to one
 // that decodes to the same value: every field the decoder returns fits its wire field.

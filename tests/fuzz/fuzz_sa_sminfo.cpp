@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SMInfoRecord answers (daemon/sa/mad_codec.hpp), which the daemon polls to notice an SM
 // restart or failover. A decoded answer must re-encode to one that decodes to the same value.
 #include <cstdint>

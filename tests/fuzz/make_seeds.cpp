@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Writes the seed corpora of the binary fuzz targets (SA MADs and the PortInfo SMP) with the
 // project's own encoders, so the seeds are valid answers the fuzzer mutates from, not bytes
 // nobody can explain. The JSON seeds are written by hand in corpus/.

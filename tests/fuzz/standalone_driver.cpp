@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs a libFuzzer target over files, without libFuzzer: the regression mode of tests/fuzz,
 // built with any compiler. Arguments are files or directories (every regular file in them).
 // Each input is copied into a buffer of exactly its size, so that a sanitized build catches a

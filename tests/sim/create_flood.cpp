@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-create-flood: one client that asks rdma-mcastd to create as many groups as it can,
 // the attack of issue 15 (before the access policy, one uid took all 1,023 MLIDs of the
 // simulated fabric in 0.1 s and every later create on the fabric failed with no resources).

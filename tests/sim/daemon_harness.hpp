@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd on a simulated node, for the sim tier: started with its own config and socket in
 // the fabric's scratch directory, ready when it says READY=1 on a NOTIFY_SOCKET the harness
 // owns (the systemd protocol, so no polling), and talked to over its Unix socket.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-engine-driver: the real engine, SA client, transactions and libibumad transport
 // (daemon/service.hpp over daemon/host_ports.hpp) behind a line protocol on stdin, for the sim
 // tier. It runs attached to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd::sim::Fabric: ibsim + OpenSM per test, following doc/testbed.md §2-§6 and §9.
 #include "sim/fabric.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A simulated InfiniBand fabric for the sim tier: ibsim + a real OpenSM, driven from a
 // GoogleTest process that is itself NOT attached to the fabric (no LD_PRELOAD here).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-port-probe: prints what daemon/port discovers, one line of key=value pairs per port.
 //
 //   mcastd-port-probe                      every port of every CA (discover_ports)

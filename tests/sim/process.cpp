@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd::sim::Process: fork/exec with pipes, a drain thread, and pidfd-based waiting.
 #include "sim/fabric.hpp"
 

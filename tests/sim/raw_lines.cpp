@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-raw-lines: a raw protocol client driven by lines, so a test can act as another user
 // (run it through setpriv) and still say exactly what it sends:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-sim-join: sends one SA MCMemberRecord Set (join/create) or Delete (leave) from the
 // node it runs on, and prints the SA's answer. A test tool for the sim tier: it gives the
 // harness's SA assertions (Fabric::sa_join_state, sa_group) a positive path that does not

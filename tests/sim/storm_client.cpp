@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-storm-client: many connections to rdma-mcastd doing random joins and leaves, for
 // the storm test. It speaks the protocol as raw JSON (not through librdmamcast) and tracks
 // what it holds from the daemon's answers and events:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // librdmamcast's asynchronous join (rdmamcast_join_start / rdmamcast_join_cancel) against the
 // real daemon on a simulated node, with the SA as the judge: 500 new groups from one
 // connection, and 100 of 500 cancelled mid-flight. The test process links the library and talks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd end to end: the real daemon on a simulated node, its clients on its Unix socket
 // (rdma-mcastctl, raw protocol clients), and the SA's own view (saquery) as the judge.
 #include <gtest/gtest.h>

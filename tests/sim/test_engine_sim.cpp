@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The membership engine against a real OpenSM on ibsim, through the real SA client and
 // libibumad transport (mcastd-engine-driver on a simulated node). Every assertion about
 // membership is checked in the SA's own view (saquery), not in what the engine reports.

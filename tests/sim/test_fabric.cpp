@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The sim harness against a live ibsim + OpenSM: startup and teardown, isolation, the ibsim
 // console, OpenSM restart, and the SA assertions (checked against saquery's own answers and
 // against raw SA joins made with mcastd-sim-join).

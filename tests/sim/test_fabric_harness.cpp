@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The sim harness's pieces that need no fabric: Process, and the parser of saquery/smpquery
 // output (fed with text captured from the real tools on an ibsim fabric).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The access policy (issue 15) end to end: the daemon on a simulated node, its clients running
 // as real unprivileged users the test creates (so the daemon's SO_PEERCRED, group and cgroup
 // lookups are the real ones), and the SA's own view as the judge of what got through.

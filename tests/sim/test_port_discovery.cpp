@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // daemon/port against the simulated port: discovery (through mcastd-port-probe, run attached
 // to a node) compared with what infiniband-diags report, and the PortInfo decoder fed with
 // the raw attribute `smpdump` reads, compared with smpquery's own decoding of it.

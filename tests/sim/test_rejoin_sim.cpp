@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Staying joined (issue 4): the real daemon on simulated nodes through an SM restart, an SM
 // failover, a port unlink/relink, a LID change and a re-join under packet loss. The judge is
 // the SA, never the daemon's word: its complete picture (OpenSM's opensm-sa.dump, rewritten

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Restarts and crashes of the daemon on the simulated fabric, with no systemd: the state file
 // carries what the daemon set at the SA and who held what, clients resume their sessions by
 // ticket, and the SA's own view (saquery) is the judge.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // daemon/sa's UmadTransport against a real OpenSM on ibsim. The test process is not attached
 // to the fabric; mcastd-umad-probe (umad_probe.cpp) runs the transport on node H2 and prints
 // what it sends and receives, one line each.

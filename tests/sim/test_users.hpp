@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Real, unprivileged users and groups for tests of the access policy: the daemon identifies its
 // socket clients by SO_PEERCRED and its D-Bus callers by the bus's credentials, so a test of a
 // rule has to run its clients as other users, not pretend to.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "sim/tool_output.hpp"
 
 #include <cctype>

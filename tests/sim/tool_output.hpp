@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Parsing the text that infiniband-diags tools print (saquery, smpquery), and OpenSM's SA dump.
 //
 // Both print "Label<dots>value" lines, e.g. saquery's "\t\tJoinState...............0x1" and

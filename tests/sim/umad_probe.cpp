@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-umad-probe: drives daemon/sa's UmadTransport on a simulated node, for
 // test_umad_transport.cpp. Run it attached to a node (LD_PRELOAD=libumad2sim.so, SIM_HOST=Hx).
 //

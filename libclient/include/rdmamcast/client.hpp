@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // librdmamcast's C++ interface: header-only RAII over the C API in <rdmamcast/client.h>
 // (C++17 or later).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * librdmamcast's libibverbs helpers: turn a group record into what a UD QP needs.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // librdmamcast's libibverbs helpers for C++: header-only over <rdmamcast/verbs.h> (C++17 or
 // later). Include it only where the program links libibverbs.
 //

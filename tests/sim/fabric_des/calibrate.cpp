@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-fabric-des-calibrate: the fabric simulation against real daemons on the simulator.
 //
 // On ibsim + OpenSM (doc/testbed.md), with DAEMONS rdma-mcastd instances (H2..), each with one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // EventQueue: the simulation's one clock, an mcastd::Timers on virtual time that every simulated
 // host and the simulated SA share.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric re-join simulation: N hosts, each running the daemon's real membership engine,
 // SA client and SA transaction layer, re-join their memberships after an SM restart against one
 // simulated SA (sim_sa.hpp), all on one virtual clock (event_queue.hpp). README.md in this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-fabric-des: the fabric re-join simulation from the command line (README.md here).
 // One run with the given knobs, or --table for the grid of issue 18 with today's defaults.
 #include <chrono>

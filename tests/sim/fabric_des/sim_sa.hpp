@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SimSa: the subnet administrator of the fabric simulation, as a queueing model of OpenSM's SA
 // behind the daemon's own transport interface (sa::MadTransport), one endpoint per host.
 //

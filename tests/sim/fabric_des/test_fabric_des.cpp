@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric re-join simulation on small fabrics: its own clock, and the accounting of a run.
 //
 // These assert only what holds whatever the SA transaction layer's policy (today's fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-dbus-client: one long-lived D-Bus connection to org.rdmamcast1 driven by lines on
 // stdin, so the system tests can act as an owner that joins and later leaves (busctl opens a
 // new connection, i.e. a new owner, per call) and can watch which signals reach whom.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The D-Bus transport end to end: a private dbus-daemon that includes the shipped policy
 // (systemd/org.rdmamcast1.conf), the real daemon on a simulated node connected to it, busctl
 // and mcastd-dbus-client as callers, and the SA as the judge of what the daemon holds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A systemd-journald of the test's own (systemd-journald.service(8), journald.conf(5),
 // mount_namespaces(7)): the test process moves into a private mount namespace where /run is
 // an empty tmpfs and journald reads the test's journald.conf (volatile storage, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The journal tells the story of one group: the real daemon on a simulated node logs to a
 // private journald (private_journal.hpp), rdma-mcastctl joins and leaves, and
 // `journalctl -o json MCAST_MGID=...` must show each event with every field right, checked

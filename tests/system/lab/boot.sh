@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Boots systemd as PID 1 of "the lab": a private PID, mount, UTS and (when given a cgroup)
 # cgroup namespace on the host's own root file system, made read-only. (systemd sets the host
 # name from /etc/hostname at boot: the UTS namespace keeps that to the lab.) Run it as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd under the lab's systemd, on the simulated fabric: the drop-in that the lab's
 // tests add to the shipped rdma-mcastd.service (configured from rdma-mcastd.service.in for the
 // built daemon and copied into the lab with Lab::Options::unit_dir).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // "The lab": a real systemd booted as PID 1 in a private PID, mount, UTS and cgroup namespace
 // on this machine's own (read-only) root, for system tests that need a service manager: unit
 // restarts, the fd store, Restart=, kill -9 of a MainPID.

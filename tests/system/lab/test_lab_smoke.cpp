@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The lab on its own: systemd boots to lab.target, runs services, restarts them, reaches the
 // host through host_path(), keeps its /tmp to itself, and goes away without a trace.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Issue 17: the Debian packages (scripts/package), installed and used under a real systemd.
 //
 // The lab boots on an overlay root (Lab::Root::overlay), so dpkg writes only the lab's tmpfs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd restarted by a real systemd while clients hold memberships through it.
 //
 // The daemon runs under the shipped units (rdma-mcastd.socket + a service configured from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Issue 15: the socket as installed (rdma-mcastd.socket: root:rdma-mcast, mode 0660) admits a
 // user in group rdma-mcast and refuses one outside it.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The shipped units under systemd-analyze, no PID 1 needed.
 #
 #   check_units.sh verify   SRC_DIR BUILD_DIR   every unit verifies with no message at all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastd as systemd runs it, without PID 1: socket activation through
 // systemd-socket-activate, and the Type=notify protocol (READY, STATUS, RELOADING, STOPPING,
 // WATCHDOG) on a NOTIFY_SOCKET the test owns. The daemon runs attached to a simulated node, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The named-group mapping: SHA-256 against FIPS 180-4's examples, the MGIDs PROTOCOL.md gives as
 // test vectors, the prefix's bits kept, names checked, and no two of 10,000 names on one MGID.
 #include <gtest/gtest.h>

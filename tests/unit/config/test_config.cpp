@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's config file: defaults, every key landing where it belongs, every rejection
 // naming the file and the key, comments, duplicates, hex strings, and missing files.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // plan_reload: which changed top-level keys a SIGHUP applies live and which wait for a restart.
 #include <gtest/gtest.h>
 

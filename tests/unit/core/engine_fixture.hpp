@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Shared setup for the engine tests: one engine over a fake SA and a fake clock.
 #pragma once
 

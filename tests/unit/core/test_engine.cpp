@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine against a scripted fake SA: one behaviour per test.
 #include "engine_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Adoption after a restart: a second engine takes over what the first one set at the SA, with
 // no SA Set, and releases what nobody re-claims the usual way.
 #include "engine_fixture.hpp"

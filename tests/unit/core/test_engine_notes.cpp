@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's notes carry who the client is, even when the client is already gone.
 #include "engine_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Property test: thousands of random join / leave / cancel / client-gone sequences over
 // several clients, ports, groups and join states, with SA failures injected, checked after
 // every step against a reference model of what the SA must hold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's re-join state machine against fake events: SM restarts, ports going down and
 // coming back, events during a re-join, clients leaving meanwhile, the membership audit.
 #include "engine_fixture.hpp"

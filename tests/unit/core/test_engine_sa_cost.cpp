@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What a join costs at the SA, counted MAD by MAD on the fake SA (issue 16, item 4), and the
 // rule those MADs exist for: the daemon never deletes bits another agent on the port set.
 // doc/architecture.md §5 ("SA cost of a join") gives the figures these tests hold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The join rules on their own: validation, the conflict check, the next step for the head of a
 // group's queue, and the SA requests they build. No engine, no SA.
 #include <gtest/gtest.h>

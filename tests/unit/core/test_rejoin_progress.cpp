@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The pure bookkeeping of a port's re-join (RejoinProgress) and the audit's walk over a port's
 // groups (next_to_audit).
 #include <gtest/gtest.h>

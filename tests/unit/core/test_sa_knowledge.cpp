@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaKnowledge on its own: each SA answer's effect on held / foreign / uncertain bits and on the
 // record, and the level-triggered reconcile decision.
 #include <gtest/gtest.h>

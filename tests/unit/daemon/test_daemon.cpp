@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Daemon's lifecycle on its own: every part started over a fake port backend (the fake SA,
 // one port), a client on the real socket path, then SIGHUP's reload and SIGTERM's graceful stop
 // as the signals would call them. The SA's view is the judge.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `status` per port: the SM, the MTU and the last re-join, built from hand-made engine and port
 // state (the sim tier checks the same fields against a real OpenSM).
 #include <gtest/gtest.h>

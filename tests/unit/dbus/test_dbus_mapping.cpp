@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // daemon/dbus without a bus: what each domain error is called on D-Bus, how a record becomes
 // a{sv} and properties, how Join's arguments are validated, and LogControl1's level names.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A fake sa::MadTransport for unit tests: it records every send and lets the test play the
 // fabric (answer, bounce, stay silent) by calling deliver() or bounce().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One active InfiniBand port as discovery would report it, for tests that add ports to a
 // Service by hand (the fake SA knows it by the same PortGID).
 #pragma once

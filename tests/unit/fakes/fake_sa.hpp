@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An in-memory subnet administrator with OpenSM 3.3.23's MCMemberRecord rules
 // (doc/sa-multicast.md §5-§15), behind the SaService interface with scripted delivery and
 // failure injection. Unit tests use it to check the engine against what a real SA would hold,

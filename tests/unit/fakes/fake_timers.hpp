@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A fake clock for unit tests: mcastd::Timers whose time moves only when the test says so.
 //
 //   FakeTimers timers;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's front door in one process: a Service over the fake SA and a fake clock, the
 // client sessions, and the Unix-socket transport serving socketpairs. The test holds the
 // client's end and speaks the protocol through proto's own codec; the SA answers only when the

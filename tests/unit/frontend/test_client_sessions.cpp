@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Client sessions behind the Unix-socket transport, over socketpairs and the fake SA: the rules
 // every client lives by (hello first, unique pending ids, the in-flight and membership limits,
 // max_clients, a slow reader cut off) and that breaking one leaves the other clients and what

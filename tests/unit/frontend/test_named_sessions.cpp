@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Named groups as the client sessions resolve them, over the fake SA: a name reaches the MGID
 // its mapping gives with the configured P_Key asserted, `list` shows the name, the access rules
 // judge the resulting MGID, and a second name on one MGID (a collision) is refused naming both.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The access policy as the client sessions apply it, over the fake SA: the rules (a denied join
 // never reaches the SA), the quotas counted per uid across sessions and doors (and given back on
 // leave, on disconnect and on a failed join), the host's groups-per-port cap, the checks only

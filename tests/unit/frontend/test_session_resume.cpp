@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Sessions across a restart of the daemon: the ticket a version 2 hello returns, and a detached
 // session (restored from the state file) taken back by `resume` with no SA traffic.
 #include <unistd.h>

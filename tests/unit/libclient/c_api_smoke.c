@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* The C API used from C11: the headers must compile as C (verbs.h included), and the basic
  * calls must work from a C caller. Driven by client_c_test.cpp against the fake daemon. */
 #include <errno.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librdmamcast.so's ABI surface: only rdmamcast_* is exported (no C++ symbols), in version node
 # RDMAMCAST_1.0 except for the functions later nodes added (listed below), the SONAME is
 # librdmamcast.so.1, and at run time it needs nothing beyond libc, the C++ runtime and

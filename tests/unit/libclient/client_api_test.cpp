@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C API against a fake daemon: connecting, joining, leaving, evicting, list and status.
 #include <cerrno>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdmamcast_join_start / rdmamcast_join_cancel: completions as events, exactly once, with their
 // own context, in the daemon's order; the window of joins in flight; the blocking join on the
 // same path; a reconnect with joins in flight. The fake daemon here holds joins the way the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs c_api_smoke.c, a C11 caller of the C API, against the fake daemon.
 #include "c_api_smoke.h"
 #include "client_testing.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C++ wrapper (<rdmamcast/client.hpp>) against the fake daemon.
 #include <rdmamcast/client.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Events through event_fd/next_event, and what the library does when the daemon misbehaves
 // or goes away.
 #include <cerrno>

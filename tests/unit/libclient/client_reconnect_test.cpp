@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A version 2 daemon restarts under the C API: the handle reconnects, resumes its session and
 // says so with one RECONNECTED event; a daemon that stops for good, a disabled reconnect and a
 // daemon that never comes back leave the handle disconnected as before.

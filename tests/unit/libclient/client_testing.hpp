@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Helpers for the librdmamcast tests: handles that close themselves, and waiting on a
 // descriptor (bounded, so that a broken library fails the test instead of hanging it).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl, run as a process against the fake daemon: flags, output shapes, exit codes.
 #include <signal.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A scripted stand-in for rdma-mcastd: a SOCK_SEQPACKET server on its own thread that speaks
 // the protocol through proto's codec. Each test gives it a handler for the requests it cares
 // about; everything else gets the daemon's ordinary answer (hello -> version 1, leave and

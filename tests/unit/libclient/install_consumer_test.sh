@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The installed librdmamcast, used the way other projects use it.
 #   install_consumer_test.sh install BUILD_DIR PREFIX     install the library's components
 #   install_consumer_test.sh pkg-config SOURCE_DIR PREFIX  build consumers via pkg-config

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs rdma-mcastctl as a child process with its stdout and stderr on pipes.
 #pragma once
 

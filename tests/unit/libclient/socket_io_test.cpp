@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // librdmamcast's message I/O: one recv per message, whatever its size up to the limit.
 #include <sys/socket.h>
 #include <unistd.h>

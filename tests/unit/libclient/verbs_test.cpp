@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs helpers with libibverbs replaced by a recording fake (the VerbsOps seam), so that
 // attach/detach sequences are checked without hardware.
 #include <cerrno>

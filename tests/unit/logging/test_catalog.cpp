@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // systemd/rdma-mcastd.catalog explains every MESSAGE_ID the daemon sends, and nothing else,
 // in a form journalctl accepts.
 #include <gtest/gtest.h>

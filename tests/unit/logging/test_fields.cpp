@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The structured fields of an engine note.
 #include <gtest/gtest.h>
 

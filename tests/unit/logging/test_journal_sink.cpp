@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the journal sink hands sd_journal_sendv.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The switches org.freedesktop.LogControl1 drives: level by syslog name, target, and what
 // "auto" resolves to.
 #include <fcntl.h>

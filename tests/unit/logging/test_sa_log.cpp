@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA-load entries (logging/sa_log.hpp): a warning when amplification starts, an info
 // entry when it ends, each with its MESSAGE_ID and the interval's figures as fields.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librdmamcast's man pages, as installed: every function the library exports (nm -D) and every
 # function its installed headers declare (RDMAMCAST_EXPORT, and the static inline helpers) has
 # a man3 page or alias; every man3 name is such a function (no page for an API that is not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Lints man pages with groff: any warning (-ww) or error fails, naming the page and line.
 # groff exits 0 on warnings, so its output is what is checked. Without groff: skipped (77).
 #   check_man.sh PAGE...

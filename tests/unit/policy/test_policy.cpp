@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The access policy on its own (daemon/policy/policy.hpp), no sessions and no SA: who a rule
 // matches, first match wins and default deny, MGID prefixes, what each refusal says and which
 // field it names, the P_Key a rule asserts, create rights, the record's checks after the SA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An PortEventSink that records every call as one line, so tests compare whole sequences:
 //   "usable 0 false port down", "invalidated 0 port-up ...", "sa_moved 0 1 0", ...
 // `why` texts are kept, so a test can also check that a cause names the real values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // P_Key index helpers, state names, and the mapping from libibumad's port record.
 #include <gtest/gtest.h>
 

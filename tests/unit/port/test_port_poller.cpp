@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortPoller on the fake MAD transport and the fake clock: what it sends, when (intervals
 // within the jitter bounds, sooner after a failure), that polls never overlap, that the
 // SMInfoRecord Get follows the SM's LID, and SM restart detection end to end through encoded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRules: every rule that invalidates a port's memberships, and every non-rule (a stable
 // sample, a baseline, ActCount growth, an SL change, a deferred re-registration) that must not.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The DR SMP Get(PortInfo) codec: byte-exact request, decoding of real ibsim answers, every
 // field's bit position, and rejection of anything that is not a valid answer.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // VerbsEvents with an injected verbs table: devices opened and watched on a real EventLoop,
 // every event acknowledged, port events mapped to the daemon's ports, DEVICE_FATAL and read
 // errors handled, and nothing at all (quietly) when there are no verbs devices.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Shared by the protocol tests: sample values and field-by-field comparisons that name the
 // field that differs (the core's request types have no operator==).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The client's decoders: tolerant of keys they do not know, strict about the ones they do,
 // and never throwing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The strict JSON layer under the protocol and the config: duplicate keys with their pointer,
 // depth bounds, syntax errors with positions, and getters that never convert silently.
 #include <gtest/gtest.h>

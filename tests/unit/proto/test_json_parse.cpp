@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // json_check::parse against the library's own parser: on a corpus of valid and invalid texts
 // and on 200,000 deterministic mutations of it, both accept exactly the same texts and build the
 // same DOM (compared by dump(), which tells 1 from 1.0 and -0 from 0). The library has no depth

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's request decoder: what it accepts and how it maps to the core's JoinRequest, and
 // a table of every rule PROTOCOL.md states, each rejection checked for its field pointer, its
 // id, and a message that names the cause.

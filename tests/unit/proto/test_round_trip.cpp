@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Every request, reply and event through its encoder and back through the other side's
 // decoder; and the exact wire form of the messages PROTOCOL.md shows.
 #include <gtest/gtest.h>

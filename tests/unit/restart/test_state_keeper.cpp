@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // StateKeeper over the daemon's front door (a Service on the fake SA, client sessions): what a
 // crash would leave on disk at the moment the SA's answer to a Set is read.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Shared by the runtime tests: a safety net so that a lost wakeup fails the test quickly
 // instead of hanging until the ctest timeout. It is never how a test waits for something.
 #pragma once

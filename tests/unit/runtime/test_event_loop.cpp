@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // EventLoop: run/exit, exceptions from callbacks, io watches, signals, the watchdog.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // IoGroup: many fds behind one sd-event source, level-triggered, one turn per ready fd per batch.
 #include <gtest/gtest.h>
 

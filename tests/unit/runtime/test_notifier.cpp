@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // runtime::Notifier against a NOTIFY_SOCKET the test binds, on a fake clock: what each call
 // sends, and that STATUS= follows changes at most once per interval, coalescing bursts.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // EventLoop::post(): cross-thread hand-off through the queue + eventfd.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // LoopTimers: order, exactly-once, cancellation (also from callbacks), re-entrancy.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // AmplificationWatch: one report when an interval's MADs per transaction go above the
 // threshold, none while it stays there, one when it comes back; quiet intervals say nothing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // CongestionWindow on its own, on made-up times: slow start from one MAD, halving on delay
 // and timeouts (once per round trip), the floor and the spacing below one MAD, the hard cap
 // (sa.window), and try timeouts from the measured round trip within the try policy's bounds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fake clock that the SA and core tests rely on.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Byte-exact tests of the SA MAD codec against doc/sa-multicast.md §2-§7, §16 and §19.
 #include <gtest/gtest.h>
 

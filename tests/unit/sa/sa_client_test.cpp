@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient: SaService over MadTransactions and the codec, on a fake transport and clock.
 #include <gtest/gtest.h>
 

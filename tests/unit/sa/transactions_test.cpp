@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MadTransactions on a fake transport and a fake clock: TID matching, retries, backoff,
 // bounces, windows, pacing, cancel and stats.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A C++17 program on the installed header-only wrappers: it must compile cleanly and, with no
 // daemon at the given path, get a typed error that names the path.
 #include <cstdio>
