@@ -130,6 +130,15 @@ std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *
 
 std::string format_name_prefix(const NamePrefix &p) { return format_gid(p.bits) + "/" + std::to_string(p.length); }
 
+bool NamePrefix::contains(const Gid &mgid) const {
+    for (unsigned i = 0; i < length; ++i) {
+        const auto bit = static_cast<std::uint8_t>(0x80 >> (i % 8));
+        if ((mgid[i / 8] & bit) != (bits[i / 8] & bit))
+            return false;
+    }
+    return true;
+}
+
 Gid named_mgid(const NamePrefix &prefix, std::string_view name) {
     std::string input(kGroupNameDomain);
     input += name;

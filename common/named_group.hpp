@@ -40,6 +40,7 @@ std::optional<std::string> group_name_problem(std::string_view name);
 struct NamePrefix {
     Gid bits{};          // the prefix; every bit past `length` is zero
     unsigned length = 0; // kMinNamePrefixBits..kMaxNamePrefixBits
+    bool contains(const Gid &mgid) const; // its first `length` bits are the prefix's
     bool operator==(const NamePrefix &) const = default;
 };
 // The prefix, or why `text` is not one (its length out of range, bits set past it, not ff...).

@@ -32,8 +32,8 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     notifier_ = std::make_unique<runtime::Notifier>(loop_.timers(), [this] { return status_line(*service_); });
     service_->set_change_listener([this] { notifier_->changed(); });
 
-    sessions_ = std::make_unique<frontend::Sessions>(*service_, name, cfg_.limits, cfg_.access);
-    sessions_->set_names(cfg_.names);
+    sessions_ = std::make_unique<frontend::Sessions>(*service_, loop_.timers(), name, cfg_.limits, cfg_.access);
+    sessions_->names().configure(cfg_.names);
     server::ListenSocket listener =
         server::open_client_socket(cfg_.socket, 0660, cfg_.socket_gid.value_or(static_cast<gid_t>(-1)));
     if (!listener.activated && !cfg_.socket_gid && !cfg_.socket_group.empty())

@@ -34,6 +34,7 @@ private:
 
     void join(std::size_t i);
     void membership_event(MembershipId id, const MembershipEvent &ev) override;
+    void disconnect(const std::string &) override {} // the daemon's own door is never evicted
 
     Timers &timers_;
     Duration retry_min_, retry_max_;

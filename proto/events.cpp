@@ -112,6 +112,8 @@ struct EventWriter {
         w.member("message", std::string_view(e.message));
         if (e.sa_status)
             w.member("sa_status", *e.sa_status);
+        if (e.dropped)
+            w.member("dropped", *e.dropped);
     }
     void operator()(const StoppingEvent &e) const {
         w.member("event", "stopping");
@@ -120,6 +122,15 @@ struct EventWriter {
 };
 
 } // namespace
+
+MonitorEvent dropped_monitor_event(std::uint64_t count) {
+    MonitorEvent e;
+    e.kind = "dropped";
+    e.dropped = count;
+    e.message = "dropped " + std::to_string(count) +
+                " monitor event(s) this client did not read in time (config limits.max_monitor_queued_bytes)";
+    return e;
+}
 
 std::string encode_event(const Event &event) {
     std::string out;
@@ -164,6 +175,7 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
         e.comm = in.required_string("comm");
         e.message = in.required_string("message");
         e.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
+        e.dropped = in.uint("dropped", 0, UINT64_MAX);
         return e;
     }
     if (name == "stopping")

@@ -84,6 +84,7 @@ struct Monitor {
 struct Evict {
     std::optional<uid_t> uid;                 // every membership of this uid, on every transport
     std::optional<std::uint64_t> membership; // this one
+    bool disconnect = false;                 // with uid: also close every connection of the uid
 };
 using Request = std::variant<Hello, Join, Leave, List, Status, Monitor, Evict>;
 
@@ -196,6 +197,13 @@ struct UserUsage {
     std::uint64_t memberships = 0, memberships_quota = 0;
     std::uint64_t creates = 0, creates_quota = 0;
     std::uint64_t flagged = 0; // memberships the rules in force would refuse now
+    // Its shares of what every client shares (0 quota: none); absent from older daemons.
+    std::uint64_t clients = 0, clients_quota = 0;
+    std::uint64_t monitors = 0, monitors_quota = 0;
+    std::uint64_t queued_bytes = 0, queued_bytes_quota = 0;
+    std::uint64_t groups_per_port = 0, groups_per_port_quota = 0; // on its busiest port
+    double sa_tokens = 0;                                       // SA MADs it may send now
+    std::uint64_t sa_mads_per_second = 0;                       // its SA budget's rate
 };
 struct Counters {
     std::uint64_t sa_mads_sent = 0, sa_retransmits = 0, sa_timeouts = 0, sa_bounces = 0;
@@ -218,7 +226,8 @@ struct StatusResult {
     std::vector<UserUsage> users{}; // every uid holding or waiting for a membership, by uid
 };
 struct EvictResult {
-    std::uint64_t released = 0; // memberships released
+    std::uint64_t released = 0;     // memberships released
+    std::uint64_t disconnected = 0; // clients disconnected (`disconnect`)
 };
 struct Empty {}; // leave, monitor
 
@@ -245,7 +254,7 @@ struct LostEvent {
     Failure why;
 };
 struct MonitorEvent {
-    std::string kind; // joined, left, join-failed, deleted, lost, restored, warning
+    std::string kind; // joined, left, join-failed, deleted, lost, restored, warning, dropped
     std::string device;
     std::uint8_t port = 0;
     Gid mgid{};
@@ -256,6 +265,7 @@ struct MonitorEvent {
     std::string comm;
     std::string message;
     std::optional<std::uint16_t> sa_status;
+    std::optional<std::uint64_t> dropped; // kind "dropped": events this client missed
 };
 // Version 2: the daemon is stopping for good and has left every group; a client that would
 // reconnect after a restart does not.
@@ -263,6 +273,11 @@ struct StoppingEvent {
     std::string message;
 };
 using Event = std::variant<RestoredEvent, LostEvent, MonitorEvent, StoppingEvent>;
+
+// What a monitor that did not read in time missed: one `monitor` event of kind "dropped" with
+// `dropped` = `count`, sent once it has caught up. A monitor event, so that clients that know
+// no such kind show it like any other.
+MonitorEvent dropped_monitor_event(std::uint64_t count);
 
 std::string encode_event(const Event &event);
 

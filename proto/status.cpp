@@ -95,6 +95,16 @@ void write_user_usage(JsonWriter &w, const UserUsage &u) {
     w.member("creates", u.creates);
     w.member("creates_quota", u.creates_quota);
     w.member("flagged", u.flagged);
+    w.member("clients", u.clients);
+    w.member("clients_quota", u.clients_quota);
+    w.member("monitors", u.monitors);
+    w.member("monitors_quota", u.monitors_quota);
+    w.member("queued_bytes", u.queued_bytes);
+    w.member("queued_bytes_quota", u.queued_bytes_quota);
+    w.member("groups_per_port", u.groups_per_port);
+    w.member("groups_per_port_quota", u.groups_per_port_quota);
+    w.member("sa_tokens", u.sa_tokens);
+    w.member("sa_mads_per_second", u.sa_mads_per_second);
     w.end_object();
 }
 
@@ -256,6 +266,17 @@ StatusResult read_status(const ObjectReader &in) {
             usage.creates = u.required_uint("creates", 0, UINT64_MAX);
             usage.creates_quota = u.required_uint("creates_quota", 0, UINT64_MAX);
             usage.flagged = u.required_uint("flagged", 0, UINT64_MAX);
+            // The shares are absent from a daemon older than them.
+            usage.clients = u.uint("clients", 0, UINT64_MAX).value_or(0);
+            usage.clients_quota = u.uint("clients_quota", 0, UINT64_MAX).value_or(0);
+            usage.monitors = u.uint("monitors", 0, UINT64_MAX).value_or(0);
+            usage.monitors_quota = u.uint("monitors_quota", 0, UINT64_MAX).value_or(0);
+            usage.queued_bytes = u.uint("queued_bytes", 0, UINT64_MAX).value_or(0);
+            usage.queued_bytes_quota = u.uint("queued_bytes_quota", 0, UINT64_MAX).value_or(0);
+            usage.groups_per_port = u.uint("groups_per_port", 0, UINT64_MAX).value_or(0);
+            usage.groups_per_port_quota = u.uint("groups_per_port_quota", 0, UINT64_MAX).value_or(0);
+            usage.sa_tokens = u.number("sa_tokens").value_or(0);
+            usage.sa_mads_per_second = u.uint("sa_mads_per_second", 0, UINT64_MAX).value_or(0);
             r.users.push_back(std::move(usage));
         });
     return r;

@@ -207,7 +207,8 @@ policy::Policy read_access(const ObjectReader &root) {
         }
     }
     if (const auto q = section(*in, "quotas")) {
-        q->require_only({"memberships_per_uid", "creates_per_uid", "groups_per_port"});
+        q->require_only({"memberships_per_uid", "creates_per_uid", "groups_per_port", "groups_per_port_per_uid",
+                         "sa_mads_per_second", "sa_mads_burst"});
         if (auto v = q->uint("memberships_per_uid", 0, kMaxQuota))
             p.quotas.memberships_per_uid = *v;
         if (auto v = q->uint("creates_per_uid", 0, kMaxQuota))
@@ -215,6 +216,13 @@ policy::Policy read_access(const ObjectReader &root) {
         // No fabric has more than 16,383 MLIDs (0xC000-0xFFFE).
         if (auto v = q->uint("groups_per_port", 0, 16383))
             p.quotas.groups_per_port = *v;
+        if (auto v = q->uint("groups_per_port_per_uid", 0, 16383))
+            p.quotas.groups_per_port_per_uid = *v;
+        // At most the port-wide cap (sa.max_rate's range): a uid's share cannot exceed the port.
+        if (auto v = q->uint("sa_mads_per_second", 0, 100000))
+            p.quotas.sa_mads_per_second = *v;
+        if (auto v = q->uint("sa_mads_burst", 1, kMaxQuota))
+            p.quotas.sa_mads_burst = *v;
     }
     return p;
 }

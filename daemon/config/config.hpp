@@ -26,7 +26,7 @@
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
 #include "policy/policy.hpp"
-#include "frontend/sessions.hpp"
+#include "frontend/limits.hpp"
 #include "host_ports.hpp"
 #include "sa/fabric_budget.hpp"
 

@@ -312,20 +312,47 @@ void read_fabric(const ObjectReader &root, DaemonConfig &c) {
     sa::apply(c.fabric, c.host.sa, c.engine.rejoin_jitter);
 }
 
+// config/README.md "limits" gives each default's reasoning (doc/architecture.md §12).
 void read_limits(const ObjectReader &root, frontend::Limits &limits) {
     const auto in = section(root, "limits");
     if (!in)
         return;
     in->require_only({"max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-                      "max_clients"});
+                      "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "max_clients",
+                      "root_reserved_clients", "max_queued_bytes_total", "max_memberships", "max_clients_per_uid",
+                      "max_monitors_per_uid", "max_queued_bytes_per_uid"});
+    constexpr std::uint64_t kGiB = 1u << 30;
     if (auto v = in->uint("max_message_bytes", 1024, proto::kMaxMessageBytes))
         limits.max_message_bytes = *v;
     if (auto v = in->uint("max_requests_in_flight", 1, 100000))
         limits.max_requests_in_flight = *v;
     if (auto v = in->uint("max_memberships_per_client", 1, 10000000))
         limits.max_memberships_per_client = *v;
+    // At least one largest reply (a list page or a status) and a few events.
+    if (auto v = in->uint("max_queued_bytes", 256u << 10, kGiB))
+        limits.max_queued_bytes = *v;
+    if (auto v = in->uint("max_monitor_queued_bytes", 4096, kGiB))
+        limits.max_monitor_queued_bytes = *v;
+    if (auto v = in->uint("hello_timeout_ms", 100, 600000))
+        limits.hello_timeout = milliseconds(*v);
     if (auto v = in->uint("max_clients", 1, 100000))
         limits.max_clients = *v;
+    // Left out: 8, or an eighth of max_clients when that is fewer (a small daemon keeps most
+    // of its slots for everyone).
+    if (auto v = in->uint("root_reserved_clients", 0, limits.max_clients - 1))
+        limits.root_reserved_clients = *v;
+    else
+        limits.root_reserved_clients = std::min(limits.root_reserved_clients, limits.max_clients / 8);
+    if (auto v = in->uint("max_queued_bytes_total", 1u << 20, 64 * kGiB))
+        limits.max_queued_bytes_total = *v;
+    if (auto v = in->uint("max_memberships", 1, 100000000))
+        limits.max_memberships = *v;
+    if (auto v = in->uint("max_clients_per_uid", 1, 100000))
+        limits.max_clients_per_uid = *v;
+    if (auto v = in->uint("max_monitors_per_uid", 0, 100000))
+        limits.max_monitors_per_uid = *v;
+    if (auto v = in->uint("max_queued_bytes_per_uid", 256u << 10, 64 * kGiB))
+        limits.max_queued_bytes_per_uid = *v;
 }
 
 void read_dbus(const ObjectReader &root, DbusConfig &dbus) {

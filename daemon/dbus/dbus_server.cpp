@@ -32,6 +32,15 @@ struct DbusServer::Owner final : frontend::SessionOutlet {
         sd_bus_track_unref(track);
     }
     void membership_event(MembershipId id, const MembershipEvent &ev) override { server->membership_event(id, ev); }
+    // evict --disconnect: a bus connection is not the daemon's to close; the caller's session
+    // ends (from the loop: the evict that asks is still walking the sessions).
+    void disconnect(const std::string &why) override {
+        spdlog::info("ending the session of D-Bus client {}: {}", name, why);
+        server->loop_.post([srv = server, n = name, alive = std::weak_ptr<bool>(server->alive_)] {
+            if (alive.lock())
+                srv->release_owner(n);
+        });
+    }
 };
 
 struct DbusServer::Membership {

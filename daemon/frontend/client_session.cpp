@@ -13,6 +13,7 @@
 
 #include "frontend/process_start.hpp"
 #include "frontend/sessions.hpp"
+#include "logging/policy_log.hpp"
 #include "views.hpp"
 
 namespace mcastd::frontend {
@@ -51,16 +52,16 @@ struct ClientSession::PendingJoin {
     JoinRequest request; // as the engine gets it: a name resolved, the rule's P_Key asserted
     policy::Admission admission;
     Grant grant;
-    std::string field; // the request field a refusal by the create gate is about
+    std::string field; // the request field a refusal by a gate is about
 };
 
 ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet)
     : sessions_(sessions), door_(door), who_(std::move(who)), outlet_(&outlet), greeted_(door != Door::socket) {
     client_ = sessions_.service().add_client(who_.who, this);
-    id_ = sessions_.next_id_++;
+    id_ = sessions_.take_id();
     token_ = new_token();
     start_time_ = process_start_time(who_.who.pid);
-    sessions_.opened(*this);
+    sessions_.add(*this);
 }
 
 ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, SessionOutlet &outlet)
@@ -71,9 +72,13 @@ ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, S
     token_ = saved.token;
     version_ = saved.version;
     start_time_ = saved.start_time;
-    sessions_.next_id_ = std::max(sessions_.next_id_, id_ + 1);
-    sessions_.opened(*this);
-    set_monitor(saved.monitor);
+    sessions_.set_next_id(id_ + 1);
+    sessions_.add(*this);
+    // Over the uid's share of monitors now (the limits may have changed): restored without.
+    if (saved.monitor && set_monitor(true))
+        spdlog::warn("session {} of uid {} is restored without its monitor subscription: over its share (config "
+                     "limits.max_monitors_per_uid)",
+                     id_, who_.who.uid);
 }
 
 ClientSession::~ClientSession() {
@@ -84,7 +89,7 @@ ClientSession::~ClientSession() {
         uncharge(pj->grant);
     for (const auto &[id, grant] : grants_)
         uncharge(grant);
-    sessions_.closed(*this);
+    sessions_.remove(*this);
     // Releases every membership of this client, exactly as if each had been left.
     if (client_)
         sessions_.service().remove_client(client_);
@@ -94,7 +99,9 @@ bool ClientSession::adopt_member(MembershipId id, PortIndex port, const Gid &mgi
                                  const GroupParams &params, Grant grant) {
     if (!sessions_.service().adopt_member(client_, id, port, mgid, bits, params))
         return false;
-    sessions_.charge(who_.who.uid, grant);
+    grant.port = port;
+    grant.mgid = mgid;
+    charge(grant);
     grants_.emplace(id, std::move(grant));
     return true;
 }
@@ -110,8 +117,16 @@ void ClientSession::take_over(ClientSession &old) {
     token_ = old.token_;
     const bool monitor = old.monitor_;
     old.set_monitor(false);
-    set_monitor(monitor || monitor_);
+    if (monitor || monitor_)
+        set_monitor(true); // the old one's slot was just given back
     sessions_.changed();
+}
+
+std::optional<proto::Failure> ClientSession::not_allowed() const {
+    if (door_ == Door::daemon || sessions_.policy().admits(who_.caller()))
+        return std::nullopt;
+    return proto::Failure::of(Errc::denied, policy::not_admitted(who_.who.uid) +
+                                                 "; it may leave the memberships it holds, and nothing else");
 }
 
 void ClientSession::handle(std::uint64_t id, const proto::Request &request, const Respond &respond) {
@@ -123,6 +138,13 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
         respond(proto::Failure::of(Errc::invalid_argument, "the first request must be hello", "/op"));
         return;
     }
+    // The allow lists hold for the whole life of a session: a reload that removes a caller leaves
+    // it only its leaves.
+    if (greeted_ && !std::holds_alternative<proto::Leave>(request) && !std::holds_alternative<proto::Hello>(request))
+        if (auto no = not_allowed()) {
+            respond(std::move(*no));
+            return;
+        }
     std::visit(overloaded{
                    [&](const proto::Hello &r) {
                        auto out = hello(r);
@@ -148,8 +170,10 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
                    [&](const proto::List &) { respond(proto::Result{list()}); },
                    [&](const proto::Status &) { respond(proto::Result{status()}); },
                    [&](const proto::Monitor &r) {
-                       set_monitor(r.enable);
-                       respond(proto::Result{proto::Empty{}});
+                       if (auto no = set_monitor(r.enable))
+                           respond(std::move(*no));
+                       else
+                           respond(proto::Result{proto::Empty{}});
                    },
                    [&](const proto::Evict &r) {
                        auto out = evict(r);
@@ -178,11 +202,10 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
     }
     const ClientInfo &c = who_.who;
     if (!sessions_.policy().admits(who_.caller())) {
-        spdlog::warn("client pid {} uid {} ({}) denied by the access policy", c.pid, c.uid, c.comm);
+        const std::string why = policy::not_admitted(c.uid);
+        logging::log_refused_client(c, why);
         refused_ = true;
-        return proto::Failure::of(Errc::denied, "uid " + std::to_string(c.uid) +
-                                                    " is not allowed to use rdma-mcastd (config access.allow_uids, "
-                                                    "access.allow_gids)");
+        return proto::Failure::of(Errc::denied, why);
     }
     greeted_ = true;
     version_ = best;
@@ -215,6 +238,8 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
                                   "/id");
     if (door_ == Door::daemon)
         return std::nullopt; // the daemon's own groups are bounded by its config
+    if (auto no = not_allowed())
+        return no;
     const Limits &lim = sessions_.limits();
     if (pending_.size() >= lim.max_requests_in_flight)
         return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
@@ -227,29 +252,28 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
     return std::nullopt;
 }
 
-const std::string *ClientSession::other_name_on(const Gid &mgid, const std::string &name) const {
-    auto other = [&](const Grant &g) { return !g.name.empty() && g.mgid == mgid && g.name != name; };
-    for (const auto &[id, g] : grants_)
-        if (other(g))
-            return &g.name;
-    for (const auto &[request, pj] : pending_)
-        if (other(pj->grant))
-            return &pj->grant.name;
-    return nullptr;
-}
-
-CreateGate ClientSession::create_gate(const std::shared_ptr<PendingJoin> &pj) {
+JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
     // The engine asks only while the session lives: removing its client drops its joins.
-    return [this, pj]() -> std::optional<Error> {
+    JoinGates g;
+    g.create = [this, pj]() -> std::optional<Error> {
         if (const auto &no = pj->admission.no_create) {
             pj->field = no->field;
             return no->error;
         }
-        if (auto over = sessions_.take_create(who_.who.uid, pj->admission.creates_quota))
+        if (auto over = sessions_.accounts().take_create(who_.who.uid, pj->admission.creates_quota))
             return over;
         pj->grant.created = true;
         return std::nullopt;
     };
+    g.would_create = [this, pj]() -> std::optional<Error> {
+        if (const auto &no = pj->admission.no_create) {
+            pj->field = no->field;
+            return no->error;
+        }
+        return sessions_.accounts().may_create(who_.who.uid, pj->admission.creates_quota);
+    };
+    g.sa = [this](SaMethod m) { return sessions_.accounts().take_sa(who_.who.uid, m); };
+    return g;
 }
 
 MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &req, JoinDone done) {
@@ -258,27 +282,29 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         return 0;
     }
     auto pj = std::make_shared<PendingJoin>();
-    if (!req.name.empty()) { // from here on the join of the name's MGID, its P_Key asserted
-        auto resolved = sessions_.resolve_name(req);
+    const bool by_name = !req.name.empty();
+    if (by_name) { // from here on the join of the name's MGID, its P_Key asserted
+        auto resolved = sessions_.names().resolve(req);
         if (auto *no = std::get_if<proto::Failure>(&resolved)) {
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
         pj->request = std::get<JoinRequest>(std::move(resolved));
         pj->grant.name = req.name;
-        pj->grant.mgid = pj->request.mgid;
     } else {
         pj->request = req;
     }
     JoinRequest &ask = pj->request;
+    pj->grant.mgid = ask.mgid;
+    pj->grant.port = sessions_.service().find_port(ask.device, ask.port).value_or(kNoPort);
     pj->grant.sa_assigned = is_zero(ask.mgid);
-    CreateGate gate;
+    JoinGates gates;
     if (door_ == Door::daemon) {
         pj->grant.rule = policy::kStaticLabel; // the config's own groups: bounded by the config
     } else {
-        auto admitted = sessions_.admit(*this, ask);
+        auto admitted = sessions_.admit(*this, ask, by_name);
         if (auto *no = std::get_if<proto::Failure>(&admitted)) {
-            sessions_.refused(*this, ask, no->error);
+            logging::log_refused(who_.who, ask, no->error);
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
@@ -286,9 +312,9 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         pj->grant.rule = pj->admission.rule;
         if (pj->admission.assert_pkey) // so that the SA refuses a group of another P_Key
             ask.params.pkey = pj->admission.assert_pkey;
-        sessions_.charge(who_.who.uid, Grant{});
-        gate = create_gate(pj);
+        gates = this->gates(pj);
     }
+    charge(pj->grant);
     pending_[request_id] = pj;
     auto answered = [this, request_id, pj, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const JoinResult &res) {
         if (!alive.lock())
@@ -306,14 +332,17 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         if (failed) {
             uncharge(pj->grant);
             if (failed->error.policy)
-                sessions_.refused(*this, pj->request, failed->error);
+                logging::log_refused(who_.who, pj->request, failed->error);
             done(JoinAnswer{res.id, std::move(failed), {}});
             return;
         }
+        if (is_zero(pj->grant.mgid) && door_ != Door::daemon) // the SA assigned it
+            sessions_.accounts().assigned(who_.who.uid, pj->grant.port, res.record.mgid);
+        pj->grant.mgid = res.record.mgid;
         grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
-    const MembershipId m = sessions_.service().join(client_, ask, std::move(answered), std::move(gate));
+    const MembershipId m = sessions_.service().join(client_, ask, std::move(answered), std::move(gates));
     if (auto it = pending_.find(request_id); it != pending_.end())
         it->second->id = m; // still waiting for the SA: a leave {"join": id} names it so
     return m;
@@ -343,9 +372,28 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
     return std::nullopt;
 }
 
+void ClientSession::charge(const Grant &g) {
+    if (door_ == Door::daemon) // the static groups are charged to nobody
+        return;
+    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid);
+    if (!g.name.empty())
+        sessions_.names().hold(g.name, g.mgid);
+}
+
 void ClientSession::uncharge(const Grant &g) {
-    if (door_ != Door::daemon) // the static groups are charged to nobody
-        sessions_.uncharge(who_.who.uid, g);
+    if (door_ == Door::daemon)
+        return;
+    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, g.created);
+    if (!g.name.empty())
+        sessions_.names().release(g.name, g.mgid);
+}
+
+bool ClientSession::flag(MembershipId id, std::string why) {
+    const auto it = grants_.find(id);
+    if (it == grants_.end())
+        return false;
+    it->second.flagged = std::move(why);
+    return true;
 }
 
 std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::string &why) {
@@ -391,10 +439,20 @@ std::variant<proto::EvictResult, proto::Failure> ClientSession::evict(const prot
     return sessions_.evict(e, *this);
 }
 
-void ClientSession::set_monitor(bool on) {
-    if (on != monitor_)
-        sessions_.monitor(*this, on);
+std::optional<proto::Failure> ClientSession::set_monitor(bool on) {
+    if (on == monitor_)
+        return std::nullopt;
+    Accounts &acc = sessions_.accounts();
+    const bool counted = door_ != Door::daemon;
+    if (on && counted)
+        if (auto no = acc.may_monitor(who_.who.uid))
+            return no;
+    if (counted)
+        acc.monitoring(who_.who.uid, on);
+    on ? sessions_.monitors().subscribe(*this) : sessions_.monitors().unsubscribe(*this);
     monitor_ = on;
+    sessions_.changed();
+    return std::nullopt;
 }
 
 void ClientSession::membership_event(ClientId, MembershipId id, const MembershipEvent &ev) {

@@ -41,8 +41,12 @@ class SessionOutlet {
 public:
     // A membership of this client was lost or restored.
     virtual void membership_event(MembershipId id, const MembershipEvent &ev) = 0;
-    // Something happened in the daemon, for a client that asked to monitor (socket only).
+    // Something happened in the daemon, for a client that asked to monitor (socket only). A
+    // transport may drop such events for a client that does not read them (it says how many).
     virtual void monitor_event(const proto::MonitorEvent &) {}
+    // Root evicted this client with `disconnect`: the transport ends the client's connection
+    // (the session is destroyed with it, later, from the loop). `why` is for the log.
+    virtual void disconnect(const std::string &why) = 0;
 
 protected:
     ~SessionOutlet() = default;
@@ -57,15 +61,17 @@ struct JoinAnswer {
 };
 using JoinDone = std::function<void(const JoinAnswer &)>;
 
-// What the access policy made of one membership (`list` shows it).
+// What the access policy made of one membership (`list` shows it), and where it is counted.
 struct Grant {
     std::string rule;         // the rule that admitted it, or one of policy::k*Label
     bool created = false;     // its join created the group: counted in creates_per_uid
     bool sa_assigned = false; // its join asked the SA for an MGID
     std::string flagged;      // why the rules in force would refuse it now; "" if they would not
     std::string name{};       // a named group's name (`list` shows it), "" when joined by MGID
-    Gid mgid{};               // with a name: the MGID it maps to (Sessions::resolve_name)
+    Gid mgid{};               // its group's MGID; zero until the SA assigns one
+    PortIndex port = 0;       // its port (kNoPort: none the daemon serves; the join fails)
 };
+inline constexpr PortIndex kNoPort = static_cast<PortIndex>(-1);
 
 // Any answer, for transports that take whole protocol requests (the socket).
 using Answer = std::variant<proto::Result, proto::Failure>;
@@ -85,7 +91,7 @@ struct RestoredSession {
 
 class ClientSession final : private MembershipEventSink {
 public:
-    // Through Sessions::open(), which admits it.
+    // Through Sessions::open(), which admits it (its client slot is taken here).
     ClientSession(Sessions &sessions, Door door, Credentials who, SessionOutlet &outlet);
     // Through Sessions::restore(): a session of the previous instance, with no transport yet.
     ClientSession(Sessions &sessions, const RestoredSession &saved, SessionOutlet &outlet);
@@ -98,6 +104,9 @@ public:
     // The access policy refused this client's hello: its transport closes the connection once
     // the answer is out, and the session takes no request any more.
     bool refused() const { return refused_; }
+    // The client said hello (or needs none: D-Bus, the daemon's own door, a restored session).
+    // Only a greeted session is kept across a restart.
+    bool greeted() const { return greeted_; }
     bool monitoring() const { return monitor_; }
     // The daemon-wide session id and its secret (proto::SessionTicket); the protocol version
     // hello chose (0 before it); the engine's client; memberships joined and not left.
@@ -133,25 +142,38 @@ public:
     std::optional<proto::Failure> leave(const proto::Leave &l);
     proto::ListResult list() const;
     proto::StatusResult status() const;
-    void set_monitor(bool on);
+    // Starts or stops the monitor subscription; starting is refused over the uid's share.
+    std::optional<proto::Failure> set_monitor(bool on);
     // Root only: releases the memberships `e` names, whoever holds them.
     std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e);
+    // Why the allow lists in force refuse this client now (a reload removed it), or nullopt.
+    // Such a client may still leave what it holds, and nothing else.
+    std::optional<proto::Failure> not_allowed() const;
 
-private:
-    friend class Sessions;
-    struct PendingJoin;
-    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
-    std::optional<proto::Failure> check_join(std::uint64_t request_id) const;
-    // The name of a membership (held or pending) joined by a name other than `name` whose MGID
-    // is `mgid`, or null: a collision of the named-group mapping (Sessions::resolve_name).
-    const std::string *other_name_on(const Gid &mgid, const std::string &name) const;
-    // The access policy's create gate for one join (the engine asks it; core/engine.hpp).
-    CreateGate create_gate(const std::shared_ptr<PendingJoin> &pj);
-    // Gives back what `g` counted in this client's uid's usage (Sessions::charge).
-    void uncharge(const Grant &g);
+    // ---- for the front door's other parts (sessions.hpp, monitor_outlet.hpp) ----
+
+    // One of the daemon's activity notes, for a monitoring client.
+    void monitor_event(const proto::MonitorEvent &ev) { outlet_->monitor_event(ev); }
     // Releases what `e` names among this session's memberships (held and pending): a held one
     // is told `lost` with `why` first. Returns how many.
     std::size_t evict_matching(const proto::Evict &e, const std::string &why);
+    // Root's evict with `disconnect`: the transport ends the connection.
+    void disconnect(const std::string &why) { outlet_->disconnect(why); }
+    // The flag a reload's review sets on a held membership ("" clears it); false when the session
+    // holds no such membership.
+    bool flag(MembershipId id, std::string why);
+
+private:
+    struct PendingJoin;
+    void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    std::optional<proto::Failure> check_join(std::uint64_t request_id) const;
+    // The gates the engine asks before this join's SA work (core/engine.hpp): the access
+    // policy's create right and quota, and the uid's SA budget.
+    JoinGates gates(const std::shared_ptr<PendingJoin> &pj);
+    // Counts `g` in this client's uid's account (and a named one in the name registry), or gives
+    // it back.
+    void charge(const Grant &g);
+    void uncharge(const Grant &g);
     // hello's `resume`: becomes the detached session `old` (its engine client, memberships,
     // id, token and monitor subscription); `old` is left empty for its owner to drop.
     void take_over(ClientSession &old);

@@ -15,77 +15,11 @@ namespace mcastd::frontend {
 
 namespace {
 
-const char *note_kind(EngineNote::Kind k) {
-    switch (k) {
-    case EngineNote::Kind::joined: return "joined";
-    case EngineNote::Kind::left: return "left";
-    case EngineNote::Kind::join_failed: return "join-failed";
-    case EngineNote::Kind::sa_left: return "deleted";
-    case EngineNote::Kind::lost: return "lost";
-    case EngineNote::Kind::restored: return "restored";
-    case EngineNote::Kind::warning: return "warning";
-    }
-    return "warning";
-}
-
-} // namespace
-
-Sessions::Sessions(Service &service, std::string daemon_name, Limits limits, policy::Policy policy)
-    : service_(service), daemon_name_(std::move(daemon_name)), limits_(limits), policy_(std::move(policy)),
-      started_(std::chrono::steady_clock::now()) {
-    service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
-        if (alive.lock())
-            on_note(n);
-    });
-}
-
-Sessions::~Sessions() {
-    *alive_ = false;
-    change_hook_ = nullptr;
-    detached_.clear(); // while the sets their destructors update still exist
-}
-
-std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door door, Credentials who,
-                                                                            SessionOutlet &outlet) {
-    if (door != Door::daemon && clients_ >= limits_.max_clients)
-        return proto::Failure::of(Errc::limit, "the daemon serves " + std::to_string(clients_) +
-                                                    " clients, its limit (config: limits.max_clients)");
-    // A socket client hears this in its hello's answer; a D-Bus caller in its first call's.
-    if (door == Door::dbus && !policy_.admits(who.caller()))
-        return proto::Failure::of(Errc::denied, "uid " + std::to_string(who.who.uid) +
-                                                     " is not allowed to use rdma-mcastd (config access.allow_uids, "
-                                                     "access.allow_gids)");
-    return std::make_unique<ClientSession>(*this, door, std::move(who), outlet);
-}
-
-void Sessions::opened(ClientSession &s) {
-    if (s.door() != Door::daemon)
-        ++clients_;
-    all_.insert(&s);
-    changed();
-}
-
-void Sessions::closed(ClientSession &s) {
-    if (s.door() != Door::daemon)
-        --clients_;
-    all_.erase(&s);
-    changed();
-}
-
-void Sessions::monitor(ClientSession &s, bool on) {
-    if (on)
-        monitors_.insert(&s);
-    else
-        monitors_.erase(&s);
-    changed();
-}
-
-namespace {
-
 // Events of a session nobody is connected to are dropped: a client that resumes lists what it
 // holds (the resumed hello answers with its memberships).
 struct NoOutlet final : SessionOutlet {
     void membership_event(MembershipId, const MembershipEvent &) override {}
+    void disconnect(const std::string &) override {}
 };
 NoOutlet no_outlet;
 
@@ -99,13 +33,75 @@ bool same_secret(const std::string &a, const std::string &b) {
     return diff == 0;
 }
 
+std::string user_name(uid_t uid) {
+    passwd pw{}, *found = nullptr;
+    char buf[1024];
+    return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
+}
+
 } // namespace
 
-ClientSession &Sessions::restore(const RestoredSession &saved) {
+Sessions::Sessions(Service &service, Timers &timers, std::string daemon_name, Limits limits, policy::Policy policy)
+    : service_(service), daemon_name_(std::move(daemon_name)), limits_(limits), policy_(std::move(policy)),
+      accounts_(timers, limits_, policy_), monitors_(service), started_(std::chrono::steady_clock::now()) {
+    service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
+        if (alive.lock())
+            monitors_.deliver(n);
+    });
+    // A Delete a leave caused is paid from the leaving uid's SA budget (it cannot be refused).
+    service_.set_delete_meter([this, alive = std::weak_ptr<bool>(alive_)](uid_t uid) {
+        if (alive.lock())
+            accounts_.charge_sa(uid);
+    });
+}
+
+Sessions::~Sessions() {
+    *alive_ = false;
+    change_hook_ = nullptr;
+    detached_.clear(); // while the parts their destructors update still exist
+}
+
+std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door door, Credentials who,
+                                                                            SessionOutlet &outlet) {
+    std::optional<proto::Failure> no;
+    if (door != Door::daemon)
+        no = accounts_.may_connect(who.who.uid);
+    // A socket client hears this in its hello's answer; a D-Bus caller in its first call's.
+    if (!no && door == Door::dbus && !policy_.admits(who.caller()))
+        no = proto::Failure::of(Errc::denied, policy::not_admitted(who.who.uid));
+    if (no) {
+        logging::log_refused_client(who.who, no->error.message);
+        return std::move(*no);
+    }
+    return std::make_unique<ClientSession>(*this, door, std::move(who), outlet);
+}
+
+void Sessions::add(ClientSession &s) {
+    if (s.door() != Door::daemon)
+        accounts_.connected(s.who().who.uid);
+    all_.insert(&s);
+    changed();
+}
+
+void Sessions::remove(ClientSession &s) {
+    if (s.door() != Door::daemon)
+        accounts_.disconnected(s.who().who.uid);
+    all_.erase(&s);
+    changed();
+}
+
+// ---- across restarts ----
+
+ClientSession *Sessions::restore(const RestoredSession &saved, std::string &why) {
+    // The previous instance admitted it, but the limits may have changed with the restart.
+    if (auto no = accounts_.may_connect(saved.who.who.uid)) {
+        why = no->error.message;
+        return nullptr;
+    }
     auto s = std::make_unique<ClientSession>(*this, saved, no_outlet);
     ClientSession &ref = *s;
     detached_[saved.id] = std::move(s);
-    return ref;
+    return &ref;
 }
 
 std::unique_ptr<ClientSession> Sessions::take_detached(std::uint64_t id) {
@@ -133,138 +129,50 @@ std::size_t Sessions::release_detached(const std::function<bool(const ClientSess
     return detached_.size();
 }
 
-void Sessions::on_note(const EngineNote &n) {
-    if (monitors_.empty())
-        return;
-    proto::MonitorEvent ev;
-    ev.kind = note_kind(n.kind);
-    const auto &ports = service_.ports();
-    if (n.port < ports.size()) {
-        ev.device = ports[n.port].device;
-        ev.port = ports[n.port].port_num;
-    }
-    ev.mgid = n.mgid;
-    ev.mlid = n.mlid;
-    ev.join_state = n.join_state;
-    if (n.client_info) { // the client may be gone already ("left" after its disconnect)
-        ev.pid = n.client_info->pid;
-        ev.uid = n.client_info->uid;
-        ev.comm = n.client_info->comm;
-    }
-    ev.message = describe(n, port_name(ev.device, ev.port));
-    ev.sa_status = n.sa_status;
-    // A copy: delivering may make a transport drop a session.
-    const std::vector<ClientSession *> to(monitors_.begin(), monitors_.end());
-    for (ClientSession *s : to)
-        if (monitors_.count(s))
-            s->outlet_->monitor_event(ev);
-}
-
 // ---- the access policy ----
 
-namespace {
-
-proto::Failure over_quota(std::string what, const char *quota, std::size_t limit) {
-    // A rule may set the per-uid quotas, not the host's groups_per_port.
-    const bool per_uid = std::string_view(quota) != "groups_per_port";
-    proto::Failure f = proto::Failure::of(Errc::limit, std::move(what) + ", its quota (config access.quotas." + quota +
-                                                           (per_uid ? " or the admitting rule's)" : ")"));
-    f.error.policy = PolicyRef{{}, quota, limit};
-    return f;
-}
-
-std::string user_name(uid_t uid) {
-    passwd pw{}, *found = nullptr;
-    char buf[1024];
-    return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
-}
-
-} // namespace
-
-std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSession &s, const JoinRequest &req) const {
+std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSession &s, const JoinRequest &req,
+                                                                bool by_name) const {
     const uid_t uid = s.who().who.uid;
-    policy::JoinAsk ask{req.mgid, req.join_state, req.params.pkey, req.params.qkey, service_.create_qkey()};
+    policy::JoinAsk ask{req.mgid, !by_name && names_.reserved(req.mgid), req.join_state, req.params.pkey,
+                        req.params.qkey, service_.create_qkey()};
     auto verdict = policy::admit(policy_, s.who().caller(), ask);
     if (auto *no = std::get_if<policy::Refusal>(&verdict))
         return proto::Failure{std::move(no->error), std::move(no->field), {}};
     auto &a = std::get<policy::Admission>(verdict);
-    if (a.memberships_quota) {
-        const auto it = usage_.find(uid);
-        const std::size_t held = it == usage_.end() ? 0 : it->second.memberships;
-        if (held >= a.memberships_quota)
-            return over_quota("uid " + std::to_string(uid) + " holds or waits for " + std::to_string(held) +
-                                  " memberships",
-                              "memberships_per_uid", a.memberships_quota);
-    }
+    const auto port = service_.find_port(req.device, req.port);
+    if (!port)
+        return std::move(a); // the engine names what is wrong with the port
+    const std::string where = port_name(req.device, req.port);
+    if (auto no = accounts_.may_join(uid, a.memberships_quota, *port, req.mgid, where))
+        return std::move(*no);
     // The host's share of the fabric's MLIDs: root's joins count too.
     if (const std::size_t cap = policy_.quotas.groups_per_port) {
-        if (const auto port = service_.find_port(req.device, req.port);
-            port && service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap)
-            return over_quota(port_name(req.device, req.port) + " has " + std::to_string(service_.group_count(*port)) +
-                                  " groups",
-                              "groups_per_port", cap);
+        if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap) {
+            proto::Failure f = proto::Failure::of(
+                Errc::limit, fmt::format("{} has {} groups, its quota (config access.quotas.groups_per_port: {})", where,
+                                         service_.group_count(*port), cap));
+            f.error.policy = PolicyRef{{}, "groups_per_port", cap};
+            return f;
+        }
     }
     return std::move(a);
 }
 
-std::variant<JoinRequest, proto::Failure> Sessions::resolve_name(const JoinRequest &req) const {
-    if (!names_.enabled)
-        return proto::Failure::of(Errc::invalid_argument,
-                                  "this daemon does not map names to groups (config groups.names.enabled)", "/name");
-    auto hex4 = [](unsigned v) { return fmt::format("{:#06x}", v); };
-    if (req.params.pkey && *req.params.pkey != names_.pkey)
-        return proto::Failure::of(Errc::invalid_argument,
-                                  "named groups have P_Key " + hex4(names_.pkey) + " (config groups.names.pkey), not " +
-                                      hex4(*req.params.pkey),
-                                  "/pkey");
-    JoinRequest out = req;
-    out.mgid = named_mgid(names_.prefix, req.name);
-    out.params.pkey = names_.pkey;
-    // A collision of the truncated hash is astronomically unlikely; where it happens under this
-    // daemon's eyes, it is refused rather than merging two jobs' traffic silently.
-    for (const ClientSession *s : all_)
-        if (const std::string *hit = s->other_name_on(out.mgid, req.name))
-            return proto::Failure::of(Errc::conflict,
-                                      "the group names \"" + req.name + "\" and \"" + *hit + "\" both map to " +
-                                          format_gid(out.mgid) + ", which this host holds for \"" + *hit +
-                                          "\" (a hash collision: rename one of them)",
-                                      "/name");
-    return out;
-}
-
-void Sessions::charge(uid_t uid, const Grant &g) {
-    Usage &u = usage_[uid];
-    ++u.memberships;
-    u.creates += g.created;
-}
-
-void Sessions::uncharge(uid_t uid, const Grant &g) {
-    auto it = usage_.find(uid);
-    if (it == usage_.end())
-        return;
-    --it->second.memberships;
-    it->second.creates -= g.created;
-    if (!it->second.memberships)
-        usage_.erase(it);
-}
-
-std::optional<Error> Sessions::take_create(uid_t uid, std::size_t quota) {
-    Usage &u = usage_[uid];
-    if (quota && u.creates >= quota)
-        return over_quota("uid " + std::to_string(uid) + " created " + std::to_string(u.creates) +
-                              " groups it still holds",
-                          "creates_per_uid", quota)
-            .error;
-    ++u.creates;
-    return std::nullopt;
-}
-
-void Sessions::refused(const ClientSession &s, const JoinRequest &req, const Error &why) const {
-    logging::log_refused(s.who().who, req, why);
-}
-
 void Sessions::set_policy(policy::Policy policy) {
     policy_ = std::move(policy);
+    // A caller the allow lists no longer admit keeps what it holds and may leave it; it hears
+    // nothing more of the daemon's activity.
+    std::size_t stopped = 0;
+    for (ClientSession *s : std::vector<ClientSession *>(all_.begin(), all_.end()))
+        if (s->monitoring() && s->not_allowed()) {
+            s->set_monitor(false);
+            ++stopped;
+        }
+    if (stopped)
+        spdlog::warn("access policy reloaded: {} monitor subscription(s) of callers the allow lists no longer admit "
+                     "stopped",
+                     stopped);
     const std::size_t flagged = review();
     if (flagged)
         spdlog::warn("access policy reloaded: {} membership(s) held are kept but would be refused now (rdma-mcastctl "
@@ -283,26 +191,31 @@ std::size_t Sessions::review() {
     for (ClientSession *s : all_) {
         if (s->door() == Door::daemon)
             continue;
-        for (auto &[id, grant] : s->grants_) {
+        const std::optional<proto::Failure> gone = s->not_allowed();
+        for (const auto &[id, grant] : s->grants()) {
             const auto it = where.find(id);
             if (it == where.end() || !it->second.first->have_record)
                 continue;
             const GroupView &g = *it->second.first;
             McRecord rec = g.record;
             rec.mgid = g.mgid;
-            std::string why =
-                policy::review(policy_, s->who().caller(), it->second.second, rec, grant.sa_assigned).value_or("");
+            std::string why = gone ? gone->error.message
+                                   : policy::review(policy_, s->who().caller(), it->second.second, rec,
+                                                    grant.sa_assigned, grant.name.empty() && names_.reserved(g.mgid))
+                                         .value_or("");
             if (why != grant.flagged) {
                 const auto &port = service_.ports().at(g.port);
                 logging::log_flagged(s->who().who, id, logging::PortName{port.device, port.port_num}, g.mgid,
                                      grant.rule, why);
-                grant.flagged = std::move(why);
             }
-            flagged += !grant.flagged.empty();
+            flagged += !why.empty();
+            s->flag(id, std::move(why));
         }
     }
     return flagged;
 }
+
+// ---- root's requests ----
 
 std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Evict &e, const ClientSession &by) {
     if (by.who().who.uid != 0)
@@ -316,11 +229,19 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
     // A copy: releasing may close sessions (a D-Bus caller left with nothing).
     const std::vector<ClientSession *> sessions(all_.begin(), all_.end());
     for (ClientSession *s : sessions) {
-        if (!all_.count(s) || s->door() == Door::daemon)
+        if (!all_.count(s) || s->door() == Door::daemon || s == &by)
             continue;
         if (const std::size_t n = s->evict_matching(e, why)) {
             out.released += n;
             logging::log_evicted(by.who().who, s->who().who, n, what);
+        }
+        if (e.disconnect && e.uid && s->who().who.uid == *e.uid) {
+            ++out.disconnected;
+            logging::log_disconnected(by.who().who, s->who().who, s->id());
+            if (detached_.count(s->id()) && detached_.at(s->id()).get() == s)
+                detached_.erase(s->id()); // no connection to close: the session goes now
+            else
+                s->disconnect(why);
         }
     }
     if (e.membership && !out.released)
@@ -331,7 +252,7 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
 void Sessions::annotate(proto::ListResult &out) const {
     std::unordered_map<MembershipId, const Grant *> grants;
     for (const ClientSession *s : all_)
-        for (const auto &[id, g] : s->grants_)
+        for (const auto &[id, g] : s->grants())
             grants.emplace(id, &g);
     for (auto &port : out.ports)
         for (auto &group : port.groups)
@@ -344,22 +265,36 @@ void Sessions::annotate(proto::ListResult &out) const {
                 }
 }
 
-void Sessions::annotate(proto::StatusResult &out) const {
+void Sessions::annotate(proto::StatusResult &out) {
     for (auto &p : out.ports)
         p.max_groups = policy_.quotas.groups_per_port;
     std::map<uid_t, proto::UserUsage> users;
     for (const ClientSession *s : all_) {
+        if (s->door() == Door::daemon)
+            continue;
         const uid_t uid = s->who().who.uid;
-        const auto it = usage_.find(uid);
-        if (s->door() == Door::daemon || it == usage_.end())
+        const Usage *use = accounts_.usage(uid);
+        if (!use)
             continue;
         auto [u, fresh] = users.try_emplace(uid);
         if (fresh) {
             const policy::Quotas q = policy_.quotas_for(s->who().caller());
-            u->second = proto::UserUsage{uid, user_name(uid), it->second.memberships, q.memberships_per_uid,
-                                         it->second.creates, q.creates_per_uid, 0};
+            const bool root = uid == 0;
+            u->second = proto::UserUsage{uid, user_name(uid), use->memberships, q.memberships_per_uid, use->creates,
+                                         q.creates_per_uid, 0};
+            u->second.clients = use->clients;
+            u->second.clients_quota = root ? 0 : limits_.max_clients_per_uid;
+            u->second.monitors = use->monitors;
+            u->second.monitors_quota = root ? 0 : limits_.max_monitors_per_uid;
+            u->second.queued_bytes = use->queued_bytes;
+            u->second.queued_bytes_quota = root ? 0 : limits_.max_queued_bytes_per_uid;
+            for (const auto &[port, groups] : use->groups)
+                u->second.groups_per_port = std::max<std::uint64_t>(u->second.groups_per_port, use->groups_on(port));
+            u->second.groups_per_port_quota = q.groups_per_port_per_uid;
+            u->second.sa_tokens = root ? 0 : accounts_.sa_tokens(uid);
+            u->second.sa_mads_per_second = q.sa_mads_per_second;
         }
-        for (const auto &[id, g] : s->grants_)
+        for (const auto &[id, g] : s->grants())
             u->second.flagged += !g.flagged.empty();
     }
     for (auto &[uid, u] : users)

@@ -1,67 +1,95 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Sessions: the daemon's front door, shared by every transport. It admits clients (the
-// `max_clients` limit counts the socket's and D-Bus's clients together), holds the rules
-// sessions apply (limits, the access policy; a reload changes them for the next request),
-// keeps each uid's accounts against its quotas across every connection and transport, and
-// brings the daemon's activity to the clients that monitor it.
+// Sessions: the daemon's front door, shared by every transport. It keeps the registry of client
+// sessions (the live ones and those a previous instance left, detached), admits new clients,
+// holds the rules in force (limits, the access policy; a reload replaces them for the next
+// request) and does what reaches across sessions: a reload's review, root's evict, the parts of
+// `list` and `status` only the front door knows. Each uid's share of everything shared is its
+// account (accounts.hpp), names map to groups in the name registry (name_registry.hpp), and the
+// daemon's activity reaches monitors through the monitor outlet (monitor_outlet.hpp).
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
-#include "common/named_group.hpp"
+#include "frontend/accounts.hpp"
 #include "frontend/client_session.hpp"
+#include "frontend/limits.hpp"
+#include "frontend/monitor_outlet.hpp"
+#include "frontend/name_registry.hpp"
 
 namespace mcastd::frontend {
 
-struct Limits {
-    std::size_t max_message_bytes = 65536;        // the socket's longest request
-    std::size_t max_requests_in_flight = 64;      // joins waiting for the SA, per client
-    std::size_t max_memberships_per_client = 4096;
-    std::size_t max_clients = 1024;               // socket and D-Bus clients together
-    std::size_t max_queued_bytes = 4u << 20;      // replies and events a slow socket reader may owe
-    bool operator==(const Limits &) const = default;
-};
-
 class Sessions {
 public:
-    // `daemon_name` is what hello and status say ("rdma-mcastd 0.1.0").
-    Sessions(Service &service, std::string daemon_name, Limits limits, policy::Policy policy);
+    // `daemon_name` is what hello and status say ("rdma-mcastd 0.1.0"); `timers` is the clock of
+    // the uids' SA budgets.
+    Sessions(Service &service, Timers &timers, std::string daemon_name, Limits limits, policy::Policy policy);
     ~Sessions();
     Sessions(const Sessions &) = delete;
     Sessions &operator=(const Sessions &) = delete;
 
-    // A new client. Refused with `limit` when the daemon already serves max_clients clients
-    // (the daemon's own door is never refused).
+    // A new client, or why not: the host's or its uid's client slots are taken (accounts.hpp), or,
+    // for a D-Bus caller (which says no hello), the allow lists refuse its uid. The daemon's own
+    // door is never refused.
     std::variant<std::unique_ptr<ClientSession>, proto::Failure> open(Door door, Credentials who,
                                                                       SessionOutlet &outlet);
 
-    // A reload (SIGHUP): limits apply to the next request (max_message_bytes to connections
-    // made from now on), the access policy to the next hello and the next join. Memberships
-    // the new rules would refuse are kept, and flagged (review()).
+    // ---- the rules in force ----
+
+    // A reload (SIGHUP): limits apply to the next request, the access policy to the next request
+    // of every session (a caller the allow lists no longer admit may only leave; its monitor
+    // stops). Memberships the new rules would refuse are kept, and flagged (review()).
     void set_limits(const Limits &limits) { limits_ = limits; }
-    // How a join's name maps to its MGID (config groups.names); read at start, never reloaded:
-    // a name keeps meaning the group it means while the daemon holds it.
-    void set_names(const NamedGroups &names) { names_ = names; }
-    const NamedGroups &names() const { return names_; }
     void set_policy(policy::Policy policy);
     const Limits &limits() const { return limits_; }
     const policy::Policy &policy() const { return policy_; }
-
     // Flags every membership the rules in force would refuse now, and clears the flag of
     // those they would admit; the journal hears of each change. Returns how many are flagged.
     std::size_t review();
 
-    // Clients of the socket and D-Bus (not the daemon's own).
-    std::size_t clients() const { return clients_; }
+    // The policy's verdict on a join and the quotas it may not exceed (the uid's and the host's);
+    // the create quota is the create gate's. `by_name`: the join named its group by name.
+    std::variant<policy::Admission, proto::Failure> admit(const ClientSession &s, const JoinRequest &req,
+                                                          bool by_name) const;
+
+    // ---- the parts ----
+
+    Accounts &accounts() { return accounts_; }
+    const Accounts &accounts() const { return accounts_; }
+    NameRegistry &names() { return names_; }
+    MonitorOutlet &monitors() { return monitors_; }
+    Service &service() const { return service_; }
+    const std::string &daemon_name() const { return daemon_name_; }
+    std::chrono::steady_clock::time_point started() const { return started_; }
+    // Clients of the socket and D-Bus (not the daemon's own), detached ones included.
+    std::size_t clients() const { return accounts_.clients(); }
+
+    // ---- the registry (ClientSession's constructors and destructor) ----
+
+    void add(ClientSession &s);
+    void remove(ClientSession &s);
+    // A new session's id (kept in the state file, so ids are never reused).
+    std::uint64_t take_id() { return next_id_++; }
+    // Something the restart state keeps changed.
+    void changed() const {
+        if (change_hook_)
+            change_hook_();
+    }
+
+    // ---- root's requests, and what only the front door adds to list and status ----
+
+    // Releases the memberships `e` names, whoever holds them; with `disconnect`, also closes
+    // every connection of the uid. For root only (`by`).
+    std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e, const ClientSession &by);
+    void annotate(proto::ListResult &out) const;
+    void annotate(proto::StatusResult &out);
 
     // ---- across a restart of the daemon (doc/architecture.md §9) ----
 
@@ -70,77 +98,40 @@ public:
         for (ClientSession *s : all_)
             f(*s);
     }
-    // The id the next session gets (kept in the state file, so ids are never reused).
     std::uint64_t next_id() const { return next_id_; }
     void set_next_id(std::uint64_t next) { next_id_ = std::max(next_id_, next); }
     // A session of the previous instance, detached: it has no transport until a connection
-    // takes it back (take_detached() for one the service manager kept, a hello's `resume`),
-    // and its memberships hold meanwhile.
-    ClientSession &restore(const RestoredSession &saved);
+    // takes it back (take_detached() for one the service manager kept, a hello's `resume`), and
+    // its memberships hold meanwhile. Null (and why, in `why`) when its uid's or the host's client
+    // slots are taken now.
+    ClientSession *restore(const RestoredSession &saved, std::string &why);
     std::unique_ptr<ClientSession> take_detached(std::uint64_t id);
     // Back to detached (a stored connection that turned out not to be the session's).
     void restore_detached(std::unique_ptr<ClientSession> s);
-    // Releases (as if they had left) the detached sessions `drop` picks; returns how many
-    // are still detached.
+    // hello's `resume`: the detached socket session with that ticket, when `uid` owns it.
+    std::unique_ptr<ClientSession> take_resumable(const proto::SessionTicket &ticket, uid_t uid);
+    // Releases (as if they had left) the detached sessions `drop` picks; returns how many are
+    // still detached.
     std::size_t release_detached(const std::function<bool(const ClientSession &)> &drop);
     std::size_t detached() const { return detached_.size(); }
 
     // `fn` runs whenever a session comes, goes, or changes what the state file keeps of it.
     void set_change_hook(std::function<void()> fn) { change_hook_ = std::move(fn); }
-    Service &service() const { return service_; }
-    const std::string &daemon_name() const { return daemon_name_; }
-    std::chrono::steady_clock::time_point started() const { return started_; }
 
 private:
-    friend class ClientSession;
-    // One uid's share, across its sessions on every transport.
-    struct Usage {
-        std::size_t memberships = 0; // held and pending
-        std::size_t creates = 0;     // held memberships whose join created the group, and
-                                     // pending ones about to create it
-    };
-    // A named join as the join of its MGID with the configured P_Key asserted, or why not: names
-    // disabled, another P_Key asked for, or another name that this daemon holds or is joining
-    // maps to the same MGID (a collision: `conflict`, naming both).
-    std::variant<JoinRequest, proto::Failure> resolve_name(const JoinRequest &req) const;
-    // The policy's verdict on a join and the quotas it may not exceed (memberships per uid,
-    // groups per port); the create quota is the create gate's (take_create()).
-    std::variant<policy::Admission, proto::Failure> admit(const ClientSession &s, const JoinRequest &req) const;
-    void charge(uid_t uid, const Grant &g);
-    void uncharge(uid_t uid, const Grant &g);
-    // One more create for `uid`, or the `limit` error when its quota is used up.
-    std::optional<Error> take_create(uid_t uid, std::size_t quota);
-    // The journal entry of a join the policy refused.
-    void refused(const ClientSession &s, const JoinRequest &req, const Error &why) const;
-    std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e, const ClientSession &by);
-    // The policy's part of `list` (each member's grant) and of `status` (per uid, per port).
-    void annotate(proto::ListResult &out) const;
-    void annotate(proto::StatusResult &out) const;
-    // hello's `resume`: the detached session with that ticket, when `uid` owns it.
-    std::unique_ptr<ClientSession> take_resumable(const proto::SessionTicket &ticket, uid_t uid);
-    void changed() const {
-        if (change_hook_)
-            change_hook_();
-    }
-    void opened(ClientSession &s);
-    void closed(ClientSession &s);
-    void monitor(ClientSession &s, bool on);
-    void on_note(const EngineNote &note);
-
     Service &service_;
     std::string daemon_name_;
     Limits limits_;
     policy::Policy policy_;
-    NamedGroups names_;
-    std::unordered_map<uid_t, Usage> usage_;
+    Accounts accounts_;
+    NameRegistry names_;
+    MonitorOutlet monitors_;
     std::chrono::steady_clock::time_point started_;
-    std::size_t clients_ = 0;
     std::uint64_t next_id_ = 1;
     std::unordered_set<ClientSession *> all_;
     std::map<std::uint64_t, std::unique_ptr<ClientSession>> detached_;
     std::function<void()> change_hook_;
-    std::unordered_set<ClientSession *> monitors_; // a join costs nothing extra while empty
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observer it registers
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observers it registers
 };
 
 } // namespace mcastd::frontend

@@ -30,12 +30,18 @@ inline constexpr MessageId kPolicyRefused{"policy-refused", "003f78343973482aa02
 inline constexpr MessageId kPolicyFlagged{"policy-flagged", "08016cf88fea4193b218e78bf70449dd"};
 inline constexpr MessageId kEvicted{"evicted", "a98f493d65814e21b3545c56e208e9a0"};
 
+// The front door's (logging/policy_log.hpp): a client refused (the allow lists, its uid's share of
+// client slots, no hello in time) and a client an administrator disconnected. Never folded.
+inline constexpr MessageId kClientRefused{"client-refused", "a39612fb44dc4a2d9e16bd0c347dd412"};
+inline constexpr MessageId kDisconnected{"disconnected", "9e75c999c0da4ff8ad800c6692a556c7"};
+
 // The SA's load (logging/sa_log.hpp): SA MADs per transaction above the warning line.
 inline constexpr MessageId kSaAmplified{"sa-amplified", "a713a90091b6414bba216606fd84915b"};
 
-inline constexpr std::array kMessageIds{kJoined,   kLeft,          kJoinFailed,    kDeleted, kLost,
-                                        kRestored, kWarning,       kPolicyRefused, kPolicyFlagged,
-                                        kEvicted,  kSaAmplified};
+inline constexpr std::array kMessageIds{kJoined,   kLeft,          kJoinFailed,    kDeleted,
+                                        kLost,     kRestored,      kWarning,       kPolicyRefused,
+                                        kPolicyFlagged, kEvicted,  kClientRefused, kDisconnected,
+                                        kSaAmplified};
 
 constexpr const MessageId &message_id(EngineNote::Kind kind) {
     switch (kind) {

@@ -75,4 +75,18 @@ void log_evicted(const ClientInfo &by, const ClientInfo &whose, std::size_t coun
     spdlog::warn("{} evicted {} membership(s) of {}: {}", who_text(by), count, who_text(whose), what);
 }
 
+void log_refused_client(const ClientInfo &who, const std::string &why) {
+    Fields f{{"MESSAGE_ID", std::string(kClientRefused.id)}};
+    add_client(f, who);
+    const FieldScope scope(f);
+    spdlog::warn("client {} refused: {}", who_text(who), why);
+}
+
+void log_disconnected(const ClientInfo &by, const ClientInfo &whose, std::uint64_t session) {
+    Fields f{{"MESSAGE_ID", std::string(kDisconnected.id)}};
+    add_client(f, whose);
+    const FieldScope scope(f);
+    spdlog::warn("{} disconnected session {} of {}", who_text(by), session, who_text(whose));
+}
+
 } // namespace mcastd::logging

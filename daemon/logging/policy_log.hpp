@@ -24,4 +24,10 @@ void log_flagged(const ClientInfo &who, std::uint64_t id, const PortName &port, 
 // An administrator (`by`) evicted `count` memberships of `whose`; `what` says which.
 void log_evicted(const ClientInfo &by, const ClientInfo &whose, std::size_t count, const std::string &what);
 
+// A client refused or closed before it was served (`why`: the allow lists, client slots, no hello).
+void log_refused_client(const ClientInfo &who, const std::string &why);
+
+// An administrator (`by`) disconnected session `session` of `whose` (evict --disconnect).
+void log_disconnected(const ClientInfo &by, const ClientInfo &whose, std::uint64_t session);
+
 } // namespace mcastd::logging

@@ -89,6 +89,18 @@ Refusal denied(const std::string &rule, std::string why, std::string field) {
                    std::move(field)};
 }
 
+// A join by `mgid` inside the named groups' prefix: those MGIDs are the names' (whoever creates
+// one first sets its Q_Key and P_Key for every host of the job), so a caller may name one
+// directly only where a rule lists it in `mgids`.
+Refusal names_prefix_refusal(const Gid &mgid, const std::string &rule) {
+    return Refusal{Error{Errc::denied,
+                         format_gid(mgid) +
+                             " is in the named groups' prefix (config groups.names.prefix): join it by its name, or "
+                             "list the prefix in an access rule's \"mgids\" to allow it by MGID",
+                         std::nullopt, PolicyRef{rule, {}, 0}},
+                   "/mgid"};
+}
+
 // The checks that depend on what the join names, not on the SA: the MGID, the join state,
 // an asserted P_Key or Q_Key. Returns the refusal, or the reason a named-pkey rule needs one.
 std::optional<Refusal> check_ask(const Rule &r, const JoinAsk &ask) {
@@ -158,6 +170,11 @@ std::string pkey_text(std::uint16_t pkey) {
     return buf;
 }
 
+std::string not_admitted(uid_t uid) {
+    return "uid " + std::to_string(uid) +
+           " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)";
+}
+
 bool Policy::admits(const Caller &c) const {
     if (c.uid == 0 || (allow_uids.empty() && allow_gids.empty()))
         return true;
@@ -187,8 +204,13 @@ Quotas quotas_of(const Quotas &defaults, const Rule *r) {
 } // namespace
 
 Quotas Policy::quotas_for(const Caller &c) const {
-    if (c.uid == 0)
-        return Quotas{0, 0, quotas.groups_per_port};
+    if (c.uid == 0) { // root has no per-uid quota, only the host's
+        Quotas q{};
+        q.memberships_per_uid = q.creates_per_uid = q.groups_per_port_per_uid = q.sa_mads_per_second =
+            q.sa_mads_burst = 0;
+        q.groups_per_port = quotas.groups_per_port;
+        return q;
+    }
     return quotas_of(quotas, match(c));
 }
 
@@ -204,6 +226,8 @@ std::variant<Admission, Refusal> admit(const Policy &policy, const Caller &calle
     a.creates_quota = q.creates_per_uid;
     if (policy.rules.empty()) {
         a.rule = kAnyLabel;
+        if (ask.names_prefix_by_mgid)
+            return names_prefix_refusal(ask.mgid, std::string(kAnyLabel));
         return a;
     }
     if (!r)
@@ -214,6 +238,10 @@ std::variant<Admission, Refusal> admit(const Policy &policy, const Caller &calle
                        {}};
     if (auto refused = check_ask(*r, ask))
         return *refused;
+    // check_ask() let the MGID through a prefix the rule lists; a rule that lists none does
+    // not open the named groups' prefix.
+    if (ask.names_prefix_by_mgid && r->mgids.empty())
+        return names_prefix_refusal(ask.mgid, r->name);
     a.rule = r->name;
     a.controlled_qkeys = r->controlled_qkeys;
     a.pkeys = r->pkeys;
@@ -252,9 +280,10 @@ std::optional<Refusal> check_record(const Admission &a, const McRecord &record) 
 }
 
 std::optional<std::string> review(const Policy &policy, const Caller &caller, std::uint8_t join_state,
-                                  const McRecord &record, bool sa_assigned) {
+                                  const McRecord &record, bool sa_assigned, bool names_prefix_by_mgid) {
     JoinAsk ask;
     ask.mgid = sa_assigned ? kZeroGid : record.mgid;
+    ask.names_prefix_by_mgid = names_prefix_by_mgid;
     ask.join_state = join_state;
     ask.pkey = record.pkey;
     ask.qkey = record.qkey;

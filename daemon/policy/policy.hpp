@@ -76,7 +76,11 @@ struct Rule {
 struct Quotas {
     std::size_t memberships_per_uid = 4096;
     std::size_t creates_per_uid = 64;
-    std::size_t groups_per_port = 1024;
+    std::size_t groups_per_port = 1024;        // the host's, root's joins included
+    std::size_t groups_per_port_per_uid = 256; // one uid's share of them
+    // One uid's SA MADs (probes, Sets, Deletes its requests cost): a token bucket. 0: none.
+    std::size_t sa_mads_per_second = 50;
+    std::size_t sa_mads_burst = 200;
     bool operator==(const Quotas &) const = default;
 };
 
@@ -108,6 +112,9 @@ struct Policy {
 // A join as the rules see it, before the SA is asked.
 struct JoinAsk {
     Gid mgid{}; // all zero: a create with an SA-assigned MGID
+    // The MGID is in the named groups' prefix (groups.names) and the join names it by `mgid`, not
+    // by its name: refused unless the rule lists it in `mgids` (nobody squats a name's group).
+    bool names_prefix_by_mgid = false;
     std::uint8_t join_state = join::full;
     std::optional<std::uint16_t> pkey;
     std::optional<std::uint32_t> qkey;
@@ -144,9 +151,13 @@ std::optional<Refusal> check_record(const Admission &a, const McRecord &record);
 // asserted)? For a reload: why not, or nullopt. `sa_assigned`: the join asked the SA for an
 // MGID, so it is judged as that create, not by the MGID it got.
 std::optional<std::string> review(const Policy &policy, const Caller &caller, std::uint8_t join_state,
-                                  const McRecord &record, bool sa_assigned);
+                                  const McRecord &record, bool sa_assigned, bool names_prefix_by_mgid = false);
 
 // "0x8001"
 std::string pkey_text(std::uint16_t pkey);
+
+// Why a caller the allow lists (access.allow_uids, access.allow_gids) do not admit is refused:
+// one sentence for every transport.
+std::string not_admitted(uid_t uid);
 
 } // namespace mcastd::policy

@@ -53,6 +53,10 @@ SavedState StateKeeper::snapshot(bool clean) const {
     sessions_.for_each([&](const frontend::ClientSession &s) {
         if (s.door() == frontend::Door::daemon)
             return; // the static groups: the next instance joins them from its config
+        // Never handed on: a connection that said no hello (the allow lists have not judged
+        // it) or that the allow lists refused. Its connection is not in the fd store either.
+        if (!s.greeted() || s.refused())
+            return;
         SavedSession out;
         out.id = s.id();
         out.token = s.token();
@@ -213,17 +217,32 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
                                      ss.start_time,
                                      ss.version,
                                      ss.monitor};
-        frontend::ClientSession &s = sessions_.restore(rs);
+        // A socket session that never said hello: only a state file of an older daemon has one
+        // (which stored connections before hello). The allow lists never judged it: it goes,
+        // and its stored connection with it.
+        if (rs.door == frontend::Door::socket && ss.version == 0) {
+            out.set_aside.push_back("session " + std::to_string(ss.id) + " (pid " + std::to_string(ss.who.pid) +
+                                    ", uid " + std::to_string(ss.who.uid) +
+                                    ") never said hello: it is not taken back");
+            continue;
+        }
+        std::string why;
+        frontend::ClientSession *restored = sessions_.restore(rs, why);
+        if (!restored) {
+            out.set_aside.push_back("session " + std::to_string(ss.id) + " (pid " + std::to_string(ss.who.pid) +
+                                    ", uid " + std::to_string(ss.who.uid) + ") is not taken back: " + why);
+            continue;
+        }
+        frontend::ClientSession &s = *restored;
         s.set_inode(ss.inode);
         ++out.sessions;
         for (const SavedMembership &m : ss.memberships) {
             const auto pi = port_index(m.device, m.port);
-            const frontend::Grant grant{m.rule.empty() ? std::string(policy::kRestoredLabel) : m.rule,
-                                        m.created,
-                                        m.sa_assigned,
-                                        {},
-                                        m.name,
-                                        m.name.empty() ? kZeroGid : m.mgid};
+            frontend::Grant grant;
+            grant.rule = m.rule.empty() ? std::string(policy::kRestoredLabel) : m.rule;
+            grant.created = m.created;
+            grant.sa_assigned = m.sa_assigned;
+            grant.name = m.name; // adopt_member() fills in its port and MGID
             if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
                 continue;

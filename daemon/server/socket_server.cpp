@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
 #include <deque>
 
+#include "logging/policy_log.hpp"
 #include "server/peer.hpp"
 
 namespace mcastd::server {
@@ -28,13 +30,15 @@ constexpr std::size_t kCheckAbove = 4096;
 
 class SocketServer::Connection final : private frontend::SessionOutlet {
 public:
-    Connection(SocketServer &srv, int fd) : srv_(srv), fd_(fd) {
-        buf_.resize(srv_.sessions_.limits().max_message_bytes);
-    }
+    Connection(SocketServer &srv, int fd) : srv_(srv), fd_(fd) {}
 
     ~Connection() {
         closing_ = true;
         io_.reset();
+        if (hello_timer_)
+            srv_.loop_.timers().cancel(hello_timer_);
+        if (session_ && out_bytes_)
+            srv_.sessions_.accounts().sent(uid(), out_bytes_);
         session_.reset(); // releases every membership, exactly as if each had been left
         if (!srv_.handing_over_) {
             // The client must see the close: the store's copy goes first, and shutdown()
@@ -57,7 +61,7 @@ public:
     }
 
     unsigned version() const { return session_ ? session_->version() : 0; }
-    void say(const std::string &msg) { send(msg); }
+    void say(const std::string &msg) { send(msg, Kind::event); }
 
     void pause() {
         if (!closing_)
@@ -77,12 +81,31 @@ public:
         if (::fstat(fd_, &st) == 0)
             session_->set_inode(st.st_ino);
         watch();
-        store();
+        // Kept in the fd store only once greeted: a connection that never said hello is never
+        // handed to the next instance, and one that says none in time is closed.
+        const auto deadline = srv_.sessions_.limits().hello_timeout;
+        hello_timer_ = srv_.loop_.timers().start(deadline, [this, deadline] {
+            hello_timer_ = 0;
+            if (session_->greeted())
+                return;
+            logging::log_refused_client(
+                this->who(), fmt::format("it said no hello within {} ms (config limits.hello_timeout_ms); closing it",
+                                   deadline.count()));
+            close();
+        });
         return true;
     }
 
 private:
+    // What a message is: a monitor event may be dropped for a client that does not read
+    // (counted and said later), a reply or a membership event may not.
+    enum class Kind { reply, event, monitor };
+    // While this much is owed to the client, its next requests wait in its socket: a client
+    // that does not read its replies cannot make the daemon hold more for it.
+    static constexpr std::size_t kStopReadingAt = 64u << 10;
+
     const ClientInfo &who() const { return session_->who().who; }
+    uid_t uid() const { return who().uid; }
 
     void watch() {
         io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
@@ -105,30 +128,62 @@ private:
     // ---- frontend::SessionOutlet ----
     void membership_event(MembershipId id, const MembershipEvent &ev) override {
         if (ev.kind == MembershipEvent::Kind::restored)
-            send(proto::encode_event(proto::RestoredEvent{id, ev.record, ev.changed}));
+            send(proto::encode_event(proto::RestoredEvent{id, ev.record, ev.changed}), Kind::event);
         else
             send(proto::encode_event(proto::LostEvent{
-                id, proto::Failure{ev.reason.value_or(Error{Errc::internal, "unknown", {}}), {}, {}}}));
+                     id, proto::Failure{ev.reason.value_or(Error{Errc::internal, "unknown", {}}), {}, {}}}),
+                 Kind::event);
     }
-    void monitor_event(const proto::MonitorEvent &ev) override { send(proto::encode_event(ev)); }
+    void monitor_event(const proto::MonitorEvent &ev) override {
+        // Behind already: counted, not queued (not even encoded).
+        if (!out_.empty() && out_bytes_ >= srv_.sessions_.limits().max_monitor_queued_bytes) {
+            ++dropped_;
+            return;
+        }
+        send(proto::encode_event(ev), Kind::monitor);
+    }
+    void disconnect(const std::string &why) override {
+        spdlog::info("closing the connection of client pid {} uid {} ({}): {}", who().pid, uid(), who().comm, why);
+        close();
+    }
 
     // ---- sending ----
-    void send(std::string msg) {
+    void send(std::string msg, Kind kind) {
         if (closing_)
             return;
         if (out_.empty() && try_send(msg))
             return;
         if (closing_)
             return;
-        out_bytes_ += msg.size();
-        out_.push_back(std::move(msg));
-        if (out_bytes_ > srv_.sessions_.limits().max_queued_bytes) {
-            spdlog::warn("client pid {} ({}) does not read its replies ({} bytes queued); disconnecting", who().pid,
-                         who().comm, out_bytes_);
+        const frontend::Limits &lim = srv_.sessions_.limits();
+        std::optional<std::string> over = srv_.sessions_.accounts().may_queue(uid(), msg.size());
+        if (!over && out_bytes_ + msg.size() > lim.max_queued_bytes)
+            over = fmt::format("{} bytes owed to it, its bound (config limits.max_queued_bytes: {})", out_bytes_,
+                               lim.max_queued_bytes);
+        if (kind == Kind::monitor && (over || out_bytes_ + msg.size() > lim.max_monitor_queued_bytes)) {
+            ++dropped_;
+            return;
+        }
+        if (over) {
+            spdlog::warn("client pid {} uid {} ({}) does not read what it is sent: {}; disconnecting", who().pid,
+                         uid(), who().comm, *over);
             close();
             return;
         }
-        io_.set_events(srv_.paused_ ? EPOLLOUT : EPOLLIN | EPOLLOUT);
+        out_bytes_ += msg.size();
+        srv_.sessions_.accounts().queued(uid(), msg.size());
+        out_.push_back(std::move(msg));
+        update_events();
+    }
+
+    // Write when something is owed; read while little is owed, unless paused.
+    void update_events() {
+        if (closing_)
+            return;
+        std::uint32_t ev = out_.empty() ? 0u : std::uint32_t{EPOLLOUT};
+        if (!srv_.paused_ && out_bytes_ < kStopReadingAt)
+            ev |= EPOLLIN;
+        io_.set_events(ev);
     }
 
     // False: could not send now (queue it). On a fatal error the connection closes.
@@ -145,7 +200,7 @@ private:
 
     void answer(std::uint64_t id, frontend::Answer a) {
         if (auto *f = std::get_if<proto::Failure>(&a)) {
-            send(proto::encode_error(id, *f));
+            send(proto::encode_error(id, *f), Kind::reply);
             return;
         }
         std::string msg = proto::encode_reply(id, std::get<proto::Result>(a));
@@ -155,13 +210,14 @@ private:
             getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len);
             if (sndbuf > 0 && msg.size() + 64 > static_cast<std::size_t>(sndbuf)) {
                 send(proto::encode_error(
-                    id, proto::Failure::of(Errc::limit, "the reply would be " + std::to_string(msg.size()) +
-                                                            " bytes, more than one message can carry (" +
-                                                            std::to_string(sndbuf) + ")")));
+                         id, proto::Failure::of(Errc::limit, "the reply would be " + std::to_string(msg.size()) +
+                                                                 " bytes, more than one message can carry (" +
+                                                                 std::to_string(sndbuf) + ")")),
+                     Kind::reply);
                 return;
             }
         }
-        send(std::move(msg));
+        send(std::move(msg), Kind::reply);
     }
 
     void close() {
@@ -178,10 +234,14 @@ private:
     // ---- receiving ----
     void on_io(std::uint32_t events) {
         if (events & EPOLLOUT) {
+            std::size_t sent = 0;
             while (!out_.empty() && try_send(out_.front())) {
+                sent += out_.front().size();
                 out_bytes_ -= out_.front().size();
                 out_.pop_front();
             }
+            if (sent)
+                srv_.sessions_.accounts().sent(uid(), sent);
             if (closing_)
                 return;
             if (out_.empty()) {
@@ -189,8 +249,11 @@ private:
                     close();
                     return;
                 }
-                io_.set_events(srv_.paused_ ? 0u : std::uint32_t{EPOLLIN});
+                // Caught up: one marker says what it missed.
+                if (dropped_)
+                    send(proto::encode_event(proto::dropped_monitor_event(std::exchange(dropped_, 0))), Kind::event);
             }
+            update_events();
         }
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
             read_message();
@@ -201,7 +264,10 @@ private:
     void read_message() {
         if (closing_)
             return;
-        iovec iov{buf_.data(), buf_.size()};
+        // One buffer for every connection (the loop reads one message at a time); a request
+        // longer than the limit in force is truncated, and said so.
+        std::string &buf = srv_.receive_buffer_;
+        iovec iov{buf.data(), std::min(buf.size(), srv_.sessions_.limits().max_message_bytes)};
         msghdr mh{};
         mh.msg_iov = &iov;
         mh.msg_iovlen = 1;
@@ -221,11 +287,12 @@ private:
         if (mh.msg_flags & MSG_TRUNC) {
             send(proto::encode_error(std::nullopt,
                                      proto::Failure::of(Errc::too_large, "the message is longer than the " +
-                                                                             std::to_string(buf_.size()) +
-                                                                             " bytes this daemon accepts")));
+                                                                             std::to_string(iov.iov_len) +
+                                                                             " bytes this daemon accepts")),
+                 Kind::reply);
             return;
         }
-        handle(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
+        handle(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     }
 
     void handle(std::string_view message) {
@@ -233,14 +300,14 @@ private:
             return; // only the answer to its hello is still to go out
         auto decoded = proto::decode_request(message);
         if (auto *bad = std::get_if<proto::BadRequest>(&decoded)) {
-            send(proto::encode_error(bad->id, bad->failure));
+            send(proto::encode_error(bad->id, bad->failure), Kind::reply);
             return;
         }
         const auto &env = std::get<proto::RequestEnvelope>(decoded);
         session_->handle(env.id, env.request, [this, id = env.id](frontend::Answer a) { answer(id, std::move(a)); });
         if (session_->refused() && out_.empty())
             close(); // otherwise on_io closes once the answer is out
-        else if (!closing_)
+        else if (!closing_ && session_->greeted())
             store();
     }
 
@@ -248,18 +315,20 @@ private:
     int fd_;
     std::unique_ptr<frontend::ClientSession> session_;
     runtime::IoGroup::Watch io_;
-    std::string buf_;
+    Timers::Id hello_timer_ = 0;
     bool closing_ = false;
     std::string stored_as_; // the name it has in the fd store, empty when it is not there
     std::deque<std::string> out_;
     std::size_t out_bytes_ = 0;
+    std::uint64_t dropped_ = 0; // monitor events not sent since the queue last emptied
 };
 
 // ---- the server ----
 
 SocketServer::SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
                            std::unique_ptr<FdStore> store)
-    : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), store_(std::move(store)), clients_io_(loop, "clients") {
+    : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), store_(std::move(store)),
+      receive_buffer_(proto::kMaxMessageBytes, '\0'), clients_io_(loop, "clients") {
     if (listen_fd_ >= 0)
         accept_source_ = loop_.watch_io(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); }, "listener");
 }

@@ -61,6 +61,7 @@ private:
     std::unique_ptr<FdStore> store_;
     bool paused_ = false;
     bool handing_over_ = false;
+    std::string receive_buffer_; // every connection's: the loop reads one message at a time
     runtime::EventSource accept_source_;
     runtime::IoGroup clients_io_; // before connections_: their watches go first
     std::map<int, std::unique_ptr<Connection>> connections_; // by fd

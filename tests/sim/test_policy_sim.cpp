@@ -242,7 +242,7 @@ TEST_F(PolicySim, ACreateFloodStopsAtTheUidsQuotaAndAnotherUserStillCreates) {
     EXPECT_EQ(r.value("first_refusal", ""),
               "uid " + std::to_string(a.uid) +
                   " created 50 groups it still holds, its quota (config access.quotas.creates_per_uid or the "
-                  "admitting rule's)");
+                  "admitting rule's: 50)");
     EXPECT_EQ(r["refused_by"], (json{{"rule", ""}, {"quota", "creates_per_uid"}, {"limit", 50}})) << r.dump();
 
     // The SA: exactly the 50 groups A was told it created have H2 as a member, and no other.

@@ -259,7 +259,7 @@ TEST_F(DbusSystem, CallersLiveByTheSameLimitsAsSocketClients) {
     auto refused = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join",
                            "sqssa{sv}", "ibsim0", "1", "ff15:db::13", "full", "0"});
     EXPECT_NE(refused.exit_code, 0);
-    EXPECT_NE(refused.err.find("the daemon serves 3 clients, its limit (config: limits.max_clients)"),
+    EXPECT_NE(refused.err.find("the daemon serves 3 clients, its bound (config limits.max_clients: 3)"),
               std::string::npos)
         << refused.err;
 
@@ -411,7 +411,7 @@ protected:
     }
     static std::string over_quota(const TestUser &u, int n) {
         return "error org.rdmamcast1.Error.Limit uid " + std::to_string(u.uid) + " created " + std::to_string(n) +
-               " groups it still holds, its quota (config access.quotas.creates_per_uid or the admitting rule's)";
+               " groups it still holds, its quota (config access.quotas.creates_per_uid or the admitting rule's: 20)";
     }
 
     std::unique_ptr<TestUsers> users_;

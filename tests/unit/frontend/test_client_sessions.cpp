@@ -175,7 +175,7 @@ TEST_F(MaxClients, AClientPastTheLimitIsToldAndClosedAndTheOthersGoOn) {
     const auto &r = std::get<proto::Reply>(std::get<proto::Incoming>(in));
     EXPECT_FALSE(r.id) << "no request was read";
     EXPECT_EQ(failure(r).error.code, Errc::limit);
-    EXPECT_EQ(failure(r).error.message, "the daemon serves 2 clients, its limit (config: limits.max_clients)");
+    EXPECT_EQ(failure(r).error.message, "the daemon serves 2 clients, its bound (config limits.max_clients: 2)");
     EXPECT_FALSE(next(c)) << "then closed";
     EXPECT_EQ(server.connections(), 2u);
 
@@ -290,6 +290,7 @@ TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
 class Outlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
+    void disconnect(const std::string &) override {}
 };
 
 class DoorLimits : public FrontDoor {

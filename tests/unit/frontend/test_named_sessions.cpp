@@ -19,6 +19,7 @@ constexpr const char *kJob42 = "ff15:6e61:6d65:0:6636:89a9:7bcf:99db";
 class NoOutlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
+    void disconnect(const std::string &) override {}
 };
 
 class Named : public FrontDoor {
@@ -26,7 +27,7 @@ protected:
     explicit Named(policy::Policy p = {}) : FrontDoor({}, std::move(p)) {
         NamedGroups n;
         n.pkey = 0x8001;
-        sessions.set_names(n);
+        sessions.names().configure(n);
     }
 
     std::unique_ptr<frontend::ClientSession> open(uid_t uid = 1001) {
@@ -68,11 +69,49 @@ TEST_F(Named, TwoClientsOfOneNameShareTheMappedGroupWithTheConfiguredPKeyAndList
     EXPECT_EQ(second.record.mgid, first.record.mgid);
     EXPECT_EQ(sa.state.groups.size(), 1u);
 
-    // A join of the same MGID by its number is no collision: it joins that group, unnamed.
+    // A join of the same MGID by its number could squat a name's group (create it first with
+    // other parameters): refused unless a rule lists the prefix (NamesPrefixByMgid below).
     const JoinAnswer plain = join(*b, join_request(kJob42));
-    ASSERT_FALSE(plain.failure) << plain.failure->error.message;
-    EXPECT_EQ(listed(*a, kJob42), (std::vector<std::pair<MembershipId, std::string>>{
-                                      {first.membership, "job-42"}, {second.membership, "job-42"}, {plain.membership, ""}}));
+    ASSERT_TRUE(plain.failure);
+    EXPECT_EQ(plain.failure->error.code, Errc::denied);
+    EXPECT_EQ(plain.failure->field, "/mgid");
+    EXPECT_EQ(listed(*a, kJob42), (std::vector<std::pair<MembershipId, std::string>>{{first.membership, "job-42"},
+                                                                                   {second.membership, "job-42"}}));
+}
+
+// A rule that lists the names' prefix in `mgids` lets its callers join (and create) those MGIDs
+// by number; one that lists none does not, and neither does a policy without rules. root may.
+class NamesPrefixByMgid : public Named {
+protected:
+    static policy::Policy rules() {
+        policy::Rule by_mgid;
+        by_mgid.name = "by-mgid";
+        by_mgid.uids = {1001};
+        by_mgid.mgids = {std::get<policy::MgidPrefix>(policy::parse_mgid_prefix("ff15:6e61:6d65::/64"))};
+        by_mgid.create = policy::Create::any;
+        policy::Rule others;
+        others.name = "others";
+        others.create = policy::Create::any;
+        policy::Policy p;
+        p.rules = {by_mgid, others};
+        return p;
+    }
+    NamesPrefixByMgid() : Named(rules()) {}
+};
+
+TEST_F(NamesPrefixByMgid, OnlyARuleListingThePrefixOpensItToMgids) {
+    auto listed_caller = open(1001), other = open(1002), root = open(0);
+    EXPECT_FALSE(join(*other, by_name("job-42")).failure) << "by its name anyone may";
+    EXPECT_FALSE(join(*listed_caller, join_request(kJob42)).failure) << "its rule lists the prefix";
+    const JoinAnswer no = join(*other, join_request(kJob42));
+    ASSERT_TRUE(no.failure);
+    EXPECT_EQ(no.failure->error.code, Errc::denied);
+    EXPECT_EQ(no.failure->error.message,
+              std::string(kJob42) + " is in the named groups' prefix (config groups.names.prefix): join it by its name, "
+                                    "or list the prefix in an access rule's \"mgids\" to allow it by MGID");
+    EXPECT_EQ(no.failure->error.policy->rule, "others");
+    EXPECT_FALSE(join(*root, join_request(kJob42)).failure) << "root may";
+    EXPECT_FALSE(join(*other, join_request("ff15:6e61:6d66::1")).failure) << "outside the prefix nothing changes";
 }
 
 TEST_F(Named, AnotherPKeyIsRefusedAndSoIsANameWhenNamesAreOff) {
@@ -89,7 +128,7 @@ TEST_F(Named, AnotherPKeyIsRefusedAndSoIsANameWhenNamesAreOff) {
 
     NamedGroups off;
     off.enabled = false;
-    sessions.set_names(off);
+    sessions.names().configure(off);
     no = join(*a, by_name("job-43"));
     ASSERT_TRUE(no.failure);
     EXPECT_EQ(no.failure->error.code, Errc::invalid_argument);
@@ -107,7 +146,8 @@ TEST_F(Named, ASecondNameOnTheSameMgidIsAConflictNamingBoth) {
     rs.token = std::string(32, 'c');
     rs.who.who = ClientInfo{::getpid(), 1001, 100, "old"};
     rs.version = 2;
-    frontend::ClientSession &old = sessions.restore(rs);
+    std::string why;
+    frontend::ClientSession &old = *sessions.restore(rs, why);
     frontend::Grant g;
     g.rule = "any";
     g.name = "impostor";
@@ -147,7 +187,7 @@ TEST_F(NamedPolicy, TheRulesJudgeTheMgidTheNameMapsTo) {
 
     NamedGroups elsewhere;
     elsewhere.prefix = *parse_name_prefix("ff15:6e61:6d66::/64");
-    sessions.set_names(elsewhere);
+    sessions.names().configure(elsewhere);
     const JoinAnswer no = join(*a, by_name("job-42"));
     ASSERT_TRUE(no.failure);
     EXPECT_EQ(no.failure->error.code, Errc::denied);

@@ -19,6 +19,8 @@ using frontend::JoinAnswer;
 class Recorder final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId id, const MembershipEvent &ev) override { events.emplace_back(id, ev); }
+    void disconnect(const std::string &) override { ++disconnects; }
+    int disconnects = 0;
     std::vector<std::pair<MembershipId, MembershipEvent>> events;
 };
 
@@ -196,7 +198,9 @@ TEST_F(Keys, AGroupWithAControlledQKeyLearnedFromTheSaIsLeftAndRefused) {
     EXPECT_FALSE(sa_bits("ff15::c1")) << "the membership the SA granted was left again";
     EXPECT_EQ(sa.state.join_state(*parse_gid("ff15::c1"), other), join::full) << "the other port keeps its own";
     refresh(*a);
-    EXPECT_EQ(usage(kAlice), nullptr) << "nothing stays charged";
+    ASSERT_TRUE(usage(kAlice)) << "alice is still connected";
+    EXPECT_EQ(usage(kAlice)->memberships, 0u) << "nothing stays charged";
+    EXPECT_EQ(usage(kAlice)->creates, 0u);
 }
 
 // ---- quotas ----
@@ -232,7 +236,7 @@ TEST_F(MembershipQuota, MembershipsCountPerUidAcrossSessionsAndComeBackOnLeaveAn
     EXPECT_EQ(over.failure->error.code, Errc::limit);
     EXPECT_EQ(over.failure->error.policy, (PolicyRef{"", "memberships_per_uid", 3}));
     EXPECT_EQ(over.failure->error.message, "uid 1001 holds or waits for 3 memberships, its quota (config "
-                                           "access.quotas.memberships_per_uid or the admitting rule's)");
+                                           "access.quotas.memberships_per_uid or the admitting rule's: 3)");
     EXPECT_TRUE(sa_bits("ff15::1") && sa_bits("ff15::2") && sa_bits("ff15::3")) << "nothing held is touched";
 
     auto bob = open(kBob, kUsers);
@@ -288,7 +292,7 @@ TEST_F(PortCap, TheHostCapsItsGroupsPerPortForEveryoneButAJoinOfAHeldGroupPasses
     const JoinAnswer sixth = join(*root, "ff15::6");
     ASSERT_TRUE(sixth.failure);
     EXPECT_EQ(sixth.failure->error.policy, (PolicyRef{"", "groups_per_port", 5}));
-    EXPECT_EQ(sixth.failure->error.message, "mlx5_0/1 has 5 groups, its quota (config access.quotas.groups_per_port)");
+    EXPECT_EQ(sixth.failure->error.message, "mlx5_0/1 has 5 groups, its quota (config access.quotas.groups_per_port: 5)");
     auto a = open(kAlice, kUsers);
     EXPECT_FALSE(join(*a, "ff15::3").failure) << "a group the host holds costs no MLID more";
     refresh(*a);
@@ -386,7 +390,8 @@ TEST_F(Reload, EvictIsForRootAndReleasesAUidsMembershipsTellingItsClient) {
     EXPECT_EQ(told->second.reason->code, Errc::denied);
     EXPECT_FALSE(a1->leave(proto::Leave{x.membership, {}})) << "the client may still leave what it was told it lost";
     refresh(*root);
-    EXPECT_EQ(usage(kAlice), nullptr);
+    ASSERT_TRUE(usage(kAlice)) << "alice is still connected";
+    EXPECT_EQ(usage(kAlice)->memberships, 0u);
 
     const auto gone = root->evict(proto::Evict{{}, 999});
     ASSERT_TRUE(std::holds_alternative<proto::Failure>(gone));

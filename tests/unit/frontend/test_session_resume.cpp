@@ -27,7 +27,10 @@ protected:
         rs.token = tok;
         rs.who.who = ClientInfo{::getpid(), uid, 0, "holder"};
         rs.version = 2;
-        frontend::ClientSession &s = sessions.restore(rs);
+        std::string why;
+        frontend::ClientSession *restored = sessions.restore(rs, why);
+        EXPECT_TRUE(restored) << why;
+        frontend::ClientSession &s = *restored;
         EXPECT_TRUE(s.adopt_member(m, 0, *parse_gid("ff15::1"), join::full, {}, {}));
         return s;
     }

@@ -14,6 +14,12 @@
 namespace mcastd::policy {
 namespace {
 
+// What root's quotas are: the host's groups per port, no per-uid quota or share.
+Quotas root_quotas(std::size_t groups_per_port) {
+    Quotas q{0, 0, groups_per_port, 0, 0, 0};
+    return q;
+}
+
 constexpr uid_t kAlice = 1001, kBob = 1002;
 constexpr gid_t kUsers = 100, kHpc = 3000, kOps = 3001;
 
@@ -155,7 +161,7 @@ TEST(PolicyRoot, AlwaysAllowedAndWithoutQuotas) {
     EXPECT_FALSE(ad.no_create);
     EXPECT_FALSE(admitted(p, root, sa_assigned()).no_create);
     // root's groups still count against the host's cap.
-    EXPECT_EQ(p.quotas_for(root), (Quotas{0, 0, 77}));
+    EXPECT_EQ(p.quotas_for(root), root_quotas(77));
     // And a group of any P_Key or Q_Key is root's to join.
     EXPECT_FALSE(check_record(ad, record("ff12::1", 0x8005, 0x80000000)));
 }
@@ -656,7 +662,10 @@ TEST(PolicyQuotas, QuotasForUseTheMatchingRulesOverrides) {
     EXPECT_EQ(p.quotas_for(caller(kAlice, kUsers, ops)), (Quotas{10, 0, 300}));
     EXPECT_EQ(p.quotas_for(caller(kAlice, kUsers, hpc)), (Quotas{500, 2, 300}));
     EXPECT_EQ(p.quotas_for(caller(kAlice, kUsers, none)), (Quotas{500, 20, 300})); // no rule: access.quotas'
-    EXPECT_EQ(p.quotas_for(caller(0, 0, ops)), (Quotas{0, 0, 300}));
+    // The shares are access.quotas' whatever the rule.
+    p.quotas.sa_mads_per_second = 7;
+    EXPECT_EQ(p.quotas_for(caller(kAlice, kUsers, ops)).sa_mads_per_second, 7u);
+    EXPECT_EQ(p.quotas_for(caller(0, 0, ops)), root_quotas(300));
 
     // admit() hands the same on with the admission.
     const Admission a = admitted(p, caller(kAlice, kUsers, ops), ask("ff15::1"));

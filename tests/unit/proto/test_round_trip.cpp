@@ -353,7 +353,7 @@ TEST(ProtoRoundTrip, StatusResult) {
 
 TEST(ProtoRoundTrip, EvictResult) {
     const std::string text = encode_reply(3, EvictResult{5});
-    EXPECT_EQ(text, R"({"id":3,"ok":true,"result":{"released":5}})");
+    EXPECT_EQ(text, R"({"id":3,"ok":true,"result":{"released":5,"disconnected":0}})");
     EXPECT_EQ(value_of(decode_evict_result(result_of(decode_reply(text)))).released, 5u);
     EXPECT_EQ(value_of(decode_evict_result(nlohmann::json::parse(R"({"released":0})"))).released, 0u);
     EXPECT_TRUE(std::holds_alternative<Error>(decode_evict_result(nlohmann::json::object())));
@@ -483,7 +483,9 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
         "sa":{"window":2.5,"slow_start":false,"srtt_ms":0.75,"timeout_ms":300}})"));
     EXPECT_EQ(j.at("ports").at(1).at("max_groups"), 0); // no cap: 0, not absent
     EXPECT_EQ(j.at("users").at(1), json::parse(R"({"uid":1001,"user":"bob","memberships":3,
-        "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})"));
+        "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0,"clients":0,"clients_quota":0,
+        "monitors":0,"monitors_quota":0,"queued_bytes":0,"queued_bytes_quota":0,"groups_per_port":0,
+        "groups_per_port_quota":0,"sa_tokens":0,"sa_mads_per_second":0})"));
     // Not known yet, still running, never happened: null, not absent.
     const json &p2 = j.at("ports").at(1);
     EXPECT_TRUE(p2.at("sm_guid").is_null());
