@@ -141,14 +141,6 @@ void SaKnowledge::forget() {
     probed = false;
 }
 
-void SaKnowledge::fold_in(const SaKnowledge &other) {
-    held = bits(held | other.held);
-    record = other.record;
-    have_record = true;
-    absent = false;
-    probed = true;
-}
-
 SaKnowledge::Step SaKnowledge::reconcile(std::uint8_t want, std::uint64_t epoch) const {
     using K = Step::Kind;
     if (uncertain & ~want)

@@ -82,8 +82,6 @@ struct SaKnowledge {
     // The port holds nothing here any more: the record and whether the group exists may be
     // stale, so the next join sees the SA afresh.
     void forget();
-    // An SA-assigned group turned out to be one the daemon already had: take over its state.
-    void fold_in(const SaKnowledge &other);
 
     // ---- what to do next ----
 

@@ -313,7 +313,9 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
-    const MembershipId m = sessions_.service().join(client_, ask, std::move(answered), std::move(gate));
+    // No SA budget per uid yet: empty would_create and sa gates let every probe and Set go.
+    const MembershipId m =
+        sessions_.service().join(client_, ask, std::move(answered), JoinGates{std::move(gate), {}, {}});
     if (auto it = pending_.find(request_id); it != pending_.end())
         it->second->id = m; // still waiting for the SA: a leave {"join": id} names it so
     return m;
