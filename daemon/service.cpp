@@ -74,8 +74,8 @@ void Service::remove_client(ClientId client) {
     changed();
 }
 
-MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
-    return engine_.join(client, req, std::move(done), std::move(may_create));
+MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
+    return engine_.join(client, req, std::move(done), std::move(gates));
 }
 
 std::optional<Error> Service::leave(ClientId client, MembershipId id) { return engine_.leave(client, id); }

@@ -85,7 +85,9 @@ public:
     ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create = {});
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
+    // Every SA Delete a client's release caused, with its uid (Engine::set_delete_meter).
+    void set_delete_meter(std::function<void(uid_t)> meter) { engine_.set_delete_meter(std::move(meter)); }
     // Whether a join for `mgid` on `port` would add a group there (MGID 0 always does).
     bool adds_group(PortIndex port, const Gid &mgid) const { return is_zero(mgid) || !engine_.has_group(port, mgid); }
     std::size_t group_count(PortIndex port) const { return engine_.group_count(port); }

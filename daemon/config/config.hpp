@@ -53,6 +53,17 @@ struct RestartConfig {
     bool operator==(const RestartConfig &) const = default;
 };
 
+// sa.max_rate's default, SA MADs per second per port (config/README.md says why). The daemon's
+// own, set here where the config is built: sa::TransactionConfig stays unpaced for whoever builds
+// one without a config (the SA layer's unit tests, the sim tier's engine driver).
+inline constexpr double kDefaultSaMaxRate = 1000;
+
+inline HostPortsConfig default_host_config() {
+    HostPortsConfig host;
+    host.sa.pacing_rate = kDefaultSaMaxRate;
+    return host;
+}
+
 // The group that may use the socket the daemon binds itself (without socket activation, where
 // rdma-mcastd.socket's SocketGroup= decides): root:<group> 0660, as the socket unit makes it.
 inline constexpr const char *kDefaultSocketGroup = "rdma-mcast";
@@ -67,7 +78,7 @@ struct DaemonConfig {
     std::string log_level = "info"; // one of kLogLevels
     EngineConfig engine;            // "groups", "retry", "rejoin"
     NamedGroups names;              // "groups.names": how a join's name maps to its MGID
-    HostPortsConfig host;           // "ports", "sa", "monitor"
+    HostPortsConfig host = default_host_config(); // "ports", "sa", "monitor"
     // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter; kept to report it.
     sa::FabricBudget fabric;
     frontend::Limits limits;

@@ -80,7 +80,7 @@ struct Engine::Impl {
         return g;
     }
 
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
         ++state.stats.joins;
         if (!state.clients.count(client))
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
@@ -95,9 +95,9 @@ struct Engine::Impl {
                                Error{Errc::port_not_active, state.ports[pi].name + " is not active", {}});
         Group &g = group_for(pi, req);
         const MembershipId id = book.enqueue(client, g, req, std::move(done));
-        state.members.at(id).may_create = std::move(may_create);
-        // advance, not pump: the join may fail at once (a create its CreateGate refuses, asked
-        // before any SA work for an MGID-0 group), and a group left with nothing must go.
+        state.members.at(id).gates = std::move(gates);
+        // advance, not pump: the join may fail at once (a gate refusing before any SA work),
+        // and a group left with nothing must go.
         machine.advance(pi, g.id);
         return id;
     }
@@ -134,6 +134,7 @@ void Engine::set_observer(EngineObserver observer) { impl_->state.observer = std
 void Engine::set_state_lost_listener(std::function<void(PortIndex)> fn) {
     impl_->state.state_lost = std::move(fn);
 }
+void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
 
 PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active) {
     Port p;
@@ -187,9 +188,9 @@ const ClientInfo *Engine::client_info(ClientId client) const {
     return it == impl_->state.clients.end() ? nullptr : &it->second.info;
 }
 
-MembershipId Engine::join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create) {
+MembershipId Engine::join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
     Entry e(impl_->state);
-    return impl_->join(client, req, std::move(done), std::move(may_create));
+    return impl_->join(client, req, std::move(done), std::move(gates));
 }
 
 bool Engine::has_group(PortIndex port, const Gid &mgid) const {
@@ -216,6 +217,7 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     auto [it, inserted] = p.by_mgid.try_emplace(mgid, 0);
     if (!inserted)
         return; // adopted twice: the first one stands
+    p.absent.forget(mgid);
     Group &g = impl_->machine.create(port, mgid);
     it->second = g.id;
     g.sa.held = held;

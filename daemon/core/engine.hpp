@@ -37,10 +37,40 @@ struct JoinResult {
     McRecord record;            // the group record; join_state = this member's bits
 };
 using JoinCallback = std::function<void(const JoinResult &)>;
-// Asked once, when the SA says a join's group does not exist and the join is about to create
-// it (or the join asks the SA for an MGID): nullopt lets it, an error refuses the join with it.
-// The access policy's create rights and quotas live behind it; the engine only asks.
+// A question the engine asks about one join: nullopt lets it go on, an error refuses the join
+// with it. An empty function lets everything (static groups, root, tests).
 using CreateGate = std::function<std::optional<Error>()>;
+
+// What the client's session lets one join cost at the SA. The engine only asks; the access
+// policy's rights, quotas and per-uid SA budget live behind these (frontend/).
+struct JoinGates {
+    // Asked once, right before the Set that creates the join's group (the SA said the MGID is
+    // absent, or the join asks the SA for an MGID): nullopt lets it (and the session counts the
+    // create), an error refuses the join with it.
+    CreateGate create;
+    // Asked, without counting anything, before the first probe of an MGID this port's SA said
+    // was absent within the last kAbsentMemory: the join would most likely create, so a caller
+    // who may not create is refused before any MAD. nullopt: go on and probe.
+    CreateGate would_create;
+    // Asked before every SA transaction the engine sends on behalf of this join (its probes,
+    // the refresh of an old record, its Set), with the method: an error refuses the join with
+    // it and that transaction is not sent. Only the join at the head of its group's queue is
+    // asked, for the transaction it causes: joins that share one already in flight are not,
+    // and background work (re-joins, repairs, audits, the adoption's probes, Deletes) never is.
+    std::function<std::optional<Error>(SaMethod)> sa;
+};
+
+// How long a port remembers that its SA answered "no such group" for an MGID (would_create
+// above). Short, because another agent may create the group meanwhile: a join refused on that
+// memory is refused wrongly, and a short memory keeps such a refusal short. Two seconds still
+// covers a client that probes the same absent MGID again and again. An MGID is forgotten at once
+// when the engine itself creates or learns of the group, and every MGID of a port when the port
+// is invalidated or goes down or up (the SA's groups may have changed with it).
+inline constexpr Duration kAbsentMemory = std::chrono::seconds(2);
+// And how many MGIDs it remembers, oldest forgotten first: an attacker can name 2^112 MGIDs, so
+// an unbounded memory would be memory anyone could fill. 4096 covers what one port's SA can
+// answer in kAbsentMemory at the default sa.max_rate of 1000 MADs/s, twice over.
+inline constexpr std::size_t kAbsentMemoryEntries = 4096;
 
 struct MembershipEvent {
     enum class Kind : std::uint8_t {
@@ -176,11 +206,20 @@ public:
     // Starts a join. `done` runs exactly once (possibly before join() returns, after the
     // engine's state is consistent) unless the client is removed first. The returned id
     // names the membership for leave(), also while the join is still pending.
-    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, CreateGate may_create = {});
+    // `gates` are what the client's session lets the join cost at the SA (JoinGates). A join the
+    // gates refuse fails with their error, and its group goes on with the next queued join.
+    MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
 
     // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
     // The SA Delete, if one is due, happens in the background.
     std::optional<Error> leave(ClientId client, MembershipId id);
+    // Runs (as an output, once the engine's state is consistent) for every SA Delete the engine
+    // sends because members were released (a leave, a withdrawn join whose Set went out, or a
+    // removed client), with the uid of the client whose release last lowered what the group
+    // needs before that Delete went out; its retries too. Deletes nobody's release caused
+    // (bits nobody took back after a restart, a bad SA-assigned MGID) are reported to nobody.
+    // A Delete cannot be refused: the frontend charges it to the uid's SA budget as a debt.
+    void set_delete_meter(std::function<void(uid_t)> meter);
 
     // ---- adoption, after the daemon restarted (doc/architecture.md §9) ----
     // A group whose bits the previous instance of the daemon set on this port: `held` bits

@@ -47,6 +47,9 @@ void EngineState::flush() {
         } else if (auto *l = std::get_if<StateLost>(&out)) {
             if (state_lost)
                 state_lost(l->port);
+        } else if (auto *d = std::get_if<DeleteSent>(&out)) {
+            if (delete_meter)
+                delete_meter(d->uid);
         } else if (observer) {
             observer(std::get<EngineNote>(out));
         }

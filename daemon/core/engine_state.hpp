@@ -3,8 +3,8 @@
 // ports own their groups, groups queue and count their members, members belong to clients.
 // Internal to daemon/core; engine.hpp is the contract.
 //
-// The deferred-callback invariant: join callbacks, membership events, notes and the state-lost
-// listener never run in the middle of a change. They are queued as outputs and run at the end
+// The deferred-callback invariant: join callbacks, membership events, notes, the state-lost
+// listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
 // of the outermost entry point (the Entry guard below), when the state is consistent, so they
 // may call the engine.
 #pragma once
@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/absent_mgids.hpp"
 #include "core/engine.hpp"
 #include "core/join_queue.hpp"
 #include "core/join_state.hpp"
@@ -44,7 +45,7 @@ struct Member {
     bool sent = false;      // an SA Set went out for this member (so it is not a local answer)
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
-    CreateGate may_create; // asked before this member's Set creates the group; then dropped
+    JoinGates gates; // asked while the join is pending (engine.hpp); dropped once it joined
 };
 
 // The one SA transaction a group may have in flight.
@@ -86,6 +87,9 @@ struct Group {
     std::optional<Op> op;
     Timers::Id retry_timer = 0;
     Duration backoff{0};
+    // The uid whose release last lowered what the group needs, until the group is in line with
+    // its members again: the Deletes that release causes are reported with it (delete meter).
+    std::optional<uid_t> releaser;
 
     std::uint8_t wanted() const { return wanted_bits(count); }
     bool busy() const { return op || retry_timer; }
@@ -103,6 +107,7 @@ struct Port {
     RejoinProgress rejoin;
     Timers::Id rejoin_timer = 0; // the jitter before a re-join starts
     Gid audit_cursor{};
+    AbsentMgids absent{kAbsentMemory, kAbsentMemoryEntries}; // what its SA recently said is absent
 };
 
 struct Client {
@@ -124,7 +129,10 @@ struct Event {
 struct StateLost { // an audit found the port's state gone at the SA
     PortIndex port = 0;
 };
-using Output = std::variant<Reply, Event, EngineNote, StateLost>;
+struct DeleteSent { // a Delete a release caused went out (the delete meter)
+    uid_t uid = 0;
+};
+using Output = std::variant<Reply, Event, EngineNote, StateLost, DeleteSent>;
 
 struct EngineState {
     EngineState(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
@@ -135,6 +143,7 @@ struct EngineState {
     MembershipEventSink *sink = nullptr;
     EngineObserver observer;
     std::function<void(PortIndex)> state_lost; // Engine::set_state_lost_listener
+    std::function<void(uid_t)> delete_meter;   // Engine::set_delete_meter
     EngineStats stats;
     std::mt19937_64 rng;
 
@@ -169,6 +178,10 @@ struct EngineState {
     void port_state_lost(PortIndex port) {
         if (state_lost)
             deferred.emplace_back(StateLost{port});
+    }
+    void delete_sent(uid_t uid) {
+        if (delete_meter)
+            deferred.emplace_back(DeleteSent{uid});
     }
     // Runs the deferred outputs, then the idle waiters if nothing is left to do.
     void flush();

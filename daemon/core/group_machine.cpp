@@ -71,8 +71,9 @@ void GroupMachine::maybe_destroy(Group &g) {
 }
 
 // An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on the port
-// (the SA handed an MGID out again, e.g. after a restart), they are one SA membership: fold
-// this one into it.
+// (the SA handed an MGID out again: OpenSM's counter starts over when the SM restarts), they are
+// one SA membership: fold this one into it, so that one count covers both groups' members and
+// the last leave deletes everything either set.
 Group &GroupMachine::rekey(Group &g) {
     Port &p = s_.ports[g.port];
     auto [it, inserted] = p.by_mgid.try_emplace(g.mgid, g.id);
@@ -180,12 +181,16 @@ void GroupMachine::pump(Group &g) {
             book_.activate(g, id);
             continue;
         case JoinStep::Kind::refresh:
+            if (refused(g, id, ask_sa(id, SaMethod::get)))
+                continue;
             start_refresh(g); // the bits are there, the record may be old: ask first
             return;
         case JoinStep::Kind::port_down:
             book_.fail(g, id, Error{Errc::port_not_active, port.name + " is not active", {}});
             continue;
         case JoinStep::Kind::probe:
+            if (refused(g, id, ask_would_create(g, id)) || refused(g, id, ask_sa(id, SaMethod::get)))
+                continue;
             start_probe(g, false);
             return;
         case JoinStep::Kind::leak_hazard:
@@ -197,10 +202,9 @@ void GroupMachine::pump(Group &g) {
                              {}});
             continue;
         case JoinStep::Kind::set:
-            if (auto refused = ask_create(g, id)) {
-                book_.fail(g, id, std::move(*refused));
+            // The create gate first: the sa gate's yes is then always followed by its Set.
+            if (refused(g, id, ask_create(g, id)) || refused(g, id, ask_sa(id, SaMethod::set)))
                 continue;
-            }
             start_join_set(g, id, step.bits);
             return;
         }
@@ -231,6 +235,8 @@ void GroupMachine::reconcile(Group &g) {
                repair_set(g.port, g.sa.record, port.port_gid, step.bits));
         return;
     case K::remove:
+        if (g.releaser)
+            s_.delete_sent(*g.releaser);
         submit(g, op_of(Op::Kind::del, step.bits),
                SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.port_gid, step.bits), field::join_mask});
         return;
@@ -239,6 +245,7 @@ void GroupMachine::reconcile(Group &g) {
         return;
     case K::none:
         g.backoff = Duration{0};
+        g.releaser.reset(); // in line with its members: what a release caused is done
         return;
     }
 }
@@ -317,10 +324,39 @@ static bool creates(const Group &g) { return g.sa.absent || (g.sa_assigned && is
 
 std::optional<Error> GroupMachine::ask_create(Group &g, MembershipId id) {
     Member &m = s_.members.at(id);
-    if (!creates(g) || !m.may_create)
+    if (!creates(g) || !m.gates.create)
         return std::nullopt;
     // Asked once: a yes holds for the Sets this join may still need.
-    return std::exchange(m.may_create, nullptr)();
+    return std::exchange(m.gates.create, nullptr)();
+}
+
+// Only before the Get(MGID) that opens a group's probing: a group the engine has no record of.
+// Asked once: a yes holds for the probes this join may still need (its Set asks `create`).
+std::optional<Error> GroupMachine::ask_would_create(Group &g, MembershipId id) {
+    Member &m = s_.members.at(id);
+    if (!m.gates.would_create || g.sa.have_record ||
+        !s_.ports[g.port].absent.recently_absent(g.mgid, s_.timers.now()))
+        return std::nullopt;
+    return std::exchange(m.gates.would_create, nullptr)();
+}
+
+std::optional<Error> GroupMachine::ask_sa(MembershipId id, SaMethod method) {
+    const Member &m = s_.members.at(id);
+    return m.gates.sa ? m.gates.sa(method) : std::nullopt;
+}
+
+bool GroupMachine::refused(Group &g, MembershipId id, std::optional<Error> no) {
+    if (!no)
+        return false;
+    book_.fail(g, id, std::move(*no));
+    return true;
+}
+
+bool GroupMachine::may_probe_on(Group &g, const Op &op) {
+    if (op.resync || g.queue.empty())
+        return true; // a re-sync is the group's own; a probe nobody waits for any more goes on
+    const MembershipId head = g.queue.front();
+    return !refused(g, head, ask_sa(head, SaMethod::get));
 }
 
 void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) {
@@ -374,6 +410,8 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
     g->op.reset();
     --s_.busy;
     const bool answered = r.kind == SaResult::Kind::response;
+    if (r.ok()) // the group exists (or did a moment ago): a join of it would not create it
+        s_.ports[port].absent.forget(is_zero(g->mgid) ? r.record.mgid : g->mgid);
     if (op.epoch != s_.ports[port].epoch && is_probe(op.kind)) {
         advance(port, id); // a Get from before the SA lost everything says nothing: ask again
         return;
@@ -388,11 +426,14 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
     case Op::Kind::probe_group:
         if (answered && r.status == 0) {
             g->sa.group_found(r.record, s_.ports[port].port_gid, op.epoch);
+            if (!may_probe_on(*g, op))
+                break;
             start_probe(*g, false); // now: is this port a member?
             return;
         }
         if (answered && r.status == sa_status::no_records) {
             g->sa.absent = true;
+            s_.ports[port].absent.seen_absent(g->mgid, s_.timers.now());
             finish_probe(*g, op, 0);
             break;
         }
@@ -404,6 +445,8 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
             break;
         }
         if (answered && r.status == 0) {
+            if (!may_probe_on(*g, op))
+                break;
             op.candidates = probe_candidates(g->sa, op.resync);
             start_exact_probe(*g, std::move(op));
             return;
@@ -416,6 +459,8 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
             break;
         }
         if (answered && r.status == sa_status::no_records && !op.candidates.empty()) {
+            if (!may_probe_on(*g, op))
+                break;
             start_exact_probe(*g, std::move(op));
             return;
         }
@@ -485,13 +530,23 @@ void GroupMachine::adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t
 }
 
 Group &GroupMachine::on_join_set(Group &g, const Op &op, const SaResult &r) {
+    const bool stale = op.epoch != s_.ports[g.port].epoch;
     if (r.ok()) {
         Group *gp = &g;
         if (g.sa_assigned && is_zero(g.mgid)) {
+            // The SA named the group its Set created. One in which another agent on this port
+            // holds bits is refused: the answer's JoinState mixes that agent's bits with the
+            // Set's, and no Delete could tell them apart.
+            Port &p = s_.ports[g.port];
+            const auto same = p.by_mgid.find(r.record.mgid);
+            const bool others = same != p.by_mgid.end() && p.groups.at(same->second).sa.foreign;
+            if (auto no = refuse_assigned_mgid(r.record.mgid, others)) {
+                refuse_assigned(g, op, r, *no);
+                return g;
+            }
             g.mgid = r.record.mgid;
             gp = &rekey(g);
         }
-        const bool stale = op.epoch != s_.ports[gp->port].epoch;
         adopt_set_answer(*gp, r.record, op.bits, !stale, false);
         if (stale)
             mark_rejoin(*gp); // answered before the SA lost everything: set it again
@@ -515,6 +570,25 @@ Group &GroupMachine::on_join_set(Group &g, const Op &op, const SaResult &r) {
     if (s_.members.count(op.member))
         book_.fail_head_and_identical(g, op.member, Error::sa(r.status, "join of " + s_.where(g)));
     return g;
+}
+
+// An SA-assigned MGID the daemon cannot take as its group (refuse_assigned_mgid): the join
+// fails, and the bits its Set gave are deleted again only when they can be nobody else's.
+// Bits left alone are not counted as the daemon's: neither a leave nor the restart state
+// (which saves only what the engine counts) will ever delete them.
+void GroupMachine::refuse_assigned(Group &g, const Op &op, const SaResult &r, const AssignedMgidRefusal &no) {
+    const std::string what =
+        "join of " + s_.where(g) + ": the SA assigned " + format_gid(r.record.mgid) + ", which " + no.why;
+    s_.note(EngineNote{EngineNote::Kind::warning, g.port, r.record.mgid, r.record.mlid, op.bits, 0, {}, what});
+    if (no.deletes) {
+        // Counted like any bits the daemon set, so that reconcile() deletes them as nobody
+        // needs them (probing first if the answer predates an invalidation). The group stays
+        // out of by_mgid: no join can name such an MGID.
+        g.mgid = r.record.mgid;
+        adopt_set_answer(g, r.record, op.bits, op.epoch == s_.ports[g.port].epoch, false);
+    }
+    if (s_.members.count(op.member))
+        book_.fail(g, op.member, Error{Errc::internal, what, {}});
 }
 
 void GroupMachine::on_repair_set(Group &g, const Op &op, const SaResult &r) {

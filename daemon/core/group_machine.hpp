@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/engine_state.hpp"
+#include "core/join_rules.hpp"
 #include "core/members.hpp"
 
 namespace mcastd::core {
@@ -58,8 +59,18 @@ private:
     void submit(Group &g, Op op, SaRequest req);
     void start_probe(Group &g, bool resync);
     void start_exact_probe(Group &g, Op op);
-    // The member's CreateGate, when its Set would create the group: why it may not.
+    // The member's create gate, when its Set would create the group: why it may not.
     std::optional<Error> ask_create(Group &g, MembershipId id);
+    // The member's would_create gate, before a first probe of an MGID the port's SA recently
+    // said was absent: why it may not.
+    std::optional<Error> ask_would_create(Group &g, MembershipId id);
+    // The member's sa gate, before a transaction sent on its behalf: why it may not.
+    std::optional<Error> ask_sa(MembershipId id, SaMethod method);
+    // Fails the queued member `id` with `no`, if set. True when it did.
+    bool refused(Group &g, MembershipId id, std::optional<Error> no);
+    // Before a join's probe that follows another (op: the one answered): asks the head join's
+    // sa gate. False when it refused (the join failed).
+    bool may_probe_on(Group &g, const Op &op);
     void start_join_set(Group &g, MembershipId id, std::uint8_t bits);
     void start_refresh(Group &g);
     void schedule_retry(Group &g);
@@ -67,13 +78,16 @@ private:
     void on_result(Group &g, const SaResult &r);
     void finish_probe(Group &g, const Op &op, std::uint8_t stored);
     void probe_failed(Group &g, const Op &op, const SaResult &r);
+    // The group that goes on: another one when an SA-assigned MGID was merged into it (rekey).
     Group &on_join_set(Group &g, const Op &op, const SaResult &r);
+    void refuse_assigned(Group &g, const Op &op, const SaResult &r, const AssignedMgidRefusal &no);
+    // An SA-assigned group that turned out to be one the port already has: merged into it.
+    Group &rekey(Group &g);
     void on_repair_set(Group &g, const Op &op, const SaResult &r);
     void on_delete(Group &g, const Op &op, const SaResult &r);
     void on_refresh(Group &g, const SaResult &r);
     void on_audit(Group &g, const SaResult &r);
     void adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted, bool ends_rejoin);
-    Group &rekey(Group &g);
     void maybe_destroy(Group &g);
 
     EngineState &s_;

@@ -52,15 +52,42 @@ std::uint64_t apply_params(McRecord &r, const GroupParams &p) {
     return mask;
 }
 
-Error kernel_signature(const Gid &mgid, std::uint16_t sig, const char *what, const char *key) {
-    return Error{Errc::denied,
-                 "MGID " + format_gid(mgid) + " has the " + what + " signature " + hex(sig, 4) +
-                     "; the kernel shares these groups and a leave from this daemon would cut its members "
-                     "off (allowed only with " + key + ")",
-                 {}};
+} // namespace
+
+KernelMgid kernel_mgid(const Gid &mgid) {
+    switch (mgid_signature(mgid)) {
+    case 0x401b:
+    case 0x601b: return KernelMgid::ipoib;
+    case 0x4001:
+    case 0x6001: return KernelMgid::rdma_cm;
+    default: return KernelMgid::none;
+    }
 }
 
-} // namespace
+const char *kernel_mgid_name(KernelMgid kind) {
+    switch (kind) {
+    case KernelMgid::ipoib: return "IPoIB";
+    case KernelMgid::rdma_cm: return "rdma_cm";
+    case KernelMgid::none: break;
+    }
+    return "no kernel";
+}
+
+std::optional<AssignedMgidRefusal> refuse_assigned_mgid(const Gid &mgid, bool another_agents) {
+    if (mgid[0] != 0xff)
+        return AssignedMgidRefusal{"is not a multicast GID (it must start with ff): its bits are deleted again, "
+                                   "since no other agent can hold such a group",
+                                   true};
+    if (const KernelMgid kind = kernel_mgid(mgid); kind != KernelMgid::none)
+        return AssignedMgidRefusal{std::string("has the ") + kernel_mgid_name(kind) +
+                                       " signature: refused without a Delete, since the bits may be the kernel's",
+                                   false};
+    if (another_agents)
+        return AssignedMgidRefusal{"is a group in which another agent on this port holds bits: refused without a "
+                                   "Delete, since the bits may be that agent's",
+                                   false};
+    return std::nullopt;
+}
 
 std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &cfg) {
     auto invalid = [](std::string m) { return Error{Errc::invalid_argument, std::move(m), {}}; };
@@ -85,11 +112,15 @@ std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &
         return invalid("scope applies only when creating a group (MGID 0); an explicit MGID carries its own scope");
     if (r.mgid[0] != 0xff)
         return invalid("MGID " + format_gid(r.mgid) + " is not a multicast GID (it must start with ff)");
-    const std::uint16_t sig = mgid_signature(r.mgid);
-    if ((sig == 0x401b || sig == 0x601b) && !cfg.allow_ipoib_mgids)
-        return kernel_signature(r.mgid, sig, "IPoIB", "allow_ipoib_mgids");
-    if ((sig == 0x4001 || sig == 0x6001) && !cfg.allow_rdma_cm_mgids)
-        return kernel_signature(r.mgid, sig, "rdma_cm", "allow_rdma_cm_mgids");
+    const KernelMgid kind = kernel_mgid(r.mgid);
+    const bool ipoib = kind == KernelMgid::ipoib;
+    if ((ipoib && !cfg.allow_ipoib_mgids) || (kind == KernelMgid::rdma_cm && !cfg.allow_rdma_cm_mgids))
+        return Error{Errc::denied,
+                     "MGID " + format_gid(r.mgid) + " has the " + kernel_mgid_name(kind) + " signature " +
+                         hex(mgid_signature(r.mgid), 4) +
+                         "; the kernel shares these groups and a leave from this daemon would cut its members "
+                         "off (allowed only with " + (ipoib ? "allow_ipoib_mgids" : "allow_rdma_cm_mgids") + ")",
+                     {}};
     return std::nullopt;
 }
 

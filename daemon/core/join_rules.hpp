@@ -21,6 +21,25 @@ namespace mcastd {
 // the kernel shares (IPoIB, rdma_cm signatures) unless the config allows it.
 std::optional<Error> validate_request(const JoinRequest &req, const EngineConfig &cfg);
 
+// The kernel's own MGIDs, which it shares per port: IPoIB (x01b at bytes 2-3: 401b, 601b) and
+// rdma_cm (4001, 6001). A Delete from the daemon would cut the kernel's members off.
+enum class KernelMgid : std::uint8_t { none, ipoib, rdma_cm };
+KernelMgid kernel_mgid(const Gid &mgid);
+const char *kernel_mgid_name(KernelMgid kind); // "IPoIB", "rdma_cm"
+
+// Why an MGID the SA assigned to a create (MGID 0) cannot be the daemon's group, or nullopt:
+// it is not a multicast GID, it has a kernel signature (whatever the config allows clients),
+// or another agent on the port holds bits in a group of that MGID (`another_agents`; a group of
+// the daemon's own is merged with it instead: OpenSM hands MGIDs out again after an SM restart,
+// and the SA holds one membership for both). A reason that `deletes` says
+// the Set's bits are the daemon's alone and must be deleted again (nobody else can hold a
+// group that is not multicast); otherwise they may be another agent's and are left alone.
+struct AssignedMgidRefusal {
+    std::string why; // "has the IPoIB signature: refused without a Delete, since ..."
+    bool deletes = false;
+};
+std::optional<AssignedMgidRefusal> refuse_assigned_mgid(const Gid &mgid, bool another_agents);
+
 // Compares the fields a member asserts with an existing group the way OpenSM and the kernel's
 // cmp_rec do. Returns a sentence naming the group's value on the first mismatch.
 std::optional<std::string> mismatch(const GroupParams &params, const McRecord &group);

@@ -37,7 +37,7 @@ void MemberBook::reply(Member &m, MembershipId id, std::optional<Error> err, con
 void MemberBook::activate(Group &g, MembershipId id) {
     Member &m = s_.members.at(id);
     m.state = MemberState::active;
-    m.may_create = nullptr; // it joined: the gate and what it holds are no longer needed
+    m.gates = {}; // it joined: the gates and what they hold are no longer needed
     count_bits(g.count, m.bits, +1);
     g.settled.insert(id);
     if (!m.sent)
@@ -137,6 +137,11 @@ Group &MemberBook::release(MembershipId id, bool tell) {
     } else {
         s_.note_group(EngineNote::Kind::left, g, m.bits, m.client, {});
     }
+    // An active member's release lowers what the group needs; a withdrawn join whose Set went
+    // out leaves bits nobody needs. Either way a Delete may follow, and it is this uid's.
+    if (m.state == MemberState::active || (m.state == MemberState::queued && m.sent))
+        if (auto c = s_.clients.find(m.client); c != s_.clients.end())
+            g.releaser = c->second.info.uid;
     erase(id);
     return g;
 }

@@ -23,6 +23,7 @@ void PortRejoiner::set_active(PortIndex pi, bool active, const std::string &why)
     if (p.active == active)
         return;
     p.active = active;
+    p.absent.clear(); // the SA's groups may have changed meanwhile
     if (active) {
         start(pi, why.empty() ? "port back" : why);
         return;
@@ -46,6 +47,7 @@ void PortRejoiner::set_active(PortIndex pi, bool active, const std::string &why)
 void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {
     Port &p = s_.ports[pi];
     ++p.epoch;
+    p.absent.clear(); // a new SM, or a lost state: what the old one said is absent says nothing
     p.groups.for_each([this](Group &g) { machine_.mark_rejoin(g); });
     // The log and `monitor` events name the port already.
     s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},

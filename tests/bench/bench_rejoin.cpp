@@ -177,13 +177,14 @@ int main(int argc, char **argv) {
         const Raw before = raw_sets(fabric, groups, "before the restart");
 
         // The audit is off: it would re-join a lost group on its own, and its `restored` would
-        // blur when the SMInfoRecord poll's re-join began.
+        // blur when the SMInfoRecord poll's re-join began. sa.max_rate 0: the re-join at the
+        // daemon's own speed beside the raw Sets, as a small fabric may run it.
         char config[512];
         std::snprintf(config, sizeof config,
                       R"({"log_level": "warning", "rejoin": {"jitter_ms": %d},)"
                       R"( "monitor": {"sminfo_interval_ms": %d, "sminfo_timeout_ms": %d,)"
                       R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0},)"
-                      R"( "sa": {"congestion_control": %s}})",
+                      R"( "sa": {"congestion_control": %s, "max_rate": 0}})",
                       kRejoinJitterMs, kSmInfoMs, kSmInfoTimeoutMs, kPortInfoMs, fixed_window ? "false" : "true");
         Daemon daemon(fabric, "H2", config);
         rdmamcast_client *client = connect_or_die(daemon.socket().string());

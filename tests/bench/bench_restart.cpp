@@ -77,8 +77,10 @@ std::vector<Client> connect_and_join(Daemon &d) {
     return clients;
 }
 
+// sa.max_rate 0: the orphan sweep's Deletes at the daemon's own speed, as a small fabric may run it.
 std::unique_ptr<Daemon> start(Fabric &fabric, const std::filesystem::path &dir) {
-    return std::make_unique<Daemon>(fabric, "H2", R"({"restart":{"grace_ms":3000},"log_level":"warning"})",
+    return std::make_unique<Daemon>(fabric, "H2",
+                                    R"({"restart":{"grace_ms":3000},"log_level":"warning","sa":{"max_rate":0}})",
                                     std::vector<std::string>{"--state-dir", dir.string()});
 }
 

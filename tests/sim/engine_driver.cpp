@@ -282,6 +282,8 @@ void usage() {
 
 int main(int argc, char **argv) {
     HostPortsConfig cfg;
+    cfg.sa.pacing_rate = 0; // sa.max_rate 0: the tests measure the engine's own cost against the SA
+
     EngineConfig engine;
     static const option opts[] = {{"port", required_argument, nullptr, 'p'},
                                   {"sa-timeout-ms", required_argument, nullptr, 't'},

@@ -602,12 +602,13 @@ int main(int argc, char **argv) {
         }
         o.max_timeout_ms = std::max(o.max_timeout_ms, o.timeout_ms);
 
+        // sa.max_rate 0: unpaced, as the model runs unless told (--max-rate), so both measure the same.
         auto config_with = [&o](unsigned jitter_ms) {
             char config[640];
             std::snprintf(config, sizeof config,
                           R"({"log_level": "warning", "rejoin": {"jitter_ms": %u},)"
                           R"( "sa": {"timeout_ms": %u, "max_timeout_ms": %u, "window": %u,)"
-                          R"( "congestion_control": %s, "rtt_target_ms": %u},)"
+                          R"( "congestion_control": %s, "rtt_target_ms": %u, "max_rate": 0},)"
                           R"( "monitor": {"sminfo_interval_ms": %u, "sminfo_timeout_ms": %d,)"
                           R"( "portinfo_interval_ms": %d, "jitter_percent": 0, "audit_per_second": 0}})",
                           jitter_ms, o.timeout_ms, o.max_timeout_ms, o.window, o.fixed_window ? "false" : "true",

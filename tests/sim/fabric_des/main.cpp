@@ -42,7 +42,8 @@ The daemon (defaults are the daemon's):
   --timeout-ms T        first try's timeout (sa.timeout_ms, 300)
   --max-timeout-ms T    cap of the doubling (sa.max_timeout_ms, 2000)
   --tries K             tries per transaction (sa.tries, 6)
-  --max-rate R          per-port pacing in MAD/s (sa.max_rate, 0 = off)
+  --max-rate R          per-port pacing in MAD/s (sa.max_rate; default 0 = off, as the figures
+                        in config/README.md were made: the daemon's own default is 1000)
   --burst B             pacing bucket (1)
   --budget-fraction F   a fabric budget (fabric.hosts = --hosts, fabric.sa_budget = F x the SA's
                         Set rate): each port paced at its share, the re-join jitter at least
@@ -121,6 +122,7 @@ void print_details(const DesResult &r) {
 int main(int argc, char **argv) {
     DesConfig cfg;
     cfg.txn.congestion.enabled = true; // the daemon's default (sa.congestion_control)
+    cfg.txn.pacing_rate = 0;           // not the daemon's 1000 (sa.max_rate): see --max-rate
     bool table = false, details = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];

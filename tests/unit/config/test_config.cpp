@@ -46,7 +46,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(sa.max_timeout, milliseconds(2000));
     EXPECT_EQ(sa.max_tries, 6u);
     EXPECT_EQ(sa.window, 16u);
-    EXPECT_EQ(sa.pacing_rate, 0u);
+    EXPECT_EQ(sa.pacing_rate, 1000.0);
     EXPECT_TRUE(sa.congestion.enabled);
     EXPECT_EQ(sa.congestion.rtt_target, milliseconds(50));
     const auto &e = c.engine;
@@ -287,8 +287,24 @@ TEST(ConfigKeys, AFabricBudgetSetsEachPortsPacingAndTheRejoinJitter) {
     EXPECT_DOUBLE_EQ(looser.host.sa.pacing_rate, 200);
 
     const auto none = ok(R"({"fabric": {"hosts": 0, "sa_budget": 0}})");
-    EXPECT_EQ(none.host.sa.pacing_rate, 0.0);
+    EXPECT_EQ(none.host.sa.pacing_rate, 1000.0) << "sa.max_rate's default";
     EXPECT_EQ(none.engine.rejoin_jitter, milliseconds(500));
+
+    // sa.max_rate's default caps a share above it: a budget only ever lowers a port's rate.
+    const auto small = ok(R"({"fabric": {"hosts": 2, "sa_budget": 6000}})");
+    EXPECT_DOUBLE_EQ(small.host.sa.pacing_rate, 1000);
+    const auto unpaced = ok(R"({"sa": {"max_rate": 0}, "fabric": {"hosts": 2, "sa_budget": 6000}})");
+    EXPECT_DOUBLE_EQ(unpaced.host.sa.pacing_rate, 3000) << "with sa.max_rate 0 the share alone";
+}
+
+// sa.max_rate defaults to 1,000 MADs/s per port (config/README.md); 0 is still accepted, and
+// means unpaced, as the SA layer's own default.
+TEST(ConfigKeys, MaxRateDefaultsTo1000AndZeroIsUnpaced) {
+    EXPECT_EQ(ok("{}").host.sa.pacing_rate, 1000.0);
+    EXPECT_EQ(ok(R"({"sa": {"window": 8}})").host.sa.pacing_rate, 1000.0);
+    EXPECT_EQ(ok(R"({"sa": {"max_rate": 0}})").host.sa.pacing_rate, 0.0);
+    EXPECT_EQ(ok(R"({"sa": {"max_rate": 100000}})").host.sa.pacing_rate, 100000.0);
+    EXPECT_EQ(sa::TransactionConfig{}.pacing_rate, 0.0) << "the SA layer alone stays unpaced";
 }
 
 TEST(ConfigKeys, MaxTimeoutFollowsALargerTimeoutWhenLeftOut) {

@@ -71,12 +71,16 @@ protected:
         return r;
     }
 
-    std::shared_ptr<JoinOutcome> join(ClientId c, const JoinRequest &r, MembershipId *id = nullptr) {
+    std::shared_ptr<JoinOutcome> join(ClientId c, const JoinRequest &r, MembershipId *id = nullptr,
+                                      JoinGates gates = {}) {
         auto out = std::make_shared<JoinOutcome>();
-        MembershipId m = engine.join(c, r, [out](const JoinResult &res) {
-            ++out->calls;
-            out->result = res;
-        });
+        MembershipId m = engine.join(
+            c, r,
+            [out](const JoinResult &res) {
+                ++out->calls;
+                out->result = res;
+            },
+            std::move(gates));
         if (id)
             *id = m;
         return out;

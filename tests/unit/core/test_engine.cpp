@@ -345,17 +345,8 @@ TEST_F(EngineTest, ACreateTheGateRefusesLeavesNoGroupBehind) {
         return Error{Errc::limit, "over quota", {}};
     };
     std::vector<std::shared_ptr<JoinOutcome>> outs;
-    for (const Gid &m : {kZeroGid, kZeroGid, gid("ff15::9:1")}) {
-        auto out = std::make_shared<JoinOutcome>();
-        engine.join(
-            client, request(m, join::full),
-            [out](const JoinResult &res) {
-                ++out->calls;
-                out->result = res;
-            },
-            refuse);
-        outs.push_back(out);
-    }
+    for (const Gid &m : {kZeroGid, kZeroGid, gid("ff15::9:1")})
+        outs.push_back(join(client, request(m, join::full), nullptr, JoinGates{refuse, {}, {}}));
     settle();
     EXPECT_EQ(asked, 3);
     for (const auto &o : outs)

@@ -193,7 +193,9 @@ struct World {
                 sa.state.seed(key.second, port_gids[key.first], bits, 0x1234);
     }
 
-    // The SM restarts: the SA forgets everything; the daemon hears of it on every port.
+    // The SM restarts: the SA forgets everything (its MGID counter starts over, as OpenSM's
+    // does, so a create may be handed an MGID the daemon still holds); the daemon hears of it on
+    // every port.
     void do_sm_restart() {
         sa.state = FakeSaState{};
         others_rejoin();

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "common/record.hpp"
@@ -34,6 +35,10 @@ public:
     std::map<Gid, Group> groups;
     std::set<std::uint16_t> mlids{0xc000}; // the IPoIB broadcast group holds 0xC000
     std::uint32_t mgid_counter = 0;
+    // The MGID the next create with MGID 0 is given instead of the counter's (then cleared), to
+    // play an SA that hands out what it should not: a unicast GID, a kernel signature, an MGID
+    // in use (the port is then added to that group, whose record stays).
+    std::optional<Gid> assign_next;
     int mlid_leaks = 0; // groups left with full_members > 0 and no full member port
     std::vector<std::string> violations; // things the daemon must never do (e.g. proxy joins)
 
@@ -178,7 +183,16 @@ private:
         if ((m & field::create_mask) != field::create_mask)
             return {sa_status::insufficient_components, echo};
         Gid mgid = r.mgid;
-        if (is_zero(mgid)) {
+        if (is_zero(mgid) && assign_next) {
+            mgid = *std::exchange(assign_next, std::nullopt);
+            if (auto in_use = groups.find(mgid); in_use != groups.end()) {
+                add(in_use->second, r.port_gid, r.join_state);
+                McRecord out = in_use->second.rec;
+                out.port_gid = r.port_gid;
+                out.join_state = in_use->second.members[r.port_gid];
+                return {0, out};
+            }
+        } else if (is_zero(mgid)) {
             const std::uint8_t scope = (m & field::scope) ? r.scope : 2;
             mgid = {0xff, static_cast<std::uint8_t>(0x10 | scope), 0xa0, 0x1b};
             for (int i = 0; i < 8; ++i)
