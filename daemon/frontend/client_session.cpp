@@ -444,9 +444,12 @@ std::optional<proto::Failure> ClientSession::set_monitor(bool on) {
         return std::nullopt;
     Accounts &acc = sessions_.accounts();
     const bool counted = door_ != Door::daemon;
-    if (on && counted)
+    if (on && counted) {
+        if (auto no = not_allowed())
+            return no;
         if (auto no = acc.may_monitor(who_.who.uid))
             return no;
+    }
     if (counted)
         acc.monitoring(who_.who.uid, on);
     on ? sessions_.monitors().subscribe(*this) : sessions_.monitors().unsubscribe(*this);

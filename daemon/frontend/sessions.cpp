@@ -229,13 +229,13 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
     // A copy: releasing may close sessions (a D-Bus caller left with nothing).
     const std::vector<ClientSession *> sessions(all_.begin(), all_.end());
     for (ClientSession *s : sessions) {
-        if (!all_.count(s) || s->door() == Door::daemon || s == &by)
+        if (!all_.count(s) || s->door() == Door::daemon)
             continue;
         if (const std::size_t n = s->evict_matching(e, why)) {
             out.released += n;
             logging::log_evicted(by.who().who, s->who().who, n, what);
         }
-        if (e.disconnect && e.uid && s->who().who.uid == *e.uid) {
+        if (e.disconnect && e.uid && s->who().who.uid == *e.uid && s != &by) { // its answer is owed
             ++out.disconnected;
             logging::log_disconnected(by.who().who, s->who().who, s->id());
             if (detached_.count(s->id()) && detached_.at(s->id()).get() == s)

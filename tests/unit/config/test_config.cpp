@@ -73,10 +73,19 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.limits.max_requests_in_flight, 64u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 4096u);
     EXPECT_EQ(c.limits.max_clients, 1024u);
+    EXPECT_EQ(c.limits.max_queued_bytes, 4u << 20);
+    EXPECT_EQ(c.limits.max_monitor_queued_bytes, 256u << 10);
+    EXPECT_EQ(c.limits.hello_timeout, milliseconds(5000));
+    EXPECT_EQ(c.limits.root_reserved_clients, 8u);
+    EXPECT_EQ(c.limits.max_queued_bytes_total, 64u << 20);
+    EXPECT_EQ(c.limits.max_memberships, 262144u);
+    EXPECT_EQ(c.limits.max_clients_per_uid, 256u);
+    EXPECT_EQ(c.limits.max_monitors_per_uid, 4u);
+    EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 8u << 20);
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.access.rules.empty());
-    EXPECT_EQ(c.access.quotas, (policy::Quotas{4096, 64, 1024}));
+    EXPECT_EQ(c.access.quotas, (policy::Quotas{4096, 64, 1024, 256, 50, 200}));
     EXPECT_TRUE(c.static_groups.empty());
     EXPECT_TRUE(c.dbus.enabled);
     EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(5000));
@@ -109,11 +118,22 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-          "max_clients", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
+          "max_clients", "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "root_reserved_clients",
+          "max_queued_bytes_total", "max_memberships", "max_clients_per_uid", "max_monitors_per_uid",
+          "max_queued_bytes_per_uid", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
+          "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
           "prefix", "fabric", "hosts", "sa_budget"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
+}
+
+// Root's reserve left out follows a small max_clients: an eighth of it, so that a small daemon
+// keeps most of its slots for everyone.
+TEST(ConfigKeys, TheRootReserveDefaultsToAnEighthOfASmallMaxClients) {
+    EXPECT_EQ(ok(R"({"limits":{"max_clients":40}})").limits.root_reserved_clients, 5u);
+    EXPECT_EQ(ok(R"({"limits":{"max_clients":3}})").limits.root_reserved_clients, 0u);
+    EXPECT_EQ(ok(R"({"limits":{"max_clients":100000}})").limits.root_reserved_clients, 8u);
 }
 
 TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
@@ -132,7 +152,10 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "monitor": {"portinfo_interval_ms": 100, "sminfo_interval_ms": 3600000,
                     "sminfo_timeout_ms": 60000, "audit_per_second": 0.05, "jitter_percent": 50},
         "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
-                   "max_memberships_per_client": 10000000, "max_clients": 1},
+                   "max_memberships_per_client": 10000000, "max_clients": 1,
+                   "max_queued_bytes": 262144, "max_monitor_queued_bytes": 4096, "hello_timeout_ms": 100,
+                   "root_reserved_clients": 0, "max_queued_bytes_total": 1048576, "max_memberships": 1,
+                   "max_clients_per_uid": 100000, "max_monitors_per_uid": 0, "max_queued_bytes_per_uid": 262144},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
                    "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
                               "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
@@ -140,7 +163,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                               "join_states": ["full", "sendonly-full"], "create": "mgid",
                               "controlled_qkeys": true, "memberships_per_uid": 10, "creates_per_uid": 0},
                              {}],
-                   "quotas": {"memberships_per_uid": 0, "creates_per_uid": 7, "groups_per_port": 16383}},
+                   "quotas": {"memberships_per_uid": 0, "creates_per_uid": 7, "groups_per_port": 16383,
+                              "groups_per_port_per_uid": 0, "sa_mads_per_second": 100000, "sa_mads_burst": 1}},
         "dbus": {"enabled": false},
         "restart": {"grace_ms": 0},
         "static_groups": [
@@ -186,6 +210,15 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_requests_in_flight, 100000u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 10000000u);
     EXPECT_EQ(c.limits.max_clients, 1u);
+    EXPECT_EQ(c.limits.max_queued_bytes, 262144u);
+    EXPECT_EQ(c.limits.max_monitor_queued_bytes, 4096u);
+    EXPECT_EQ(c.limits.hello_timeout, milliseconds(100));
+    EXPECT_EQ(c.limits.root_reserved_clients, 0u);
+    EXPECT_EQ(c.limits.max_queued_bytes_total, 1048576u);
+    EXPECT_EQ(c.limits.max_memberships, 1u);
+    EXPECT_EQ(c.limits.max_clients_per_uid, 100000u);
+    EXPECT_EQ(c.limits.max_monitors_per_uid, 0u);
+    EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 262144u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
     ASSERT_EQ(c.access.rules.size(), 2u);
@@ -205,7 +238,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(r.memberships_per_uid, 10u);
     EXPECT_EQ(r.creates_per_uid, 0u);
     EXPECT_EQ(c.access.rules[1], (policy::Rule{.name = "access.rules[1]"})); // {} matches all, allows all but creates
-    EXPECT_EQ(c.access.quotas, (policy::Quotas{0, 7, 16383}));
+    EXPECT_EQ(c.access.quotas, (policy::Quotas{0, 7, 16383, 0, 100000, 1}));
     EXPECT_FALSE(c.dbus.enabled);
     EXPECT_EQ(c.restart.grace, std::chrono::milliseconds(0));
     ASSERT_EQ(c.static_groups.size(), 2u);
@@ -593,6 +626,16 @@ const Rejection kRejections[] = {
      "test.json: /monitor/jitter_percent: 51 out of range [0, 50]"},
     {"negative jitter", R"({"monitor":{"jitter_percent":-1}})",
      "test.json: /monitor/jitter_percent: -1 out of range [0, 50]"},
+    {"root reserve of every slot", R"({"limits":{"max_clients":10,"root_reserved_clients":10}})",
+     "test.json: /limits/root_reserved_clients: 10 out of range [0, 9]"},
+    {"queue below a reply", R"({"limits":{"max_queued_bytes":65536}})",
+     "test.json: /limits/max_queued_bytes: 65536 out of range [262144, 1073741824]"},
+    {"hello deadline too short", R"({"limits":{"hello_timeout_ms":99}})",
+     "test.json: /limits/hello_timeout_ms: 99 out of range [100, 600000]"},
+    {"SA burst of nothing", R"({"access":{"quotas":{"sa_mads_burst":0}}})",
+     "test.json: /access/quotas/sa_mads_burst: 0 out of range [1, 10000000]"},
+    {"uid share of groups beyond the MLIDs", R"({"access":{"quotas":{"groups_per_port_per_uid":16384}}})",
+     "test.json: /access/quotas/groups_per_port_per_uid: 16384 out of range [0, 16383]"},
     {"message limit too small", R"({"limits":{"max_message_bytes":1023}})",
      "test.json: /limits/max_message_bytes: 1023 out of range [1024, 65536]"},
     {"message limit beyond the protocol", R"({"limits":{"max_message_bytes":65537}})",

@@ -3,6 +3,8 @@
 // crash would leave on disk at the moment the SA's answer to a Set is read.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <optional>
 
@@ -90,6 +92,55 @@ TEST_F(Keeper, TheNextStateFileTakesTheSetsLogsPlace) {
         return now.state && !fs::exists(dir_ / "state.sets") && !now.state->ports.empty() &&
                !now.state->ports[0].groups.empty() && now.state->ports[0].groups[0].held == 0x1;
     })) << "a state file with ff15::78 held, and no sets log";
+}
+
+// Only a session that said hello is handed to the next instance: one that said nothing was never
+// judged by the allow lists (doc/architecture.md §12).
+TEST_F(Keeper, ASessionThatSaidNoHelloIsNotSaved) {
+    const int silent = connect();
+    (void)silent;
+    const int fd = greeted();
+    send(fd, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    serve();
+    ASSERT_EQ(sessions.clients(), 2u);
+    const restart::SavedState st = keeper_->snapshot(false);
+    ASSERT_EQ(st.sessions.size(), 1u);
+    EXPECT_EQ(st.sessions[0].version, 1u);
+    EXPECT_EQ(st.sessions[0].memberships.size(), 1u);
+}
+
+// A state file of an older daemon kept un-greeted socket sessions (version 0), and their
+// connections in the fd store: neither is taken back, and the stored connection is closed.
+TEST_F(Keeper, AnUngreetedSessionOfAnOlderDaemonIsNotTakenBackAndItsConnectionIsClosed) {
+    restart::SavedState st;
+    st.boot_id = restart::current_boot_id();
+    st.daemon = "rdma-mcastd old";
+    st.next_session = 10;
+    for (std::uint64_t id : {3u, 4u}) {
+        restart::SavedSession ss;
+        ss.id = id;
+        ss.token = std::string(32, 'a');
+        ss.who = ClientInfo{::getpid(), 1001, 100, "old"};
+        ss.version = id == 3 ? 0 : 2;
+        st.sessions.push_back(ss);
+    }
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+    struct stat sb {};
+    ASSERT_EQ(::fstat(fds[0], &sb), 0);
+    st.sessions[0].inode = sb.st_ino;
+    const auto r = keeper_->restore(st, {server::StoredConnection{fds[0], 3}}, server);
+    EXPECT_EQ(r.sessions, 1u) << "the greeted one";
+    EXPECT_EQ(sessions.detached(), 1u);
+    EXPECT_FALSE(sessions.take_detached(3));
+    ASSERT_EQ(r.set_aside.size(), 2u);
+    EXPECT_EQ(r.set_aside[0], "session 3 (pid " + std::to_string(::getpid()) +
+                                  ", uid 1001) never said hello: it is not taken back");
+    EXPECT_EQ(r.set_aside[1], "stored connection c-3 closed: no session 3 in the state");
+    char c;
+    EXPECT_EQ(::recv(fds[1], &c, 1, MSG_DONTWAIT), 0) << "its client sees the close";
+    ::close(fds[1]);
 }
 
 } // namespace

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The Unix-socket transport under a hostile client, over socketpairs and the fake SA: a
+// connection that says no hello is closed at the deadline and never handed to the service
+// manager's fd store; a client that does not read its replies is not read either, and one whose
+// uid's connections are owed too much is cut; a monitor that does not read loses events, not
+// the daemon's memory, and hears how many once it caught up; root's evict --disconnect closes.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <set>
+
+#include "front_door.hpp"
+#include "server/fd_store.hpp"
+
+namespace mcastd::test {
+namespace {
+
+using frontend::Limits;
+
+// The service manager's fd store as the server sees it.
+class RecordingStore final : public server::FdStore {
+public:
+    void store(int, const std::string &name) override { stored.insert(name); }
+    void remove(const std::string &name) override { stored.erase(name); }
+    void adopted(const std::string &name) override { stored.insert(name); }
+    std::set<std::string> stored;
+};
+
+Limits with(void (*set)(Limits &)) {
+    Limits l;
+    set(l);
+    return l;
+}
+
+class Tenancy : public FrontDoor {
+protected:
+    explicit Tenancy(Limits l = {}) : FrontDoor(l) {}
+
+    // A client of `srv` whose end of the daemon's socket holds little, so that what the daemon
+    // owes it queues in the daemon soon.
+    // `as_uid`: the peer's uid (the kernel records the creator's effective uid for a
+    // socketpair), for tests of a uid's share; needs root.
+    int connect_to(server::SocketServer &srv, std::optional<uid_t> as_uid = std::nullopt) {
+        int fds[2];
+        if (as_uid && ::seteuid(*as_uid) < 0)
+            throw std::system_error(errno, std::generic_category(), "seteuid");
+        const int rc = ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+        const int saved = errno;
+        if (as_uid && ::seteuid(0) < 0)
+            throw std::system_error(errno, std::generic_category(), "seteuid back");
+        if (rc < 0)
+            throw std::system_error(saved, std::generic_category(), "socketpair");
+        const int small = 4096;
+        ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        extra_.push_back(fds[1]);
+        srv.adopt(fds[0]);
+        return fds[1];
+    }
+    int tight(std::optional<uid_t> as_uid = std::nullopt) { return connect_to(server, as_uid); }
+    int tight_greeted(std::optional<uid_t> as_uid = std::nullopt) {
+        const int fd = tight(as_uid);
+        send(fd, 1, proto::Hello{{2}, "test"});
+        EXPECT_TRUE(ok(reply(fd)));
+        return fd;
+    }
+    // Every message waiting for `fd`, without blocking.
+    std::vector<std::string> drain(int fd) {
+        std::vector<std::string> out;
+        for (int quiet = 0; quiet < 50;) {
+            serve();
+            std::string buf(1 << 20, '\0');
+            const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+            if (n > 0) {
+                out.push_back(buf.substr(0, static_cast<std::size_t>(n)));
+                quiet = 0;
+            } else {
+                ++quiet;
+            }
+        }
+        return out;
+    }
+    ~Tenancy() override {
+        for (int fd : extra_)
+            ::close(fd);
+    }
+
+private:
+    std::vector<int> extra_;
+};
+
+// ---- hello ----
+
+class HelloDeadline : public Tenancy {
+protected:
+    HelloDeadline() : Tenancy(with([](Limits &l) { l.hello_timeout = std::chrono::milliseconds(100); })) {}
+};
+
+TEST_F(HelloDeadline, AConnectionThatSaysNoHelloIsClosedAndOneThatDidStays) {
+    const int silent = connect();
+    const int greeted_fd = greeted();
+    EXPECT_FALSE(next(silent)) << "closed at the deadline, nothing said";
+    EXPECT_EQ(server.connections(), 1u);
+    send(greeted_fd, 2, proto::Status{});
+    EXPECT_TRUE(ok(reply(greeted_fd))) << "a greeted client is past the deadline for good";
+}
+
+TEST_F(Tenancy, OnlyAGreetedConnectionGoesIntoTheFdStore) {
+    auto store = std::make_unique<RecordingStore>();
+    RecordingStore &seen = *store;
+    server::SocketServer stored(loop, sessions, -1, std::move(store));
+    const int c = connect_to(stored);
+    serve();
+    EXPECT_TRUE(seen.stored.empty()) << "an un-greeted connection is never handed on";
+    send(c, 1, proto::Join{join_request("ff15::1")});
+    EXPECT_FALSE(ok(reply(c)));
+    EXPECT_TRUE(seen.stored.empty()) << "nor one whose first request was not hello";
+    send(c, 2, proto::Hello{{2}, "test"});
+    ASSERT_TRUE(ok(reply(c)));
+    EXPECT_EQ(seen.stored.size(), 1u) << "stored once greeted";
+}
+
+// ---- what a client that does not read may cost ----
+
+TEST_F(Tenancy, AClientThatDoesNotReadItsRepliesIsNotReadEither) {
+    const int c = tight_greeted();
+    const uid_t uid = ::getuid();
+    int sent = 0;
+    for (std::uint64_t id = 10; id < 3000; ++id) {
+        const std::string req = proto::encode_request(id, proto::Status{});
+        if (::send(c, req.data(), req.size(), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+            break; // the daemon stopped reading: the client's own buffer is full
+        ++sent;
+        serve();
+    }
+    ASSERT_LT(sent, 2990) << "the daemon kept reading a client that reads nothing";
+    const frontend::Usage *u = sessions.accounts().usage(uid);
+    ASSERT_TRUE(u);
+    EXPECT_LT(u->queued_bytes, 128u << 10) << "what it owes stays near 64 KiB";
+    EXPECT_EQ(server.connections(), 1u) << "and it is not cut for it";
+    // It reads: every request is answered.
+    std::size_t replies = 0;
+    for (const std::string &m : drain(c))
+        replies += m.find("\"id\":") != std::string::npos;
+    EXPECT_EQ(replies, static_cast<std::size_t>(sent) + 0u);
+}
+
+class MonitorBacklog : public Tenancy {
+protected:
+    MonitorBacklog() : Tenancy(with([](Limits &l) { l.max_monitor_queued_bytes = 8192; })) {}
+};
+
+TEST_F(MonitorBacklog, AMonitorThatDoesNotReadLosesEventsAndHearsHowManyOnceItCaughtUp) {
+    const int mon = tight_greeted();
+    send(mon, 2, proto::Monitor{true});
+    ASSERT_TRUE(ok(reply(mon)));
+    const int worker = greeted();
+    for (int i = 0; i < 300; ++i) { // 600 notes: joined and left
+        send(worker, static_cast<std::uint64_t>(10 + 2 * i), join_of("ff15::1"));
+        const proto::Reply r = reply(worker);
+        ASSERT_TRUE(ok(r));
+        auto joined = proto::decode_join_result(std::get<nlohmann::json>(r.body));
+        send(worker, static_cast<std::uint64_t>(11 + 2 * i),
+             proto::Leave{std::get<proto::JoinResult>(joined).membership, {}});
+        ASSERT_TRUE(ok(reply(worker)));
+    }
+    const frontend::Usage *u = sessions.accounts().usage(::getuid());
+    ASSERT_TRUE(u);
+    EXPECT_LE(u->queued_bytes, 8192u + 4096u) << "a monitor's backlog is bounded";
+    std::size_t monitor_events = 0;
+    std::uint64_t dropped = 0;
+    bool marker_last_of_gap = false;
+    for (const std::string &m : drain(mon)) {
+        auto in = proto::decode_incoming(m);
+        auto *ev = std::get_if<proto::Event>(&std::get<proto::Incoming>(in));
+        if (!ev)
+            continue;
+        const auto &me = std::get<proto::MonitorEvent>(*ev);
+        if (me.kind == "dropped") {
+            ASSERT_TRUE(me.dropped);
+            dropped += *me.dropped;
+            EXPECT_EQ(me.message, "dropped " + std::to_string(*me.dropped) +
+                                      " monitor event(s) this client did not read in time (config "
+                                      "limits.max_monitor_queued_bytes)");
+            marker_last_of_gap = true;
+        } else {
+            ++monitor_events;
+        }
+    }
+    EXPECT_TRUE(marker_last_of_gap) << "one marker says what was missed";
+    EXPECT_GT(dropped, 0u);
+    // Three notes a round: joined (its Set), left, deleted (the Delete of the last member's bits).
+    EXPECT_EQ(monitor_events + dropped, 900u) << "every note is either delivered or counted";
+    EXPECT_EQ(server.connections(), 2u) << "a slow monitor is not cut";
+}
+
+class UidQueueShare : public Tenancy {
+protected:
+    UidQueueShare() : Tenancy(with([](Limits &l) {
+        l.max_queued_bytes_per_uid = 96u << 10; // below two connections' 64 KiB each
+    })) {}
+};
+
+TEST_F(UidQueueShare, AUidsConnectionsTogetherMayBeOwedItsShareAndTheOneThatGoesOverIsCut) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root, to be a peer of another uid";
+    constexpr uid_t kAlice = 1001;
+    const int a = tight_greeted(kAlice), b = tight_greeted(kAlice);
+    const int other = greeted();
+    for (std::uint64_t id = 10; id < 3000 && server.connections() == 3; ++id)
+        for (int fd : {a, b}) {
+            const std::string req = proto::encode_request(id, proto::Status{});
+            ::send(fd, req.data(), req.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            serve();
+        }
+    EXPECT_EQ(server.connections(), 2u) << "one of the uid's connections went over its share";
+    const frontend::Usage *u = sessions.accounts().usage(kAlice);
+    ASSERT_TRUE(u);
+    EXPECT_LE(u->queued_bytes, 96u << 10);
+    send(other, 5, proto::Status{});
+    EXPECT_TRUE(ok(reply(other))) << "nobody else notices";
+}
+
+// ---- evict --disconnect over the socket ----
+
+TEST_F(Tenancy, EvictDisconnectClosesTheConnectionsOfTheUid) {
+    const int c = greeted();
+    send(c, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(c)));
+    const int root = greeted(); // the test runs as root, so the same uid: evict spares its caller
+    proto::Evict e;
+    e.uid = ::getuid();
+    e.disconnect = true;
+    send(root, 3, e);
+    const proto::Reply r = reply(root);
+    ASSERT_TRUE(ok(r)) << failure(r).error.message;
+    auto result = proto::decode_evict_result(std::get<nlohmann::json>(r.body));
+    EXPECT_EQ(std::get<proto::EvictResult>(result).disconnected, 1u);
+    while (next(c)) // its `lost` event, then the close
+        ;
+    EXPECT_EQ(server.connections(), 1u);
+    sa.run();
+    EXPECT_FALSE(sa_bits("ff15::1"));
+}
+
+} // namespace
+} // namespace mcastd::test
