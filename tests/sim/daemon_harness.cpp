@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -150,7 +151,10 @@ Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &confi
     notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
     config_ = dir / "rdma-mcastd.json";
     std::ofstream(config_) << config_json;
-    std::vector<std::string> argv{MCASTD_DAEMON, "--config", config_.string(), "--socket", socket_.string()};
+    // MCASTD_DAEMON_BINARY: another build of the daemon, to compare builds in one run.
+    const char *binary = std::getenv("MCASTD_DAEMON_BINARY");
+    std::vector<std::string> argv{binary && *binary ? binary : MCASTD_DAEMON, "--config", config_.string(), "--socket",
+                                  socket_.string()};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     extra_env["NOTIFY_SOCKET"] = notify_->path().string();
     proc_ = &fabric.spawn_on(node, argv, std::move(extra_env));

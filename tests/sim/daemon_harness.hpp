@@ -66,7 +66,8 @@ class Daemon {
 public:
     // Starts rdma-mcastd attached to `node` with `config_json` (the "socket" key is set by
     // the harness) and waits for READY=1. `extra_env` is added to its environment (e.g.
-    // WATCHDOG_USEC).
+    // WATCHDOG_USEC). $MCASTD_DAEMON_BINARY, when set, names another build of the daemon to run
+    // (to compare builds in one sitting).
     Daemon(Fabric &fabric, const std::string &node, const std::string &config_json = "{}",
            std::vector<std::string> extra_args = {}, std::map<std::string, std::string> extra_env = {});
     ~Daemon();

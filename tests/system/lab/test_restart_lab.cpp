@@ -35,6 +35,7 @@
 #include <thread>
 
 #include "sim/daemon_harness.hpp"
+#include "sim/opensm_log.hpp"
 #include "system/lab/daemon_unit.hpp"
 #include "system/lab/lab.hpp"
 
@@ -45,6 +46,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using sim::Fabric;
 using sim::Process;
+using sim::SaRequest;
+using sim::sa_requests;
 
 constexpr const char *kNode = "H2"; // the daemon's node; OpenSM runs on H1
 constexpr const char *kVia = "H4";  // where the SA is asked from
@@ -60,63 +63,6 @@ std::string read_text(const std::filesystem::path &p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// ---- OpenSM's log: the SA requests it processed ----
-
-// One MCMemberRecord Set (join) or Delete (leave) that OpenSM logged at debug level.
-struct SaRequest {
-    std::string method; // "Set" or "Delete"
-    Gid mgid{};
-    Gid port_gid{};
-};
-
-// OpenSM logs "[TID] ... mcmr_rcv_join_mgrp: Dump of incoming record" (Set) or
-// "mcmr_rcv_leave_mgrp: Dump of record" (Delete), then, from the same thread, the record as
-// one message: "MCMember Record dump:" followed by tab-indented "MGID....X" and
-// "PortGid....Y" lines. SA threads interleave, hence the thread id.
-std::vector<SaRequest> sa_requests(const std::string &log) {
-    std::vector<SaRequest> out;
-    std::map<std::string, std::string> pending; // thread id -> method
-    std::istringstream in(log);
-    std::string tid, method;
-    bool in_dump = false;
-    std::optional<Gid> mgid;
-    for (std::string line; std::getline(in, line);) {
-        const auto lb = line.find('[');
-        const auto rb = line.find(']');
-        const bool header = !line.empty() && line[0] != '\t' && lb != std::string::npos && rb != std::string::npos;
-        if (header) {
-            in_dump = false;
-            const std::string t = line.substr(lb + 1, rb - lb - 1);
-            if (line.find("mcmr_rcv_join_mgrp: Dump of") != std::string::npos)
-                pending[t] = "Set";
-            else if (line.find("mcmr_rcv_leave_mgrp: Dump of") != std::string::npos)
-                pending[t] = "Delete";
-            else if (line.find("MCMember Record dump:") != std::string::npos && pending.count(t)) {
-                in_dump = true;
-                tid = t;
-                method = pending[t];
-                pending.erase(t);
-                mgid.reset();
-            }
-            continue;
-        }
-        if (!in_dump)
-            continue;
-        const auto dots = line.find_last_of('.');
-        if (dots == std::string::npos)
-            continue;
-        const std::string value = line.substr(dots + 1);
-        if (line.find("MGID.") != std::string::npos)
-            mgid = parse_gid(value);
-        else if (line.find("PortGid.") != std::string::npos && mgid) {
-            if (auto port = parse_gid(value))
-                out.push_back({method, *mgid, *port});
-            in_dump = false;
-        }
-    }
-    return out;
 }
 
 // ---- The SA's view, polled on a thread of its own ----
