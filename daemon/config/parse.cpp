@@ -312,12 +312,12 @@ void read_fabric(const ObjectReader &root, DaemonConfig &c) {
     sa::apply(c.fabric, c.host.sa, c.engine.rejoin_jitter);
 }
 
-void read_limits(const ObjectReader &root, frontend::Limits &limits) {
+void read_limits(const ObjectReader &root, frontend::Limits &limits, logging::RoutineLimits &log) {
     const auto in = section(root, "limits");
     if (!in)
         return;
     in->require_only({"max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-                      "max_clients"});
+                      "max_clients", "log_routine_burst", "log_routine_per_minute"});
     if (auto v = in->uint("max_message_bytes", 1024, proto::kMaxMessageBytes))
         limits.max_message_bytes = *v;
     if (auto v = in->uint("max_requests_in_flight", 1, 100000))
@@ -326,6 +326,13 @@ void read_limits(const ObjectReader &root, frontend::Limits &limits) {
         limits.max_memberships_per_client = *v;
     if (auto v = in->uint("max_clients", 1, 100000))
         limits.max_clients = *v;
+    // Routine membership lines per uid (logging/routine_limiter.hpp): at least one line, and
+    // at most what the journal's own default rate limit (10,000 per 30 s) would take from one
+    // uid in a burst; past that the per-uid limit would not protect anything.
+    if (auto v = in->uint("log_routine_burst", 1, 10000))
+        log.burst = *v;
+    if (auto v = in->uint("log_routine_per_minute", 1, 20000))
+        log.per_minute = *v;
 }
 
 void read_dbus(const ObjectReader &root, DbusConfig &dbus) {
@@ -383,7 +390,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
     read_fabric(root, c);
-    read_limits(root, c.limits);
+    read_limits(root, c.limits, c.log_routine);
     c.access = read_access(root);
     read_dbus(root, c.dbus);
     read_restart(root, c.restart);

@@ -69,6 +69,7 @@ struct Op {
     std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
                              // invalidation says nothing about the SA's state now
     std::vector<std::uint8_t> candidates; // probe_exact: JoinStates still to try
+    std::optional<ClientInfo> leaver;     // del: the group's last_leaver when it was sent
 };
 
 struct Group {
@@ -79,6 +80,9 @@ struct Group {
     std::uint8_t create_scope = 0;
     SaKnowledge sa;
     bool warned_leak_hazard = false;
+    // Whose leave (or disconnect) last released a membership here: the Delete that follows is
+    // that client's doing, and its note says so (the log's per-uid rate limit counts it).
+    std::optional<ClientInfo> last_leaver;
     bool rejoin = false; // the SA may have lost our bits: re-set them when the port allows
     BitCounts count{};   // active members per bit
     JoinQueue queue;                          // joins waiting, in arrival order

@@ -136,6 +136,8 @@ Group &MemberBook::release(MembershipId id, bool tell) {
             m.done = nullptr;
     } else {
         s_.note_group(EngineNote::Kind::left, g, m.bits, m.client, {});
+        if (auto c = s_.clients.find(m.client); c != s_.clients.end())
+            g.last_leaver = c->second.info;
     }
     erase(id);
     return g;

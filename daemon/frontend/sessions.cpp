@@ -173,13 +173,13 @@ proto::Failure over_quota(std::string what, const char *quota, std::size_t limit
     return f;
 }
 
+} // namespace
+
 std::string user_name(uid_t uid) {
     passwd pw{}, *found = nullptr;
     char buf[1024];
     return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
 }
-
-} // namespace
 
 std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSession &s, const JoinRequest &req) const {
     const uid_t uid = s.who().who.uid;

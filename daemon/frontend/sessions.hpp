@@ -22,6 +22,9 @@
 
 namespace mcastd::frontend {
 
+// The passwd name of `uid` (getpwuid_r), "" when it has none: for listings and the log.
+std::string user_name(uid_t uid);
+
 struct Limits {
     std::size_t max_message_bytes = 65536;        // the socket's longest request
     std::size_t max_requests_in_flight = 64;      // joins waiting for the SA, per client

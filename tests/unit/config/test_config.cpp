@@ -73,6 +73,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.limits.max_requests_in_flight, 64u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 4096u);
     EXPECT_EQ(c.limits.max_clients, 1024u);
+    EXPECT_EQ(c.log_routine.burst, 50u);
+    EXPECT_EQ(c.log_routine.per_minute, 120u);
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.access.rules.empty());
@@ -109,7 +111,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
-          "max_clients", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
+          "max_clients", "log_routine_burst", "log_routine_per_minute", "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
           "prefix", "fabric", "hosts", "sa_budget"})
@@ -132,7 +134,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "monitor": {"portinfo_interval_ms": 100, "sminfo_interval_ms": 3600000,
                     "sminfo_timeout_ms": 60000, "audit_per_second": 0.05, "jitter_percent": 50},
         "limits": {"max_message_bytes": 1024, "max_requests_in_flight": 100000,
-                   "max_memberships_per_client": 10000000, "max_clients": 1},
+                   "max_memberships_per_client": 10000000, "max_clients": 1,
+                   "log_routine_burst": 10000, "log_routine_per_minute": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
                    "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
                               "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
@@ -186,6 +189,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_requests_in_flight, 100000u);
     EXPECT_EQ(c.limits.max_memberships_per_client, 10000000u);
     EXPECT_EQ(c.limits.max_clients, 1u);
+    EXPECT_EQ(c.log_routine.burst, 10000u);
+    EXPECT_EQ(c.log_routine.per_minute, 1u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
     ASSERT_EQ(c.access.rules.size(), 2u);
@@ -588,6 +593,14 @@ const Rejection kRejections[] = {
      "test.json: /limits/max_memberships_per_client: 10000001 out of range [1, 10000000]"},
     {"clients 0", R"({"limits":{"max_clients":0}})",
      "test.json: /limits/max_clients: 0 out of range [1, 100000]"},
+    {"routine burst 0", R"({"limits":{"log_routine_burst":0}})",
+     "test.json: /limits/log_routine_burst: 0 out of range [1, 10000]"},
+    {"routine burst beyond journald's", R"({"limits":{"log_routine_burst":10001}})",
+     "test.json: /limits/log_routine_burst: 10001 out of range [1, 10000]"},
+    {"routine rate 0", R"({"limits":{"log_routine_per_minute":0}})",
+     "test.json: /limits/log_routine_per_minute: 0 out of range [1, 20000]"},
+    {"routine rate as text", R"({"limits":{"log_routine_per_minute":"120"}})",
+     "test.json: /limits/log_routine_per_minute: expected an integer in [1, 20000], got \"120\""},
     {"uid -1", R"({"access":{"allow_uids":[1000,-1]}})",
      "test.json: /access/allow_uids/1: -1 out of range [0, 4294967294]"},
     {"gid 4294967295", R"({"access":{"allow_gids":[4294967295]}})",
