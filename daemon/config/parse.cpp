@@ -8,6 +8,7 @@
 
 #include "config.hpp"
 #include "config/readers.hpp"
+#include "common/device_name.hpp"
 #include "common/json_check.hpp"
 #include "common/port_name.hpp"
 #include "proto/join_decoder.hpp"
@@ -131,10 +132,12 @@ std::vector<std::string> read_ports(const ObjectReader &root) {
         const std::string_view name = json_check::check_string(v, ptr);
         const auto slash = name.find('/');
         const std::string_view device = name.substr(0, slash);
-        if (device.empty() || device.size() > proto::kMaxDeviceName)
+        if (device.empty())
             throw FieldError(ptr, json_check::describe_value(v) +
                                       " does not start with a device name (\"mlx5_0\" or "
                                       "\"mlx5_0/1\")");
+        if (auto why = device_name_problem(device))
+            throw FieldError(ptr, *why);
         if (slash != name.npos) {
             const std::string_view port = name.substr(slash + 1);
             unsigned n = 0;

@@ -178,7 +178,8 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     // As for the socket, from /proc: the access rules match the same path on both transports.
     who.cgroup = frontend::process_cgroup(who.who.pid);
     const char *comm = nullptr;
-    who.who.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
+    // Cleaned as the socket's peers' are (frontend/process_start.hpp): any byte but NUL may be in it.
+    who.who.comm = frontend::clean_comm(sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "");
     sd_bus_creds_unref(c);
 
     auto o = std::make_unique<Owner>();
