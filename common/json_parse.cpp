@@ -41,7 +41,7 @@ int hex_value(char c) {
     return -1;
 }
 
-void append_utf8(std::string &out, std::uint32_t cp) {
+void append_code_point(std::string &out, std::uint32_t cp) {
     if (cp < 0x80) {
         out += static_cast<char>(cp);
     } else if (cp < 0x800) {
@@ -57,35 +57,6 @@ void append_utf8(std::string &out, std::uint32_t cp) {
         out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
         out += static_cast<char>(0x80 | (cp & 0x3F));
     }
-}
-
-// At most `max` bytes of `s` as valid UTF-8 without control characters: bytes that are not
-// UTF-8 become U+FFFD, controls "\xNN". A syntax error quotes the input, which may be
-// anything, and the message goes into a JSON reply and a log line.
-std::string printable(std::string_view s, std::size_t max) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size();) {
-        if (out.size() >= max) {
-            out += "...";
-            break;
-        }
-        const auto c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = proto::utf8_sequence(s, i);
-        if (c < 0x20 || c == 0x7f) {
-            static constexpr char hex[] = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-            ++i;
-        } else if (n == 0) {
-            out += "\xEF\xBF\xBD";
-            ++i;
-        } else {
-            out.append(s.data() + i, n);
-            i += n;
-        }
-    }
-    return out;
 }
 
 class Parser {
@@ -113,8 +84,13 @@ private:
     std::string here() const {
         if (pos_ >= text_.size())
             return "end of input";
-        const std::size_t n = std::max<std::size_t>(1, proto::utf8_sequence(text_, pos_));
-        return "'" + printable(text_.substr(pos_, n), 8) + "'";
+        // The input may be anything, and the message goes into a JSON reply and a log line: a
+        // byte that is not UTF-8 becomes U+FFFD, a control character "\xNN".
+        const std::size_t n = std::max<std::size_t>(1, utf8_sequence(text_, pos_));
+        std::string out = "'";
+        mcastd::append_utf8(out, text_.substr(pos_, n), is_control,
+                    [](std::string &o, std::string_view seq) { o += escape_bytes(seq); });
+        return out + "'";
     }
 
     bool at(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
@@ -280,7 +256,7 @@ private:
             } else if (c < 0x20) {
                 fail("string", "control character " + here() + " must be escaped");
             } else {
-                const std::size_t n = proto::utf8_sequence(text_, pos_);
+                const std::size_t n = utf8_sequence(text_, pos_);
                 if (n == 0)
                     fail("string", "invalid UTF-8 byte " + here());
                 out.append(text_.data() + pos_, n);
@@ -320,7 +296,7 @@ private:
                 fail("string", "a high surrogate \\u escape without a low one after it");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        append_utf8(out, cp);
+        append_code_point(out, cp);
     }
 
     std::uint32_t hex4() {

@@ -87,16 +87,8 @@ std::optional<std::string> group_name_problem(std::string_view name) {
         return "is empty";
     if (name.size() > kMaxGroupName)
         return "is " + std::to_string(name.size()) + " bytes long, more than " + std::to_string(kMaxGroupName);
-    for (std::size_t i = 0; i < name.size();) {
-        const std::size_t n = proto::utf8_sequence(name, i);
-        if (n == 0)
-            return "is not UTF-8 (byte " + std::to_string(i) + ")";
-        const auto c = static_cast<unsigned char>(name[i]);
-        // C0 controls and DEL; C1 controls (U+0080..U+009F) are 0xC2 0x80..0x9F.
-        if (c < 0x20 || c == 0x7f || (c == 0xc2 && static_cast<unsigned char>(name[i + 1]) < 0xa0))
-            return "has a control character at byte " + std::to_string(i);
-        i += n;
-    }
+    if (auto why = text_problem(name))
+        return *why;
     return std::nullopt;
 }
 

@@ -26,9 +26,13 @@ namespace mcastd {
 Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_ptr<PortBackend> ports,
                std::string name)
     : loop_(loop), cfg_(std::move(cfg)), ports_(std::move(ports)) {
+    routine_ = std::make_unique<logging::RoutineLimiter>(loop_.timers(), cfg_.log_routine,
+                                                         [](const logging::FoldSummary &s) {
+                                                             logging::log_folded(s, frontend::user_name(s.uid));
+                                                         });
     service_ = std::make_unique<Service>(cfg_.engine, ports_->sa(), loop_.timers());
     ports_->open(*service_);
-    service_->add_observer(logging::membership_log(*service_));
+    service_->add_observer(logging::membership_log(*service_, *routine_));
     notifier_ = std::make_unique<runtime::Notifier>(loop_.timers(), [this] { return status_line(*service_); });
     service_->set_change_listener([this] { notifier_->changed(); });
 
@@ -91,6 +95,7 @@ Daemon::~Daemon() {
     ports_->quiesce();
     service_.reset();
     ports_.reset();
+    routine_->flush(); // what was folded until the very end, the leaves of a stop included
 }
 
 void Daemon::stop(const std::string &why) {
@@ -262,6 +267,7 @@ bool Daemon::reload(config::ConfigResult loaded) {
 
         spdlog::set_level(spdlog::level::from_str(next.log_level));
         sessions_->set_limits(next.limits);
+        routine_->set_limits(next.log_routine);
         if (!(next.access == cfg_.access))
             sessions_->set_policy(next.access); // flags what the new rules would refuse
         if (next.static_groups != cfg_.static_groups) {

@@ -6,7 +6,8 @@
 //   ports    PortBackend: the host's ports and the SA stack over libibumad (HostPorts)
 //   service  Service: the engine and what the daemon knows of each port, over ports' SA
 //            (then the ports are opened into it: discovery, polls, verbs events)
-//   log      the membership log (every engine note, with its journal fields)
+//   log      the membership log (every engine note, with its journal fields; the routine
+//            ones under a per-uid rate limit whose summaries outlive every other part)
 //   notifier sd_notify: STATUS= follows the service
 //   sessions the front door every client comes through (limits, access, monitor)
 //   socket   the Unix-socket transport on the configured or activated listener
@@ -23,6 +24,7 @@
 #include "config/config.hpp"
 #include "dbus/dbus_server.hpp"
 #include "frontend/sessions.hpp"
+#include "logging/routine_limiter.hpp"
 #include "port_backend.hpp"
 #include "restart/keeper.hpp"
 #include "runtime/event_loop.hpp"
@@ -67,6 +69,7 @@ public:
     Service &service() { return *service_; }
     frontend::Sessions &sessions() { return *sessions_; }
     server::SocketServer &socket_server() { return *server_; }
+    const logging::RoutineLimiter &routine_limiter() const { return *routine_; }
     std::size_t static_groups_held() const { return statics_ ? statics_->held() : 0; }
 
 private:
@@ -74,6 +77,9 @@ private:
     config::DaemonConfig cfg_; // what is in force
     bool stopping_ = false;
 
+    // Before the parts whose notes it counts: it outlives them, and its last summaries are
+    // written when they are gone.
+    std::unique_ptr<logging::RoutineLimiter> routine_;
     // In start order.
     std::unique_ptr<PortBackend> ports_;
     std::unique_ptr<Service> service_;

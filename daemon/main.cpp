@@ -15,6 +15,7 @@
 #include "host_ports.hpp"
 #include "logging/logging.hpp"
 #include "mcastd/version.hpp"
+#include "restart/state_file.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/signals.hpp"
 
@@ -117,6 +118,14 @@ int main(int argc, char **argv) {
         return 78; // EX_CONFIG
     }
     config::DaemonConfig cfg = std::get<config::DaemonConfig>(std::move(loaded));
+    // The restart state decides what the daemon deletes at the SA and which sessions it hands
+    // back: a directory someone else can write or swap is a configuration error.
+    if (!cfg.state_dir.empty())
+        if (auto why = restart::state_dir_problem(cfg.state_dir)) {
+            std::fprintf(stderr, "rdma-mcastd: %s: %s\n", args.state_dir ? "--state-dir" : "$RUNTIME_DIRECTORY",
+                         why->c_str());
+            return 78; // EX_CONFIG
+        }
     // Hosts that saw the same SM event must not all rejoin in the same millisecond.
     cfg.engine.seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
     const auto lvl = spdlog::level::from_str(cfg.log_level);

@@ -20,7 +20,7 @@ ReloadPlan plan_reload(const config::DaemonConfig &a, const config::DaemonConfig
         {"rejoin", ea.rejoin_jitter != eb.rejoin_jitter},
         {"monitor", !(a.host.monitor == b.host.monitor)},
         {"fabric", a.fabric != b.fabric},
-        {"limits", !(a.limits == b.limits)},
+        {"limits", !(a.limits == b.limits) || !(a.log_routine == b.log_routine)},
         {"access", !(a.access == b.access)},
         {"static_groups", a.static_groups != b.static_groups},
         {"dbus", a.dbus.enabled != b.dbus.enabled},

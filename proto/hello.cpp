@@ -3,6 +3,8 @@
 // result (the daemon's encoder, the client's decoder).
 #include "codec.hpp"
 
+#include "common/utf8.hpp"
+
 #include <algorithm>
 
 namespace mcastd::proto {
@@ -56,6 +58,9 @@ Hello decode_hello_request(const ObjectReader &in) {
     if (auto client = in.string("client")) {
         if (utf8_length(*client) > kMaxClientName)
             in.fail("client", "longer than " + std::to_string(kMaxClientName) + " characters");
+        // It goes into log lines as it is: the rule of group names (no control characters).
+        if (auto why = text_problem(*client))
+            in.fail("client", "the client name " + *why);
         h.client = *client;
     }
     if (in.has("resume"))

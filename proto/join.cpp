@@ -5,6 +5,7 @@
 #include "codec.hpp"
 #include "join_decoder.hpp"
 
+#include "common/device_name.hpp"
 #include "common/named_group.hpp"
 
 namespace mcastd::proto {
@@ -47,10 +48,8 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
     JoinRequest r;
 
     const auto device = in.required_string("device");
-    if (device.empty())
-        in.fail("device", "must not be empty");
-    if (device.size() > kMaxDeviceName)
-        in.fail("device", "longer than " + std::to_string(kMaxDeviceName) + " bytes");
+    if (auto why = device_name_problem(device))
+        in.fail("device", *why);
     r.device = device;
     r.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
 

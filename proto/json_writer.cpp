@@ -17,40 +17,29 @@ constexpr char kHex[] = "0123456789abcdef";
 
 void append_json_string(std::string &out, std::string_view s) {
     out += '"';
-    std::size_t run = 0; // start of the bytes not yet copied: copied in runs, not one by one
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-            ++i;
-            continue;
-        }
-        if (c >= 0x80) {
-            if (const std::size_t n = utf8_sequence(s, i)) {
-                i += n;
-                continue;
-            }
-        }
-        out.append(s.data() + run, i - run);
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-            if (c < 0x20) {
+    // A byte that is not UTF-8 becomes U+FFFD (one per byte); RFC 8259's escapes for the rest.
+    append_utf8(
+        out, s,
+        [](std::string_view seq) {
+            const auto c = static_cast<unsigned char>(seq[0]);
+            return seq.size() == 1 && (c < 0x20 || c == '"' || c == '\\');
+        },
+        [](std::string &o, std::string_view seq) {
+            const auto c = static_cast<unsigned char>(seq[0]);
+            switch (c) {
+            case '"': o += "\\\""; break;
+            case '\\': o += "\\\\"; break;
+            case '\n': o += "\\n"; break;
+            case '\r': o += "\\r"; break;
+            case '\t': o += "\\t"; break;
+            case '\b': o += "\\b"; break;
+            case '\f': o += "\\f"; break;
+            default: {
                 const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-                out.append(esc, sizeof esc);
-            } else {
-                out += "\xEF\xBF\xBD"; // U+FFFD REPLACEMENT CHARACTER, for one bad byte
+                o.append(esc, sizeof esc);
             }
-        }
-        run = ++i;
-    }
-    out.append(s.data() + run, s.size() - run);
+            }
+        });
     out += '"';
 }
 

@@ -36,8 +36,6 @@ inline constexpr std::size_t kMaxClientName = 64; // characters (UTF-8 code poin
 // A request `id` (and a leave's `join`) is below 2^53 so that every JSON implementation,
 // JavaScript's included, reads it exactly.
 inline constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 53) - 1;
-// Longest CA name a request may carry; the kernel's IB_DEVICE_NAME_MAX is 64 with the NUL.
-inline constexpr std::size_t kMaxDeviceName = 64;
 
 // An error as it travels: the domain error plus the protocol's extras.
 struct Failure {

@@ -28,6 +28,7 @@
 #include "policy/policy.hpp"
 #include "frontend/limits.hpp"
 #include "host_ports.hpp"
+#include "logging/routine_limiter.hpp"
 #include "sa/fabric_budget.hpp"
 
 namespace mcastd::config {
@@ -82,6 +83,7 @@ struct DaemonConfig {
     // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter; kept to report it.
     sa::FabricBudget fabric;
     frontend::Limits limits;
+    logging::RoutineLimits log_routine; // "limits.log_routine_burst", "limits.log_routine_per_minute"
     policy::Policy access;          // "access": allow lists, rules, quotas
     DbusConfig dbus;
     RestartConfig restart;

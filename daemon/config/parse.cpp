@@ -8,6 +8,7 @@
 
 #include "config.hpp"
 #include "config/readers.hpp"
+#include "common/device_name.hpp"
 #include "common/json_check.hpp"
 #include "common/port_name.hpp"
 #include "proto/join_decoder.hpp"
@@ -131,10 +132,12 @@ std::vector<std::string> read_ports(const ObjectReader &root) {
         const std::string_view name = json_check::check_string(v, ptr);
         const auto slash = name.find('/');
         const std::string_view device = name.substr(0, slash);
-        if (device.empty() || device.size() > proto::kMaxDeviceName)
+        if (device.empty())
             throw FieldError(ptr, json_check::describe_value(v) +
                                       " does not start with a device name (\"mlx5_0\" or "
                                       "\"mlx5_0/1\")");
+        if (auto why = device_name_problem(device))
+            throw FieldError(ptr, *why);
         if (slash != name.npos) {
             const std::string_view port = name.substr(slash + 1);
             unsigned n = 0;
@@ -313,14 +316,15 @@ void read_fabric(const ObjectReader &root, DaemonConfig &c) {
 }
 
 // config/README.md "limits" gives each default's reasoning (doc/architecture.md §12).
-void read_limits(const ObjectReader &root, frontend::Limits &limits) {
+void read_limits(const ObjectReader &root, frontend::Limits &limits, logging::RoutineLimits &log) {
     const auto in = section(root, "limits");
     if (!in)
         return;
     in->require_only({"max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
                       "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "max_clients",
                       "root_reserved_clients", "max_queued_bytes_total", "max_memberships", "max_clients_per_uid",
-                      "max_monitors_per_uid", "max_queued_bytes_per_uid"});
+                      "max_monitors_per_uid", "max_queued_bytes_per_uid", "log_routine_burst",
+                      "log_routine_per_minute"});
     constexpr std::uint64_t kGiB = 1u << 30;
     if (auto v = in->uint("max_message_bytes", 1024, proto::kMaxMessageBytes))
         limits.max_message_bytes = *v;
@@ -353,6 +357,13 @@ void read_limits(const ObjectReader &root, frontend::Limits &limits) {
         limits.max_monitors_per_uid = *v;
     if (auto v = in->uint("max_queued_bytes_per_uid", 256u << 10, 64 * kGiB))
         limits.max_queued_bytes_per_uid = *v;
+    // Routine membership lines per uid (logging/routine_limiter.hpp): at least one line, and
+    // at most what the journal's own default rate limit (10,000 per 30 s) would take from one
+    // uid in a burst; past that the per-uid limit would not protect anything.
+    if (auto v = in->uint("log_routine_burst", 1, 10000))
+        log.burst = *v;
+    if (auto v = in->uint("log_routine_per_minute", 1, 20000))
+        log.per_minute = *v;
 }
 
 void read_dbus(const ObjectReader &root, DbusConfig &dbus) {
@@ -410,7 +421,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
     read_fabric(root, c);
-    read_limits(root, c.limits);
+    read_limits(root, c.limits, c.log_routine);
     c.access = read_access(root);
     read_dbus(root, c.dbus);
     read_restart(root, c.restart);

@@ -70,6 +70,7 @@ struct Op {
     std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
                              // invalidation says nothing about the SA's state now
     std::vector<std::uint8_t> candidates; // probe_exact: JoinStates still to try
+    std::optional<ClientInfo> leaver;     // del: the group's releaser when it was sent
 };
 
 struct Group {
@@ -87,9 +88,11 @@ struct Group {
     std::optional<Op> op;
     Timers::Id retry_timer = 0;
     Duration backoff{0};
-    // The uid whose release last lowered what the group needs, until the group is in line with
-    // its members again: the Deletes that release causes are reported with it (delete meter).
-    std::optional<uid_t> releaser;
+    // Who last released a membership here (a leave, a withdrawn join whose Set went out, a
+    // client gone), until the group is in line with its members again: the Deletes that release
+    // causes are that client's doing. The delete meter charges its uid, and the Delete's note
+    // names it (the log's per-uid rate limit counts it).
+    std::optional<ClientInfo> releaser;
 
     std::uint8_t wanted() const { return wanted_bits(count); }
     bool busy() const { return op || retry_timer; }

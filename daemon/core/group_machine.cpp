@@ -234,12 +234,15 @@ void GroupMachine::reconcile(Group &g) {
         submit(g, op_of(Op::Kind::repair_set, step.bits),
                repair_set(g.port, g.sa.record, port.port_gid, step.bits));
         return;
-    case K::remove:
+    case K::remove: {
         if (g.releaser)
-            s_.delete_sent(*g.releaser);
-        submit(g, op_of(Op::Kind::del, step.bits),
+            s_.delete_sent(g.releaser->uid);
+        Op op = op_of(Op::Kind::del, step.bits);
+        op.leaver = g.releaser;
+        submit(g, std::move(op),
                SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.port_gid, step.bits), field::join_mask});
         return;
+    }
     case K::refresh:
         start_refresh(g);
         return;
@@ -637,7 +640,9 @@ void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
     }
     if (r.ok()) {
         g.sa.deleted(op.bits, r.record.join_state);
-        s_.note_group(EngineNote::Kind::sa_left, g, op.bits, 0, {});
+        EngineNote n{EngineNote::Kind::sa_left, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
+        n.client_info = op.leaver; // who made the Delete due, when a leave did
+        s_.note(std::move(n));
         // The port holds nothing here any more, so what the engine knew about the group may be
         // stale: a join queued behind the last Delete must see the SA afresh, and create the
         // group with its own parameters if it is gone. Lost members keep the last record they

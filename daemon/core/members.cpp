@@ -138,10 +138,10 @@ Group &MemberBook::release(MembershipId id, bool tell) {
         s_.note_group(EngineNote::Kind::left, g, m.bits, m.client, {});
     }
     // An active member's release lowers what the group needs; a withdrawn join whose Set went
-    // out leaves bits nobody needs. Either way a Delete may follow, and it is this uid's.
+    // out leaves bits nobody needs. Either way a Delete may follow, and it is this client's.
     if (m.state == MemberState::active || (m.state == MemberState::queued && m.sent))
         if (auto c = s_.clients.find(m.client); c != s_.clients.end())
-            g.releaser = c->second.info.uid;
+            g.releaser = c->second.info;
     erase(id);
     return g;
 }

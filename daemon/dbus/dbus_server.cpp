@@ -187,7 +187,8 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     // As for the socket, from /proc: the access rules match the same path on both transports.
     who.cgroup = frontend::process_cgroup(who.who.pid);
     const char *comm = nullptr;
-    who.who.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
+    // Cleaned as the socket's peers' are (frontend/process_start.hpp): any byte but NUL may be in it.
+    who.who.comm = frontend::clean_comm(sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "");
     sd_bus_creds_unref(c);
 
     auto o = std::make_unique<Owner>();
@@ -315,15 +316,15 @@ int DbusServer::get_membership(sd_bus *, const char *, const char *, const char 
     const Membership &mb = *static_cast<Membership *>(userdata);
     const std::string_view p = property;
     if (p == "Owner")
-        return sd_bus_message_append_basic(reply, 's', mb.owner.c_str());
+        return append_text(reply, mb.owner);
     if (p == "Device")
-        return sd_bus_message_append_basic(reply, 's', mb.device.c_str());
+        return append_text(reply, mb.device);
     if (p == "Port")
         return sd_bus_message_append_basic(reply, 'q', &mb.port);
     if (p == "State")
         return sd_bus_message_append_basic(reply, 's', mb.state.c_str());
     if (p == "Name")
-        return sd_bus_message_append_basic(reply, 's', mb.name.c_str());
+        return append_text(reply, mb.name);
     if (auto v = record_property(mb.record, p))
         return append_value(reply, *v);
     return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "no property %s", property);
@@ -348,7 +349,7 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     for (const auto &name : proto::changed_field_names(ev.changed))
         if (r >= 0) r = sd_bus_message_append_basic(sig, 's', name.c_str());
     if (r >= 0) r = sd_bus_message_close_container(sig);
-    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', reason.c_str());
+    if (r >= 0) r = append_text(sig, reason);
     if (r >= 0) r = sd_bus_send(bus_.get(), sig, nullptr);
     sd_bus_message_unref(sig);
     if (r < 0)
@@ -446,26 +447,7 @@ int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *
     const proto::ListResult list = list_view(server_of(userdata).sessions_.service());
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(sqsquasasa(tssuus))");
-    for (const auto &p : list.ports)
-        for (const auto &g : p.groups) {
-            const std::string mgid = format_gid(g.mgid);
-            if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsquasasa(tssuus)");
-            if (r >= 0) r = sd_bus_message_append(reply, "sqsqu", p.device.c_str(), std::uint16_t{p.port},
-                                                  mgid.c_str(), g.mlid, g.qkey);
-            if (r >= 0) r = append_join_state_names(reply, g.held);
-            if (r >= 0) r = append_join_state_names(reply, g.foreign);
-            if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(tssuus)");
-            for (const auto &mem : g.members)
-                if (r >= 0)
-                    r = sd_bus_message_append(reply, "(tssuus)", std::uint64_t{mem.membership},
-                                              join_state_name(mem.join_state).c_str(), mem.state.c_str(),
-                                              static_cast<std::uint32_t>(mem.pid), static_cast<std::uint32_t>(mem.uid),
-                                              mem.comm.c_str());
-            if (r >= 0) r = sd_bus_message_close_container(reply);
-            if (r >= 0) r = sd_bus_message_close_container(reply);
-        }
-    if (r >= 0) r = sd_bus_message_close_container(reply);
+    if (r >= 0) r = append_groups(reply, list);
     if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
     sd_bus_message_unref(reply);
     return r < 0 ? r : 1;
@@ -476,9 +458,10 @@ int DbusServer::get_ports(sd_bus *, const char *, const char *, const char *, sd
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
     for (const auto &p : server_of(userdata).sessions_.service().port_views()) {
         const std::string gid = format_gid(p.port_gid);
-        if (r >= 0)
-            r = sd_bus_message_append(reply, "(sqsb)", p.device.c_str(), std::uint16_t{p.port}, gid.c_str(),
-                                      static_cast<int>(p.active));
+        if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsb");
+        if (r >= 0) r = append_text(reply, p.device);
+        if (r >= 0) r = sd_bus_message_append(reply, "qsb", std::uint16_t{p.port}, gid.c_str(), static_cast<int>(p.active));
+        if (r >= 0) r = sd_bus_message_close_container(reply);
     }
     if (r >= 0) r = sd_bus_message_close_container(reply);
     return r;

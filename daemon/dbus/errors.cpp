@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/errors.hpp"
 
+#include "common/utf8.hpp"
+
 #include <cerrno>
 #include <cstddef>
 
@@ -52,7 +54,8 @@ const sd_bus_error_map *error_map() {
 }
 
 int reply_error(sd_bus_message *call, const Error &error) {
-    return sd_bus_reply_method_errorf(call, error_name(error.code), "%s", error.message.c_str());
+    // The message may quote what a client sent: sd-bus would refuse it if it were not UTF-8.
+    return sd_bus_reply_method_errorf(call, error_name(error.code), "%s", valid_utf8(error.message).c_str());
 }
 
 } // namespace mcastd::dbus

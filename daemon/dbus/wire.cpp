@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/wire.hpp"
 
+#include "common/utf8.hpp"
+
 namespace mcastd::dbus {
 
 namespace {
@@ -30,11 +32,15 @@ int read_basic(sd_bus_message *m, char t, OptionValue &out) {
 
 } // namespace
 
+int append_text(sd_bus_message *m, std::string_view s) {
+    return sd_bus_message_append_basic(m, 's', valid_utf8(s).c_str());
+}
+
 int append_value(sd_bus_message *m, const Value &v) {
     return std::visit(
         [m, &v](const auto &x) {
             if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::string>)
-                return sd_bus_message_append_basic(m, 's', x.c_str());
+                return append_text(m, x);
             else
                 return sd_bus_message_append_basic(m, type_of(v), &x);
         },
@@ -62,6 +68,33 @@ int append_join_state_names(sd_bus_message *m, std::uint8_t bits) {
     for (std::uint8_t bit = 1; r >= 0 && bit <= join::send_only_full; bit = static_cast<std::uint8_t>(bit << 1))
         if (bits & bit)
             r = sd_bus_message_append_basic(m, 's', join_state_name(bit).c_str());
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int append_groups(sd_bus_message *m, const proto::ListResult &list) {
+    int r = sd_bus_message_open_container(m, 'a', "(sqsquasasa(tssuus))");
+    for (const auto &p : list.ports)
+        for (const auto &g : p.groups) {
+            const std::string mgid = format_gid(g.mgid);
+            if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sqsquasasa(tssuus)");
+            if (r >= 0) r = append_text(m, p.device);
+            if (r >= 0) r = sd_bus_message_append(m, "qsqu", std::uint16_t{p.port}, mgid.c_str(), g.mlid, g.qkey);
+            if (r >= 0) r = append_join_state_names(m, g.held);
+            if (r >= 0) r = append_join_state_names(m, g.foreign);
+            if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(tssuus)");
+            for (const auto &mem : g.members) {
+                if (r >= 0) r = sd_bus_message_open_container(m, 'r', "tssuus");
+                if (r >= 0) r = sd_bus_message_append(m, "tssuu", std::uint64_t{mem.membership},
+                                                      join_state_name(mem.join_state).c_str(), mem.state.c_str(),
+                                                      static_cast<std::uint32_t>(mem.pid),
+                                                      static_cast<std::uint32_t>(mem.uid));
+                if (r >= 0) r = append_text(m, mem.comm);
+                if (r >= 0) r = sd_bus_message_close_container(m);
+            }
+            if (r >= 0) r = sd_bus_message_close_container(m);
+            if (r >= 0) r = sd_bus_message_close_container(m);
+        }
     if (r >= 0) r = sd_bus_message_close_container(m);
     return r;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "frontend/process_start.hpp"
 
+#include "common/utf8.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -43,6 +45,16 @@ std::string process_cgroup(pid_t pid) {
             v1 = line.substr(at + 14);
     }
     return v1;
+}
+
+std::string clean_comm(std::string_view comm) { return comm.empty() ? "?" : printable_utf8(comm); }
+
+std::string process_comm(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+    std::string comm;
+    if (pid <= 0 || !in || !std::getline(in, comm))
+        return "?";
+    return clean_comm(comm);
 }
 
 bool process_alive(pid_t pid, std::uint64_t start_time) {

@@ -33,13 +33,13 @@ bool same_secret(const std::string &a, const std::string &b) {
     return diff == 0;
 }
 
+} // namespace
+
 std::string user_name(uid_t uid) {
     passwd pw{}, *found = nullptr;
     char buf[1024];
     return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
 }
-
-} // namespace
 
 Sessions::Sessions(Service &service, Timers &timers, std::string daemon_name, Limits limits, policy::Policy policy)
     : service_(service), daemon_name_(std::move(daemon_name)), limits_(limits), policy_(std::move(policy)),

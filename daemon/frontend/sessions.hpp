@@ -26,6 +26,9 @@
 
 namespace mcastd::frontend {
 
+// The passwd name of `uid` (getpwuid_r), "" when it has none: for listings and the log.
+std::string user_name(uid_t uid);
+
 class Sessions {
 public:
     // `daemon_name` is what hello and status say ("rdma-mcastd 0.1.0"); `timers` is the clock of

@@ -7,6 +7,7 @@
 
 #include "common/json_check.hpp"
 #include "common/named_group.hpp"
+#include "common/utf8.hpp"
 #include "proto/json_writer.hpp"
 #include "proto/protocol.hpp"
 
@@ -200,7 +201,8 @@ SavedSession read_session(const ObjectReader &in) {
                 json_check::check_uint(g, json_check::pointer_to(in.pointer("groups"), i++), 0, UINT32_MAX)));
     }
     s.cgroup = in.string("cgroup").value_or("");
-    s.who.comm = in.required_string("comm");
+    // Cleaned as when it was read from /proc: an older daemon saved it as it was.
+    s.who.comm = printable_utf8(in.required_string("comm"));
     s.start_time = in.required_uint("start_time", 0, UINT64_MAX);
     s.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
     s.monitor = in.boolean("monitor").value_or(false);

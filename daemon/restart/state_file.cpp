@@ -6,16 +6,27 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <stdexcept>
 #include <variant>
+#include <vector>
 
 namespace mcastd::restart {
 
 namespace {
 
-std::string errno_text(const std::string &what, int err) { return what + ": " + std::strerror(err); }
+namespace fs = std::filesystem;
+
+constexpr const char *kState = "state.json";
+constexpr const char *kTemporary = "state.json.tmp";
+constexpr const char *kSets = "state.sets";
+
+std::string errno_text(const std::string &what, int err) {
+    // ELOOP from O_NOFOLLOW: "Too many levels of symbolic links" would say the wrong thing.
+    return what + ": " + (err == ELOOP ? std::string("it is a symbolic link, which is not followed") : std::strerror(err));
+}
 
 // write(2) until all of `text` is out; 0 or the errno.
 int write_all(int fd, std::string_view text) {
@@ -29,6 +40,61 @@ int write_all(int fd, std::string_view text) {
     return 0;
 }
 
+// "state directory /run/x (owner uid 1001, mode 0775)"
+std::string described(const fs::path &dir, const struct stat &st) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return "state directory " + dir.string() + " (owner uid " + std::to_string(st.st_uid) + ", mode " + mode + ")";
+}
+
+// Opens `dir` as the state directory of a daemon running as `owner`: the descriptor, or -1 with
+// `why` saying what is wrong.
+int open_dir(const fs::path &dir, uid_t owner, std::string &why) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st{};
+    if (fd < 0) {
+        const int err = errno;
+        if (::lstat(dir.c_str(), &st) != 0) {
+            why = "state directory " + dir.string() +
+                  (errno == ENOENT ? std::string(" does not exist") : ": " + std::string(std::strerror(errno)));
+            return -1;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            std::error_code ec;
+            const fs::path target = fs::read_symlink(dir, ec);
+            why = described(dir, st) + " is a symbolic link" + (ec ? "" : " to " + target.string()) +
+                  ", not a directory: it is not followed (name the directory itself)";
+        } else if (!S_ISDIR(st.st_mode)) {
+            why = described(dir, st) + " is not a directory";
+        } else {
+            why = described(dir, st) + " cannot be opened: " + std::strerror(err);
+        }
+        return -1;
+    }
+    if (::fstat(fd, &st) != 0) {
+        why = "state directory " + dir.string() + ": fstat: " + std::strerror(errno);
+        ::close(fd);
+        return -1;
+    }
+    std::vector<std::string> wrong;
+    if (st.st_uid != owner)
+        wrong.push_back("is owned by uid " + std::to_string(st.st_uid) + ", not by the daemon's uid " +
+                        std::to_string(owner));
+    if ((st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH))
+        wrong.emplace_back("is writable by its group and by others");
+    else if (st.st_mode & S_IWGRP)
+        wrong.emplace_back("is writable by its group");
+    else if (st.st_mode & S_IWOTH)
+        wrong.emplace_back("is writable by others");
+    if (wrong.empty())
+        return fd;
+    ::close(fd);
+    why = described(dir, st) + " " + wrong[0] + (wrong.size() > 1 ? ", and " + wrong[1].substr(3) : std::string()) +
+          ": whoever can write there decides which memberships the daemon deletes at the SA and which sessions it "
+          "hands back; use a directory owned by uid " + std::to_string(owner) + " that nobody else may write";
+    return -1;
+}
+
 } // namespace
 
 std::string current_boot_id() {
@@ -38,24 +104,74 @@ std::string current_boot_id() {
     return id;
 }
 
-StateFile::StateFile(std::filesystem::path dir)
-    : dir_(std::move(dir)), path_(dir_ / "state.json"), sets_path_(dir_ / "state.sets") {}
+std::optional<std::string> state_dir_problem(const fs::path &dir, uid_t owner) {
+    std::string why;
+    const int fd = open_dir(dir, owner, why);
+    if (fd < 0)
+        return why;
+    ::close(fd);
+    return std::nullopt;
+}
+
+struct StateFile::Dir {
+    int fd = -1;
+    ~Dir() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+StateFile::StateFile(fs::path dir, uid_t owner)
+    : dir_(std::move(dir)), path_(dir_ / kState), sets_path_(dir_ / kSets) {
+    auto d = std::make_shared<Dir>();
+    std::string why;
+    d->fd = open_dir(dir_, owner, why);
+    if (d->fd < 0)
+        throw std::runtime_error(why);
+    fd_ = std::move(d);
+}
+
+int StateFile::dir_fd() const { return fd_->fd; }
 
 namespace {
 
-std::optional<std::string> read_whole(const std::filesystem::path &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return std::move(text).str();
+// A file of the state directory, read whole: its text, or why it cannot be used (`problem`),
+// or neither when there is no such file.
+struct Read {
+    std::optional<std::string> text;
+    std::string problem;
+};
+
+Read read_file(int dir, const char *name) {
+    // O_NONBLOCK: a FIFO planted there must not hang the start.
+    const int fd = ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return {};
+        return {std::nullopt, errno == ELOOP ? "it is a symbolic link, which is not followed" : std::strerror(errno)};
+    }
+    Read out;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        out.problem = "it is not a regular file";
+    } else {
+        std::string text;
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+            if (n > 0)
+                text.append(buf, static_cast<std::size_t>(n));
+        if (n < 0)
+            out.problem = std::string("read: ") + std::strerror(errno);
+        else
+            out.text = std::move(text);
+    }
+    ::close(fd);
+    return out;
 }
 
-void move_aside(const std::filesystem::path &path) { // to PATH.rejected
-    std::error_code ec;
-    std::filesystem::rename(path, path.string() + ".rejected", ec);
-}
+// To NAME.rejected. rename(2) replaces whatever is there without following it.
+void move_aside(int dir, const char *name) { ::renameat(dir, name, dir, (std::string(name) + ".rejected").c_str()); }
 
 // Why a decoded file (the state or the sets log) cannot be used, or "": it could not be
 // decoded, or it was written during another boot than `boot_id` (empty: not checked).
@@ -72,24 +188,30 @@ template <class T> std::string distrust(const std::variant<T, std::string> &deco
 
 StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     Loaded out;
-    if (const auto text = read_whole(path_)) {
-        auto decoded = decode(*text);
+    const int dir = dir_fd();
+    Read state = read_file(dir, kState);
+    if (state.text) {
+        auto decoded = decode(*state.text);
         out.set_aside = distrust(decoded, boot_id);
         if (out.set_aside.empty())
             out.state = std::move(std::get<SavedState>(decoded));
-        else
-            move_aside(path_);
+    } else {
+        out.set_aside = std::move(state.problem);
     } // no file: a first start, a stop for good before this one, or a crash before the first write
+    if (!out.set_aside.empty())
+        move_aside(dir, kState);
 
-    const auto text = read_whole(sets_path_);
-    if (!text)
+    Read sets = read_file(dir, kSets);
+    if (!sets.text && sets.problem.empty())
         return out;
-    auto decoded = decode_sets(*text);
+    std::variant<SetsLog, std::string> decoded = sets.problem;
+    if (sets.text)
+        decoded = decode_sets(*sets.text);
     out.sets_set_aside = distrust(decoded, boot_id);
     if (out.sets_set_aside.empty() && !out.set_aside.empty())
         out.sets_set_aside = "its state file was set aside";
     if (!out.sets_set_aside.empty()) {
-        move_aside(sets_path_);
+        move_aside(dir, kSets);
         return out;
     }
     SetsLog &log = std::get<SetsLog>(decoded);
@@ -105,8 +227,19 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
 }
 
 std::optional<std::string> StateFile::write(const SavedState &state) const {
-    const std::string tmp = path_.string() + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int dir = dir_fd();
+    const std::string tmp = (dir_ / kTemporary).string();
+    constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = ::openat(dir, kTemporary, kCreate, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        // A temporary a crash left behind is replaced; a symbolic link is refused. O_EXCL also
+        // keeps the write from going through a hard link to another file.
+        struct stat st{};
+        if (::fstatat(dir, kTemporary, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            return errno_text("create " + tmp, ELOOP);
+        ::unlinkat(dir, kTemporary, 0);
+        fd = ::openat(dir, kTemporary, kCreate, 0600);
+    }
     if (fd < 0)
         return errno_text("create " + tmp, errno);
     int err = 0;
@@ -119,25 +252,30 @@ std::optional<std::string> StateFile::write(const SavedState &state) const {
     if (::close(fd) < 0 && !err)
         err = errno;
     if (err) {
-        ::unlink(tmp.c_str());
+        ::unlinkat(dir, kTemporary, 0);
         return errno_text("write " + tmp, err);
     }
-    if (::rename(tmp.c_str(), path_.c_str()) < 0) {
+    // Replaces whatever is at state.json, a symbolic link included, without following it.
+    if (::renameat(dir, kTemporary, dir, kState) < 0) {
         err = errno;
-        ::unlink(tmp.c_str());
+        ::unlinkat(dir, kTemporary, 0);
         return errno_text("replace " + path_.string(), err);
     }
-    ::unlink(sets_path_.c_str()); // covered now; one left behind would only add uncertain bits
+    ::unlinkat(dir, kSets, 0); // covered now; one left behind would only add uncertain bits
     return std::nullopt;
 }
 
 std::optional<std::string> StateFile::append(std::string_view header, std::span<const SavedSet> sets) const {
-    const int fd = ::open(sets_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    const int fd = ::openat(dir_fd(), kSets, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return errno_text("open " + sets_path_.string(), errno);
     struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        ::close(fd);
+        return "open " + sets_path_.string() + ": it is not a regular file of its own (a FIFO, a device, a hard link)";
+    }
     std::string text;
-    if (::fstat(fd, &st) == 0 && st.st_size == 0)
+    if (st.st_size == 0)
         text = header;
     for (const SavedSet &s : sets)
         text += encode_set(s);
@@ -148,9 +286,8 @@ std::optional<std::string> StateFile::append(std::string_view header, std::span<
 }
 
 void StateFile::remove() const {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-    std::filesystem::remove(sets_path_, ec);
+    ::unlinkat(dir_fd(), kState, 0);
+    ::unlinkat(dir_fd(), kSets, 0);
 }
 
 } // namespace mcastd::restart

@@ -10,13 +10,26 @@
 // them. The state file's writes are paced; the log's are not, so every bit the daemon may have
 // set is on disk before the SA can answer the Set that carries it.
 //
-// A file that cannot be trusted (torn, not JSON, another format, another boot) is renamed to
-// `state.json.rejected` (`state.sets.rejected`) for whoever wants to look, named in the log by
-// the caller, and never used; a sets log goes with its state file. Nothing here is fatal:
-// without a state file the daemon starts as if for the first time.
+// A file that cannot be trusted (torn, not JSON, another format, another boot, a symbolic link
+// or anything but a regular file) is renamed to `state.json.rejected` (`state.sets.rejected`)
+// for whoever wants to look, named in the log by the caller, and never used; a sets log goes
+// with its state file. Nothing here is fatal: without a state file the daemon starts as if for
+// the first time.
+//
+// The state decides which bits the daemon deletes at the SA and which sessions (tokens
+// included) it re-creates, so the directory must be the daemon's alone: a directory (not a
+// symbolic link to one), owned by the daemon's effective uid, writable by nobody else. It is
+// checked when the StateFile is made, and then used through the descriptor opened for the check
+// (openat(2) and friends), so what is checked is what is used. Every file in it is opened with
+// O_NOFOLLOW | O_CLOEXEC: a symbolic link planted there is refused, named in the error, never
+// followed; renames replace what is at their target without following it either.
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,9 +43,17 @@ namespace mcastd::restart {
 // /proc/sys/kernel/random/boot_id, or "" when it cannot be read.
 std::string current_boot_id();
 
+// Why `dir` cannot be the state directory of a daemon running as `owner`, as a sentence naming
+// the directory, its owner and mode and what is wrong ("state directory /run/x (owner uid 1001,
+// mode 0775) is owned by uid 1001, not by the daemon's uid 0, and writable by its group"), or
+// nullopt. The daemon refuses to start on it (main.cpp, exit 78).
+std::optional<std::string> state_dir_problem(const std::filesystem::path &dir, uid_t owner = ::geteuid());
+
 class StateFile {
 public:
-    explicit StateFile(std::filesystem::path dir);
+    // Opens the state directory `dir`. Throws std::runtime_error with state_dir_problem()'s
+    // sentence when it cannot be trusted.
+    explicit StateFile(std::filesystem::path dir, uid_t owner = ::geteuid());
 
     const std::filesystem::path &path() const { return path_; }
 
@@ -59,9 +80,13 @@ public:
     void remove() const;
 
 private:
+    struct Dir; // the directory's descriptor, shared by copies
     std::filesystem::path dir_;
     std::filesystem::path path_;
     std::filesystem::path sets_path_;
+    std::shared_ptr<const Dir> fd_;
+
+    int dir_fd() const;
 };
 
 } // namespace mcastd::restart

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <fstream>
 #include <system_error>
 
 namespace mcastd::server {
@@ -36,9 +35,7 @@ frontend::Credentials read_peer(int fd) {
     }
 
     c.cgroup = frontend::process_cgroup(c.who.pid);
-    std::ifstream comm("/proc/" + std::to_string(c.who.pid) + "/comm");
-    if (!comm || !std::getline(comm, c.who.comm) || c.who.comm.empty())
-        c.who.comm = "?";
+    c.who.comm = frontend::process_comm(c.who.pid);
     return c;
 }
 

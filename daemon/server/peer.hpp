@@ -6,8 +6,8 @@
 
 namespace mcastd::server {
 
-// Reads SO_PEERCRED, SO_PEERGROUPS and the process name (/proc/<pid>/comm; "?" if
-// unreadable). Throws std::system_error only when SO_PEERCRED itself fails; the rest is best
+// Reads SO_PEERCRED, SO_PEERGROUPS and the process name (frontend::process_comm(): cleaned,
+// "?" if unreadable). Throws std::system_error only when SO_PEERCRED itself fails; the rest is best
 // effort.
 frontend::Credentials read_peer(int fd);
 

@@ -316,9 +316,13 @@ int main(int argc, char **argv) {
     try {
         runtime::EventLoop loop;
         HostPorts host(loop, cfg);
+        // As the daemon's: routine lines under the default per-uid rate limit.
+        logging::RoutineLimiter routine(loop.timers(), {}, [](const logging::FoldSummary &s) {
+            logging::log_folded(s, {});
+        });
         Service svc(engine, host.sa(), loop.timers());
         host.open(svc);
-        svc.add_observer(logging::membership_log(svc));
+        svc.add_observer(logging::membership_log(svc, routine));
         Driver driver(svc, host);
         std::string buffer;
         auto in = loop.watch_io(STDIN_FILENO, EPOLLIN, [&](std::uint32_t) {

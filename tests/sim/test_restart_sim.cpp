@@ -304,8 +304,13 @@ TEST_F(RestartSim, AnotherHostsStateIsNotAdopted) {
     EXPECT_EQ(fabric.sa_join_state(G("ff15:e::32"), fabric.port_gid("H2")), 0x1);
 }
 
-TEST_F(RestartSim, AMissingStateDirectoryIsNamedAndTheDaemonServes) {
-    auto d = start(R"({})", "H2", fabric.scratch() / "no-such-dir");
+// A missing state directory stops the start (exit 78, tests/unit/daemon/test_main.cpp); one that
+// goes away while the daemon runs fails each write, named, and the daemon serves on.
+TEST_F(RestartSim, AStateDirectoryThatGoesAwayIsNamedAndTheDaemonServes) {
+    const auto dir = fabric.scratch() / "no-such-dir";
+    std::filesystem::create_directories(dir);
+    auto d = start(R"({})", "H2", dir);
+    std::filesystem::remove_all(dir);
     Holder h;
     h.hello(d->socket(), false);
     h.join("ff15:e::41");

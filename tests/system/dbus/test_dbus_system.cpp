@@ -158,6 +158,31 @@ TEST_F(DbusSystem, OwnerJoinsAndLeavesAndTheSaFollows) {
     EXPECT_NE(busctl({"introspect", "org.rdmamcast1", path}).exit_code, 0) << "the object is gone";
 }
 
+// A process names itself (its executable's file name, prctl), and a name that is not UTF-8
+// would make sd-bus refuse the whole ListGroups reply: one such member broke it for everyone.
+TEST_F(DbusSystem, AMemberWhoseNameIsNotUtf8DoesNotBreakListGroups) {
+    Daemon d(fabric, "H2");
+    const auto odd = fabric.scratch() / "\xff\xfe"; // comm is the name exec'd, a symlink's own
+    std::filesystem::create_symlink(MCASTD_CTL, odd);
+    clients_.push_back(std::make_unique<Process>(Process::Options{
+        .argv = {odd.string(), "--socket", d.socket().string(), "join", "--device", "ibsim0", "--port", "1", "--mgid",
+                 "ff15:db::30", "--hold"},
+        .cwd = fabric.scratch()}));
+    ASSERT_TRUE(clients_.back()->read_line(20s)) << clients_.back()->stderr_text();
+    // And a D-Bus caller of such a name (the bus's credentials give it escaped already).
+    const auto odd_bus = fabric.scratch() / "\xfe\xff";
+    std::filesystem::create_symlink(MCASTD_DBUS_CLIENT, odd_bus);
+    Process &c = client({odd_bus.string()});
+    ASSERT_FALSE(path_of(ask(c, "join ibsim0 1 ff15:db::31 full")).empty());
+
+    auto r = busctl({"call", "--json=short", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                     "ListGroups"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("ff15:db::30"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ff15:db::31"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"\xEF\xBF\xBD\xEF\xBF\xBD\""), std::string::npos) << "the socket member's comm: " << r.out;
+}
+
 TEST_F(DbusSystem, OnlyTheOwnerMayLeave) {
     Daemon d(fabric, "H2");
     Process &owner = client();

@@ -82,6 +82,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.limits.max_clients_per_uid, 256u);
     EXPECT_EQ(c.limits.max_monitors_per_uid, 4u);
     EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 8u << 20);
+    EXPECT_EQ(c.log_routine.burst, 50u);
+    EXPECT_EQ(c.log_routine.per_minute, 120u);
     EXPECT_TRUE(c.access.allow_uids.empty());
     EXPECT_TRUE(c.access.allow_gids.empty());
     EXPECT_TRUE(c.access.rules.empty());
@@ -120,7 +122,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
           "max_clients", "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "root_reserved_clients",
           "max_queued_bytes_total", "max_memberships", "max_clients_per_uid", "max_monitors_per_uid",
-          "max_queued_bytes_per_uid", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
+          "max_queued_bytes_per_uid", "log_routine_burst", "log_routine_per_minute", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
           "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
@@ -155,7 +157,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                    "max_memberships_per_client": 10000000, "max_clients": 1,
                    "max_queued_bytes": 262144, "max_monitor_queued_bytes": 4096, "hello_timeout_ms": 100,
                    "root_reserved_clients": 0, "max_queued_bytes_total": 1048576, "max_memberships": 1,
-                   "max_clients_per_uid": 100000, "max_monitors_per_uid": 0, "max_queued_bytes_per_uid": 262144},
+                   "max_clients_per_uid": 100000, "max_monitors_per_uid": 0, "max_queued_bytes_per_uid": 262144,
+                   "log_routine_burst": 10000, "log_routine_per_minute": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
                    "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
                               "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
@@ -219,6 +222,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_clients_per_uid, 100000u);
     EXPECT_EQ(c.limits.max_monitors_per_uid, 0u);
     EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 262144u);
+    EXPECT_EQ(c.log_routine.burst, 10000u);
+    EXPECT_EQ(c.log_routine.per_minute, 1u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
     EXPECT_EQ(c.access.allow_gids, (std::vector<gid_t>{27}));
     ASSERT_EQ(c.access.rules.size(), 2u);
@@ -646,6 +651,14 @@ const Rejection kRejections[] = {
      "test.json: /limits/max_memberships_per_client: 10000001 out of range [1, 10000000]"},
     {"clients 0", R"({"limits":{"max_clients":0}})",
      "test.json: /limits/max_clients: 0 out of range [1, 100000]"},
+    {"routine burst 0", R"({"limits":{"log_routine_burst":0}})",
+     "test.json: /limits/log_routine_burst: 0 out of range [1, 10000]"},
+    {"routine burst beyond journald's", R"({"limits":{"log_routine_burst":10001}})",
+     "test.json: /limits/log_routine_burst: 10001 out of range [1, 10000]"},
+    {"routine rate 0", R"({"limits":{"log_routine_per_minute":0}})",
+     "test.json: /limits/log_routine_per_minute: 0 out of range [1, 20000]"},
+    {"routine rate as text", R"({"limits":{"log_routine_per_minute":"120"}})",
+     "test.json: /limits/log_routine_per_minute: expected an integer in [1, 20000], got \"120\""},
     {"uid -1", R"({"access":{"allow_uids":[1000,-1]}})",
      "test.json: /access/allow_uids/1: -1 out of range [0, 4294967294]"},
     {"gid 4294967295", R"({"access":{"allow_gids":[4294967295]}})",
@@ -668,6 +681,16 @@ const Rejection kRejections[] = {
      "test.json: /ports/0: \"\" does not start with a device name (\"mlx5_0\" or \"mlx5_0/1\")"},
     {"port without device", R"({"ports":["/1"]})",
      "test.json: /ports/0: \"/1\" does not start with a device name..."},
+    {"port device not a device name", R"({"ports":["mlx5 0/1"]})",
+     "test.json: /ports/0: \"mlx5 0\" is not an RDMA device name: byte 4 is not printable ASCII..."},
+    {"port device with a control character", R"({"ports":["mlx5\u001b"]})",
+     "test.json: /ports/0: \"mlx5\\x1b\" is not an RDMA device name..."},
+    {"static group device with a control character",
+     R"({"static_groups":[{"device":"mlx5_0\n","port":1,"mgid":"ff15::1"}]})",
+     "test.json: /static_groups/0/device: \"mlx5_0\\x0a\" is not an RDMA device name..."},
+    {"static group device too long",
+     R"({"static_groups":[{"device":")" + std::string(64, 'd') + R"(","port":1,"mgid":"ff15::1"}]})",
+     "test.json: /static_groups/0/device: \"" + std::string(64, 'd') + "\" is not an RDMA device name: it is 64 bytes long..."},
     {"port number 0", R"({"ports":["mlx5_0/0"]})",
      "test.json: /ports/0: \"mlx5_0/0\": the port after '/' must be a number in [1, 254]"},
     {"port number 255", R"({"ports":["mlx5_0/255"]})",

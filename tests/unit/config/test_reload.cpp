@@ -24,6 +24,9 @@ TEST(PlanReload, TheSameFileChangesNothing) {
     const ReloadPlan p = plan_reload(a, b);
     EXPECT_TRUE(p.live.empty());
     EXPECT_TRUE(p.restart.empty());
+    // The journal's per-uid limit is under "limits" too, and live.
+    EXPECT_EQ(plan_reload(parse("{}"), parse(R"({"limits":{"log_routine_per_minute":60}})")).live,
+              Strings{"limits"});
 }
 
 TEST(PlanReload, LiveKeys) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The engine's notes carry who the client is, even when the client is already gone.
+// The engine's notes carry who the client is, even when the client is already gone; a Delete's
+// note names the client whose leave made it due; a port's warning names nobody.
 #include "engine_fixture.hpp"
 
 namespace mcastd::test {
@@ -54,7 +55,9 @@ TEST_F(EngineNotes, LeftOfAClientThatWentAwayStillNamesIt) {
     EXPECT_EQ(left->client_info->comm, "other");
 }
 
-TEST_F(EngineNotes, NotesAboutNoClientCarryNoClientInfo) {
+// The Delete is the leaver's doing: its note names that client (the log's per-uid rate limit
+// counts it), though the client is gone by the time the SA answers.
+TEST_F(EngineNotes, ADeleteNamesTheClientWhoseLeaveMadeItDue) {
     auto j = join(client, request(kGroup, join::full));
     settle();
     ASSERT_TRUE(j->ok());
@@ -62,8 +65,36 @@ TEST_F(EngineNotes, NotesAboutNoClientCarryNoClientInfo) {
     settle();
     const EngineNote *deleted = last(EngineNote::Kind::sa_left);
     ASSERT_TRUE(deleted);
-    EXPECT_EQ(deleted->client, 0u);
-    EXPECT_FALSE(deleted->client_info);
+    EXPECT_EQ(deleted->client, 0u) << "the client is gone: no id to look up";
+    ASSERT_TRUE(deleted->client_info);
+    EXPECT_EQ(deleted->client_info->pid, 100);
+    EXPECT_EQ(deleted->client_info->uid, 1000u);
+}
+
+TEST_F(EngineNotes, TheLastLeaverIsTheOneNamed) {
+    MembershipId a = 0, b = 0;
+    join(client, request(kGroup, join::full), &a);
+    join(other, request(kGroup, join::full), &b);
+    settle();
+    ASSERT_FALSE(engine.leave(client, a));
+    settle();
+    EXPECT_FALSE(last(EngineNote::Kind::sa_left)) << "other still holds the bit";
+    ASSERT_FALSE(engine.leave(other, b));
+    settle();
+    const EngineNote *deleted = last(EngineNote::Kind::sa_left);
+    ASSERT_TRUE(deleted && deleted->client_info);
+    EXPECT_EQ(deleted->client_info->uid, 1001u);
+}
+
+TEST_F(EngineNotes, NotesAboutNoClientCarryNoClientInfo) {
+    join(client, request(kGroup, join::full));
+    settle();
+    engine.invalidate_port(port, "test");
+    settle();
+    const EngineNote *warning = last(EngineNote::Kind::warning);
+    ASSERT_TRUE(warning);
+    EXPECT_EQ(warning->client, 0u);
+    EXPECT_FALSE(warning->client_info);
 }
 
 } // namespace

@@ -16,6 +16,8 @@
 #include <string>
 
 #include "daemon.hpp"
+#include "logging/log_recorder.hpp"
+#include "logging/message_ids.hpp"
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "proto/protocol.hpp"
@@ -181,10 +183,12 @@ TEST_F(DaemonLifecycle, AReloadAppliesLimitsAndStaticGroupsAndNamesTheRest) {
     connect();
     ASSERT_TRUE(ok(ask(join("ff15::1"))));
 
-    const std::string next = config(R"("limits": {"max_memberships_per_client": 1}, "sa": {"window": 4},
+    const std::string next = config(R"("limits": {"max_memberships_per_client": 1, "log_routine_burst": 7},
+        "sa": {"window": 4},
         "static_groups": [{"device": "mlx5_0", "port": 1, "mgid": "ff15::b"}], )");
     ASSERT_TRUE(daemon_->reload(parse(next)));
     EXPECT_EQ(daemon_->sessions().limits().max_memberships_per_client, 1u);
+    EXPECT_EQ(daemon_->routine_limiter().limits(), (logging::RoutineLimits{7, 120})) << "the journal's too";
     EXPECT_EQ(code(ask(join("ff15::2"))), Errc::limit) << "the new limit holds for the next request";
     ASSERT_TRUE(until([&] { return daemon_->static_groups_held() == 1 && daemon_->service().idle(); }));
     EXPECT_FALSE(sa_bits("ff15::a")) << "the old static group was left";
@@ -206,6 +210,31 @@ TEST_F(DaemonLifecycle, AStaticGroupInBothFilesStaysJoinedWithoutADelete) {
     EXPECT_EQ(sa_.count(SaMethod::del), 0) << "the new holder joined ff15::a before the old one left it";
     EXPECT_EQ(sa_bits("ff15::a"), join::full);
     EXPECT_EQ(sa_bits("ff15::c"), join::full);
+}
+
+// The routine lines a client folded until the end are summed up when the daemon stops.
+TEST_F(DaemonLifecycle, WhatWasFoldedIsSummedUpAtStop) {
+    std::optional<logging::test::LogCapture> capture(std::in_place);
+    start(R"("limits": {"log_routine_burst": 1}, )");
+    connect();
+    for (const char *mgid : {"ff15::1", "ff15::2", "ff15::3"})
+        ASSERT_TRUE(ok(ask(join(mgid)))); // one line, two folded
+    auto summaries = [&] {
+        std::vector<std::string> out;
+        for (const auto &e : capture->entries())
+            if (logging::test::field(e, "MESSAGE_ID") == logging::kRoutineFolded.id)
+                out.push_back(e.text);
+        return out;
+    };
+    EXPECT_TRUE(summaries().empty());
+    daemon_->stop("test");
+    EXPECT_TRUE(until([&] { return !running_; }));
+    daemon_.reset();
+    const auto texts = summaries();
+    capture.reset();
+    ASSERT_EQ(texts.size(), 1u);
+    // Joined 2 folded, then the stop's leaves and Deletes of the same uid, all within 10 s.
+    EXPECT_NE(texts[0].find("(joined 2, left 3, deleted 3)"), std::string::npos) << texts[0];
 }
 
 } // namespace

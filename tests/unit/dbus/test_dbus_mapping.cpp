@@ -168,6 +168,17 @@ TEST(DbusJoinArgs, MistakesGetTheSocketProtocolsSentence) {
     EXPECT_EQ(rejected(JoinArgs{"mlx5_0", 0, "ff15::1", "", {}}), "/port: 0 out of range [1, 254]");
 }
 
+// The device argument lives by the socket's rule, and a bad one is quoted escaped: the error
+// message goes back on the bus, which takes only valid UTF-8, and into the log.
+TEST(DbusJoinArgs, TheDeviceIsAnRdmaDeviceNameAndABadOneIsQuotedEscaped) {
+    EXPECT_EQ(rejected(JoinArgs{"mlx5\x1b[2J", 1, "ff15::1", "", {}}),
+              "/device: \"mlx5\\x1b[2J\" is not an RDMA device name: byte 4 is not printable ASCII (a device name "
+              "is 1..63 printable ASCII characters without '/' or spaces, as in sysfs)");
+    EXPECT_EQ(rejected(JoinArgs{"ml\xc3\xa9", 1, "ff15::1", "", {}}).rfind("/device: \"ml\\xc3\\xa9\" is not", 0), 0u);
+    EXPECT_EQ(rejected(JoinArgs{"../x", 1, "ff15::1", "", {}}).rfind("/device: \"../x\" is not", 0), 0u);
+    EXPECT_TRUE(std::holds_alternative<JoinRequest>(decode_join_args(JoinArgs{std::string(63, 'd'), 1, "ff15::1", "", {}})));
+}
+
 TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {
     EXPECT_EQ(rejected(args("ff15::1", {{"device", std::string("mlx5_1")}})),
               "/device: is an argument of Join, not an option");

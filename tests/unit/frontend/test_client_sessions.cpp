@@ -3,11 +3,13 @@
 // every client lives by (hello first, unique pending ids, the in-flight and membership limits,
 // max_clients, a slow reader cut off) and that breaking one leaves the other clients and what
 // the SA holds untouched.
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 
 #include "front_door.hpp"
+#include "views.hpp"
 
 namespace mcastd::test {
 namespace {
@@ -243,6 +245,23 @@ TEST_F(Sessions, AClosedConnectionReleasesItsMembershipsAtTheSa) {
     ASSERT_TRUE(until([&] { return server.connections() == 1 && service.idle() && !sa.pending(); }));
     EXPECT_FALSE(sa_bits("ff15::1")) << "a's own group was left";
     EXPECT_EQ(sa_bits("ff15::2"), join::full) << "b still holds the shared one";
+}
+
+// Whatever a process calls itself, its name reaches every later use clean: read once from
+// /proc/PID/comm with control characters and bytes that are not UTF-8 replaced.
+TEST_F(Sessions, AProcessNameIsCleanedWhenItIsRead) {
+    char own[17] = {};
+    ASSERT_EQ(::prctl(PR_GET_NAME, own), 0);
+    ASSERT_EQ(::prctl(PR_SET_NAME, "a\x1b[2J\xff\xfe"), 0); // this test's peer is this process
+    const int c = greeted();
+    ::prctl(PR_SET_NAME, own);
+    send(c, 2, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(c)));
+    const proto::ListResult list = list_view(service);
+    ASSERT_EQ(list.ports.size(), 1u);
+    ASSERT_EQ(list.ports[0].groups.size(), 1u);
+    ASSERT_EQ(list.ports[0].groups[0].members.size(), 1u);
+    EXPECT_EQ(list.ports[0].groups[0].members[0].comm, "a\xEF\xBF\xBD[2J\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST_F(Sessions, BadRequestsAreNamedAndTheConnectionGoesOn) {

@@ -89,7 +89,9 @@ TEST(Catalog, PlaceholdersNameOnlyFieldsTheDaemonSends) {
                                      "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
                                      // logging/sa_log.cpp
                                      "SA_AMPLIFICATION", "SA_MADS_SENT", "SA_TRANSACTIONS", "SA_RETRANSMITS",
-                                     "SA_LATE"};
+                                     "SA_LATE",
+                                     // logging/membership_log.cpp, log_folded()
+                                     "FOLDED_LINES"};
     const std::regex placeholder("@([A-Z0-9_]+)@");
     for (const auto &[id, e] : parse_catalog(MCASTD_CATALOG)) {
         std::string all = e.text;
@@ -125,7 +127,8 @@ TEST(Catalog, TheManPageListsEveryMessageIdAndField) {
     for (const MessageId &m : kMessageIds)
         EXPECT_NE(text.find(std::string(m.id)), std::string::npos) << m.name;
     for (const char *field : {"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE", "CLIENT_PID",
-                              "CLIENT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT"})
+                              "CLIENT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
+                              "FOLDED_LINES"})
         EXPECT_NE(text.find(field), std::string::npos) << field;
 }
 

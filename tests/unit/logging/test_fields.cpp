@@ -72,7 +72,8 @@ TEST(MessageIds, OnePerKindEachA128BitIdInLowercaseHex) {
     std::set<std::string_view> seen;
     for (auto k : kinds)
         EXPECT_TRUE(seen.insert(message_id(k).id).second) << message_id(k).name;
-    for (const MessageId &m : {kPolicyRefused, kPolicyFlagged, kEvicted, kClientRefused, kDisconnected, kSaAmplified})
+    for (const MessageId &m :
+         {kPolicyRefused, kPolicyFlagged, kEvicted, kClientRefused, kDisconnected, kSaAmplified, kRoutineFolded})
         EXPECT_TRUE(seen.insert(m.id).second) << m.name;
     EXPECT_EQ(seen.size(), kMessageIds.size());
     for (const MessageId &m : kMessageIds)

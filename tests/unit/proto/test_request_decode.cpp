@@ -142,6 +142,33 @@ TEST(ProtoRequest, ClientNameLimitCountsCharactersNotBytes) {
     EXPECT_EQ(std::get<Hello>(env.request).client, name);
 }
 
+// A device name is what sysfs allows: up to 63 bytes of printable ASCII, any but '/'.
+TEST(ProtoRequest, DeviceNamesAreUpTo63PrintableAsciiBytes) {
+    const std::string longest(63, 'm');
+    EXPECT_EQ(std::get<Join>(accept(R"({"id":1,"op":"join","port":1,"mgid":"ff15::1","device":")" + longest +
+                                    "\"}")
+                                 .request)
+                  .request.device,
+              longest);
+    for (const char *name : {"mlx5_0", "rxe-eth0", "hfi1_0", "a", "...", "!~#"})
+        EXPECT_EQ(std::get<Join>(
+                      accept(std::string(R"({"id":1,"op":"join","port":1,"mgid":"ff15::1","device":")") + name + "\"}")
+                          .request)
+                      .request.device,
+                  name);
+}
+
+// The bad value is quoted escaped, never raw: the message goes to the log and to the client.
+TEST(ProtoRequest, ABadDeviceIsQuotedWithoutItsControlBytes) {
+    auto r = decode_request(R"({"id":9,"op":"join","device":"a\u001b\u0085\r\n\"b","port":1,"mgid":"ff15::1"})");
+    ASSERT_TRUE(std::holds_alternative<BadRequest>(r));
+    const std::string &msg = std::get<BadRequest>(r).failure.error.message;
+    EXPECT_NE(msg.find("\"a\\x1b\\xc2\\x85\\x0d\\x0a\\x22b\""), std::string::npos) << msg;
+    for (char raw : {'\x1b', '\r', '\n'})
+        EXPECT_EQ(msg.find(raw), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("\xc2\x85"), std::string::npos) << msg;
+}
+
 TEST(ProtoRequest, WhitespaceAroundTheObjectIsFine) {
     accept(" \n\t{\"id\":1,\"op\":\"list\"}\n ");
 }
@@ -258,6 +285,12 @@ const Rejection kRejections[] = {
     {"client too long", R"({"id":1,"op":"hello","versions":[1],"client":")" +
                             std::string(65, 'a') + "\"}",
      1, "/client", "longer than 64 characters"},
+    {"client with a C0 control", R"({"id":1,"op":"hello","versions":[1],"client":"app\u001b[2J"})", 1,
+     "/client", "the client name has a control character at byte 3"},
+    {"client with DEL", R"({"id":1,"op":"hello","versions":[1],"client":"app\u007f"})", 1, "/client",
+     "has a control character at byte 3"},
+    {"client with a C1 control", R"({"id":1,"op":"hello","versions":[1],"client":"\u0085app"})", 1,
+     "/client", "has a control character at byte 0"},
 
     // join: device and port.
     {"device missing", R"({"id":9,"op":"join","port":1,"mgid":"ff15::1"})", 9, "/device",
@@ -265,10 +298,24 @@ const Rejection kRejections[] = {
     {"device not a string", R"({"id":9,"op":"join","device":0,"port":1,"mgid":"ff15::1"})", 9,
      "/device", "expected a string"},
     {"device empty", R"({"id":9,"op":"join","device":"","port":1,"mgid":"ff15::1"})", 9,
-     "/device", "must not be empty"},
-    {"device too long", R"({"id":9,"op":"join","device":")" + std::string(65, 'm') +
+     "/device", "\"\" is not an RDMA device name: it is empty"},
+    {"device too long", R"({"id":9,"op":"join","device":")" + std::string(64, 'm') +
                             R"(","port":1,"mgid":"ff15::1"})",
-     9, "/device", "longer than 64 bytes"},
+     9, "/device", "it is 64 bytes long"},
+    {"device with an escape sequence", R"({"id":9,"op":"join","device":"mlx5\u001b[2J","port":1,"mgid":"ff15::1"})",
+     9, "/device", "\"mlx5\\x1b[2J\" is not an RDMA device name: byte 4 is not printable ASCII"},
+    {"device with a newline", R"({"id":9,"op":"join","device":"mlx5_0\nfake line","port":1,"mgid":"ff15::1"})",
+     9, "/device", "\"mlx5_0\\x0afake line\""},
+    {"device not ASCII", R"({"id":9,"op":"join","device":"ml\u00e9","port":1,"mgid":"ff15::1"})", 9,
+     "/device", "\"ml\\xc3\\xa9\" is not an RDMA device name"},
+    {"device with a space", R"({"id":9,"op":"join","device":"mlx5 0","port":1,"mgid":"ff15::1"})", 9,
+     "/device", "byte 4 is not printable ASCII"},
+    {"device with a slash", R"({"id":9,"op":"join","device":"../mlx5_0","port":1,"mgid":"ff15::1"})", 9,
+     "/device", "byte 2 is '/'"},
+    {"device dot", R"({"id":9,"op":"join","device":".","port":1,"mgid":"ff15::1"})", 9, "/device",
+     "it names a directory"},
+    {"device dot dot", R"({"id":9,"op":"join","device":"..","port":1,"mgid":"ff15::1"})", 9, "/device",
+     "it names a directory"},
     {"port missing", R"({"id":9,"op":"join","device":"d","mgid":"ff15::1"})", 9, "/port",
      "required key is missing"},
     {"port 0", R"({"id":9,"op":"join","device":"d","port":0,"mgid":"ff15::1"})", 9, "/port",

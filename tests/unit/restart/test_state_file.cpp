@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 
 #include "restart/state_file.hpp"
 
@@ -31,6 +33,16 @@ protected:
         return st;
     }
     void put(const std::string &text) { std::ofstream(dir_ / "state.json") << text; }
+    // What write(state(5)) puts in the file.
+    std::string state_text() {
+        char tmpl[] = "/tmp/mcastd-state-text-XXXXXX";
+        const fs::path d = ::mkdtemp(tmpl);
+        EXPECT_EQ(StateFile(d).write(state(5)), std::nullopt);
+        std::ifstream in(d / "state.json");
+        std::string text(std::istreambuf_iterator<char>(in), {});
+        fs::remove_all(d);
+        return text;
+    }
     // Appends the Sets to `f`'s log as an instance of boot-a would.
     static std::optional<std::string> log_sets(const StateFile &f, const std::vector<SavedSet> &sets,
                                                const char *daemon = "d") {
@@ -76,11 +88,12 @@ TEST_F(StateFileTest, WriteReplacesAtomicallyAndLeavesNoTemporary) {
     EXPECT_EQ(files, 1u);
 }
 
-TEST_F(StateFileTest, AnUnwritableDirectoryIsAnErrorNamingThePath) {
-    StateFile f(dir_ / "missing");
+TEST_F(StateFileTest, AWriteThatFailsIsAnErrorNamingThePath) {
+    StateFile f(dir_);
+    fs::remove_all(dir_); // the directory goes while the daemon holds it
     auto err = f.write(state(5));
     ASSERT_TRUE(err);
-    EXPECT_NE(err->find((dir_ / "missing").string()), std::string::npos) << *err;
+    EXPECT_NE(err->find((dir_ / "state.json.tmp").string()), std::string::npos) << *err;
     EXPECT_NE(err->find("No such file"), std::string::npos) << *err;
 }
 
@@ -219,11 +232,170 @@ TEST_F(StateFileTest, RemoveForgetsTheSetsLogToo) {
 }
 
 TEST_F(StateFileTest, AnUnwritableSetsLogIsAnErrorNamingThePath) {
-    StateFile f(dir_ / "missing");
+    StateFile f(dir_);
+    fs::remove_all(dir_);
     const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
     auto err = f.append(encode_sets_header("boot-a", "d"), sets);
     ASSERT_TRUE(err);
-    EXPECT_NE(err->find((dir_ / "missing" / "state.sets").string()), std::string::npos) << *err;
+    EXPECT_NE(err->find((dir_ / "state.sets").string()), std::string::npos) << *err;
+}
+
+// ---- the directory: the daemon's alone ----
+
+std::string problem(const fs::path &dir) { return state_dir_problem(dir).value_or("(accepted)"); }
+
+TEST_F(StateFileTest, TheDaemonsOwnDirectoryIsAccepted) {
+    EXPECT_EQ(state_dir_problem(dir_), std::nullopt) << "mkdtemp: 0700, ours";
+    ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+    EXPECT_EQ(state_dir_problem(dir_), std::nullopt) << "readable by others is fine: the files are 0600";
+    ASSERT_EQ(::chmod(dir_.c_str(), 01755), 0);
+    EXPECT_EQ(state_dir_problem(dir_), std::nullopt);
+}
+
+TEST_F(StateFileTest, AGroupWritableDirectoryIsRefusedNamingOwnerAndMode) {
+    ASSERT_EQ(::chmod(dir_.c_str(), 0770), 0);
+    EXPECT_EQ(problem(dir_), "state directory " + dir_.string() + " (owner uid " + std::to_string(::geteuid()) +
+                                 ", mode 0770) is writable by its group: whoever can write there decides which "
+                                 "memberships the daemon deletes at the SA and which sessions it hands back; use a "
+                                 "directory owned by uid " + std::to_string(::geteuid()) +
+                                 " that nobody else may write");
+    EXPECT_THROW(StateFile{dir_}, std::runtime_error);
+    ASSERT_EQ(::chmod(dir_.c_str(), 01777), 0); // as /tmp: the sticky bit does not make it ours
+    EXPECT_NE(problem(dir_).find("(owner uid " + std::to_string(::geteuid()) + ", mode 1777) is writable by its "
+                                 "group and by others"),
+              std::string::npos)
+        << problem(dir_);
+}
+
+TEST_F(StateFileTest, ADirectoryOfAnotherOwnerIsRefused) {
+    // Whose the directory is, against whom the daemon runs as: the check itself needs no root.
+    const uid_t other = ::geteuid() == 65534 ? 65533 : 65534;
+    EXPECT_NE(problem(dir_).find("(accepted)"), std::string::npos);
+    const std::string as_other = state_dir_problem(dir_, other).value_or("(accepted)");
+    EXPECT_NE(as_other.find("is owned by uid " + std::to_string(::geteuid()) + ", not by the daemon's uid " +
+                            std::to_string(other)),
+              std::string::npos)
+        << as_other;
+    // And a real chown, where the test may make one.
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "chown to 65534 needs root; the owner check ran above with another daemon uid";
+    ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+    EXPECT_NE(problem(dir_).find("(owner uid 65534, mode 0700) is owned by uid 65534, not by the daemon's uid 0"),
+              std::string::npos)
+        << problem(dir_);
+    EXPECT_THROW(StateFile{dir_}, std::runtime_error);
+}
+
+TEST_F(StateFileTest, ASymlinkedDirectoryIsRefusedAndNotFollowed) {
+    const fs::path link = dir_.string() + "-link";
+    fs::create_directory_symlink(dir_, link);
+    const std::string why = problem(link);
+    fs::remove(link);
+    EXPECT_NE(why.find("state directory " + link.string() + " (owner uid "), std::string::npos) << why;
+    EXPECT_NE(why.find("is a symbolic link to " + dir_.string() + ", not a directory"), std::string::npos) << why;
+}
+
+TEST_F(StateFileTest, AMissingDirectoryOrAFileIsRefused) {
+    EXPECT_EQ(problem(dir_ / "missing"), "state directory " + (dir_ / "missing").string() + " does not exist");
+    put("x");
+    EXPECT_NE(problem(dir_ / "state.json").find("is not a directory"), std::string::npos) << problem(dir_ / "state.json");
+}
+
+// A symbolic link planted in the directory is never followed: the file it points to stays as it was.
+class PlantedLink : public StateFileTest {
+protected:
+    void SetUp() override {
+        StateFileTest::SetUp();
+        char tmpl[] = "/tmp/mcastd-target-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        outside_ = tmpl;
+        target_ = outside_ / "precious";
+        std::ofstream(target_) << kPrecious;
+    }
+    void TearDown() override {
+        fs::remove_all(outside_);
+        StateFileTest::TearDown();
+    }
+    void plant(const char *name) { fs::create_symlink(target_, dir_ / name); }
+    std::string target_text() const {
+        std::ifstream in(target_);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+
+    static constexpr const char *kPrecious = "not the daemon's";
+    fs::path outside_, target_;
+};
+
+TEST_F(PlantedLink, AsTheStateFileItIsSetAsideUnread) {
+    std::ofstream(target_) << state_text();
+    const std::string before = target_text();
+    plant("state.json");
+    StateFile f(dir_);
+    auto loaded = f.load("boot-a");
+    EXPECT_FALSE(loaded.state) << "a valid state behind the link is not taken";
+    EXPECT_EQ(loaded.set_aside, "it is a symbolic link, which is not followed");
+    EXPECT_TRUE(fs::is_symlink(dir_ / "state.json.rejected")) << "the link itself moved aside";
+    // The next write replaces it in the directory, never writes through it.
+    ASSERT_EQ(f.write(state(6)), std::nullopt);
+    EXPECT_FALSE(fs::is_symlink(f.path()));
+    EXPECT_EQ(target_text(), before);
+}
+
+TEST_F(PlantedLink, AsTheStateFileItIsReplacedNotWrittenThrough) {
+    plant("state.json");
+    StateFile f(dir_);
+    ASSERT_EQ(f.write(state(5)), std::nullopt);
+    EXPECT_FALSE(fs::is_symlink(f.path()));
+    EXPECT_EQ(f.load("boot-a").state->next_session, 5u);
+    EXPECT_EQ(target_text(), kPrecious);
+}
+
+TEST_F(PlantedLink, AsTheSetsLogItIsRefusedByName) {
+    plant("state.sets");
+    StateFile f(dir_);
+    auto err = log_sets(f, {set_of("ff15::8", 0x1)});
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "open " + f.sets_path().string() + ": it is a symbolic link, which is not followed");
+    EXPECT_EQ(target_text(), kPrecious);
+    auto loaded = f.load("boot-a");
+    EXPECT_EQ(loaded.sets_set_aside, "it is a symbolic link, which is not followed");
+    EXPECT_EQ(target_text(), kPrecious);
+}
+
+TEST_F(PlantedLink, AsTheTemporaryItIsRefusedByName) {
+    plant("state.json.tmp");
+    StateFile f(dir_);
+    auto err = f.write(state(5));
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "create " + (dir_ / "state.json.tmp").string() + ": it is a symbolic link, which is not followed");
+    EXPECT_EQ(target_text(), kPrecious);
+    EXPECT_FALSE(fs::exists(f.path()));
+}
+
+// A temporary a crash left behind is no obstacle, and a hard link there is not written through.
+TEST_F(PlantedLink, AStaleTemporaryIsReplacedAndAHardLinkNotWrittenThrough) {
+    fs::create_hard_link(target_, dir_ / "state.json.tmp");
+    StateFile f(dir_);
+    ASSERT_EQ(f.write(state(5)), std::nullopt);
+    EXPECT_EQ(target_text(), kPrecious);
+    EXPECT_EQ(f.load("boot-a").state->next_session, 5u);
+}
+
+TEST_F(PlantedLink, AHardLinkAsTheSetsLogIsRefused) {
+    fs::create_hard_link(target_, dir_ / "state.sets");
+    StateFile f(dir_);
+    auto err = log_sets(f, {set_of("ff15::8", 0x1)});
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("not a regular file of its own"), std::string::npos) << *err;
+    EXPECT_EQ(target_text(), kPrecious);
+}
+
+TEST_F(PlantedLink, AFifoAsTheStateFileDoesNotHangTheStart) {
+    ASSERT_EQ(::mkfifo((dir_ / "state.json").c_str(), 0600), 0);
+    StateFile f(dir_);
+    auto loaded = f.load("boot-a");
+    EXPECT_FALSE(loaded.state);
+    EXPECT_EQ(loaded.set_aside, "it is not a regular file");
 }
 
 } // namespace

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// An RDMA device name as the kernel allows one (it becomes a directory name in
+// /sys/class/infiniband): the one rule for a join's `device` (socket and D-Bus), the config's
+// static_groups and ports. A name that passes it is printable ASCII, so it is safe in a log
+// line, a journal field, JSON and D-Bus as it is.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcastd {
+
+// IB_DEVICE_NAME_MAX is 64 with the terminating NUL.
+inline constexpr std::size_t kMaxDeviceName = 63;
+
+// Why `name` is not a device name, as a sentence that quotes it escaped (control and non-ASCII
+// bytes as \xNN, never raw): "\"mlx5\\x1b[2J\" is not an RDMA device name: byte 4 is not
+// printable ASCII (...)"; or nullopt. A name is 1..63 bytes of 0x21..0x7e without '/', and
+// neither "." nor "..".
+std::optional<std::string> device_name_problem(std::string_view name);
+
+} // namespace mcastd
