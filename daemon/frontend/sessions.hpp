@@ -113,8 +113,8 @@ private:
     // The journal entry of a join the policy refused.
     void refused(const ClientSession &s, const JoinRequest &req, const Error &why) const;
     std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e, const ClientSession &by);
-    // The policy's part of `list` (each member's grant) and of `status` (per uid, per port).
-    void annotate(proto::ListResult &out) const;
+    // The policy's part of `list` (a member's grant) and of `status` (per uid, per port).
+    void annotate(const MemberView &m, proto::MemberInfo &out) const;
     void annotate(proto::StatusResult &out) const;
     // hello's `resume`: the detached session with that ticket, when `uid` owns it.
     std::unique_ptr<ClientSession> take_resumable(const proto::SessionTicket &ticket, uid_t uid);
@@ -124,6 +124,8 @@ private:
     }
     void opened(ClientSession &s);
     void closed(ClientSession &s);
+    // The session's engine client became `now` (hello's `resume`); it was `before`.
+    void reclient(ClientSession &s, ClientId before, ClientId now);
     void monitor(ClientSession &s, bool on);
     void on_note(const EngineNote &note);
 
@@ -137,6 +139,7 @@ private:
     std::size_t clients_ = 0;
     std::uint64_t next_id_ = 1;
     std::unordered_set<ClientSession *> all_;
+    std::unordered_map<ClientId, ClientSession *> by_client_; // every session by its engine client
     std::map<std::uint64_t, std::unique_ptr<ClientSession>> detached_;
     std::function<void()> change_hook_;
     std::unordered_set<ClientSession *> monitors_; // a join costs nothing extra while empty
