@@ -56,23 +56,24 @@ public:
         if (limit_)
             bytes_ += size_.port(out_.ports.back()) + (out_.ports.size() > 1);
     }
-    // Adds the group (with no members yet); false when it does not fit.
-    bool add_group(PortIndex port, proto::GroupInfo g, std::size_t with_member = 0) {
+    // Adds a group with its first member (a group goes in with one or not at all), or without
+    // any when it has none; false when that does not fit.
+    bool add_group(PortIndex port, proto::GroupInfo g, std::optional<proto::MemberInfo> first) {
         auto &groups = out_.ports.at(port).groups;
-        if (!take(limit_ ? size_.group(g) + !groups.empty() + with_member : 0))
+        if (!take(limit_ ? size_.group(g) + !groups.empty() + (first ? size_.member(*first) : 0) : 0))
             return false;
         groups.push_back(std::move(g));
+        if (first)
+            groups.back().members.push_back(std::move(*first));
         return true;
     }
-    // Adds a member to the group added last; false when it does not fit. Not the group's
-    // first: add_group() takes that one's bytes with the group's.
-    bool add_member(PortIndex port, proto::MemberInfo m, bool first) {
-        if (!first && !take(member_bytes(m) + 1))
+    // Adds a member to the group added last; false when it does not fit.
+    bool add_member(PortIndex port, proto::MemberInfo m) {
+        if (!take(limit_ ? size_.member(m) + 1 : 0))
             return false;
         out_.ports.at(port).groups.back().members.push_back(std::move(m));
         return true;
     }
-    std::size_t member_bytes(const proto::MemberInfo &m) { return limit_ ? size_.member(m) : 0; }
 
 private:
     // The page's first addition goes in whatever its size.
@@ -105,24 +106,23 @@ proto::ListResult list_view(const Service &service, const ListQuery &q, const Me
         for (std::size_t i = 0; i < read.groups.size(); ++i) {
             const GroupView &g = read.groups[i];
             const GroupKey key = key_of(g);
-            const bool whole = i + 1 < read.groups.size() || !read.next || !read.next->member || read.next->group != key;
+            const bool whole =
+                i + 1 < read.groups.size() || !read.next || !read.next->member || read.next->group != key;
             // The read before stopped inside this group: its members go on in the same one.
             bool first = open != key;
             open = whole ? std::nullopt : std::optional(key);
-            for (const MemberView &m : g.members) {
-                proto::MemberInfo mi = member_info(service, m, notes);
-                // A group goes in with its first member or not at all.
-                if (first ? !page.add_group(g.port, group_info(g), page.member_bytes(mi))
-                          : !page.add_member(g.port, std::move(mi), false)) {
-                    out.next = format_cursor(*at);
-                    return out;
-                }
-                if (first)
-                    page.add_member(g.port, std::move(mi), true);
+            bool fits = true;
+            for (auto m = g.members.begin(); fits && m != g.members.end(); ++m) {
+                proto::MemberInfo mi = member_info(service, *m, notes);
+                fits = first ? page.add_group(g.port, group_info(g), std::move(mi))
+                             : page.add_member(g.port, std::move(mi));
+                if (fits)
+                    at = GroupCursor{key, m->id};
                 first = false;
-                at = GroupCursor{key, m.id};
             }
-            if (g.members.empty() && !page.add_group(g.port, group_info(g))) {
+            if (g.members.empty())
+                fits = page.add_group(g.port, group_info(g), std::nullopt);
+            if (!fits) {
                 out.next = format_cursor(*at);
                 return out;
             }

@@ -180,7 +180,8 @@ TEST_F(ListPages, ACursorWhoseGroupWentAwayGoesOnWithTheNext) {
     for (unsigned g = 0; g < 100; ++g)
         for (unsigned k = 0; k < 10; ++k)
             ids[g].push_back(join(a, mgid(g)));
-    const proto::ListResult first = list_view(service, ListQuery{std::nullopt, std::nullopt, proto::kListPageBytes}, notes);
+    const proto::ListResult first =
+        list_view(service, ListQuery{std::nullopt, std::nullopt, proto::kListPageBytes}, notes);
     ASSERT_TRUE(first.next);
     const auto at = parse_cursor(*first.next);
     ASSERT_TRUE(at && at->member) << *first.next << " stops inside a group (10 members each)";

@@ -357,7 +357,8 @@ TEST_F(Reload, ATightenedRuleRefusesTheNextJoinAndFlagsWhatIsHeldWithoutCuttingI
     EXPECT_EQ(usage(kAlice)->flagged, 1u);
 
     sessions.set_policy(policy::Policy{});
-    EXPECT_EQ(std::get<proto::ListResult>(a->list({})).ports.at(0).groups.at(0).members.at(0).flagged, "") << "admitted again";
+    EXPECT_EQ(std::get<proto::ListResult>(a->list({})).ports.at(0).groups.at(0).members.at(0).flagged, "")
+        << "admitted again";
 }
 
 TEST_F(Reload, EvictIsForRootAndReleasesAUidsMembershipsTellingItsClient) {
