@@ -120,6 +120,11 @@ public:
 
     std::vector<PortView> port_views() const { return engine_.ports(); }
     std::vector<GroupView> group_views() const { return engine_.groups(); }
+    // A read of the groups from a cursor (Engine::groups_from): what a page of `list` reads.
+    GroupRead group_views_from(const std::optional<GroupCursor> &from, std::size_t max_members,
+                               std::optional<ClientId> only = std::nullopt) const {
+        return engine_.groups_from(from, max_members, only);
+    }
     // The ids of a client's memberships, in id order.
     std::vector<MembershipId> memberships_of(ClientId client) const;
     const EngineStats &stats() const { return engine_.stats(); }

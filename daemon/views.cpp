@@ -4,40 +4,135 @@
 #include <cstdio>
 
 #include "common/record.hpp"
+#include "list_cursor.hpp"
 #include "port/port_attributes.hpp"
 
 namespace mcastd {
 
-proto::ListResult list_view(const Service &service) {
-    proto::ListResult out;
-    for (const PortView &p : service.port_views())
-        out.ports.push_back(proto::PortGroups{p.device, p.port, p.port_gid, {}});
-    for (const GroupView &g : service.group_views()) {
-        proto::GroupInfo gi;
-        gi.mgid = g.mgid;
-        gi.mlid = g.have_record ? g.record.mlid : 0;
-        gi.qkey = g.have_record ? g.record.qkey : 0;
-        gi.busy = g.busy;
-        gi.held = g.held;
-        gi.foreign = g.foreign;
-        gi.counts = g.counts;
-        for (const MemberView &m : g.members) {
-            proto::MemberInfo mi;
-            mi.membership = m.id;
-            mi.join_state = m.join_state;
-            mi.state = m.state == MemberView::State::active ? "active"
-                     : m.state == MemberView::State::lost   ? "lost"
-                                                            : "pending";
-            if (const ClientInfo *c = service.client_info(m.client)) {
-                mi.pid = c->pid;
-                mi.uid = c->uid;
-                mi.comm = c->comm;
-            }
-            gi.members.push_back(std::move(mi));
-        }
-        out.ports.at(g.port).groups.push_back(std::move(gi));
+namespace {
+
+// Members one read of the engine asks for: about a page's worth (a member takes 150 to 250
+// bytes encoded), so a page costs a read or two and reads little it does not send.
+constexpr std::size_t kReadMembers = 256;
+
+proto::GroupInfo group_info(const GroupView &g) {
+    proto::GroupInfo gi;
+    gi.mgid = g.mgid;
+    gi.mlid = g.have_record ? g.record.mlid : 0;
+    gi.qkey = g.have_record ? g.record.qkey : 0;
+    gi.busy = g.busy;
+    gi.held = g.held;
+    gi.foreign = g.foreign;
+    gi.counts = g.counts;
+    return gi;
+}
+
+proto::MemberInfo member_info(const Service &service, const MemberView &m, const MemberNotes &notes) {
+    proto::MemberInfo mi;
+    mi.membership = m.id;
+    mi.join_state = m.join_state;
+    mi.state = m.state == MemberView::State::active ? "active"
+             : m.state == MemberView::State::lost   ? "lost"
+                                                    : "pending";
+    if (const ClientInfo *c = service.client_info(m.client)) {
+        mi.pid = c->pid;
+        mi.uid = c->uid;
+        mi.comm = c->comm;
     }
-    return out;
+    if (notes)
+        notes(m, mi);
+    return mi;
+}
+
+// A page as it grows, and its encoded size when it has a limit.
+class Page {
+public:
+    Page(std::size_t limit, proto::ListResult &out) : limit_(limit), out_(out) {
+        if (limit_)
+            bytes_ = size_.envelope();
+    }
+    void add_port(proto::PortGroups p) {
+        out_.ports.push_back(std::move(p));
+        if (limit_)
+            bytes_ += size_.port(out_.ports.back()) + (out_.ports.size() > 1);
+    }
+    // Adds a group with its first member (a group goes in with one or not at all), or without
+    // any when it has none; false when that does not fit.
+    bool add_group(PortIndex port, proto::GroupInfo g, std::optional<proto::MemberInfo> first) {
+        auto &groups = out_.ports.at(port).groups;
+        if (!take(limit_ ? size_.group(g) + !groups.empty() + (first ? size_.member(*first) : 0) : 0))
+            return false;
+        groups.push_back(std::move(g));
+        if (first)
+            groups.back().members.push_back(std::move(*first));
+        return true;
+    }
+    // Adds a member to the group added last; false when it does not fit.
+    bool add_member(PortIndex port, proto::MemberInfo m) {
+        if (!take(limit_ ? size_.member(m) + 1 : 0))
+            return false;
+        out_.ports.at(port).groups.back().members.push_back(std::move(m));
+        return true;
+    }
+
+private:
+    // The page's first addition goes in whatever its size.
+    bool take(std::size_t n) {
+        if (limit_ && !empty_ && bytes_ + n > limit_)
+            return false;
+        bytes_ += n;
+        empty_ = false;
+        return true;
+    }
+
+    std::size_t limit_;
+    proto::ListResult &out_;
+    proto::ListReplySize size_;
+    std::size_t bytes_ = 0;
+    bool empty_ = true;
+};
+
+} // namespace
+
+proto::ListResult list_view(const Service &service, const ListQuery &q, const MemberNotes &notes) {
+    proto::ListResult out;
+    Page page(q.page_bytes, out);
+    for (const PortView &p : service.port_views())
+        page.add_port(proto::PortGroups{p.device, p.port, p.port_gid, {}});
+    std::optional<GroupCursor> at = q.after; // after what the page holds
+    std::optional<GroupKey> open;            // the page's last group, when a read stopped inside it
+    for (;;) {
+        GroupRead read = service.group_views_from(at, kReadMembers, q.only);
+        for (std::size_t i = 0; i < read.groups.size(); ++i) {
+            const GroupView &g = read.groups[i];
+            const GroupKey key = key_of(g);
+            const bool whole =
+                i + 1 < read.groups.size() || !read.next || !read.next->member || read.next->group != key;
+            // The read before stopped inside this group: its members go on in the same one.
+            bool first = open != key;
+            open = whole ? std::nullopt : std::optional(key);
+            bool fits = true;
+            for (auto m = g.members.begin(); fits && m != g.members.end(); ++m) {
+                proto::MemberInfo mi = member_info(service, *m, notes);
+                fits = first ? page.add_group(g.port, group_info(g), std::move(mi))
+                             : page.add_member(g.port, std::move(mi));
+                if (fits)
+                    at = GroupCursor{key, m->id};
+                first = false;
+            }
+            if (g.members.empty())
+                fits = page.add_group(g.port, group_info(g), std::nullopt);
+            if (!fits) {
+                out.next = format_cursor(*at);
+                return out;
+            }
+            if (whole)
+                at = GroupCursor{key, std::nullopt};
+        }
+        if (!read.next)
+            return out;
+        at = read.next;
+    }
 }
 
 namespace {

@@ -5,13 +5,30 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 
 #include "proto/protocol.hpp"
 #include "service.hpp"
 
 namespace mcastd {
 
-proto::ListResult list_view(const Service &service);
+// What one `list` asks for, once its transport has read it.
+struct ListQuery {
+    std::optional<GroupCursor> after; // the page after the one that stopped here
+    std::optional<ClientId> only;     // `own`: this engine client's memberships only
+    std::size_t page_bytes = 0;       // the most a page's encoded reply may take; 0: no limit
+};
+// Fills in what a member's session knows of it and the engine does not (rule, created,
+// flagged, name: Sessions::annotate).
+using MemberNotes = std::function<void(const MemberView &, proto::MemberInfo &)>;
+
+// One page of `list`: every port, with the groups and members from `q.after` on in GroupKey
+// order, as many as fit in `q.page_bytes` of encoded reply, measured with the codec's own
+// writer as they are added (the page's first one goes in whatever its size, so every page gets
+// somewhere). A group that does not fit whole goes on in the next page, its header repeated;
+// `next` is the cursor of the page after, unset on the last. The page costs what it reads.
+proto::ListResult list_view(const Service &service, const ListQuery &q = {}, const MemberNotes &notes = {});
 
 struct StatusExtras {
     std::string daemon; // "rdma-mcastd 0.1.0"

@@ -36,6 +36,12 @@ inline constexpr std::size_t kMaxClientName = 64; // characters (UTF-8 code poin
 // A request `id` (and a leave's `join`) is below 2^53 so that every JSON implementation,
 // JavaScript's included, reads it exactly.
 inline constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 53) - 1;
+// A `list` reply is one page of at most this many encoded bytes (version 2; the `next` cursor
+// continues it). A SOCK_SEQPACKET message cannot exceed the socket's send buffer, and the
+// smallest Linux gives a Unix socket by default is several times this.
+inline constexpr std::size_t kListPageBytes = 64 * 1024;
+// A `list` cursor (`after`, `next`) is at most this many bytes; it is opaque to clients.
+inline constexpr std::size_t kMaxCursorBytes = 128;
 
 // An error as it travels: the domain error plus the protocol's extras.
 struct Failure {
@@ -73,7 +79,10 @@ struct Leave {
     std::optional<std::uint64_t> membership;
     std::optional<std::uint64_t> join; // id of a pending join request
 };
-struct List {};
+struct List {
+    bool own = false;                 // version 2: only this connection's memberships
+    std::optional<std::string> after; // version 2: the page after the one that returned it
+};
 struct Status {};
 struct Monitor {
     bool enable = true;
@@ -153,7 +162,35 @@ struct PortGroups {
 };
 struct ListResult {
     std::vector<PortGroups> ports;
+    // Version 2: set when the daemon stopped to keep the reply within one page; the next page
+    // is the list request with `after` set to it. Unset on the last page.
+    std::optional<std::string> next{};
 };
+// Adds one page of a paged `list` (version 2) to the pages before it, for a client that wants
+// the whole view: ports are matched by device and port and keep their order; a page's first
+// group continues the previous page's last when it is the same group (same port and MGID):
+// its members are appended. A group whose MGID the SA has not assigned yet (MGID 0) is never
+// continued: it has at most one member, and a page never splits a group before its first
+// member. `into.next` becomes the page's.
+void append_list_page(ListResult &into, ListResult page);
+
+// The bytes a `list` reply takes in encode_reply()'s output, part by part, written by the
+// codec's own writer: the daemon cuts a page to kListPageBytes as it builds it. A reply is
+// envelope() + its ports, separated by commas; a port is port() + its groups, separated by
+// commas; a group is group() + its members, separated by commas.
+class ListReplySize {
+public:
+    // The reply without ports, with room for the longest request id and a `next` cursor of
+    // kMaxCursorBytes.
+    std::size_t envelope();
+    std::size_t port(const PortGroups &p);  // without its groups
+    std::size_t group(const GroupInfo &g);  // without its members
+    std::size_t member(const MemberInfo &m);
+
+private:
+    std::string scratch_; // reused: sizing a member allocates nothing once it has grown
+};
+
 // A port's most recent re-join of its groups (after an SM change, LID change, port down/up...).
 struct RejoinStatus {
     std::string reason;                // what triggered it

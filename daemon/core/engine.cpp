@@ -9,6 +9,7 @@
 
 #include "common/port_name.hpp"
 #include "core/engine_state.hpp"
+#include "core/group_read.hpp"
 #include "core/join_rules.hpp"
 #include "core/members.hpp"
 #include "core/port_rejoin.hpp"
@@ -74,6 +75,7 @@ struct Engine::Impl {
             return g;
         }
         Group &g = machine.create(pi, kZeroGid);
+        port.unassigned.insert(g.id);
         g.sa_assigned = true;
         g.sa.probed = true; // a group the SA creates for us cannot hold anyone's bits yet
         g.create_scope = req.scope.value_or(state.cfg.create.scope);
@@ -282,44 +284,12 @@ std::vector<PortView> Engine::ports() const {
 }
 
 std::vector<GroupView> Engine::groups() const {
-    const EngineState &s = impl_->state;
-    std::vector<GroupView> out;
-    for (const Port &p : s.ports)
-        p.groups.for_each([&](const Group &g) {
-            GroupView v;
-            v.port = g.port;
-            v.mgid = g.mgid;
-            v.have_record = g.sa.have_record;
-            v.record = g.sa.record;
-            v.held = g.sa.held;
-            v.foreign = g.sa.foreign;
-            v.unsure = g.sa.uncertain;
-            if (g.op && (g.op->kind == Op::Kind::join_set || g.op->kind == Op::Kind::repair_set ||
-                         g.op->kind == Op::Kind::del))
-                v.unsure = static_cast<std::uint8_t>(v.unsure | g.op->bits);
-            v.counts = g.count;
-            v.busy = g.op.has_value();
-            auto add = [&](MembershipId mid) {
-                const Member &m = s.members.at(mid);
-                MemberView mv{mid, m.client, m.bits, MemberView::State::pending, m.params};
-                if (m.state == MemberState::active)
-                    mv.state = m.suspended ? MemberView::State::lost : MemberView::State::active;
-                if (m.state == MemberState::lost)
-                    mv.state = MemberView::State::lost;
-                v.members.push_back(mv);
-            };
-            for (MembershipId mid : g.settled)
-                add(mid);
-            for (MembershipId mid : g.queue)
-                add(mid);
-            std::sort(v.members.begin(), v.members.end(),
-                      [](const MemberView &a, const MemberView &b) { return a.id < b.id; });
-            out.push_back(std::move(v));
-        });
-    std::sort(out.begin(), out.end(), [](const GroupView &a, const GroupView &b) {
-        return a.port != b.port ? a.port < b.port : a.mgid < b.mgid;
-    });
-    return out;
+    return read_groups(impl_->state, std::nullopt, SIZE_MAX, std::nullopt).groups;
+}
+
+GroupRead Engine::groups_from(const std::optional<GroupCursor> &from, std::size_t max_members,
+                              std::optional<ClientId> only) const {
+    return read_groups(impl_->state, from, max_members, only);
 }
 
 const EngineStats &Engine::stats() const { return impl_->state.stats; }

@@ -141,6 +141,9 @@ struct MemberView {
 struct GroupView {
     PortIndex port = 0;
     Gid mgid{};
+    // A group whose MGID the SA has not assigned yet (mgid zero, a create in flight): its
+    // handle, which orders it among the port's others (GroupKey); 0 for every other group.
+    std::uint64_t unassigned = 0;
     bool have_record = false;
     McRecord record;
     std::uint8_t held = 0;    // bits the daemon set and the SA holds
@@ -152,6 +155,31 @@ struct GroupView {
     bool busy = false;        // an SA transaction is in flight
     std::vector<MemberView> members;
 };
+// A group's place in the order reads of the groups follow: by port, then MGID; groups whose
+// MGID the SA has not assigned yet (MGID 0) among themselves by their handle.
+struct GroupKey {
+    PortIndex port = 0;
+    Gid mgid{};
+    std::uint64_t unassigned = 0; // GroupView::unassigned
+    auto operator<=>(const GroupKey &) const = default;
+};
+inline GroupKey key_of(const GroupView &g) { return GroupKey{g.port, g.mgid, g.unassigned}; }
+// Where a read of the groups goes on (`list`'s cursor): after member `member` of `group` (its
+// later members, then the groups after it), or after the whole group when `member` is unset.
+// The group need not exist any more: the read goes on with the next one.
+struct GroupCursor {
+    GroupKey group;
+    std::optional<MembershipId> member;
+    bool operator==(const GroupCursor &) const = default;
+};
+// One read of the groups (Engine::groups_from): each group's header with the members read,
+// in id order. The first group may continue the one the cursor stopped in; the last one may
+// stop inside a group (`next` then names a member of it).
+struct GroupRead {
+    std::vector<GroupView> groups;
+    std::optional<GroupCursor> next; // where the next read goes on; unset: nothing is left
+};
+
 struct PortView {
     PortIndex index = 0;
     std::string device;
@@ -243,7 +271,14 @@ public:
     bool has_group(PortIndex port, const Gid &mgid) const;
     std::size_t group_count(PortIndex port) const;
     std::vector<PortView> ports() const;
+    // Every group with every member, in GroupKey order.
     std::vector<GroupView> groups() const;
+    // The groups in GroupKey order from `from` on (from the start when unset), costing what it
+    // reads (ordered lookups, no walk of the rest): at most `max_members` members, a group read
+    // without any counting as one. With `only`, just that client's memberships: the groups it
+    // has members in, with only those (a walk of that client's memberships).
+    GroupRead groups_from(const std::optional<GroupCursor> &from, std::size_t max_members,
+                          std::optional<ClientId> only = std::nullopt) const;
     const EngineStats &stats() const;
     // True when no SA transaction is in flight and no retry is scheduled.
     bool idle() const;

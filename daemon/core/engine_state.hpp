@@ -106,7 +106,8 @@ struct Port {
     bool active = false;
     std::uint64_t epoch = 0; // bumped by every invalidation and by going down
     SlotMap<Group> groups;          // owns them; a group never moves while it lives
-    std::map<Gid, GroupId> by_mgid; // MGID order, for lookups and the audit
+    std::map<Gid, GroupId> by_mgid; // MGID order, for lookups, the audit and listings
+    std::set<GroupId> unassigned;   // groups waiting for the SA to assign their MGID (MGID 0)
     RejoinProgress rejoin;
     Timers::Id rejoin_timer = 0; // the jitter before a re-join starts
     Gid audit_cursor{};

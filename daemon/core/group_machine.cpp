@@ -62,6 +62,7 @@ void GroupMachine::maybe_destroy(Group &g) {
     Port &p = s_.ports[g.port];
     if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)
         p.by_mgid.erase(it);
+    p.unassigned.erase(g.id);
     if (g.rejoin) {
         // Its members left while it waited: nothing to re-join, and maybe the port is done.
         set_rejoin(g, false);
@@ -76,6 +77,7 @@ void GroupMachine::maybe_destroy(Group &g) {
 // the last leave deletes everything either set.
 Group &GroupMachine::rekey(Group &g) {
     Port &p = s_.ports[g.port];
+    p.unassigned.erase(g.id);
     auto [it, inserted] = p.by_mgid.try_emplace(g.mgid, g.id);
     if (inserted)
         return g;

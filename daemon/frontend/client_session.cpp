@@ -14,6 +14,7 @@
 #include "frontend/process_start.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/policy_log.hpp"
+#include "list_cursor.hpp"
 #include "views.hpp"
 
 namespace mcastd::frontend {
@@ -43,6 +44,14 @@ std::string new_token() {
 
 template <class... Fs> struct overloaded : Fs... { using Fs::operator()...; };
 template <class... Fs> overloaded(Fs...) -> overloaded<Fs...>;
+
+// Answers with a result or the failure that stood in for it.
+template <class T> void respond_with(const Respond &respond, std::variant<T, proto::Failure> out) {
+    if (auto *ok = std::get_if<T>(&out))
+        respond(proto::Result{std::move(*ok)});
+    else
+        respond(std::get<proto::Failure>(std::move(out)));
+}
 
 } // namespace
 
@@ -108,7 +117,8 @@ bool ClientSession::adopt_member(MembershipId id, PortIndex port, const Gid &mgi
 
 void ClientSession::take_over(ClientSession &old) {
     sessions_.service().remove_client(client_); // this connection's own, still empty
-    client_ = std::exchange(old.client_, 0);
+    const ClientId own = std::exchange(client_, std::exchange(old.client_, 0));
+    sessions_.reclient(*this, own, client_);
     sessions_.service().set_client_sink(client_, this);
     // The grants were charged to the old session's uid, which take_resumable() made sure is ours.
     grants_ = std::exchange(old.grants_, {});
@@ -146,13 +156,7 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
             return;
         }
     std::visit(overloaded{
-                   [&](const proto::Hello &r) {
-                       auto out = hello(r);
-                       if (auto *ok = std::get_if<proto::HelloResult>(&out))
-                           respond(proto::Result{std::move(*ok)});
-                       else
-                           respond(std::get<proto::Failure>(std::move(out)));
-                   },
+                   [&](const proto::Hello &r) { respond_with(respond, hello(r)); },
                    [&](const proto::Join &r) {
                        join(id, r.request, [respond](const JoinAnswer &a) {
                            if (a.failure)
@@ -167,7 +171,7 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
                        else
                            respond(proto::Result{proto::Empty{}});
                    },
-                   [&](const proto::List &) { respond(proto::Result{list()}); },
+                   [&](const proto::List &r) { respond_with(respond, list(r)); },
                    [&](const proto::Status &) { respond(proto::Result{status()}); },
                    [&](const proto::Monitor &r) {
                        if (auto no = set_monitor(r.enable))
@@ -175,13 +179,7 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
                        else
                            respond(proto::Result{proto::Empty{}});
                    },
-                   [&](const proto::Evict &r) {
-                       auto out = evict(r);
-                       if (auto *ok = std::get_if<proto::EvictResult>(&out))
-                           respond(proto::Result{*ok});
-                       else
-                           respond(std::get<proto::Failure>(std::move(out)));
-                   },
+                   [&](const proto::Evict &r) { respond_with(respond, evict(r)); },
                },
                request);
 }
@@ -422,10 +420,16 @@ std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::stri
     return held.size() + pending.size();
 }
 
-proto::ListResult ClientSession::list() const {
-    proto::ListResult out = list_view(sessions_.service());
-    sessions_.annotate(out);
-    return out;
+std::variant<proto::ListResult, proto::Failure> ClientSession::list(const proto::List &l) const {
+    ListQuery q;
+    q.page_bytes = proto::kListPageBytes;
+    if (l.own)
+        q.only = client_;
+    if (l.after && !(q.after = parse_cursor(*l.after)))
+        return proto::Failure::of(Errc::invalid_argument,
+                                  "not a cursor of this daemon's list (pass back a page's next as it came)", "/after");
+    return list_view(sessions_.service(), q,
+                     [this](const MemberView &m, proto::MemberInfo &out) { sessions_.annotate(m, out); });
 }
 
 proto::StatusResult ClientSession::status() const {

@@ -140,7 +140,9 @@ public:
     // Returns the membership id while it is pending (0 when refused at once); `done` runs once.
     MembershipId join(std::uint64_t request_id, const JoinRequest &req, JoinDone done);
     std::optional<proto::Failure> leave(const proto::Leave &l);
-    proto::ListResult list() const;
+    // One page of `list` (views.hpp), with each member's grant; `invalid-argument` (/after)
+    // for a cursor this daemon did not write.
+    std::variant<proto::ListResult, proto::Failure> list(const proto::List &l) const;
     proto::StatusResult status() const;
     // Starts or stops the monitor subscription; starting is refused over the uid's share.
     std::optional<proto::Failure> set_monitor(bool on);

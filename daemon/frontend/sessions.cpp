@@ -80,6 +80,7 @@ void Sessions::add(ClientSession &s) {
     if (s.door() != Door::daemon)
         accounts_.connected(s.who().who.uid);
     all_.insert(&s);
+    by_client_[s.client()] = &s;
     changed();
 }
 
@@ -87,7 +88,15 @@ void Sessions::remove(ClientSession &s) {
     if (s.door() != Door::daemon)
         accounts_.disconnected(s.who().who.uid);
     all_.erase(&s);
+    reclient(s, s.client(), 0);
     changed();
+}
+
+void Sessions::reclient(ClientSession &s, ClientId before, ClientId now) {
+    if (auto it = by_client_.find(before); it != by_client_.end() && it->second == &s)
+        by_client_.erase(it);
+    if (now)
+        by_client_[now] = &s;
 }
 
 // ---- across restarts ----
@@ -249,20 +258,17 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
     return out;
 }
 
-void Sessions::annotate(proto::ListResult &out) const {
-    std::unordered_map<MembershipId, const Grant *> grants;
-    for (const ClientSession *s : all_)
-        for (const auto &[id, g] : s->grants())
-            grants.emplace(id, &g);
-    for (auto &port : out.ports)
-        for (auto &group : port.groups)
-            for (auto &m : group.members)
-                if (const auto it = grants.find(m.membership); it != grants.end()) {
-                    m.rule = it->second->rule;
-                    m.created = it->second->created;
-                    m.flagged = it->second->flagged;
-                    m.name = it->second->name;
-                }
+void Sessions::annotate(const MemberView &m, proto::MemberInfo &out) const {
+    const auto s = by_client_.find(m.client);
+    if (s == by_client_.end())
+        return;
+    const auto &grants = s->second->grants();
+    if (const auto g = grants.find(m.id); g != grants.end()) {
+        out.rule = g->second.rule;
+        out.created = g->second.created;
+        out.flagged = g->second.flagged;
+        out.name = g->second.name;
+    }
 }
 
 void Sessions::annotate(proto::StatusResult &out) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
@@ -78,6 +79,8 @@ public:
 
     void add(ClientSession &s);
     void remove(ClientSession &s);
+    // The session's engine client became `now` (hello's `resume`); it was `before`.
+    void reclient(ClientSession &s, ClientId before, ClientId now);
     // A new session's id (kept in the state file, so ids are never reused).
     std::uint64_t take_id() { return next_id_++; }
     // Something the restart state keeps changed.
@@ -91,7 +94,9 @@ public:
     // Releases the memberships `e` names, whoever holds them; with `disconnect`, also closes
     // every connection of the uid. For root only (`by`).
     std::variant<proto::EvictResult, proto::Failure> evict(const proto::Evict &e, const ClientSession &by);
-    void annotate(proto::ListResult &out) const;
+    // A member's grant (rule, created, flagged, name) for `list`, and per uid and port for
+    // `status`.
+    void annotate(const MemberView &m, proto::MemberInfo &out) const;
     void annotate(proto::StatusResult &out);
 
     // ---- across a restart of the daemon (doc/architecture.md §9) ----
@@ -132,6 +137,7 @@ private:
     std::chrono::steady_clock::time_point started_;
     std::uint64_t next_id_ = 1;
     std::unordered_set<ClientSession *> all_;
+    std::unordered_map<ClientId, ClientSession *> by_client_; // every session by its engine client
     std::map<std::uint64_t, std::unique_ptr<ClientSession>> detached_;
     std::function<void()> change_hook_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observers it registers

@@ -21,7 +21,9 @@ namespace mcastd::server {
 namespace {
 
 // Replies this large are checked against the socket's send buffer first: a SOCK_SEQPACKET
-// message cannot exceed it.
+// message cannot exceed it. `list` pages itself well below the default buffer
+// (proto::kListPageBytes); this is the last resort for what is not paged (a `status` of
+// thousands of users, hello's memberships under raised limits) and for a buffer set small.
 constexpr std::size_t kCheckAbove = 4096;
 
 } // namespace

@@ -11,13 +11,20 @@ namespace ctl {
 namespace {
 
 constexpr const char *kListHelp =
-    "Usage: rdma-mcastctl list [--json]\n"
+    "Usage: rdma-mcastctl list [--own] [--json]\n"
     "\n"
     "Lists every group the daemon handles, per port: MGID, MLID, Q_Key, the JoinState bits\n"
     "the daemon holds at the SA (and those another agent held before it), member counts per\n"
     "JoinState bit, and each member's membership id, state, pid, uid and process name, the\n"
     "access rule that admitted it, whether its join created the group, and why the rules in\n"
-    "force now would refuse it (FLAGGED), if they would.\n";
+    "force now would refuse it (FLAGGED), if they would. The daemon answers in pages; all of\n"
+    "them are shown.\n"
+    "\n"
+    "  --own          only the memberships of this command's own connection (the daemon's\n"
+    "                 list with \"own\"; a new connection holds none)\n"
+    "  --json         print the list as JSON\n"
+    "  --socket PATH  the daemon's socket\n"
+    "  -h, --help     this help\n";
 
 constexpr const char *kStatusHelp =
     "Usage: rdma-mcastctl status [--json]\n"
@@ -48,10 +55,14 @@ bool parse_plain(Options &opts, int argc, char **argv, const char *help) {
 } // namespace
 
 int cmd_list(Options &opts, int argc, char **argv) {
-    if (!parse_plain(opts, argc, argv, kListHelp))
+    bool own = false;
+    const std::vector<option> longopts = {{"own", no_argument, nullptr, 1}};
+    if (!parse_options(opts, argc, argv, longopts, [&](int, const char *) { own = true; })) {
+        std::fputs(kListHelp, stdout);
         return exit_ok;
+    }
     auto client = connect(opts);
-    auto ports = client.list();
+    auto ports = own ? client.list_own() : client.list();
     if (opts.json)
         emit(list_json(ports));
     else

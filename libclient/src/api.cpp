@@ -52,6 +52,19 @@ std::int64_t start_join(rdmamcast_client &c, const rdmamcast_join_params *p, voi
     return c.start_join(request, context, sync);
 }
 
+int list(rdmamcast_client *c, bool own, rdmamcast_group_list **out) {
+    if (!c || !out)
+        return -EINVAL;
+    *out = nullptr;
+    return guarded(c->error, [&] {
+        proto::ListResult result;
+        if (int rc = c->list(own, result); rc < 0)
+            return rc;
+        *out = rdmamcast::detail::list_to_c(result);
+        return 0;
+    });
+}
+
 } // namespace
 
 extern "C" {
@@ -176,19 +189,9 @@ int rdmamcast_evict_membership(rdmamcast_client *c, uint64_t membership, uint64_
                    [&] { return evict(*c, proto::Evict{std::nullopt, membership}, released); });
 }
 
-int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) {
-    if (!c || !out)
-        return -EINVAL;
-    *out = nullptr;
-    return guarded(c->error, [&] {
-        proto::ListResult result;
-        if (int rc = c->decode_result(c->call(proto::List{}), proto::decode_list_result, result);
-            rc < 0)
-            return rc;
-        *out = rdmamcast::detail::list_to_c(result);
-        return 0;
-    });
-}
+int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) { return list(c, false, out); }
+
+int rdmamcast_list_own(rdmamcast_client *c, rdmamcast_group_list **out) { return list(c, true, out); }
 
 void rdmamcast_list_free(rdmamcast_group_list *list) { rdmamcast::detail::free_list(list); }
 

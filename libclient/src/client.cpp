@@ -13,6 +13,7 @@
 #include <random>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 using rdmamcast::detail::ErrorState;
 namespace proto = mcastd::proto;
@@ -265,6 +266,25 @@ int rdmamcast_client::next_event(rdmamcast_event &ev) {
         // rc == 1: a join's reply (completed, now queued), or one nobody waits for (dropped).
         if (rc == 1)
             route_reply(stray);
+    }
+}
+
+int rdmamcast_client::list(bool own, proto::ListResult &out) {
+    out = {};
+    proto::List request{own, std::nullopt};
+    for (;;) {
+        proto::ListResult page;
+        if (int rc = decode_result(call(request), proto::decode_list_result, page); rc < 0)
+            return rc;
+        proto::append_list_page(out, std::move(page));
+        if (!out.next)
+            return 0;
+        // A daemon that pages must get somewhere each time, or the loop would never end.
+        if (out.next == request.after)
+            return error.set(RDMAMCAST_E_PROTOCOL, -EPROTO,
+                             "rdma-mcastd returned list cursor \"" + *out.next +
+                                 "\" for the page after itself; the list would never end");
+        request.after = std::exchange(out.next, std::nullopt);
     }
 }
 

@@ -37,6 +37,11 @@ struct rdmamcast_client {
     // 0 with `ev` filled, -EAGAIN, or an error.
     int next_event(rdmamcast_event &ev);
 
+    // A whole `list` (`own`: this connection's memberships only): every page the daemon
+    // returns, put together (a daemon older than pages answers in one). 0 with `out` filled, or
+    // a negative code with `error` set.
+    int list(bool own, mcastd::proto::ListResult &out);
+
     // ---- joins ----
     // Every join goes through here: queued locally, sent while fewer than RDMAMCAST_JOIN_WINDOW
     // are in flight, completed when its reply comes (or the connection breaks). An asynchronous

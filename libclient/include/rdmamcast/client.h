@@ -37,8 +37,8 @@
  * ABI
  *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
  *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), RDMAMCAST_1.2 for rdmamcast_evict_uid()
- *   and rdmamcast_evict_membership(), and RDMAMCAST_1.3 for rdmamcast_join_start() and
- *   rdmamcast_join_cancel().
+ *   and rdmamcast_evict_membership(), RDMAMCAST_1.3 for rdmamcast_join_start() and
+ *   rdmamcast_join_cancel(), and RDMAMCAST_1.4 for rdmamcast_list_own().
  *   Structures the library fills in (records, events, errors, list and status results) only
  *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
  *   fills in, carries its own size so that an older or newer caller keeps working.
@@ -578,8 +578,13 @@ struct rdmamcast_group_list {
 	struct rdmamcast_port_groups **ports;
 };
 
-/* Every group the daemon handles, per port. Free with rdmamcast_list_free(). */
+/* Every group the daemon handles, per port. The daemon answers in pages of at most 64 KiB;
+ * the library asks for each and returns them as one list. Free with rdmamcast_list_free(). */
 RDMAMCAST_EXPORT int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out);
+/* The same for this handle's own memberships only: the groups its connection has members in,
+ * with only those members (RDMAMCAST_1.4). -EINVAL from a daemon older than it. */
+RDMAMCAST_EXPORT int rdmamcast_list_own(struct rdmamcast_client *c,
+					struct rdmamcast_group_list **out);
 RDMAMCAST_EXPORT void rdmamcast_list_free(struct rdmamcast_group_list *list);
 
 /* A port's latest re-join of its groups (after an SM restart or failover, a LID change, the port

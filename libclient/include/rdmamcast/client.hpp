@@ -607,31 +607,10 @@ public:
         }
     }
 
-    std::vector<PortGroups> list() {
-        rdmamcast_group_list *l = nullptr;
-        check(rdmamcast_list(c_.get(), &l));
-        std::unique_ptr<rdmamcast_group_list, decltype(&rdmamcast_list_free)> guard(l, rdmamcast_list_free);
-        std::vector<PortGroups> out;
-        for (std::size_t i = 0; i < l->num_ports; ++i) {
-            const auto &p = *l->ports[i];
-            PortGroups pg{p.device, p.port, detail::gid(p.port_gid), {}};
-            for (std::size_t j = 0; j < p.num_groups; ++j) {
-                const auto &g = *p.groups[j];
-                Group og{detail::gid(g.mgid), g.qkey, g.mlid, g.held, g.foreign, g.busy,
-                         {g.counts[0], g.counts[1], g.counts[2], g.counts[3]}, {}};
-                for (std::size_t k = 0; k < g.num_members; ++k) {
-                    const auto &m = *g.members[k];
-                    og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,
-                                                m.state, m.comm, m.rule ? m.rule : "",
-                                                m.created, m.flagged ? m.flagged : "",
-                                                m.name ? m.name : ""});
-                }
-                pg.groups.push_back(std::move(og));
-            }
-            out.push_back(std::move(pg));
-        }
-        return out;
-    }
+    // Every group the daemon handles (every page of its answer, put together).
+    std::vector<PortGroups> list() { return list_of(rdmamcast_list); }
+    // This client's own memberships only (RDMAMCAST_1.4).
+    std::vector<PortGroups> list_own() { return list_of(rdmamcast_list_own); }
 
     Status status() {
         rdmamcast_daemon_status *s = nullptr;
@@ -673,6 +652,33 @@ private:
     void check(int rc) const {
         if (rc < 0)
             detail::fail(rc, c_.get());
+    }
+
+    // The tree one of the C list functions returns, as C++ values.
+    std::vector<PortGroups> list_of(int (*fn)(rdmamcast_client *, rdmamcast_group_list **)) {
+        rdmamcast_group_list *l = nullptr;
+        check(fn(c_.get(), &l));
+        std::unique_ptr<rdmamcast_group_list, decltype(&rdmamcast_list_free)> guard(l, rdmamcast_list_free);
+        std::vector<PortGroups> out;
+        for (std::size_t i = 0; i < l->num_ports; ++i) {
+            const auto &p = *l->ports[i];
+            PortGroups pg{p.device, p.port, detail::gid(p.port_gid), {}};
+            for (std::size_t j = 0; j < p.num_groups; ++j) {
+                const auto &g = *p.groups[j];
+                Group og{detail::gid(g.mgid), g.qkey, g.mlid, g.held, g.foreign, g.busy,
+                         {g.counts[0], g.counts[1], g.counts[2], g.counts[3]}, {}};
+                for (std::size_t k = 0; k < g.num_members; ++k) {
+                    const auto &m = *g.members[k];
+                    og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,
+                                                m.state, m.comm, m.rule ? m.rule : "",
+                                                m.created, m.flagged ? m.flagged : "",
+                                                m.name ? m.name : ""});
+                }
+                pg.groups.push_back(std::move(og));
+            }
+            out.push_back(std::move(pg));
+        }
+        return out;
     }
 
     // Runs the callback of a completed join (one started through the C API on get() has none:

@@ -42,17 +42,20 @@ protected:
     }
 
     // A new client: the server serves one end of a socketpair, the test holds the other.
-    int connect() {
+    // `daemon_sndbuf`: the server's end gets that SO_SNDBUF (the kernel doubles it).
+    int connect(int daemon_sndbuf = 0) {
         int fds[2];
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
             throw std::system_error(errno, std::generic_category(), "socketpair");
+        if (daemon_sndbuf && ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &daemon_sndbuf, sizeof daemon_sndbuf) < 0)
+            throw std::system_error(errno, std::generic_category(), "SO_SNDBUF");
         fds_.push_back(fds[1]);
         server.adopt(fds[0]);
         return fds[1];
     }
     // A client that said hello.
-    int greeted() {
-        const int fd = connect();
+    int greeted(int daemon_sndbuf = 0) {
+        const int fd = connect(daemon_sndbuf);
         send(fd, 1, proto::Hello{{1}, "test"});
         EXPECT_TRUE(ok(reply(fd))) << "hello";
         return fd;

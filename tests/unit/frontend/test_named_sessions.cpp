@@ -45,7 +45,8 @@ protected:
     // The members of `mgid` in `list` as (membership, name).
     std::vector<std::pair<MembershipId, std::string>> listed(const frontend::ClientSession &s, const char *mgid) {
         std::vector<std::pair<MembershipId, std::string>> out;
-        for (const auto &p : s.list().ports)
+        const auto list = std::get<proto::ListResult>(s.list({}));
+        for (const auto &p : list.ports)
             for (const auto &g : p.groups)
                 if (g.mgid == *parse_gid(mgid))
                     for (const auto &m : g.members)

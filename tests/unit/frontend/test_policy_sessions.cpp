@@ -119,7 +119,7 @@ TEST_F(Rules, OnlyTheGroupThatMayCreateCreatesAndASupplementaryGroupCounts) {
     const JoinAnswer joined = join(*bob, "ff15:a:1::7");
     EXPECT_FALSE(joined.failure) << "the group exists now: joining it is no create";
 
-    const proto::ListResult l = bob->list();
+    const proto::ListResult l = std::get<proto::ListResult>(bob->list(proto::List{}));
     ASSERT_EQ(l.ports.at(0).groups.size(), 1u);
     const auto &members = l.ports[0].groups[0].members;
     ASSERT_EQ(members.size(), 2u);
@@ -142,7 +142,7 @@ TEST_F(Rules, AnSaAssignedCreateWithoutTheRightIsRefusedBeforeTheSa) {
 TEST_F(Rules, RootIsAlwaysAllowed) {
     auto root = open(0, 0);
     ASSERT_FALSE(join(*root, "ff15:b::9").failure);
-    EXPECT_EQ(root->list().ports.at(0).groups.at(0).members.at(0).rule, "root");
+    EXPECT_EQ(std::get<proto::ListResult>(root->list({})).ports.at(0).groups.at(0).members.at(0).rule, "root");
 }
 
 // ---- P_Keys and Q_Keys ----
@@ -348,12 +348,12 @@ TEST_F(Reload, ATightenedRuleRefusesTheNextJoinAndFlagsWhatIsHeldWithoutCuttingI
     auto a = open(kAlice, kUsers);
     const JoinAnswer held = join(*a, "ff15:b::1");
     ASSERT_FALSE(held.failure);
-    EXPECT_EQ(a->list().ports.at(0).groups.at(0).members.at(0).rule, "any");
+    EXPECT_EQ(std::get<proto::ListResult>(a->list({})).ports.at(0).groups.at(0).members.at(0).rule, "any");
 
     sessions.set_policy(hpc_site());
     EXPECT_TRUE(join(*a, "ff15:b::2").failure);
     EXPECT_EQ(sa_bits("ff15:b::1"), join::full) << "kept at the SA";
-    const auto m = a->list().ports.at(0).groups.at(0).members.at(0);
+    const auto m = std::get<proto::ListResult>(a->list({})).ports.at(0).groups.at(0).members.at(0);
     EXPECT_EQ(m.rule, "any") << "the rule that admitted it then";
     EXPECT_EQ(m.flagged, "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a:1::/48 only, and ff15:b::1 "
                          "is not in them");
@@ -361,7 +361,8 @@ TEST_F(Reload, ATightenedRuleRefusesTheNextJoinAndFlagsWhatIsHeldWithoutCuttingI
     EXPECT_EQ(usage(kAlice)->flagged, 1u);
 
     sessions.set_policy(policy::Policy{});
-    EXPECT_EQ(a->list().ports.at(0).groups.at(0).members.at(0).flagged, "") << "admitted again";
+    EXPECT_EQ(std::get<proto::ListResult>(a->list({})).ports.at(0).groups.at(0).members.at(0).flagged, "")
+        << "admitted again";
 }
 
 TEST_F(Reload, EvictIsForRootAndReleasesAUidsMembershipsTellingItsClient) {

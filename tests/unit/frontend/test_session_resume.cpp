@@ -31,7 +31,9 @@ protected:
         frontend::ClientSession *restored = sessions.restore(rs, why);
         EXPECT_TRUE(restored) << why;
         frontend::ClientSession &s = *restored;
-        EXPECT_TRUE(s.adopt_member(m, 0, *parse_gid("ff15::1"), join::full, {}, {}));
+        frontend::Grant grant;
+        grant.rule = "kept-rule";
+        EXPECT_TRUE(s.adopt_member(m, 0, *parse_gid("ff15::1"), join::full, {}, grant));
         return s;
     }
 
@@ -75,7 +77,16 @@ TEST_F(Resume, ADetachedSessionComesBackWithItsMembershipsAndNoMad) {
     EXPECT_EQ(sessions.detached(), 0u);
     EXPECT_EQ(sa.log.size(), mads);
 
-    // It is that session now: its membership can be left through this connection.
+    // It is that session now: its own list is that membership, with what the policy made of it.
+    send(fd, 2, proto::List{true, std::nullopt});
+    const proto::Reply listed = reply(fd);
+    ASSERT_TRUE(ok(listed));
+    const auto own = std::get<proto::ListResult>(proto::decode_list_result(std::get<nlohmann::json>(listed.body)));
+    ASSERT_EQ(own.ports.at(0).groups.size(), 1u);
+    ASSERT_EQ(own.ports[0].groups[0].members.size(), 1u);
+    EXPECT_EQ(own.ports[0].groups[0].members[0].membership, 500u);
+    EXPECT_EQ(own.ports[0].groups[0].members[0].rule, "kept-rule");
+    // And its membership can be left through this connection.
     send(fd, 3, proto::Leave{500, std::nullopt});
     EXPECT_TRUE(ok(reply(fd)));
 }

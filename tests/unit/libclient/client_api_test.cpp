@@ -752,6 +752,60 @@ TEST(ClientList, RepliesLargerThanRequestLimitAreReadWhole) {
     rdmamcast_list_free(l);
 }
 
+// A daemon that pages its list: the library asks for every page, in order, and returns one
+// tree, the group a page boundary cut whole again.
+TEST(ClientList, PutsEveryPageTogether) {
+    FakeDaemon d(list_pages(sample_pages()));
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    ASSERT_EQ(rdmamcast_list(c.get(), &l), 0) << rdmamcast_last_error(c.get())->message;
+    ASSERT_EQ(l->num_ports, 2u);
+    ASSERT_EQ(l->ports[0]->num_groups, 2u);
+    const auto &cut = *l->ports[0]->groups[0];
+    ASSERT_EQ(cut.num_members, 3u);
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(cut.members[i]->membership, i + 1);
+    EXPECT_EQ(l->ports[0]->groups[1]->members[0]->membership, 4u);
+    ASSERT_EQ(l->ports[1]->num_groups, 1u);
+    EXPECT_STREQ(l->ports[1]->groups[0]->members[0]->comm, "last-page");
+    rdmamcast_list_free(l);
+    const auto asked = d.requests_of<proto::List>();
+    ASSERT_EQ(asked.size(), 3u);
+    EXPECT_FALSE(asked[0].after);
+    EXPECT_EQ(asked[1].after, "p1");
+    EXPECT_EQ(asked[2].after, "p2");
+    for (const auto &a : asked)
+        EXPECT_FALSE(a.own);
+}
+
+TEST(ClientList, OwnAsksForOwnOnEveryPage) {
+    FakeDaemon d(list_pages(sample_pages()));
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    ASSERT_EQ(rdmamcast_list_own(c.get(), &l), 0) << rdmamcast_last_error(c.get())->message;
+    EXPECT_EQ(l->ports[0]->groups[0]->num_members, 3u);
+    rdmamcast_list_free(l);
+    const auto asked = d.requests_of<proto::List>();
+    ASSERT_EQ(asked.size(), 3u);
+    for (const auto &a : asked)
+        EXPECT_TRUE(a.own);
+    EXPECT_EQ(rdmamcast_list_own(nullptr, &l), -EINVAL);
+}
+
+// A daemon whose page names itself as the next one would keep the library asking forever.
+TEST(ClientList, ACursorThatGetsNowhereIsAProtocolError) {
+    auto pages = sample_pages();
+    pages[1].next = "p1";
+    FakeDaemon d(list_pages(pages));
+    auto c = connect_to(d);
+    rdmamcast_group_list *l = nullptr;
+    EXPECT_EQ(rdmamcast_list(c.get(), &l), -EPROTO);
+    EXPECT_EQ(l, nullptr);
+    EXPECT_EQ(rdmamcast_last_error(c.get())->code, RDMAMCAST_E_PROTOCOL);
+    EXPECT_NE(std::string(rdmamcast_last_error(c.get())->message).find("\"p1\""), std::string::npos);
+    EXPECT_EQ(d.requests_of<proto::List>().size(), 2u);
+}
+
 TEST(ClientStatus, DecodesPortsAndCounters) {
     FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
         if (!std::holds_alternative<proto::Status>(env.request))

@@ -321,6 +321,22 @@ TEST(ClientCpp, SetReconnectOff) {
     EXPECT_EQ(d.requests_of<proto::Hello>().size(), 1u);
 }
 
+TEST(ClientCpp, ListAndListOwnGetEveryPage) {
+    FakeDaemon d(list_pages(sample_pages()));
+    rdmamcast::Client client(d.path());
+    const auto all = client.list();
+    ASSERT_EQ(all.size(), 2u);
+    ASSERT_EQ(all[0].groups.size(), 2u);
+    EXPECT_EQ(all[0].groups[0].members.size(), 3u) << "the group a page boundary cut, whole";
+    EXPECT_EQ(all[1].groups.at(0).members.at(0).comm, "last-page");
+    EXPECT_EQ(client.list_own()[1].groups.at(0).members.at(0).membership, 5u);
+    const auto asked = d.requests_of<proto::List>();
+    ASSERT_EQ(asked.size(), 6u);
+    EXPECT_FALSE(asked[2].own);
+    EXPECT_TRUE(asked[3].own);
+    EXPECT_EQ(asked[5].after, "p2");
+}
+
 TEST(ClientCpp, ListAndStatus) {
     FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
         if (std::holds_alternative<proto::List>(env.request)) {

@@ -695,6 +695,35 @@ TEST(CtlList, HumanTableIsAligned) {
     EXPECT_NE(r.out.find("sender  root  no       job-42  -\n"), std::string::npos) << r.out;
 }
 
+TEST(CtlList, PrintsEveryPage) {
+    FakeDaemon d(list_pages(sample_pages()));
+    auto r = ctl(d, {"list", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = json::parse(r.out);
+    EXPECT_EQ(j["ports"].at(0)["groups"].at(0)["members"].size(), 3u) << r.out;
+    EXPECT_EQ(j["ports"].at(1)["groups"].at(0)["members"].at(0)["comm"], "last-page");
+    EXPECT_FALSE(j.contains("next"));
+    auto text = ctl(d, {"list"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("last-page"), std::string::npos) << text.out;
+    for (const auto &l : d.requests_of<proto::List>())
+        EXPECT_FALSE(l.own);
+}
+
+TEST(CtlList, OwnAsksForTheConnectionsOwnMemberships) {
+    FakeDaemon d(list_pages(sample_pages()));
+    auto r = ctl(d, {"list", "--own"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto asked = d.requests_of<proto::List>();
+    ASSERT_EQ(asked.size(), 3u);
+    for (const auto &l : asked)
+        EXPECT_TRUE(l.own);
+    auto bad = run({kCtl, "list", "--own=1"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    auto help = run({kCtl, "list", "--help"});
+    EXPECT_NE(help.out.find("--own"), std::string::npos) << help.out;
+}
+
 TEST(CtlStatus, JsonAndHuman) {
     FakeDaemon d(views());
     auto r = ctl(d, {"status", "--json"});

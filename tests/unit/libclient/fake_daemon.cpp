@@ -271,6 +271,49 @@ FakeDaemon::Handler joins_from(std::uint64_t first) {
     };
 }
 
+FakeDaemon::Handler list_pages(std::vector<proto::ListResult> pages, FakeDaemon::Handler more) {
+    return [pages = std::move(pages), more](Session &s, const proto::RequestEnvelope &env) {
+        const auto *l = std::get_if<proto::List>(&env.request);
+        if (!l)
+            return more && more(s, env);
+        for (std::size_t i = 0; i < pages.size(); ++i)
+            if (l->after == (i ? pages[i - 1].next : std::nullopt)) {
+                s.reply(env.id, pages[i]);
+                return true;
+            }
+        s.fail(env.id, mcastd::Errc::invalid_argument, "not a cursor of this daemon's list", std::nullopt, "/after");
+        return true;
+    };
+}
+
+std::vector<proto::ListResult> sample_pages() {
+    const auto member = [](std::uint64_t id, const char *comm) {
+        return proto::MemberInfo{id, mcastd::join::full, "active", static_cast<pid_t>(4238 + id), 1000, comm, "any"};
+    };
+    const auto group = [](const char *mgid, std::vector<proto::MemberInfo> members) {
+        proto::GroupInfo g;
+        g.mgid = *mcastd::parse_gid(mgid);
+        g.mlid = 0xc001;
+        g.held = mcastd::join::full;
+        g.counts = {static_cast<std::uint32_t>(members.size()), 0, 0, 0};
+        g.members = std::move(members);
+        return g;
+    };
+    const auto ports = [](std::vector<proto::GroupInfo> first, std::vector<proto::GroupInfo> second) {
+        return std::vector<proto::PortGroups>{{"mlx5_0", 1, *mcastd::parse_gid("fe80::10:3"), std::move(first)},
+                                              {"mlx5_1", 1, *mcastd::parse_gid("fe80::10:4"), std::move(second)}};
+    };
+    proto::GroupInfo cut = group("ff15::1", {member(1, "a"), member(2, "b"), member(3, "c")});
+    proto::GroupInfo rest = cut;
+    cut.members.resize(2);
+    rest.members.erase(rest.members.begin(), rest.members.begin() + 2);
+    return {
+        proto::ListResult{ports({cut}, {}), "p1"},
+        proto::ListResult{ports({rest, group("ff15::2", {member(4, "d")})}, {}), "p2"},
+        proto::ListResult{ports({}, {group("ff15::3", {member(5, "last-page")})}), std::nullopt},
+    };
+}
+
 proto::MonitorEvent sample_monitor_event() {
     proto::MonitorEvent m;
     m.kind = "joined";

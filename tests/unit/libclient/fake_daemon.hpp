@@ -132,6 +132,13 @@ ResumeAnswer resume_gives(std::vector<std::uint64_t> memberships);
 ResumeAnswer resume_refused();
 // An error of the access policy: `ref` names the rule that denied, or the quota reached.
 proto::Failure policy_failure(mcastd::Errc code, std::string message, mcastd::PolicyRef ref);
+// A daemon that answers `list` in these pages, as a version 2 daemon pages a long one: the
+// first to a list without `after`, then the page after the one whose `next` the request's
+// `after` is; a cursor it never gave is invalid-argument (/after). Other requests go to `more`.
+FakeDaemon::Handler list_pages(std::vector<proto::ListResult> pages, FakeDaemon::Handler more = {});
+// Three pages: mlx5_0/1's ff15::1 (members 1 to 3, cut after 2) and ff15::2 (member 4), then
+// mlx5_1/1's ff15::3 (member 5, comm "last-page") on the last; cursors "p1", "p2".
+std::vector<proto::ListResult> sample_pages();
 // A "joined" activity entry of pid 4242 (my-app, uid 1000) for ff15::1:2 on mlx5_0/1.
 proto::MonitorEvent sample_monitor_event();
 

@@ -79,6 +79,10 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
         const auto &lb = std::get<Leave>(b);
         if (la->membership != lb.membership || la->join != lb.join)
             return ::testing::AssertionFailure() << "leave differs";
+    } else if (auto *lia = std::get_if<List>(&a)) {
+        const auto &lib = std::get<List>(b);
+        if (lia->own != lib.own || lia->after != lib.after)
+            return ::testing::AssertionFailure() << "list differs";
     } else if (auto *ma = std::get_if<Monitor>(&a)) {
         if (ma->enable != std::get<Monitor>(b).enable)
             return ::testing::AssertionFailure() << "monitor.enable differs";

@@ -159,6 +159,24 @@ TEST(ProtoIncoming, ResultDecodersRejectWhatIsNotTheirs) {
     EXPECT_TRUE(std::get<ListResult>(ok).ports.empty());
 }
 
+TEST(ProtoIncoming, ListNextIsACursorOfAtMost128Bytes) {
+    const auto with_next = [](const json &next) {
+        json r = json::parse(R"({"ports":[]})");
+        r["next"] = next;
+        return decode_list_result(r);
+    };
+    const auto most = with_next(std::string(kMaxCursorBytes, 'c'));
+    ASSERT_TRUE(std::holds_alternative<ListResult>(most));
+    EXPECT_EQ(std::get<ListResult>(most).next, std::string(kMaxCursorBytes, 'c'));
+    for (const auto &[next, says] : std::vector<std::pair<json, std::string>>{
+             {17, "/next: expected a string"},
+             {std::string(kMaxCursorBytes + 1, 'c'), "/next: a cursor of 129 bytes; at most 128"}}) {
+        const auto r = with_next(next);
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << says;
+        EXPECT_NE(std::get<Error>(r).message.find(says), std::string::npos) << std::get<Error>(r).message;
+    }
+}
+
 // A status result with one port, whose `key` is `value` (erased when `value` is discarded).
 json status_with(const std::string &key, const json &value) {
     StatusResult st;

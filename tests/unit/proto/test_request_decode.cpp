@@ -420,6 +420,14 @@ const Rejection kRejections[] = {
     {"join id 2^53", R"({"id":3,"op":"leave","join":9007199254740992})", 3, "/join",
      "out of range"},
 
+    // list.
+    {"own as string", R"({"id":6,"op":"list","own":"yes"})", 6, "/own", "expected true or false"},
+    {"own as number", R"({"id":6,"op":"list","own":1})", 6, "/own", "got 1"},
+    {"after as number", R"({"id":6,"op":"list","after":17})", 6, "/after", "expected a string"},
+    {"after as null", R"({"id":6,"op":"list","after":null})", 6, "/after", "got null"},
+    {"after too long", R"({"id":6,"op":"list","after":")" + std::string(kMaxCursorBytes + 1, 'c') + R"("})", 6,
+     "/after", "a cursor of 129 bytes; at most 128"},
+
     // monitor.
     {"enable as string", R"({"id":4,"op":"monitor","enable":"yes"})", 4, "/enable",
      "expected true or false"},

@@ -110,6 +110,19 @@ TEST(ProtoRoundTrip, LeaveListStatusMonitor) {
     expect_request_round_trip(9, Monitor{false});
 }
 
+TEST(ProtoRoundTrip, ListPagesAndOwn) {
+    expect_request_round_trip(20, List{true, std::nullopt});
+    expect_request_round_trip(21, List{false, "0,ff15::1:2,0,17"});
+    expect_request_round_trip(22, List{true, std::string(kMaxCursorBytes, 'c')});
+    EXPECT_EQ(encode_request(23, List{}), R"({"id":23,"op":"list"})") << "an older daemon takes it";
+    EXPECT_EQ(encode_request(24, List{true, "x"}), R"({"id":24,"op":"list","own":true,"after":"x"})");
+    const auto decoded = decode_request(R"({"id":25,"op":"list","own":false,"after":""})");
+    ASSERT_TRUE(std::holds_alternative<RequestEnvelope>(decoded));
+    const auto &l = std::get<List>(std::get<RequestEnvelope>(decoded).request);
+    EXPECT_FALSE(l.own);
+    EXPECT_EQ(l.after, "") << "what a cursor says is the daemon's to judge";
+}
+
 TEST(ProtoRoundTrip, Evict) {
     expect_request_round_trip(10, Evict{1001, std::nullopt});
     expect_request_round_trip(11, Evict{0, std::nullopt});
@@ -266,6 +279,82 @@ TEST(ProtoRoundTrip, ListResult) {
     const auto out =
         value_of(decode_list_result(result_of(decode_reply(encode_reply(5, in)))));
     expect_same_list(out, in);
+}
+
+TEST(ProtoRoundTrip, ListResultNextCursor) {
+    auto in = sample_list();
+    in.next = "0,ff15::1:2,0,8";
+    const std::string text = encode_reply(5, in);
+    EXPECT_NE(text.find(R"("groups":[]}],"next":"0,ff15::1:2,0,8"}})"), std::string::npos) << text;
+    const auto out = value_of(decode_list_result(result_of(decode_reply(text))));
+    expect_same_list(out, in);
+    EXPECT_EQ(out.next, in.next);
+    const auto last = value_of(decode_list_result(result_of(decode_reply(encode_reply(5, sample_list())))));
+    EXPECT_FALSE(last.next) << "the last page has none";
+}
+
+// The parts ListReplySize measures add up to the reply encode_reply() writes: the daemon cuts
+// its pages by them, so they must be exact.
+TEST(ProtoListReplySize, PartsAddUpToTheEncodedReply) {
+    ListResult l = sample_list();
+    l.ports.push_back(PortGroups{"mlx5_2", 1, gid("fe80::10:5"), {l.ports[0].groups[0]}});
+    l.next = std::string(kMaxCursorBytes, 'n');
+    ListReplySize size;
+    std::size_t total = size.envelope();
+    for (std::size_t p = 0; p < l.ports.size(); ++p) {
+        const PortGroups &port = l.ports[p];
+        total += size.port(port) + (p > 0);
+        for (std::size_t g = 0; g < port.groups.size(); ++g) {
+            const GroupInfo &group = port.groups[g];
+            total += size.group(group) + (g > 0);
+            for (std::size_t m = 0; m < group.members.size(); ++m)
+                total += size.member(group.members[m]) + (m > 0);
+        }
+    }
+    EXPECT_EQ(total, encode_reply(kMaxId, l).size());
+    // With a shorter id and cursor the reply is smaller than measured, never larger.
+    l.next = "0,ff15::1,0,-";
+    EXPECT_LT(encode_reply(1, l).size(), total);
+}
+
+// Pages put together: a group cut between two pages is one group again, ports keep their
+// order, and groups the SA has not named (MGID 0) are never taken for one another.
+TEST(ProtoListPages, AppendJoinsTheGroupAPageBoundaryCut) {
+    auto member = [](std::uint64_t id) { return MemberInfo{id, join::full, "active", 1, 2, "c"}; };
+    GroupInfo a;
+    a.mgid = gid("ff15::a");
+    a.counts = {4, 0, 0, 0};
+    a.members = {member(1), member(2)};
+    GroupInfo a_rest = a;
+    a_rest.members = {member(3), member(4)};
+    GroupInfo b;
+    b.mgid = gid("ff15::b");
+    b.members = {member(5)};
+    GroupInfo unnamed1, unnamed2; // two creates in flight
+    unnamed1.members = {member(6)};
+    unnamed2.members = {member(7)};
+
+    ListResult all;
+    append_list_page(all, ListResult{{PortGroups{"mlx5_0", 1, {}, {unnamed1, a}}, PortGroups{"mlx5_0", 2, {}, {}}},
+                                     "p1"});
+    EXPECT_EQ(all.next, "p1");
+    append_list_page(all, ListResult{{PortGroups{"mlx5_0", 1, {}, {a_rest}}, PortGroups{"mlx5_0", 2, {}, {unnamed2}}},
+                                     "p2"});
+    append_list_page(all, ListResult{{PortGroups{"mlx5_0", 1, {}, {}}, PortGroups{"mlx5_0", 2, {}, {unnamed1, b}}},
+                                     std::nullopt});
+    EXPECT_FALSE(all.next);
+    ASSERT_EQ(all.ports.size(), 2u);
+    const auto &p1 = all.ports[0].groups;
+    ASSERT_EQ(p1.size(), 2u);
+    EXPECT_TRUE(is_zero(p1[0].mgid));
+    ASSERT_EQ(p1[1].members.size(), 4u) << "ff15::a went on on the second page";
+    for (std::uint64_t i = 0; i < 4; ++i)
+        EXPECT_EQ(p1[1].members[i].membership, i + 1);
+    const auto &p2 = all.ports[1].groups;
+    ASSERT_EQ(p2.size(), 3u) << "the unnamed groups are two, not one";
+    EXPECT_EQ(p2[0].members.at(0).membership, 7u);
+    EXPECT_EQ(p2[1].members.at(0).membership, 6u);
+    EXPECT_EQ(p2[2].mgid, gid("ff15::b"));
 }
 
 StatusResult sample_status() {

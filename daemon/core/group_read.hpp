@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// Reads of the engine's groups for listings (Engine::groups, Engine::groups_from): in GroupKey
+// order from a cursor, through the ports' ordered indexes, so a page of a `list` costs what it
+// reads however many groups the daemon holds. Internal to daemon/core.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "core/engine_state.hpp"
+
+namespace mcastd::core {
+
+// Engine::groups_from (engine.hpp says what it reads).
+GroupRead read_groups(const EngineState &s, const std::optional<GroupCursor> &from, std::size_t max_members,
+                      std::optional<ClientId> only);
+
+} // namespace mcastd::core
