@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include "logging/membership_log.hpp"
-#include "reload.hpp"
 #include "sa/transactions.hpp"
 #include "server/activation.hpp"
 #include "views.hpp"
@@ -261,41 +260,36 @@ bool Daemon::reload(config::ConfigResult loaded) {
             spdlog::error("reload refused, the running configuration stays: {}", err->message);
             return false;
         }
-        auto next = std::get<config::DaemonConfig>(std::move(loaded));
-        next.engine.seed = cfg_.engine.seed; // random per start, not config
-        const ReloadPlan plan = plan_reload(cfg_, next);
-
-        spdlog::set_level(spdlog::level::from_str(next.log_level));
-        sessions_->set_limits(next.limits);
-        routine_->set_limits(next.log_routine);
-        if (!(next.access == cfg_.access))
-            sessions_->set_policy(next.access); // flags what the new rules would refuse
-        if (next.static_groups != cfg_.static_groups) {
-            // The new holder joins before the old one leaves, so a group in both files keeps its
-            // count above zero and costs the SA nothing.
-            auto fresh = std::make_unique<StaticGroups>(*sessions_, loop_.timers(), next.static_groups,
-                                                        cfg_.engine.retry_min, cfg_.engine.retry_max);
-            statics_ = std::move(fresh);
-        }
-        // What the running engine, SA stack and ports were built with stays until a restart; the
-        // config in force keeps those values so the next reload compares against them.
-        next.socket = cfg_.socket;
-        next.engine = cfg_.engine;
-        next.host = cfg_.host;
-        next.dbus = cfg_.dbus;
-        next.restart = cfg_.restart;
-        next.state_dir = cfg_.state_dir;
-        cfg_ = std::move(next);
-
+        Reloaded r = apply_reload(cfg_, std::get<config::DaemonConfig>(loaded), *this);
+        cfg_ = std::move(r.in_force);
+        const ReloadPlan &plan = r.plan;
         const std::string live =
             plan.live.empty() ? std::string("nothing changed") : fmt::format("{}", fmt::join(plan.live, ", "));
         spdlog::info("configuration reloaded from {}; applied: {}", cfg_.origin, live);
         if (!plan.restart.empty())
-            spdlog::warn("changed keys that take effect only after a restart: {}", fmt::join(plan.restart, ", "));
+            spdlog::warn("changed keys that keep their running value until a restart: {}",
+                         fmt::join(plan.restart, ", "));
         return true;
     }();
     notifier_->ready();
     return applied;
+}
+
+void Daemon::set_log_level(const std::string &level) { spdlog::set_level(spdlog::level::from_str(level)); }
+
+void Daemon::set_limits(const frontend::Limits &limits, const logging::RoutineLimits &log) {
+    sessions_->set_limits(limits);
+    routine_->set_limits(log);
+}
+
+void Daemon::set_access(const policy::Policy &access) { sessions_->set_policy(access); }
+
+void Daemon::set_static_groups(const std::vector<JoinRequest> &groups) {
+    // The new holder joins before the old one leaves, so a group in both files keeps its count
+    // above zero and costs the SA nothing.
+    auto fresh = std::make_unique<StaticGroups>(*sessions_, loop_.timers(), groups, cfg_.engine.retry_min,
+                                                cfg_.engine.retry_max);
+    statics_ = std::move(fresh);
 }
 
 } // namespace mcastd

@@ -26,6 +26,7 @@
 #include "frontend/sessions.hpp"
 #include "logging/routine_limiter.hpp"
 #include "port_backend.hpp"
+#include "reload.hpp"
 #include "restart/keeper.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/notifier.hpp"
@@ -36,7 +37,7 @@
 
 namespace mcastd {
 
-class Daemon {
+class Daemon : private LiveParts {
 public:
     // Starts every part and says READY=1. Throws std::exception naming what could not start
     // (a configured port, the socket); D-Bus failing to start only warns.
@@ -59,10 +60,10 @@ public:
     bool stopping() const { return stopping_; }
 
     // A reload (SIGHUP): `next` is the re-read config (command-line overrides applied) or the
-    // error that refused it. Applies what can change while running (log_level, limits,
-    // access, static_groups; reload.hpp), names every other changed key as waiting for a
-    // restart, and keeps the running config when `next` is an error. Returns whether it was
-    // applied; a daemon that is stopping applies nothing.
+    // error that refused it. Applies the keys reload.cpp's table makes live, names every other
+    // changed key as waiting for a restart (config() keeps their running values), and keeps the
+    // running config when `next` is an error. Returns whether it was applied; a daemon that is
+    // stopping applies nothing.
     bool reload(config::ConfigResult next);
 
     const config::DaemonConfig &config() const { return cfg_; }
@@ -91,6 +92,12 @@ private:
     std::unique_ptr<StaticGroups> statics_;
     Timers::Id grace_timer_ = 0;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observer it adds
+
+    // LiveParts: what a reload applies while running.
+    void set_log_level(const std::string &level) override;
+    void set_limits(const frontend::Limits &limits, const logging::RoutineLimits &log) override;
+    void set_access(const policy::Policy &access) override;
+    void set_static_groups(const std::vector<JoinRequest> &groups) override;
 
     void take_back(server::ListenSocket &listener);
     void check_detached(TimePoint deadline);

@@ -38,6 +38,7 @@ struct HostPortsConfig {
     // Restrict the daemon to these "device" or "device/port" names; empty means every
     // InfiniBand port found.
     std::vector<std::string> ports;
+    bool operator==(const HostPortsConfig &) const = default;
 };
 
 class HostPorts final : public PortBackend, private port::PortEventSink {

@@ -44,6 +44,7 @@ inline constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "
 // socket only; `enabled: false` does not try.
 struct DbusConfig {
     bool enabled = true;
+    bool operator==(const DbusConfig &) const = default;
 };
 
 // Across a restart or crash of the daemon (doc/architecture.md §9): how long the memberships
@@ -80,8 +81,16 @@ struct DaemonConfig {
     EngineConfig engine;            // "groups", "retry", "rejoin"
     NamedGroups names;              // "groups.names": how a join's name maps to its MGID
     HostPortsConfig host = default_host_config(); // "ports", "sa", "monitor"
-    // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter; kept to report it.
+    // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter (apply_fabric).
     sa::FabricBudget fabric;
+    // What the file wrote for those two, before the budget: a reload compares and keeps these
+    // (without_fabric), so a changed budget alone is not a changed "sa" or "rejoin". A config
+    // made by hand sets host.sa and engine, then calls apply_fabric.
+    struct Written {
+        double sa_max_rate = kDefaultSaMaxRate;
+        Duration rejoin_jitter = EngineConfig{}.rejoin_jitter;
+        bool operator==(const Written &) const = default;
+    } written;
     frontend::Limits limits;
     logging::RoutineLimits log_routine; // "limits.log_routine_burst", "limits.log_routine_per_minute"
     policy::Policy access;          // "access": allow lists, rules, quotas
@@ -93,7 +102,16 @@ struct DaemonConfig {
     std::string state_dir;
     // Where this came from, for the log: the file's path, or "built-in defaults (no <path>)".
     std::string origin;
+
+    bool operator==(const DaemonConfig &) const = default;
 };
+
+// host.sa.pacing_rate and engine.rejoin_jitter hold what the file wrote (sa.max_rate,
+// rejoin.jitter_ms): records them in `written` and applies `fabric` over them, which gives the
+// values in force. The parser calls it last; a reload calls it on the config it puts in force.
+void apply_fabric(DaemonConfig &c);
+// The inverse: `c` with host.sa.pacing_rate and engine.rejoin_jitter as the file wrote them.
+DaemonConfig without_fabric(DaemonConfig c);
 
 using ConfigResult = std::variant<DaemonConfig, Error>;
 

@@ -298,21 +298,22 @@ void read_rejoin(const ObjectReader &root, EngineConfig &engine) {
 }
 
 // The fabric budget (sa/fabric_budget.hpp): both keys or neither (0 is none). Applied over
-// `sa` and `rejoin`, so it is read after them.
-void read_fabric(const ObjectReader &root, DaemonConfig &c) {
+// `sa` and `rejoin` once they are read (apply_fabric).
+sa::FabricBudget read_fabric(const ObjectReader &root) {
+    sa::FabricBudget f;
     const auto in = section(root, "fabric");
     if (!in)
-        return;
+        return f;
     in->require_only({"hosts", "sa_budget"});
-    c.fabric.hosts = static_cast<unsigned>(in->uint("hosts", 0, 1000000).value_or(0));
-    c.fabric.budget = static_cast<unsigned>(in->uint("sa_budget", 0, 10000000).value_or(0));
-    if ((c.fabric.hosts == 0) != (c.fabric.budget == 0)) {
-        const bool no_hosts = c.fabric.hosts == 0;
+    f.hosts = static_cast<unsigned>(in->uint("hosts", 0, 1000000).value_or(0));
+    f.budget = static_cast<unsigned>(in->uint("sa_budget", 0, 10000000).value_or(0));
+    if ((f.hosts == 0) != (f.budget == 0)) {
+        const bool no_hosts = f.hosts == 0;
         in->fail(no_hosts ? "hosts" : "sa_budget",
                  "missing or 0 while " + in->pointer(no_hosts ? "sa_budget" : "hosts") +
                      " is set: a budget needs both, the ports that share it and the MADs per second they share");
     }
-    sa::apply(c.fabric, c.host.sa, c.engine.rejoin_jitter);
+    return f;
 }
 
 // config/README.md "limits" gives each default's reasoning (doc/architecture.md §12).
@@ -420,7 +421,8 @@ DaemonConfig read_config(const ObjectReader &root) {
     read_retry(root, c.engine);
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);
-    read_fabric(root, c);
+    c.fabric = read_fabric(root);
+    apply_fabric(c);
     read_limits(root, c.limits, c.log_routine);
     c.access = read_access(root);
     read_dbus(root, c.dbus);
@@ -437,6 +439,17 @@ Error config_error(std::string_view origin, std::string_view what) {
 }
 
 } // namespace
+
+void apply_fabric(DaemonConfig &c) {
+    c.written = {c.host.sa.pacing_rate, c.engine.rejoin_jitter};
+    sa::apply(c.fabric, c.host.sa, c.engine.rejoin_jitter);
+}
+
+DaemonConfig without_fabric(DaemonConfig c) {
+    c.host.sa.pacing_rate = c.written.sa_max_rate;
+    c.engine.rejoin_jitter = c.written.rejoin_jitter;
+    return c;
+}
 
 ConfigResult parse_config(std::string_view text, std::string_view origin) {
     auto parsed = json_check::parse(text, json_check::ParseOptions{.comments = true});

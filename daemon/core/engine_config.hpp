@@ -38,6 +38,7 @@ struct EngineConfig {
     // hosts told of the same SM restart do not all send their Sets in the same millisecond.
     Duration rejoin_jitter = std::chrono::milliseconds(500);
     std::uint64_t seed = 1; // for that jitter; the daemon seeds it randomly
+    bool operator==(const EngineConfig &) const = default;
 };
 
 } // namespace mcastd

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "daemon.hpp"
 #include "logging/log_recorder.hpp"
 #include "logging/message_ids.hpp"
@@ -199,6 +201,29 @@ TEST_F(DaemonLifecycle, AReloadAppliesLimitsAndStaticGroupsAndNamesTheRest) {
     EXPECT_FALSE(daemon_->reload(config::parse_config("{\"limits\": {\"max_clients\": 0}}", "bad.json")));
     EXPECT_EQ(daemon_->sessions().limits().max_memberships_per_client, 1u);
     EXPECT_EQ(sa_bits("ff15::1"), join::full) << "nothing held was touched";
+}
+
+// config() reports what is in force: a key that waits for a restart keeps its running value there
+// (names, socket_group and the fabric budget with the pacing it gives included), so every later
+// reload of the same file names it again.
+TEST_F(DaemonLifecycle, AReloadKeepsTheRunningValueOfWhatWaitsForARestart) {
+    start("");
+    const config::DaemonConfig running = daemon_->config();
+    const std::string next = config(R"("log_level": "debug", "socket_group": 0,
+        "groups": {"names": {"prefix": "ff15:1::/32"}}, "fabric": {"hosts": 10, "sa_budget": 2000}, )");
+    const auto level = spdlog::get_level();
+    ASSERT_TRUE(daemon_->reload(parse(next)));
+    EXPECT_EQ(spdlog::get_level(), spdlog::level::debug);
+    EXPECT_EQ(daemon_->config().log_level, "debug");
+    EXPECT_EQ(daemon_->config().socket_group, running.socket_group);
+    EXPECT_EQ(daemon_->config().names, running.names);
+    EXPECT_EQ(daemon_->config().fabric, running.fabric);
+    EXPECT_EQ(daemon_->config().host.sa.pacing_rate, running.host.sa.pacing_rate);
+    EXPECT_EQ(plan_reload(daemon_->config(), parse(next)).restart,
+              (std::vector<std::string>{"socket_group", "groups", "fabric"}));
+    ASSERT_TRUE(daemon_->reload(parse(next)));
+    EXPECT_EQ(daemon_->config().names, running.names);
+    spdlog::set_level(level);
 }
 
 TEST_F(DaemonLifecycle, AStaticGroupInBothFilesStaysJoinedWithoutADelete) {
