@@ -16,7 +16,7 @@ namespace ctl {
 namespace {
 
 constexpr const char *kHelp =
-    "Usage: rdma-mcastctl evict (--uid UID|USER | --membership ID) [--json]\n"
+    "Usage: rdma-mcastctl evict (--uid UID|USER [--disconnect] | --membership ID) [--json]\n"
     "\n"
     "Root only: releases memberships whoever holds them, as if their clients had left them:\n"
     "every membership of a user, or one membership (its id as 'list' shows it). Each holder\n"
@@ -24,12 +24,14 @@ constexpr const char *kHelp =
     "restore it. Prints how many memberships were released.\n"
     "\n"
     "  --uid UID|USER     every membership of this uid, or of this user name\n"
+    "  --disconnect       with --uid: also close every connection of the uid (and end its\n"
+    "                     D-Bus sessions); it may connect again as the access policy allows\n"
     "  --membership ID    this membership\n"
-    "  --json             print {\"released\": N}\n"
+    "  --json             print {\"released\": N} (and \"disconnected\": M)\n"
     "  --socket PATH      the daemon's socket\n"
     "  -h, --help         this help\n";
 
-enum : int { o_uid = 1, o_membership };
+enum : int { o_uid = 1, o_membership, o_disconnect };
 
 // A uid in decimal (all digits, as chown takes it), or a user name. (uid_t)-1 is no uid, so
 // it is not one to evict.
@@ -51,13 +53,17 @@ std::uint32_t parse_user(const std::string &text) {
 int cmd_evict(Options &opts, int argc, char **argv) {
     std::optional<std::uint32_t> uid;
     std::optional<std::uint64_t> membership;
+    bool disconnect = false;
     const std::vector<option> longopts = {
         {"uid", required_argument, nullptr, o_uid},
         {"membership", required_argument, nullptr, o_membership},
+        {"disconnect", no_argument, nullptr, o_disconnect},
     };
     if (!parse_options(opts, argc, argv, longopts, [&](int opt, const char *arg) {
             if (opt == o_uid)
                 uid = parse_user(arg);
+            else if (opt == o_disconnect)
+                disconnect = true;
             else
                 membership = parse_uint(arg, 0, UINT64_MAX, "--membership");
         })) {
@@ -66,8 +72,19 @@ int cmd_evict(Options &opts, int argc, char **argv) {
     }
     if (uid.has_value() == membership.has_value())
         throw UsageError("give exactly one of --uid and --membership");
+    if (disconnect && !uid)
+        throw UsageError("--disconnect goes with --uid: a membership has no connection of its own");
 
     auto client = connect(opts);
+    if (disconnect) {
+        const auto d = client.disconnect_uid(*uid);
+        if (opts.json)
+            emit(Json{{"released", d.released}, {"disconnected", d.disconnected}});
+        else
+            emit("released " + std::to_string(d.released) + (d.released == 1 ? " membership" : " memberships") +
+                 ", disconnected " + std::to_string(d.disconnected) + (d.disconnected == 1 ? " client\n" : " clients\n"));
+        return exit_ok;
+    }
     const std::uint64_t released =
         uid ? client.evict_uid(*uid) : client.evict_membership(*membership);
     if (opts.json)

@@ -33,13 +33,21 @@ template <class F> int guarded(ErrorState &error, F &&body) noexcept {
     }
 }
 
-int evict(rdmamcast_client &c, const proto::Evict &e, uint64_t *released) {
+int evict(rdmamcast_client &c, const proto::Evict &e, uint64_t *released, uint64_t *disconnected = nullptr) {
     proto::EvictResult result;
     if (int rc = c.decode_result(c.call(e), proto::decode_evict_result, result); rc < 0)
         return rc;
     if (released)
         *released = result.released;
+    if (disconnected)
+        *disconnected = result.disconnected;
     return 0;
+}
+
+// (uid_t)-1 is no uid; the daemon would refuse it too, but say so without a round trip.
+int no_uid(rdmamcast_client &c, const char *what) {
+    return c.error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL,
+                       std::string(what) + ": uid 4294967295 is (uid_t)-1, which no process has", "/uid");
 }
 
 // Checks the parameters and starts the join: its id, or a negative code with the error set.
@@ -173,12 +181,20 @@ int rdmamcast_evict_uid(rdmamcast_client *c, uint32_t uid, uint64_t *released) {
         return -EINVAL;
     return guarded(c->error, [&] {
         c->error.clear();
-        // (uid_t)-1 is no uid; the daemon would refuse it too, but say so without a round trip.
         if (uid == UINT32_MAX)
-            return c->error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL,
-                                "evict: uid 4294967295 is (uid_t)-1, which no process has",
-                                "/uid");
+            return no_uid(*c, "evict");
         return evict(*c, proto::Evict{uid, std::nullopt}, released);
+    });
+}
+
+int rdmamcast_disconnect_uid(rdmamcast_client *c, uint32_t uid, uint64_t *released, uint64_t *disconnected) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        c->error.clear();
+        if (uid == UINT32_MAX)
+            return no_uid(*c, "disconnect");
+        return evict(*c, proto::Evict{uid, std::nullopt, true}, released, disconnected);
     });
 }
 

@@ -38,7 +38,8 @@
  *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
  *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), RDMAMCAST_1.2 for rdmamcast_evict_uid()
  *   and rdmamcast_evict_membership(), RDMAMCAST_1.3 for rdmamcast_join_start() and
- *   rdmamcast_join_cancel(), and RDMAMCAST_1.4 for rdmamcast_list_own().
+ *   rdmamcast_join_cancel(), and RDMAMCAST_1.4 for rdmamcast_list_own() and
+ *   rdmamcast_disconnect_uid().
  *   Structures the library fills in (records, events, errors, list and status results) only
  *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
  *   fills in, carries its own size so that an older or newer caller keeps working.
@@ -388,6 +389,14 @@ RDMAMCAST_EXPORT int rdmamcast_evict_uid(struct rdmamcast_client *c, uint32_t ui
 					 uint64_t *released);
 RDMAMCAST_EXPORT int rdmamcast_evict_membership(struct rdmamcast_client *c, uint64_t membership,
 						uint64_t *released);
+/*
+ * Root only: rdmamcast_evict_uid(), and every connection of uid closed (a D-Bus caller's session
+ * ended): a user who must not hold anything any more, or whose idle connections take slots.
+ * *disconnected (may be NULL) is how many clients were disconnected; the caller's own connection
+ * is never one of them. -EINVAL from a daemon older than disconnect. (RDMAMCAST_1.4)
+ */
+RDMAMCAST_EXPORT int rdmamcast_disconnect_uid(struct rdmamcast_client *c, uint32_t uid, uint64_t *released,
+					      uint64_t *disconnected);
 
 /* ---- events ---- */
 

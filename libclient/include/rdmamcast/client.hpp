@@ -579,6 +579,15 @@ public:
         check(rdmamcast_evict_membership(c_.get(), membership, &released));
         return released;
     }
+    // Root only: evict_uid(), and every connection of `uid` closed (rdmamcast_disconnect_uid()).
+    struct Disconnected {
+        std::uint64_t released = 0, disconnected = 0;
+    };
+    Disconnected disconnect_uid(std::uint32_t uid) {
+        Disconnected out;
+        check(rdmamcast_disconnect_uid(c_.get(), uid, &out.released, &out.disconnected));
+        return out;
+    }
 
     // Whether to reconnect after the daemon restarted, and for how long to try (zero: the
     // library's default, RDMAMCAST_RECONNECT_TIMEOUT_MS); see rdmamcast_set_reconnect(). A

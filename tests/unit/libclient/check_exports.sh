@@ -11,7 +11,7 @@ lib=$1
 v1_1='rdmamcast_set_reconnect'
 v1_2='rdmamcast_evict_uid|rdmamcast_evict_membership'
 v1_3='rdmamcast_join_start|rdmamcast_join_cancel'
-v1_4='rdmamcast_list_own'
+v1_4='rdmamcast_list_own|rdmamcast_disconnect_uid'
 
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
 bad=$(printf '%s\n' "$exported" |

@@ -566,6 +566,29 @@ TEST(ClientEvict, SendsTheUidOrTheMembershipAndReturnsHowManyWereReleased) {
     EXPECT_EQ(evicts[2].uid, 0u);
 }
 
+TEST(ClientEvict, DisconnectSendsTheUidWithDisconnectAndReturnsBothCounts) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        const auto *e = std::get_if<proto::Evict>(&env.request);
+        if (!e)
+            return false;
+        s.reply(env.id, proto::EvictResult{3u, e->disconnect ? 2u : 0u});
+        return true;
+    });
+    auto c = connect_to(d);
+    std::uint64_t released = 99, disconnected = 99;
+    EXPECT_EQ(rdmamcast_disconnect_uid(c.get(), 1001, &released, &disconnected), 0);
+    EXPECT_EQ(released, 3u);
+    EXPECT_EQ(disconnected, 2u);
+    EXPECT_EQ(rdmamcast_disconnect_uid(c.get(), 1001, nullptr, nullptr), 0);
+    const auto evicts = d.requests_of<proto::Evict>();
+    ASSERT_EQ(evicts.size(), 2u);
+    EXPECT_TRUE(evicts[0].disconnect);
+    EXPECT_EQ(evicts[0].uid, 1001u);
+    EXPECT_EQ(rdmamcast_disconnect_uid(c.get(), UINT32_MAX, &released, &disconnected), -EINVAL);
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->field, "/uid");
+    EXPECT_EQ(rdmamcast_disconnect_uid(nullptr, 1, nullptr, nullptr), -EINVAL);
+}
+
 TEST(ClientEvict, UidMinusOneIsRefusedBeforeAnythingIsSent) {
     FakeDaemon d;
     auto c = connect_to(d);

@@ -853,9 +853,25 @@ FakeDaemon::Handler evicts() {
         else if (e->membership && *e->membership == 404)
             s.fail(env.id, mcastd::Errc::not_found, "no membership 404");
         else
-            s.reply(env.id, proto::EvictResult{e->uid ? 3u : 1u});
+            s.reply(env.id, proto::EvictResult{e->uid ? 3u : 1u, e->disconnect ? 2u : 0u});
         return true;
     };
+}
+
+TEST(CtlEvict, DisconnectClosesTheUidsConnectionsToo) {
+    FakeDaemon d(evicts());
+    auto r = ctl(d, {"evict", "--uid", "1000", "--disconnect"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "released 3 memberships, disconnected 2 clients\n");
+    r = ctl(d, {"--json", "evict", "--uid", "1000", "--disconnect"});
+    EXPECT_EQ(json::parse(r.out), json::parse(R"({"released": 3, "disconnected": 2})"));
+    auto evicts = d.requests_of<proto::Evict>();
+    ASSERT_EQ(evicts.size(), 2u);
+    EXPECT_TRUE(evicts[0].disconnect);
+    EXPECT_EQ(evicts[0].uid, 1000u);
+    r = ctl(d, {"evict", "--membership", "7", "--disconnect"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--disconnect goes with --uid"), std::string::npos) << r.err;
 }
 
 TEST(CtlEvict, ByUidByUserAndByMembership) {

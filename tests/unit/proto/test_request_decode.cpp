@@ -120,6 +120,10 @@ TEST(ProtoRequest, DecodesEvictByUidOrMembership) {
     EXPECT_FALSE(by_uid.membership);
     // uid 0 is a uid like any other (root's memberships).
     EXPECT_EQ(std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":0})").request).uid, 0u);
+    EXPECT_FALSE(by_uid.disconnect) << "not unless asked";
+    const auto closing = std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":1001,"disconnect":true})").request);
+    EXPECT_EQ(closing.uid, 1001u);
+    EXPECT_TRUE(closing.disconnect);
     EXPECT_EQ(
         std::get<Evict>(accept(R"({"id":8,"op":"evict","uid":4294967294})").request).uid,
         4294967294u);
@@ -444,6 +448,10 @@ const Rejection kRejections[] = {
      "expected an integer"},
     {"evict membership negative", R"({"id":5,"op":"evict","membership":-7})", 5, "/membership",
      "out of range"},
+    {"disconnect without a uid", R"({"id":5,"op":"evict","membership":7,"disconnect":true})", 5, "/disconnect",
+     "goes with uid"},
+    {"disconnect not a boolean", R"({"id":5,"op":"evict","uid":1,"disconnect":1})", 5, "/disconnect",
+     "expected true or false, got 1"},
     {"unknown key in evict", R"({"id":5,"op":"evict","uid":1,"all":true})", 5, "/all",
      "unknown key"},
 };
