@@ -262,6 +262,14 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     // waits for the re-join to end (and pump() hastens the one in flight when a join comes).
     if (g.rejoin && g.queue.empty() && req.urgency == SaUrgency::client)
         req.urgency = SaUrgency::background;
+    // A join's own work (its probes, a refresh it waits for, its Set) is its client's: tenants
+    // take turns at the port's SA.
+    const bool joins = op.kind == Op::Kind::probe_group || op.kind == Op::Kind::probe_member ||
+                       op.kind == Op::Kind::probe_exact || op.kind == Op::Kind::join_set ||
+                       op.kind == Op::Kind::refresh;
+    if (joins && !op.resync && req.urgency == SaUrgency::client && !g.queue.empty())
+        if (const auto c = s_.clients.find(s_.members.at(g.queue.front()).client); c != s_.clients.end())
+            req.tenant = c->second.info.uid + 1;
     switch (req.method) {
     case SaMethod::get: ++s_.stats.sa_gets; break;
     case SaMethod::set: ++s_.stats.sa_sets; break;

@@ -35,6 +35,10 @@ struct SaRequest {
     McRecord record;
     std::uint64_t comp_mask = 0; // field:: bits
     SaUrgency urgency = SaUrgency::client;
+    // Who caused it: the uid of the client whose join it serves, plus one; 0 for the daemon's
+    // own work (re-joins, repairs, Deletes, audits). Waiting at the port's SA, tenants take
+    // turns, so one user's burst does not go ahead of everyone else's next join.
+    std::uint32_t tenant = 0;
 };
 
 struct SaResult {

@@ -78,7 +78,7 @@ SaService::TxnId SaClient::submit(const SaRequest &req, Callback done) {
             done(r);
     };
     return txns_.submit(req.port, mad, Route::sa, std::move(on_done), mcmember_validator(method), std::nullopt,
-                        lane_of(req.urgency));
+                        lane_of(req.urgency), req.tenant);
 }
 
 void SaClient::cancel(TxnId id) { txns_.cancel(id); }

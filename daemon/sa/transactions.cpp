@@ -50,9 +50,7 @@ template <class T> bool steers_window(const T &t) { return t.route == Route::sa 
 // A transaction's queue in Port::waiting and Port::ready: background ones wait behind the rest.
 std::size_t rank(Lane lane) { return lane == Lane::background ? 1 : 0; }
 
-bool all_empty(const std::array<std::deque<std::uint64_t>, 2> &queues) {
-    return queues[0].empty() && queues[1].empty();
-}
+bool all_empty(const std::array<TenantQueue, 2> &queues) { return queues[0].empty() && queues[1].empty(); }
 
 void check(bool ok, const char *what) {
     if (!ok)
@@ -209,7 +207,8 @@ std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
 
 MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
                                             Callback done, Validator validate,
-                                            const std::optional<TryPolicy> &policy, Lane lane) {
+                                            const std::optional<TryPolicy> &policy, Lane lane,
+                                            std::uint32_t tenant) {
     if (policy) {
         if (auto why = check_try_policy(*policy))
             throw std::invalid_argument("MAD transaction try policy: " + *why);
@@ -220,6 +219,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     t.mad = request;
     t.route = route;
     t.lane = route == Route::sa ? lane : Lane::window;
+    t.tenant = tenant;
     const std::size_t r = rank(t.lane);
     t.policy = policy ? *policy : try_policy(cfg_);
     t.done = std::move(done);
@@ -244,7 +244,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
         request_send(id, t);
     } else {
         t.stage = Stage::waiting_window;
-        p.waiting[r].push_back(id);
+        p.waiting[r].push_back(t.tenant, id);
     }
     return id;
 }
@@ -254,19 +254,20 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
 // goes back to the head of the background queue: it has sent nothing, so nothing is lost, and
 // the client waits for one token instead of for the background ones ahead of it.
 bool MadTransactions::yield_background_slot(Port &p) {
-    auto &ready = p.ready[rank(Lane::background)];
-    for (auto it = ready.rbegin(); it != ready.rend(); ++it) {
-        Txn &b = txns_.at(*it);
-        if (b.tries != 0)
-            continue; // a retransmit keeps its slot: its earlier tries may still be answered
-        const Id id = *it;
-        ready.erase(std::next(it).base());
-        b.stage = Stage::waiting_window;
-        p.waiting[rank(Lane::background)].push_front(id);
-        --p.active;
-        return true;
-    }
-    return false;
+    // The last one that sent nothing yet (background work is the daemon's own: one tenant).
+    std::optional<Id> last;
+    p.ready[rank(Lane::background)].for_each([&](Id id) {
+        if (txns_.at(id).tries == 0) // a retransmit keeps its slot: its earlier tries may still be answered
+            last = id;
+    });
+    if (!last)
+        return false;
+    Txn &b = txns_.at(*last);
+    p.ready[rank(Lane::background)].erase(*last);
+    b.stage = Stage::waiting_window;
+    p.waiting[rank(Lane::background)].push_front(b.tenant, *last);
+    --p.active;
+    return true;
 }
 
 void MadTransactions::hasten(Id id) {
@@ -276,10 +277,9 @@ void MadTransactions::hasten(Id id) {
     Txn &t = it->second;
     t.lane = Lane::window;
     Port &p = port_state(t.port);
-    auto requeue = [id](std::array<std::deque<Id>, 2> &queues) {
-        auto &from = queues[rank(Lane::background)];
-        from.erase(std::find(from.begin(), from.end(), id));
-        queues[rank(Lane::window)].push_back(id);
+    auto requeue = [id, &t](std::array<TenantQueue, 2> &queues) {
+        queues[rank(Lane::background)].erase(id);
+        queues[rank(Lane::window)].push_back(t.tenant, id);
     };
     switch (t.stage) {
     case Stage::waiting_window:
@@ -323,7 +323,7 @@ bool MadTransactions::may_admit(PortIndex port, Port &p) {
     return false;
 }
 
-MadTransactions::Id MadTransactions::front(const std::array<std::deque<Id>, 2> &queues) {
+MadTransactions::Id MadTransactions::front(const std::array<TenantQueue, 2> &queues) {
     for (const auto &q : queues)
         if (!q.empty())
             return q.front();
@@ -394,7 +394,7 @@ void MadTransactions::request_send(Id id, Txn &t) {
         return;
     }
     t.stage = Stage::waiting_token;
-    p.ready[r].push_back(id);
+    p.ready[r].push_back(t.tenant, id);
     arm_pacer(t.port, p);
 }
 
@@ -492,10 +492,13 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
-        unqueue(uses_window(t.lane) ? p.waiting[rank(t.lane)] : p.lane_waiting[lane_slot(t.lane)]);
+        if (uses_window(t.lane))
+            p.waiting[rank(t.lane)].erase(id);
+        else
+            unqueue(p.lane_waiting[lane_slot(t.lane)]);
     } else {
         if (t.stage == Stage::waiting_token)
-            unqueue(p.ready[rank(t.lane)]);
+            p.ready[rank(t.lane)].erase(id);
         if (!uses_window(t.lane)) {
             const std::size_t l = lane_slot(t.lane);
             p.lane_busy[l] = false;

@@ -54,6 +54,7 @@
 #include "core/timers.hpp"
 #include "sa/congestion.hpp"
 #include "sa/mad_transport.hpp"
+#include "sa/tenant_queue.hpp"
 
 namespace mcastd::sa {
 
@@ -189,9 +190,11 @@ public:
     // from a timer or the receiver, never from inside submit(), unless cancelled first.
     // `policy`, when given, replaces the config's timeouts and tries for this transaction
     // only (window and pacing still apply); an invalid one throws std::invalid_argument.
+    // `tenant` is who caused it (SaRequest::tenant): waiting for a window slot or a pacing
+    // token, tenants take turns (tenant_queue.hpp).
     Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
               Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt,
-              Lane lane = Lane::window);
+              Lane lane = Lane::window, std::uint32_t tenant = 0);
     // A client now waits for a Lane::background transaction: it becomes a Lane::window one, and
     // if it is still queued, it queues behind the clients' instead of the background's. A no-op
     // for other lanes and for finished or unknown ids.
@@ -225,6 +228,7 @@ private:
         MadBuf mad{};
         Route route = Route::sa;
         Lane lane = Lane::window;
+        std::uint32_t tenant = 0; // who caused it: tenants take turns in Port::waiting and ready
         TryPolicy policy; // the config's, or the submitter's override
         Callback done;
         Validator validate;
@@ -243,13 +247,14 @@ private:
     struct Port {
         std::optional<MadAddress> sa;
         unsigned active = 0;      // Route::sa transactions holding a window slot
-        // For a window slot, by rank (Lane::window first, then Lane::background).
-        std::array<std::deque<Id>, 2> waiting;
+        // For a window slot, by rank (Lane::window first, then Lane::background); within a rank,
+        // tenants take turns.
+        std::array<TenantQueue, 2> waiting;
         // The one slot of each lane beside the window (Lane::poll, Lane::audit), and those
         // waiting for it.
         std::array<bool, 2> lane_busy{};
         std::array<std::deque<Id>, 2> lane_waiting;
-        std::array<std::deque<Id>, 2> ready; // for a pacing token, by rank
+        std::array<TenantQueue, 2> ready; // for a pacing token, by rank, tenants taking turns
         TimePoint tat{};          // pacing: theoretical arrival time (GCRA form of the bucket)
         Timers::Id pace_timer = 0;
         std::optional<CongestionWindow> cc; // with congestion control on
@@ -259,7 +264,7 @@ private:
 
     bool paced(const Txn &t) const;
     // The first transaction waiting in `queues`, highest rank first; 0 when none waits.
-    static Id front(const std::array<std::deque<Id>, 2> &queues);
+    static Id front(const std::array<TenantQueue, 2> &queues);
     bool token_available(const Port &p) const;
     void take_token(Port &p);
     void arm_pacer(PortIndex port, Port &p);

@@ -55,6 +55,22 @@ protected:
     }
 };
 
+// A join's own SA work is its client's (SaRequest::tenant: uid + 1, so that tenants take turns
+// at the port's SA); the Delete its leave makes due, and re-joins, are the daemon's own (0).
+TEST_F(EngineGates, AJoinsProbeAndSetCarryItsClientsUidAsTenantTheDeleteDoesNot) {
+    MembershipId id = 0;
+    auto j = join(client, request(kGroup, join::full), &id);
+    settle();
+    ASSERT_TRUE(j->ok()) << j->message();
+    ASSERT_EQ(logged_methods(), (std::vector<SaMethod>{SaMethod::get, SaMethod::set}));
+    EXPECT_EQ(sa.log[0].tenant, 1001u) << "uid 1000 + 1";
+    EXPECT_EQ(sa.log[1].tenant, 1001u);
+    ASSERT_FALSE(engine.leave(client, id));
+    settle();
+    ASSERT_EQ(sa.log.back().method, SaMethod::del);
+    EXPECT_EQ(sa.log.back().tenant, 0u);
+}
+
 TEST_F(EngineGates, ARefusedFirstProbeSendsNothing) {
     SaGate gate{{}, true};
     auto j = join(client, request(kGroup, join::full), nullptr, JoinGates{{}, {}, gate.fn()});

@@ -452,6 +452,60 @@ TEST_F(Transactions, LocalSmpRoute) {
     EXPECT_EQ(done[0].id, ids[1]);
 }
 
+// Waiting for a window slot or a pacing token, tenants (the uid a transaction serves) take
+// turns: one tenant's burst does not go ahead of another's next transaction.
+TEST_F(Transactions, TenantsTakeTurnsForTheWindowAndForPacingTokens) {
+    for (const bool paced : {false, true}) {
+        SCOPED_TRACE(paced ? "waiting for pacing tokens" : "waiting for a window slot");
+        TransactionConfig cfg;
+        cfg.window = paced ? 16 : 1;
+        cfg.pacing_rate = paced ? 10 : 0; // one per 100 ms, burst 1
+        make(cfg);
+        std::vector<std::string> completed;
+        auto from = [&](std::uint32_t tenant, std::string label) {
+            tx->submit(0, request(), Route::sa, [&completed, label](const TxnOutcome &) { completed.push_back(label); },
+                       {}, std::nullopt, Lane::window, tenant);
+        };
+        for (int i = 0; i < 10; ++i)
+            from(7, "a" + std::to_string(i)); // one tenant's burst: the first goes at once
+        from(8, "b");                         // another tenant's one transaction
+        from(7, "a10");
+        const std::size_t before = net.sent().size() - 1; // the loop's first round left its own
+        ASSERT_EQ(net.sent().size(), before + 1);
+        // Answered one at a time, in the order sent.
+        for (std::size_t i = 0; i < 12; ++i) {
+            ASSERT_EQ(net.sent().size(), before + i + 1) << i;
+            answer(net.sent().back());
+            timers.advance(100ms);
+        }
+        ASSERT_EQ(completed.size(), 12u);
+        EXPECT_EQ(completed[0], "a0");
+        EXPECT_EQ(completed[1], "a1") << "tenant 7's turn came first";
+        EXPECT_EQ(completed[2], "b") << "then tenant 8's, not after all of tenant 7's";
+        EXPECT_EQ(completed[11], "a10") << "each tenant's own in order";
+    }
+}
+
+TEST(TenantQueue, RoundRobinByTenantFifoWithinOnePushFrontAndErase) {
+    TenantQueue q;
+    q.push_back(1, 10);
+    q.push_back(1, 11);
+    q.push_back(2, 20);
+    q.push_back(1, 12);
+    q.push_back(3, 30);
+    EXPECT_EQ(q.size(), 5u);
+    std::vector<TenantQueue::Id> out;
+    q.push_front(3, 31); // gave its place back: first of all
+    EXPECT_TRUE(q.erase(11));
+    EXPECT_FALSE(q.erase(99));
+    while (!q.empty()) {
+        out.push_back(q.front());
+        q.pop_front();
+    }
+    EXPECT_EQ(out, (std::vector<TenantQueue::Id>{31, 10, 20, 30, 12}));
+    EXPECT_EQ(q.size(), 0u);
+}
+
 TEST_F(Transactions, WindowLimitsInFlightAndQueuesFifo) {
     TransactionConfig cfg;
     cfg.window = 2;
