@@ -203,7 +203,7 @@ TEST_F(Notify, ReloadAppliesWhatIsSafeAndNamesWhatNeedsARestart) {
     reload(d);
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:5c::1"), h2, 0x1, 5s));
     EXPECT_TRUE(d.process().wait_for_stderr("applied: log_level, static_groups", 5s));
-    EXPECT_TRUE(d.process().wait_for_stderr("take effect only after a restart: sa", 5s));
+    EXPECT_TRUE(d.process().wait_for_stderr("keep their running value until a restart: sa", 5s));
 
     // Access applies to the next hello (root is always allowed, so ask as uid 4243).
     EXPECT_NE(hello_as(4243, d.socket()).find("\"ok\":true"), std::string::npos);
