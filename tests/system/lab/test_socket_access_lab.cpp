@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Issue 15: the socket as installed (rdma-mcastd.socket: root:rdma-mcast, mode 0660) admits a
-// user in group rdma-mcast and refuses one outside it.
+// user in group rdma-mcast and refuses one outside it. Issue 26 (H1): a member of rdma-mcast
+// whom the allow lists exclude cannot keep a silent connection across `systemctl restart` to be
+// served by the next instance.
 //
 // The shipped units run under the lab's systemd with only the fabric's drop-in
 // (daemon_unit.hpp): the socket unit is as shipped, SocketGroup=rdma-mcast included, and only
@@ -289,6 +291,64 @@ TEST_F(SocketAccessLab, TheInstalledSocketAdmitsGroupRdmaMcastAndRefusesOthers) 
     std::printf("[ figures ] test body: %lld ms\n", ms(Clock::now() - t0));
     if (HasFailure())
         std::printf("%s\n", after.c_str());
+}
+
+// H1: a user who can reach the socket but whom the allow lists exclude opens a connection and
+// says nothing, hoping a restart hands it to the next instance as a greeted session. It is never
+// put into the fd store, nor saved in the restart state: `systemctl restart` closes it, and its
+// later requests on that fd get no answer. Root's greeted connection, beside it, is kept and
+// served (the control). The unit's memory bound is in force as shipped.
+TEST_F(SocketAccessLab, ASilentConnectionOfAnExcludedUserIsClosedByARestartNotServed) {
+    install_daemon_unit(*lab, *fabric,
+                        {.node = kNode,
+                         .daemon = MCASTD_DAEMON,
+                         .config_json = R"({"dbus":{"enabled":false},"access":{"allow_uids":[0]},)"
+                                        R"("limits":{"hello_timeout_ms":600000}})"});
+    lab->daemon_reload();
+    const RunResult start = lab->systemctl({"start", kSocketUnit, kService});
+    ASSERT_EQ(start.exit_code, 0) << start.err << lab->diagnostics();
+    EXPECT_EQ(lab->show(kService, "MemoryHigh"), std::to_string(384ull << 20)) << "the shipped unit's MemoryHigh=";
+    EXPECT_EQ(lab->show(kService, "MemoryMax"), std::to_string(512ull << 20)) << "the shipped unit's MemoryMax=";
+
+    // The excluded member's silent connection, and root's greeted one.
+    Process silent = lab->spawn(as_user(accounts->in_uid, {MCASTD_RAW_LINES, kSocket}), true);
+    ASSERT_EQ(silent.read_line(10s).value_or(""), "connected") << silent.stderr_text();
+    Process root = lab->spawn({MCASTD_RAW_LINES, kSocket}, true);
+    ASSERT_EQ(root.read_line(10s).value_or(""), "connected") << root.stderr_text();
+    root.write_stdin(R"({"id":1,"op":"hello","versions":[2]})" "\n");
+    const auto hello = root.read_line(10s);
+    ASSERT_TRUE(hello && hello->find("\"ok\":true") != std::string::npos) << hello.value_or("") << root.stderr_text();
+    // Both are accepted before the restart: the daemon's status counts two clients.
+    const std::string status_req = R"({"id":2,"op":"status"})" "\n";
+    root.write_stdin(status_req);
+    const auto st = root.read_line(10s);
+    ASSERT_TRUE(st && st->find("\"clients\":2") != std::string::npos) << st.value_or("");
+
+    const RunResult restart = lab->systemctl({"restart", kService});
+    ASSERT_EQ(restart.exit_code, 0) << restart.err << lab->journal(kService);
+    ASSERT_EQ(lab->show(kService, "ActiveState"), "active") << lab->journal(kService);
+
+    // The next instance's state file has no session of the excluded uid (read before it is
+    // rewritten only with what the new instance holds, which is the same).
+    const RunResult state = lab->run({"cat", "/run/rdma-mcastd/state.json"});
+    EXPECT_EQ(state.out.find("\"uid\":" + std::to_string(accounts->in_uid)), std::string::npos)
+        << "the silent connection's session was saved: " << state.out;
+
+    // The silent connection was closed, not handed over: its list and join are not answered.
+    silent.write_stdin(R"({"id":1,"op":"list"})" "\n");
+    silent.write_stdin(R"({"id":2,"op":"join","device":"ibsim0","port":1,"mgid":"ff15::5a:2"})" "\n");
+    const auto what = silent.read_line(20s);
+    EXPECT_EQ(what.value_or("(nothing)"), "eof") << "the excluded user's connection was served after the restart";
+    EXPECT_FALSE(fabric->sa_join_state(*parse_gid("ff15::5a:2"), port)) << "its join reached the SA";
+
+    // Root's connection was kept and is served by the new instance.
+    root.write_stdin(status_req);
+    const auto after = root.read_line(20s);
+    EXPECT_TRUE(after && after->find("\"ok\":true") != std::string::npos && after->find("\"clients\":1") != std::string::npos)
+        << "root's connection after the restart: " << after.value_or("(nothing)") << "\n"
+        << lab->journal(kService);
+    root.close_stdin();
+    silent.close_stdin();
 }
 
 } // namespace
