@@ -102,7 +102,8 @@ void write_result(JsonWriter &w, const EvictResult &r);
 // events.cpp: the monitor request, and the events. `name` is the "event" key.
 Monitor decode_monitor_request(const json_check::ObjectReader &in);
 void write_request(JsonWriter &w, const Monitor &m);
-Event read_event(const json_check::ObjectReader &in, std::string_view name);
+// nullopt: an event this version does not know.
+std::optional<Event> read_event(const json_check::ObjectReader &in, std::string_view name);
 
 // ---- record.cpp: values several families share ----
 

@@ -146,8 +146,11 @@ namespace {
 // Reads the envelope of `doc`; a reply's result is moved out of it, not copied.
 Incoming read_incoming(json &doc) {
     const ObjectReader in(doc, "");
-    if (auto name = in.string("event"))
-        return codec::read_event(in, *name);
+    if (auto name = in.string("event")) {
+        if (auto event = codec::read_event(in, *name))
+            return std::move(*event);
+        return UnknownEvent{std::string(*name)};
+    }
     Reply r;
     const json &id = in.required("id");
     if (!id.is_null())

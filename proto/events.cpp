@@ -144,7 +144,7 @@ std::string encode_event(const Event &event) {
 
 // ---- events: the client reads ----
 
-Event codec::read_event(const ObjectReader &in, std::string_view name) {
+std::optional<Event> codec::read_event(const ObjectReader &in, std::string_view name) {
     if (name == "restored") {
         RestoredEvent e;
         e.membership = in.required_uint("membership", 0, UINT64_MAX);
@@ -180,7 +180,7 @@ Event codec::read_event(const ObjectReader &in, std::string_view name) {
     }
     if (name == "stopping")
         return StoppingEvent{std::string(in.required_string("message"))};
-    in.fail("event", json_check::describe_value(json(name)) + " is not an event of protocol 2");
+    return std::nullopt; // a newer daemon's event (PROTOCOL.md, "Versioning")
 }
 
 } // namespace mcastd::proto

@@ -325,7 +325,12 @@ struct Reply {
     std::optional<std::uint64_t> id;
     std::variant<Failure, nlohmann::json> body; // Failure, or the "result" object
 };
-using Incoming = std::variant<Reply, Event>;
+// An event this version does not know, from a newer daemon (PROTOCOL.md, "Versioning": a later
+// version may add events): a client skips it.
+struct UnknownEvent {
+    std::string name;
+};
+using Incoming = std::variant<Reply, Event, UnknownEvent>;
 
 // Client-side decoders: decode_incoming() reads a message; a reply's result goes to the
 // decode_*_result() of its request. Tolerant of keys they do not know (a newer daemon may add some),

@@ -217,6 +217,8 @@ int rdmamcast_client::receive(bool dontwait, proto::Reply &reply) {
         reply = std::move(*r);
         return 1;
     }
+    if (std::holds_alternative<proto::UnknownEvent>(in))
+        return 0; // a newer daemon's event: this library has nothing to say of it
     auto &event = std::get<proto::Event>(in);
     // Stopping for good: the connection closes next and must not be made again.
     if (const auto *s = std::get_if<proto::StoppingEvent>(&event))

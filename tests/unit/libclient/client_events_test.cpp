@@ -167,6 +167,33 @@ TEST(ClientEvents, StrayRepliesAreSkipped) {
     EXPECT_EQ(ev.membership, 1u);
 }
 
+// A newer daemon's event is skipped, during a call and between calls; the next known event and
+// replies still arrive.
+TEST(ClientEvents, AnEventThisLibraryDoesNotKnowIsSkipped) {
+    FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Leave>(env.request))
+            return false;
+        s.raw(R"({"event":"port-renamed","from":"mlx5_0","to":"ib0"})");
+        s.reply(env.id, proto::Empty{});
+        return true;
+    });
+    auto c = connect_to(d);
+    ASSERT_EQ(rdmamcast_leave(c.get(), 5), 0);
+    d.with_sessions([](std::vector<Session *> &ss) {
+        ss.at(0)->raw(R"({"event":"quota-changed","groups":3})");
+        ss.at(0)->event(restored(3, 0xc003));
+    });
+    ASSERT_TRUE(readable(rdmamcast_event_fd(c.get()), 10000));
+    rdmamcast_event ev;
+    int rc;
+    while ((rc = rdmamcast_next_event(c.get(), &ev)) == -EAGAIN)
+        ASSERT_TRUE(readable(rdmamcast_event_fd(c.get()), 10000));
+    ASSERT_EQ(rc, 0);
+    EXPECT_EQ(ev.type, RDMAMCAST_EVENT_RESTORED);
+    EXPECT_EQ(ev.membership, 3u);
+    EXPECT_EQ(rdmamcast_next_event(c.get(), &ev), -EAGAIN);
+}
+
 TEST(ClientEvents, ReplyWithNullIdAnswersTheRequestInFlight) {
     FakeDaemon d([](Session &s, const proto::RequestEnvelope &env) {
         if (!std::holds_alternative<proto::Join>(env.request))
