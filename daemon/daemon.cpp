@@ -18,7 +18,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "frontend/process_start.hpp"
+#include "frontend/process_identity.hpp"
 #include "server/fd_store.hpp"
 
 namespace mcastd {

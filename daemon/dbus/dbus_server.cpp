@@ -7,9 +7,10 @@
 #include <cstring>
 #include <set>
 
+#include "dbus/caller_identity.hpp"
 #include "dbus/errors.hpp"
-#include "frontend/process_start.hpp"
 #include "dbus/wire.hpp"
+#include "logging/policy_log.hpp"
 #include "proto/protocol.hpp"
 #include "runtime/sd_error.hpp"
 #include "views.hpp"
@@ -137,6 +138,14 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
              "watching for the bus to disconnect");
     disconnect_slot_.reset(s);
 
+    // From here on the daemon knows when each new connection appeared: the process with a
+    // caller's pid must have started before (caller_identity.hpp). Synchronous: every name
+    // that appears after this call is seen.
+    sd_check(sd_bus_match_signal(bus, &s, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                 "NameOwnerChanged", on_name_owner_changed, this),
+             "watching the bus's NameOwnerChanged");
+    names_slot_.reset(s);
+
     sd_check(sd_bus_attach_event(bus, loop_.get(), SD_EVENT_PRIORITY_NORMAL), "sd_bus_attach_event");
     // Synchronous on purpose: main() says READY=1 only once the name is ours.
     sd_check(sd_bus_request_name(bus, kBusName, 0), std::string("cannot own the bus name ") + kBusName);
@@ -147,6 +156,7 @@ DbusServer::~DbusServer() {
     disconnect_all();
     log_slot_.reset();
     disconnect_slot_.reset();
+    names_slot_.reset();
     enumerator_slot_.reset();
     membership_slot_.reset();
     manager_slot_.reset();
@@ -161,6 +171,16 @@ void DbusServer::disconnect_all() {
 
 // ---- callers ----
 
+std::variant<frontend::Credentials, Error> DbusServer::identify(sd_bus_message *m) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (!sender)
+        return Error{Errc::denied, "cannot identify the caller: the call carries no sender", std::nullopt};
+    BusCredentials bus;
+    if (std::string why = query_bus_credentials(bus_.get(), sender, bus); !why.empty())
+        return Error{Errc::denied, "cannot identify the caller: " + why, std::nullopt};
+    return attest_caller(sender, bus, names_.appeared(sender));
+}
+
 std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m) {
     auto internal = [](std::string why) { return Error{Errc::internal, std::move(why), std::nullopt}; };
     const char *sender = sd_bus_message_get_sender(m);
@@ -170,25 +190,16 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
         return it->second.get();
 
     // Who the caller is, as the bus says (never as the caller says).
-    sd_bus_creds *c = nullptr;
-    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_PID |
-                                             SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_COMM |
-                                             SD_BUS_CREDS_AUGMENT,
-                                      &c);
-    if (r < 0)
-        return internal(std::string("cannot read the caller's credentials: ") + std::strerror(-r));
-    frontend::Credentials who;
-    sd_bus_creds_get_euid(c, &who.who.uid);
-    sd_bus_creds_get_egid(c, &who.who.unix_gid);
-    sd_bus_creds_get_pid(c, &who.who.pid);
-    const gid_t *gids = nullptr;
-    if (const int n = sd_bus_creds_get_supplementary_gids(c, &gids); n > 0)
-        who.supplementary_groups.assign(gids, gids + n);
-    // As for the socket, from /proc: the access rules match the same path on both transports.
-    who.cgroup = frontend::process_cgroup(who.who.pid);
-    const char *comm = nullptr;
-    who.who.comm = sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "?";
-    sd_bus_creds_unref(c);
+    auto identified = identify(m);
+    if (auto *e = std::get_if<Error>(&identified)) {
+        logging::log_refused_client(ClientInfo{0, kUnknownUid, kUnknownGid, sender}, e->message);
+        return *e;
+    }
+    frontend::Credentials who = std::get<frontend::Credentials>(std::move(identified));
+    if (!who.cgroup_unattested.empty())
+        spdlog::info("D-Bus client {} pid {} uid {}: its cgroup is not attested ({}); joins that a rule on "
+                     "units or cgroups would judge are refused",
+                     sender, who.who.pid, who.who.uid, who.cgroup_unattested);
 
     auto o = std::make_unique<Owner>();
     o->server = this;
@@ -197,7 +208,7 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     if (auto *f = std::get_if<proto::Failure>(&opened))
         return f->error; // max_clients
     o->session = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
-    r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
+    int r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
     if (r >= 0)
         r = sd_bus_track_add_sender(o->track, m);
     if (r < 0)
@@ -206,6 +217,23 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     Owner *raw = o.get();
     owners_.emplace(raw->name, std::move(o));
     return raw;
+}
+
+std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (sender)
+        if (auto it = owners_.find(sender); it != owners_.end()) {
+            if (auto no = it->second->session->not_allowed())
+                return no->error;
+            return std::nullopt;
+        }
+    auto identified = identify(m);
+    if (auto *e = std::get_if<Error>(&identified))
+        return *e;
+    const frontend::Credentials &who = std::get<frontend::Credentials>(identified);
+    if (!sessions_.policy().admits(who.caller()))
+        return Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
+    return std::nullopt;
 }
 
 void DbusServer::release_owner(const std::string &name) {
@@ -236,6 +264,15 @@ int DbusServer::on_owner_gone(sd_bus_track *, void *userdata) {
     // Destroys the track too: a track left alive and empty would be reported again on every
     // loop iteration (systemd 252).
     o->server->release_owner(std::string(o->name));
+    return 0;
+}
+
+int DbusServer::on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    const char *name = nullptr, *old_owner = nullptr, *new_owner = nullptr;
+    if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+        return 0;
+    // Only the bus itself sends it (the match names its sender): a caller cannot forge one.
+    server_of(userdata).names_.owner_changed(name, old_owner, new_owner, frontend::boot_clock());
     return 0;
 }
 
@@ -443,7 +480,10 @@ int DbusServer::leave(sd_bus_message *m, Membership &mb) {
 }
 
 int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *) {
-    const proto::ListResult list = list_view(server_of(userdata).sessions_.service());
+    DbusServer &srv = server_of(userdata);
+    if (auto no = srv.refusal(m))
+        return answer(m, *no);
+    const proto::ListResult list = list_view(srv.sessions_.service());
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
     if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(sqsquasasa(tssuus))");
@@ -471,10 +511,16 @@ int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *
     return r < 0 ? r : 1;
 }
 
-int DbusServer::get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
-                          void *userdata, sd_bus_error *) {
+int DbusServer::get_ports(sd_bus *bus, const char *, const char *, const char *, sd_bus_message *reply,
+                          void *userdata, sd_bus_error *error) {
+    DbusServer &srv = server_of(userdata);
+    // Properties.Get or GetAll: the call being answered.
+    if (sd_bus_message *call = sd_bus_get_current_message(bus); !call)
+        return sd_bus_error_set(error, error_name(Errc::denied), "cannot identify the caller");
+    else if (auto no = srv.refusal(call))
+        return sd_bus_error_set(error, error_name(no->code), no->message.c_str());
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
-    for (const auto &p : server_of(userdata).sessions_.service().port_views()) {
+    for (const auto &p : srv.sessions_.service().port_views()) {
         const std::string gid = format_gid(p.port_gid);
         if (r >= 0)
             r = sd_bus_message_append(reply, "(sqsb)", p.device.c_str(), std::uint16_t{p.port}, gid.c_str(),

@@ -64,6 +64,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
         out.who = s.who().who;
         out.groups = s.who().supplementary_groups;
         out.cgroup = s.who().cgroup;
+        out.cgroup_unattested = s.who().cgroup_unattested;
         out.start_time = s.start_time();
         out.version = s.version();
         out.monitor = s.monitoring();
@@ -213,7 +214,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         frontend::RestoredSession rs{ss.id,
                                      ss.token,
                                      ss.door == SavedDoor::dbus ? frontend::Door::dbus : frontend::Door::socket,
-                                     frontend::Credentials{ss.who, ss.groups, ss.cgroup},
+                                     frontend::Credentials{ss.who, ss.groups, ss.cgroup, ss.cgroup_unattested,
+                                                           ss.start_time},
                                      ss.start_time,
                                      ss.version,
                                      ss.monitor};
@@ -264,7 +266,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             why = "it is not the connection session " + std::to_string(c.session) + " had";
         } else {
             try {
-                if (server::read_peer(c.fd).who.uid != s->who().who.uid)
+                if (server::peer_credentials(c.fd).who.uid != s->who().who.uid)
                     why = "its peer is not uid " + std::to_string(s->who().who.uid);
             } catch (const std::exception &e) {
                 why = e.what();

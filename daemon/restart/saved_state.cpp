@@ -176,8 +176,8 @@ SavedPort read_port(const ObjectReader &in) {
 }
 
 SavedSession read_session(const ObjectReader &in) {
-    in.require_only({"session", "token", "door", "pid", "uid", "gid", "groups", "cgroup", "comm", "start_time",
-                     "version", "monitor", "inode", "bus_name", "memberships"});
+    in.require_only({"session", "token", "door", "pid", "uid", "gid", "groups", "cgroup", "cgroup_unattested", "comm",
+                     "start_time", "version", "monitor", "inode", "bus_name", "memberships"});
     SavedSession s;
     s.id = in.required_uint("session", 1, UINT64_MAX);
     s.token = in.required_string("token");
@@ -200,6 +200,11 @@ SavedSession read_session(const ObjectReader &in) {
                 json_check::check_uint(g, json_check::pointer_to(in.pointer("groups"), i++), 0, UINT32_MAX)));
     }
     s.cgroup = in.string("cgroup").value_or("");
+    s.cgroup_unattested = in.string("cgroup_unattested").value_or("");
+    if (in.find("cgroup_unattested") && s.cgroup_unattested.empty())
+        in.fail("cgroup_unattested", "is empty (leave it out when the cgroup was attested)");
+    if (!s.cgroup_unattested.empty() && !s.cgroup.empty())
+        in.fail("cgroup_unattested", "is given with a cgroup: an unattested cgroup is unknown");
     s.who.comm = in.required_string("comm");
     s.start_time = in.required_uint("start_time", 0, UINT64_MAX);
     s.version = static_cast<unsigned>(in.required_uint("version", 0, UINT32_MAX));
@@ -295,6 +300,8 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
         }
         if (!s.cgroup.empty())
             w.member("cgroup", std::string_view(s.cgroup));
+        if (!s.cgroup_unattested.empty())
+            w.member("cgroup_unattested", std::string_view(s.cgroup_unattested));
         w.member("comm", std::string_view(s.who.comm));
         w.member("start_time", s.start_time);
         w.member("version", s.version);

@@ -70,6 +70,7 @@ struct SavedSession {
     ClientInfo who;
     std::vector<gid_t> groups;    // supplementary, and the cgroup: what the access rules match
     std::string cgroup;
+    std::string cgroup_unattested; // why its cgroup could not be attested ("" when it was)
     std::uint64_t start_time = 0; // the client's start time (/proc/PID/stat), to tell a reused pid
     unsigned version = 0;         // the protocol version its hello chose
     bool monitor = false;

@@ -4,7 +4,10 @@
 // and mcastd-dbus-client as callers, and the SA as the judge of what the daemon holds.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -373,12 +376,23 @@ protected:
         std::string allow;
         for (const char *iface : {"org.rdmamcast1.Manager", "org.rdmamcast1.Membership", "org.freedesktop.DBus.Peer"})
             allow += std::string("    <allow send_destination=\"org.rdmamcast1\" send_interface=\"") + iface + "\"/>\n";
+        for (const char *member : {"Get", "GetAll"})
+            allow += std::string("    <allow send_destination=\"org.rdmamcast1\" "
+                                 "send_interface=\"org.freedesktop.DBus.Properties\" send_member=\"") +
+                     member + "\"/>\n";
         start_bus("  <policy group=\"" + group_.name + "\">\n" + allow + "  </policy>\n");
     }
     // Every process of the test's users stops before the users go; then none may be left.
     void TearDown() override {
         clients_.clear();
         procs_.clear();
+        // The children of handed-over connections exit on their stdin's EOF, by themselves.
+        for (pid_t pid : handed_over_pids_)
+            if (const long fd = ::syscall(SYS_pidfd_open, pid, 0); fd >= 0) {
+                pollfd p{static_cast<int>(fd), POLLIN, 0};
+                EXPECT_EQ(::poll(&p, 1, 10'000), 1) << "the child of a handed-over connection, pid " << pid;
+                ::close(static_cast<int>(fd));
+            }
         if (users_) {
             const auto names = users_->user_names();
             users_.reset();
@@ -389,6 +403,33 @@ protected:
     }
 
     Process &client_as(const TestUser &u) { return client(TestUsers::as_user(u, {MCASTD_DBUS_CLIENT})); }
+    // A caller as `u` whose connection was made by a process that exited before the connection
+    // said Hello (mcastd-dbus-client --connect-fork-exit): the pid the bus recorded is no
+    // process's.
+    Process &handed_over_client_as(const TestUser &u) {
+        Process &c = client(TestUsers::as_user(u, {MCASTD_DBUS_CLIENT, "--connect-fork-exit"}));
+        const std::string me = ask(c, "whoami"); // "pid N"
+        EXPECT_EQ(me.rfind("pid ", 0), 0u) << me;
+        if (me.rfind("pid ", 0) == 0)
+            handed_over_pids_.push_back(std::stoi(me.substr(4)));
+        return c;
+    }
+    // The test process's cgroup (cgroup v2), which its clients share: what a rule on cgroups
+    // names to admit them.
+    static std::string own_cgroup() {
+        std::ifstream in("/proc/self/cgroup");
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("0::", 0) == 0)
+                return line.substr(3);
+        return {};
+    }
+    // Rewrites the daemon's config and reloads it (SIGHUP), until it says READY=1 again.
+    void reload(Daemon &d, const std::string &config_json) {
+        std::ofstream(d.config(), std::ios::trunc) << config_json;
+        d.process().signal(SIGHUP);
+        ASSERT_TRUE(d.notify().wait_for("RELOADING=1", 10s));
+        ASSERT_TRUE(d.notify().wait_for("READY=1", 10s));
+    }
     Gid mgid_of(const std::string &path) {
         const std::string p = property(path, "org.rdmamcast1.Membership", "MGID"); // s "ff15:..."
         return p.size() > 4 ? G(p.substr(3, p.size() - 4)) : Gid{};
@@ -417,6 +458,7 @@ protected:
     std::unique_ptr<TestUsers> users_;
     TestGroup group_;
     std::vector<std::unique_ptr<Process>> procs_;
+    std::vector<pid_t> handed_over_pids_;
 };
 
 TEST_F(DbusPolicy, TheCreateQuotaHoldsOnTheBusAndOneUidSharesItWithTheSocket) {
@@ -443,6 +485,93 @@ TEST_F(DbusPolicy, TheCreateQuotaHoldsOnTheBusAndOneUidSharesItWithTheSocket) {
         made.insert(m);
     ASSERT_EQ(made.size(), 40u);
     EXPECT_EQ(fabric.sa_dump_groups_of(h2(), made, 15s), made) << "20 of A's and 20 of B's at the SA";
+}
+
+// ---- who the caller is, as the bus attests it (issue 26) ----
+
+// The pid the bus recorded for a connection belongs to no process by the first Join (the
+// process that connected forked, and exited before its child said Hello): the caller's uid and
+// groups stand, its cgroup is never read from whatever has that pid, and a join that a rule on
+// cgroups decides is refused. An ordinary caller of the same user is judged by its cgroup.
+TEST_F(DbusPolicy, ACallerWhoseConnectingProcessIsGoneIsNotJudgedByACgroup) {
+    const TestUser a = users_->add_user("a", group_);
+    const std::string cg = own_cgroup();
+    ASSERT_FALSE(cg.empty()) << "no cgroup v2 path in /proc/self/cgroup";
+    const nlohmann::json config = {
+        {"access", {{"rules", nlohmann::json::array({{{"name", "here"}, {"cgroups", {cg}}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+
+    Process &ordinary = client_as(a);
+    ASSERT_FALSE(path_of(ask(ordinary, "join ibsim0 1 ff15:db::30 full")).empty()) << "the cgroup rule admits";
+
+    Process &handed = handed_over_client_as(a);
+    const std::string refused = ask(handed, "join ibsim0 1 ff15:db::31 full");
+    const std::string head = "error org.rdmamcast1.Error.Denied cannot attest the caller's cgroup, which rule \"here\" "
+                             "(config access.rules) matches on: bus connection :";
+    EXPECT_EQ(refused.rfind(head, 0), 0u) << refused;
+    const std::string tail = ": process " + std::to_string(handed.pid()) + " has exited";
+    EXPECT_TRUE(refused.ends_with(tail)) << refused;
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::31"), h2()), std::nullopt) << "nothing reached the SA";
+    // Nothing else depends on the cgroup: the caller may still list (the allow lists are empty).
+    EXPECT_EQ(ask(handed, "list"), "ok 1");
+}
+
+// A connection the daemon did not see appear (made before it started) has no attested cgroup:
+// a join decided by a rule on cgroups is refused, telling the caller to reconnect; a join that
+// a rule on groups decides first goes on.
+TEST_F(DbusPolicy, AConnectionOlderThanTheDaemonIsRefusedOnlyWhatItsCgroupWouldDecide) {
+    const TestGroup ops = users_->add_group("ops");
+    const TestUser a = users_->add_user("a", group_), b = users_->add_user("b", group_, {ops});
+    Process &old_a = client_as(a);
+    Process &old_b = client_as(b);
+    const nlohmann::json config = {
+        {"access",
+         {{"rules", nlohmann::json::array({{{"name", "ops"}, {"groups", {ops.name}}, {"create", true}},
+                                           {{"name", "here"}, {"cgroups", {own_cgroup()}}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+
+    EXPECT_FALSE(path_of(ask(old_b, "join ibsim0 1 ff15:db::32 full")).empty()) << "rule ops decides, by group";
+    EXPECT_EQ(ask(old_a, "join ibsim0 1 ff15:db::33 full"),
+              "error org.rdmamcast1.Error.Denied cannot attest the caller's cgroup, which rule \"here\" (config "
+              "access.rules) matches on: its bus connection is older than this daemon; reconnect to the bus");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::33"), h2()), std::nullopt);
+    Process &new_a = client_as(a);
+    EXPECT_FALSE(path_of(ask(new_a, "join ibsim0 1 ff15:db::33 full")).empty()) << "reconnected, it is judged";
+}
+
+// ListGroups and Ports obey the allow lists as Join does, with the same identity: on
+// dbus-daemon the bus's UnixGroupIDs carry the primary gid too, so allow_gids admits a member by
+// its primary group or a supplementary one. An owner a reload no longer admits may only Leave.
+TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyLeave) {
+    const TestGroup in = users_->add_group("in"), out = users_->add_group("out");
+    const TestUser a = users_->add_user("a", group_, {in}), p = users_->add_user("p", in, {group_}),
+                   c = users_->add_user("c", group_);
+    Daemon d(fabric, "H2", nlohmann::json({{"access", {{"allow_gids", {in.name}}}}}).dump());
+
+    Process &member = client_as(a);
+    Process &primary = client_as(p);
+    Process &stranger = client_as(c);
+    EXPECT_EQ(ask(member, "list"), "ok 0");
+    EXPECT_EQ(ask(member, "ports"), "ok 1");
+    EXPECT_EQ(ask(primary, "ports"), "ok 1") << "admitted by its primary group";
+    const std::string no = "error org.rdmamcast1.Error.Denied uid " + std::to_string(c.uid) +
+                           " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)";
+    EXPECT_EQ(ask(stranger, "list"), no);
+    EXPECT_EQ(ask(stranger, "ports"), no);
+    EXPECT_EQ(ask(stranger, "join ibsim0 1 ff15:db::34 full"), no);
+
+    const std::string path = path_of(ask(member, "join ibsim0 1 ff15:db::35 full"));
+    ASSERT_FALSE(path.empty());
+    reload(d, nlohmann::json({{"access", {{"allow_gids", {out.name}}}}}).dump());
+    const std::string only_leave = "error org.rdmamcast1.Error.Denied uid " + std::to_string(a.uid) +
+                                   " is not allowed to use rdma-mcastd (config access.allow_uids, "
+                                   "access.allow_gids); it may leave the memberships it holds, and nothing else";
+    EXPECT_EQ(ask(member, "list"), only_leave);
+    EXPECT_EQ(ask(member, "ports"), only_leave);
+    EXPECT_EQ(ask(member, "join ibsim0 1 ff15:db::36 full"), only_leave);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::35"), h2()), 0x1) << "what it holds is kept";
+    EXPECT_EQ(ask(member, "leave " + path), "ok");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::35"), h2(), std::nullopt, 5s));
 }
 
 } // namespace

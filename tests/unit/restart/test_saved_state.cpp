@@ -58,6 +58,7 @@ SavedState sample() {
     bus.token = std::string(32, '0');
     bus.door = SavedDoor::dbus;
     bus.bus_name = ":1.42";
+    bus.cgroup_unattested = "its bus connection is older than this daemon; reconnect to the bus";
     bus.version = 2;
     st.sessions.push_back(bus);
     return st;
@@ -157,6 +158,11 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
         {edited(R"("name":"job-42")", R"("name":"")"), "/sessions/0/memberships/2/name: the group name is empty"},
         {edited(R"("name":"job-42")", R"("name":7)"), "/sessions/0/memberships/2/name"},
         {edited(R"("memberships":[])", R"("memberships":7)"), "/sessions/1/memberships"},
+        {edited(R"("cgroup_unattested":"its bus)", R"("cgroup":"/a.slice","cgroup_unattested":"its bus)"),
+         "/sessions/1/cgroup_unattested: is given with a cgroup"},
+        {edited(R"("cgroup_unattested":"its bus connection is older than this daemon; reconnect to the bus")",
+                R"("cgroup_unattested":"")"),
+         "/sessions/1/cgroup_unattested: is empty"},
     };
     for (const auto &c : cases) {
         const std::string why = reason_for(c.text);
