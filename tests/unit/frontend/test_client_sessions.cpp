@@ -320,6 +320,8 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
             ::_exit(1);
         PairMessage m;
         cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
+        if (!cm)
+            ::_exit(1);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
         cm->cmsg_len = CMSG_LEN(sizeof pair);
@@ -329,7 +331,9 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
     int pair[2] = {-1, -1};
     PairMessage m;
     ASSERT_EQ(::recvmsg(ctl[0], &m.mh, MSG_CMSG_CLOEXEC), 1);
-    std::memcpy(pair, CMSG_DATA(CMSG_FIRSTHDR(&m.mh)), sizeof pair);
+    const cmsghdr *got = CMSG_FIRSTHDR(&m.mh);
+    ASSERT_NE(got, nullptr);
+    std::memcpy(pair, CMSG_DATA(got), sizeof pair);
     ::close(ctl[0]);
     ::close(ctl[1]);
     int status = 0;
