@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// UTF-8 well-formedness, for text that must be valid JSON on the way out.
+// UTF-8 well-formedness, for text that must be valid JSON or a valid D-Bus string on the way
+// out (a process name from /proc is any bytes; sd-bus refuses a string that is not UTF-8).
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace mcastd::proto {
@@ -33,6 +35,23 @@ inline std::size_t utf8_sequence(std::string_view s, std::size_t i) {
     if (c == 0xF4)
         return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
     return 0;
+}
+
+// `s` with every byte that does not start a well-formed sequence replaced by U+FFFD (as the
+// JSON writer does): valid UTF-8, and `s` itself when it already is.
+inline std::string valid_utf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = utf8_sequence(s, i)) {
+            out.append(s.substr(i, n));
+            i += n;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return out;
 }
 
 } // namespace mcastd::proto

@@ -9,6 +9,8 @@
 
 #include "dbus/caller_identity.hpp"
 #include "dbus/errors.hpp"
+#include "dbus/evict_args.hpp"
+#include "dbus/list_reply.hpp"
 #include "dbus/wire.hpp"
 #include "logging/policy_log.hpp"
 #include "proto/protocol.hpp"
@@ -81,6 +83,11 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
                                  SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("ListGroups", "", "", "a(sqsquasasa(tssuus))", SD_BUS_PARAM(groups),
                                  on_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("ListGroups2", "", "", "aa{sv}", SD_BUS_PARAM(groups), on_list_groups2,
+                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Evict", "a{sv}", SD_BUS_PARAM(what), "tt",
+                                 SD_BUS_PARAM(released) SD_BUS_PARAM(disconnected), on_evict,
+                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_PROPERTY("Ports", "a(sqsb)", get_ports, 0, 0),
         SD_BUS_VTABLE_END,
     };
@@ -208,6 +215,7 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     if (auto *f = std::get_if<proto::Failure>(&opened))
         return f->error; // max_clients
     o->session = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
+    o->session->set_bus_name(o->name);
     int r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
     if (r >= 0)
         r = sd_bus_track_add_sender(o->track, m);
@@ -234,6 +242,69 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
     if (!sessions_.policy().admits(who.caller()))
         return Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
     return std::nullopt;
+}
+
+std::string DbusServer::bus_id() const {
+    sd_id128_t id;
+    char text[SD_ID128_STRING_MAX];
+    return sd_bus_get_bus_id(bus_.get(), &id) < 0 ? std::string() : std::string(sd_id128_to_string(id, text));
+}
+
+std::size_t DbusServer::take_back(const std::string &saved_bus_id) {
+    const std::vector<std::uint64_t> saved = sessions_.detached_of(frontend::Door::dbus);
+    if (saved.empty())
+        return 0;
+    if (saved_bus_id != bus_id()) {
+        spdlog::warn("the system bus is not the one the restart state's {} D-Bus session(s) were on (bus id {}, "
+                     "state {}): their unique names may be other connections' now, so they are released",
+                     saved.size(), bus_id(), saved_bus_id.empty() ? "none" : saved_bus_id);
+        return 0;
+    }
+    std::size_t taken = 0;
+    for (const std::uint64_t id : saved) {
+        std::unique_ptr<frontend::ClientSession> s = sessions_.take_detached(id);
+        const std::string name = s->bus_name();
+        auto o = std::make_unique<Owner>();
+        o->server = this;
+        o->name = name;
+        // sd_bus_track_add_name() watches the name, then asks the bus whether it has an owner:
+        // a name gone before or in between is refused, never tracked.
+        int r = name.empty() || owners_.count(name) ? -ENXIO : sd_bus_track_new(bus_.get(), &o->track, on_owner_gone,
+                                                                                  o.get());
+        if (r >= 0)
+            r = sd_bus_track_add_name(o->track, name.c_str());
+        if (r < 0) {
+            spdlog::info("session {} of D-Bus client {} (pid {}): {}", id, name.empty() ? "?" : name, s->who().who.pid,
+                         name.empty() ? "the restart state has no bus name for it" : "its name is no longer on the bus");
+            sessions_.restore_detached(std::move(s)); // the daemon releases it
+            continue;
+        }
+        o->session = std::move(s);
+        o->session->attach(*o);
+        const ClientId client = o->session->client();
+        const auto grants = o->session->grants();
+        Owner &owner = *owners_.emplace(name, std::move(o)).first->second;
+        // Its memberships, as objects under the ids its caller knows.
+        const auto &ports = sessions_.service().ports();
+        for (const GroupView &g : sessions_.service().group_views())
+            for (const MemberView &mv : g.members) {
+                if (mv.client != client)
+                    continue;
+                Membership &mb = ensure_membership(mv.id, name, ports[g.port].device, ports[g.port].port_num);
+                if (const auto it = grants.find(mv.id); it != grants.end())
+                    mb.name = it->second.name;
+                mb.record = g.record;
+                mb.record.mgid = g.mgid;
+                mb.record.join_state = mv.join_state;
+                mb.state = mv.state == MemberView::State::lost ? "lost"
+                           : mv.state == MemberView::State::pending ? "pending"
+                                                                    : "active";
+            }
+        spdlog::info("D-Bus client {} (pid {}, uid {}) keeps session {} with {} membership(s)", name,
+                     owner.session->who().who.pid, owner.session->who().who.uid, id, owner.memberships.size());
+        ++taken;
+    }
+    return taken;
 }
 
 void DbusServer::release_owner(const std::string &name) {
@@ -373,19 +444,11 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     Membership &mb = *it->second;
     mb.record = ev.record;
     mb.state = ev.kind == MembershipEvent::Kind::restored ? "active" : "lost";
-    const std::string reason = ev.reason ? ev.reason->message : std::string();
-
     // Unicast: only the owner hears about its membership.
     sd_bus_message *sig = nullptr;
     int r = sd_bus_message_new_signal(bus_.get(), &sig, mb.path.c_str(), "org.rdmamcast1.Membership", "StateChanged");
     if (r >= 0) r = sd_bus_message_set_destination(sig, mb.owner.c_str());
-    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', mb.state.c_str());
-    if (r >= 0) r = append_record(sig, mb.record);
-    if (r >= 0) r = sd_bus_message_open_container(sig, 'a', "s");
-    for (const auto &name : proto::changed_field_names(ev.changed))
-        if (r >= 0) r = sd_bus_message_append_basic(sig, 's', name.c_str());
-    if (r >= 0) r = sd_bus_message_close_container(sig);
-    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', reason.c_str());
+    if (r >= 0) r = append_state_changed(sig, mb.state, mb.record, ev.changed, ev.reason ? ev.reason->message : "");
     if (r >= 0) r = sd_bus_send(bus_.get(), sig, nullptr);
     sd_bus_message_unref(sig);
     if (r < 0)
@@ -480,35 +543,59 @@ int DbusServer::leave(sd_bus_message *m, Membership &mb) {
 }
 
 int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *) {
-    DbusServer &srv = server_of(userdata);
-    if (auto no = srv.refusal(m))
+    return server_of(userdata).list_groups(m, append_groups_v1);
+}
+
+int DbusServer::on_list_groups2(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    return server_of(userdata).list_groups(m, append_groups);
+}
+
+int DbusServer::list_groups(sd_bus_message *m, int (*append)(sd_bus_message *, const proto::ListResult &)) {
+    if (auto no = refusal(m))
         return answer(m, *no);
-    const proto::ListResult list = list_view(srv.sessions_.service());
+    proto::ListResult list = list_view(sessions_.service());
+    sessions_.annotate(list); // the admitting rule, created, flagged, the name: as the socket's list
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(sqsquasasa(tssuus))");
-    for (const auto &p : list.ports)
-        for (const auto &g : p.groups) {
-            const std::string mgid = format_gid(g.mgid);
-            if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsquasasa(tssuus)");
-            if (r >= 0) r = sd_bus_message_append(reply, "sqsqu", p.device.c_str(), std::uint16_t{p.port},
-                                                  mgid.c_str(), g.mlid, g.qkey);
-            if (r >= 0) r = append_join_state_names(reply, g.held);
-            if (r >= 0) r = append_join_state_names(reply, g.foreign);
-            if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(tssuus)");
-            for (const auto &mem : g.members)
-                if (r >= 0)
-                    r = sd_bus_message_append(reply, "(tssuus)", std::uint64_t{mem.membership},
-                                              join_state_name(mem.join_state).c_str(), mem.state.c_str(),
-                                              static_cast<std::uint32_t>(mem.pid), static_cast<std::uint32_t>(mem.uid),
-                                              mem.comm.c_str());
-            if (r >= 0) r = sd_bus_message_close_container(reply);
-            if (r >= 0) r = sd_bus_message_close_container(reply);
-        }
-    if (r >= 0) r = sd_bus_message_close_container(reply);
+    if (r >= 0) r = append(reply, list);
     if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
     sd_bus_message_unref(reply);
     return r < 0 ? r : 1;
+}
+
+int DbusServer::on_evict(sd_bus_message *m, void *userdata, sd_bus_error *) { return server_of(userdata).evict(m); }
+
+int DbusServer::evict(sd_bus_message *m) {
+    Options options;
+    std::string bad;
+    if (int r = read_options(m, options, bad); r < 0)
+        return r;
+    if (!bad.empty())
+        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    auto what = decode_evict_args(options);
+    if (auto *e = std::get_if<Error>(&what))
+        return answer(m, *e);
+    // Root's, as on the socket: the caller's session asks (Sessions::evict checks).
+    auto found = owner_for(m);
+    if (auto *e = std::get_if<Error>(&found))
+        return answer(m, *e);
+    Owner *o = std::get<Owner *>(found);
+    const std::string name = o->name;
+    std::optional<Error> refused;
+    proto::EvictResult done;
+    if (auto no = o->session->not_allowed()) {
+        refused = no->error;
+    } else {
+        auto out = o->session->evict(std::get<proto::Evict>(what));
+        if (auto *f = std::get_if<proto::Failure>(&out))
+            refused = f->error;
+        else
+            done = std::get<proto::EvictResult>(out);
+    }
+    release_if_idle(name); // a caller that holds nothing is no client
+    if (refused)
+        return answer(m, *refused);
+    return sd_bus_reply_method_return(m, "tt", done.released, done.disconnected);
 }
 
 int DbusServer::get_ports(sd_bus *bus, const char *, const char *, const char *, sd_bus_message *reply,

@@ -42,6 +42,16 @@ public:
     void disconnect_all();
     std::size_t clients() const { return owners_.size(); }
 
+    // The bus's id (sd_bus_get_bus_id(), 32 hex digits): the restart state keeps it, since a
+    // bus that restarted hands the same unique names to other connections.
+    std::string bus_id() const;
+    // After a restart of the daemon: the sessions the previous instance kept for D-Bus callers
+    // (detached, Sessions::restore()) on the bus `saved_bus_id`. Each whose caller's unique
+    // name is still on this bus is the caller's again, tracked, with its Membership objects
+    // under the same ids and its StateChanged signals going to it; the others stay detached for
+    // the daemon to release. Returns how many were taken back.
+    std::size_t take_back(const std::string &saved_bus_id);
+
 private:
     struct Owner;
     struct Membership;
@@ -54,6 +64,8 @@ private:
     // sd-bus callbacks (userdata: this, or the Membership the object path names).
     static int on_join(sd_bus_message *m, void *userdata, sd_bus_error *error);
     static int on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *error);
+    static int on_list_groups2(sd_bus_message *m, void *userdata, sd_bus_error *error);
+    static int on_evict(sd_bus_message *m, void *userdata, sd_bus_error *error);
     static int get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
                          void *userdata, sd_bus_error *);
     static int on_leave(sd_bus_message *m, void *userdata, sd_bus_error *error);
@@ -68,6 +80,9 @@ private:
 
     int join(sd_bus_message *m);
     int leave(sd_bus_message *m, Membership &mb);
+    int evict(sd_bus_message *m);
+    // ListGroups and ListGroups2: the list the socket's `list` gives, written by `append`.
+    int list_groups(sd_bus_message *m, int (*append)(sd_bus_message *, const proto::ListResult &));
     // Who the caller of `m` is, as the bus attests it (caller_identity.hpp); or why not.
     std::variant<frontend::Credentials, Error> identify(sd_bus_message *m);
     // The caller's Owner, created (session, credentials, track) on its first join; or why not.

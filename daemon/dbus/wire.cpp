@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/wire.hpp"
 
+#include "common/utf8.hpp"
+#include "proto/protocol.hpp"
+
 namespace mcastd::dbus {
 
 namespace {
@@ -46,12 +49,7 @@ int append_record(sd_bus_message *m, const McRecord &record) {
     for (const auto &e : record_entries(record)) {
         const char sig[2] = {type_of(e.value), '\0'};
         const std::string key(e.key);
-        if (r >= 0) r = sd_bus_message_open_container(m, 'e', "sv");
-        if (r >= 0) r = sd_bus_message_append_basic(m, 's', key.c_str());
-        if (r >= 0) r = sd_bus_message_open_container(m, 'v', sig);
-        if (r >= 0) r = append_value(m, e.value);
-        if (r >= 0) r = sd_bus_message_close_container(m);
-        if (r >= 0) r = sd_bus_message_close_container(m);
+        if (r >= 0) r = append_entry(m, key.c_str(), sig, [&] { return append_value(m, e.value); });
     }
     if (r >= 0) r = sd_bus_message_close_container(m);
     return r;
@@ -63,6 +61,18 @@ int append_join_state_names(sd_bus_message *m, std::uint8_t bits) {
         if (bits & bit)
             r = sd_bus_message_append_basic(m, 's', join_state_name(bit).c_str());
     if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int append_state_changed(sd_bus_message *m, const std::string &state, const McRecord &record, std::uint64_t changed,
+                         std::string_view reason) {
+    int r = sd_bus_message_append_basic(m, 's', state.c_str());
+    if (r >= 0) r = append_record(m, record);
+    if (r >= 0) r = sd_bus_message_open_container(m, 'a', "s");
+    for (const auto &name : proto::changed_field_names(changed))
+        if (r >= 0) r = sd_bus_message_append_basic(m, 's', name.c_str());
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    if (r >= 0) r = sd_bus_message_append_basic(m, 's', proto::valid_utf8(reason).c_str());
     return r;
 }
 

@@ -33,6 +33,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
     st.daemon = daemon_name_;
     st.clean = clean;
     st.next_session = sessions_.next_id();
+    st.bus_id = bus_id_;
 
     const auto &ports = service_.ports();
     for (const auto &p : ports)
@@ -69,6 +70,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
         out.version = s.version();
         out.monitor = s.monitoring();
         out.inode = s.inode();
+        out.bus_name = s.bus_name();
         if (auto it = members.find(s.client()); it != members.end()) {
             out.memberships = std::move(it->second);
             for (SavedMembership &m : out.memberships)
@@ -237,6 +239,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         }
         frontend::ClientSession &s = *restored;
         s.set_inode(ss.inode);
+        s.set_bus_name(ss.bus_name);
         ++out.sessions;
         for (const SavedMembership &m : ss.memberships) {
             const auto pi = port_index(m.device, m.port);

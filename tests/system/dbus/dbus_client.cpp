@@ -4,6 +4,7 @@
 // new connection, i.e. a new owner, per call) and can watch which signals reach whom.
 //
 //   join DEVICE PORT MGID|- JOIN_STATE   -> "ok PATH MLID" or "error NAME MESSAGE"
+//   join-name DEVICE PORT NAME STATE     -> the same, joining the named group NAME
 //   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
 //                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
@@ -124,15 +125,22 @@ void command(const std::string &line) {
                                                "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port),
                                                mgid.c_str(), state.c_str(), 0);
         say(r < 0 ? std::string("error send ") + std::strerror(-r) : "sent");
-    } else if (op == "join") {
+    } else if (op == "join" || op == "join-name") {
         std::string dev, mgid, state;
         unsigned port = 0;
         in >> dev >> port >> mgid >> state;
-        if (mgid == "-")
+        const std::string name = op == "join-name" ? mgid : "";
+        if (mgid == "-" || !name.empty())
             mgid.clear();
-        if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
-                               &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port), mgid.c_str(),
-                               state.c_str(), 0) < 0) {
+        const int r = name.empty()
+                          ? sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                                               "Join", &e, &reply, "sqssa{sv}", dev.c_str(),
+                                               static_cast<std::uint16_t>(port), mgid.c_str(), state.c_str(), 0)
+                          : sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                                               "Join", &e, &reply, "sqssa{sv}", dev.c_str(),
+                                               static_cast<std::uint16_t>(port), "", state.c_str(), 1, "name", "s",
+                                               name.c_str());
+        if (r < 0) {
             say(error_line(e));
         } else {
             const char *path = nullptr;

@@ -359,6 +359,124 @@ TEST_F(DbusSystem, DisabledInConfigStaysOffTheBus) {
     EXPECT_NE(r.exit_code, 0) << r.out;
 }
 
+// Root evicts over D-Bus as over the socket (issue 28): by membership or by uid, each holder
+// told; anyone else is refused.
+TEST_F(DbusSystem, RootEvictsOverTheBusAndTheHolderIsTold) {
+    Daemon d(fabric, "H2");
+    Process &holder = client();
+    const std::string path = path_of(ask(holder, "join ibsim0 1 ff15:db::61 full"));
+    ASSERT_FALSE(path.empty());
+    RawClient raw(d.socket());
+    raw.hello();
+    ASSERT_NE(raw.call(R"({"id":2,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:db::62"})", 2).find(
+                  "\"ok\":true"),
+              std::string::npos);
+    const std::string id = path.substr(path.rfind('/') + 1);
+
+    auto refused = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}",
+                           "1", "membership", "t", id},
+                          /*as_nobody=*/true);
+    EXPECT_NE(refused.exit_code, 0) << "the bus policy keeps nobody out";
+    auto bad = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "2",
+                       "membership", "t", id, "disconnect", "b", "true"});
+    EXPECT_NE(bad.err.find("/disconnect: goes with uid"), std::string::npos) << bad.err;
+
+    auto one = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "1",
+                       "membership", "t", id});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(one.out, "tt 1 0\n");
+    const auto told = holder.read_line(10s);
+    ASSERT_TRUE(told);
+    EXPECT_EQ(told->rfind("signal " + path + " lost - evicted by an administrator (busctl, pid ", 0), 0u) << *told;
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::61"), h2(), std::nullopt, 5s));
+    EXPECT_EQ(ask(holder, "leave " + path), "ok") << "a later leave of it succeeds";
+
+    // By uid, with disconnect: root's socket client's membership too, and its connection (the
+    // evicting caller itself is spared).
+    auto all = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "2",
+                       "uid", "u", "0", "disconnect", "b", "true"});
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    EXPECT_EQ(all.out, "tt 1 1\n");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::62"), h2(), std::nullopt, 5s));
+    const auto lost = raw.receive(5s); // then its connection closes
+    ASSERT_TRUE(lost);
+    EXPECT_NE(lost->find("evicted by an administrator"), std::string::npos) << *lost;
+}
+
+// ---- restarts of the daemon (issue 28): a caller's unique name outlives the daemon's connection ----
+
+class DbusRestart : public DbusSystem {
+protected:
+    DbusRestart() { std::filesystem::create_directories(state_dir()); }
+    std::filesystem::path state_dir() { return fabric.scratch() / "state"; }
+    std::unique_ptr<Daemon> start() {
+        return std::make_unique<Daemon>(fabric, "H2",
+                                        R"({"restart": {"grace_ms": 3000}, "monitor": {"portinfo_interval_ms": 100}})",
+                                        std::vector<std::string>{"--state-dir", state_dir().string()});
+    }
+    nlohmann::json counters(Daemon &d) {
+        RawClient c(d.socket());
+        c.call(R"({"id":0,"op":"hello","versions":[2],"client":"test"})", 0);
+        return nlohmann::json::parse(c.call(R"({"id":1,"op":"status"})", 1))["result"]["counters"];
+    }
+    // The caller `c` still holds `path` after the restart: the object is there, its signals
+    // reach it, and its Leave reaches the SA through the new instance.
+    void expect_kept(Process &c, const std::string &path, const char *mgid) {
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "MGID"), std::string("s \"") + mgid + "\"");
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "Owner").find("s \":"), 0u);
+        fabric.console("Unlink \"H2\"");
+        const auto lost = c.read_line(20s);
+        ASSERT_TRUE(lost);
+        EXPECT_EQ(lost->rfind("signal " + path + " lost ", 0), 0u) << *lost;
+        fabric.console("ReLink \"H2\"");
+        const auto back = c.read_line(30s);
+        ASSERT_TRUE(back);
+        EXPECT_EQ(back->rfind("signal " + path + " active ", 0), 0u) << *back;
+        EXPECT_EQ(ask(c, "leave " + path), "ok");
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(mgid), h2(), std::nullopt, 5s)) << "left through the new instance";
+    }
+};
+
+TEST_F(DbusRestart, APlannedRestartKeepsTheCallersOnTheBusAndReleasesTheOthers) {
+    auto d = start();
+    Process &stays = client();
+    Process &goes = client();
+    const std::string kept = path_of(ask(stays, "join ibsim0 1 ff15:db::70 full"));
+    ASSERT_FALSE(kept.empty());
+    ASSERT_FALSE(path_of(ask(goes, "join ibsim0 1 ff15:db::71 full")).empty());
+    d->process().signal(SIGUSR2); // what systemctl restart sends
+    ASSERT_EQ(d->process().wait(20s), std::optional<int>(0));
+    d.reset();
+    goes.signal(SIGKILL); // leaves the bus while no daemon runs
+    goes.wait(5s);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::71"), h2()), 0x1) << "the old instance deleted nothing";
+
+    d = start();
+    EXPECT_TRUE(d->process().wait_for_stderr("D-Bus client(s) still on the bus keep their sessions", 5s))
+        << d->process().stderr_text();
+    // Released at once, not at the end of the grace: its name is gone.
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::71"), h2(), std::nullopt, 2s));
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::70"), h2()), 0x1);
+    EXPECT_EQ(counters(*d)["sa_sets"], 0) << "the membership kept cost the SA nothing";
+    expect_kept(stays, kept, "ff15:db::70");
+}
+
+TEST_F(DbusRestart, ACrashKeepsTheCallersOnTheBus) {
+    auto d = start();
+    Process &c = client();
+    const std::string path = path_of(ask(c, "join ibsim0 1 ff15:db::72 full"));
+    ASSERT_FALSE(path.empty());
+    ASSERT_TRUE(wait_saved_memberships(state_dir(), 1, 5s));
+    d->process().signal(SIGKILL);
+    d->process().wait(10s);
+    d.reset();
+    d = start();
+    EXPECT_EQ(counters(*d)["sa_sets"], 0);
+    EXPECT_EQ(counters(*d)["sa_deletes"], 0);
+    expect_kept(c, path, "ff15:db::72");
+}
+
 // ---- the access policy's quotas on the bus (issue 15), callers as real users ----
 
 class DbusPolicy : public DbusSystem {
@@ -572,6 +690,54 @@ TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyL
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::35"), h2()), 0x1) << "what it holds is kept";
     EXPECT_EQ(ask(member, "leave " + path), "ok");
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::35"), h2(), std::nullopt, 5s));
+}
+
+// ListGroups2 carries what the socket's list carries (issue 28): the admitting rule, whether the
+// join created the group, the named group's name, and, after a reload, why it is flagged.
+TEST_F(DbusPolicy, ListGroups2CarriesTheRuleCreatedNameAndFlag) {
+    const TestUser a = users_->add_user("a", group_);
+    nlohmann::json config = {{"groups", {{"names", {{"prefix", "ff15:6e61:6d65::/64"}, {"pkey", "0xffff"}}}}},
+                             {"access", {{"rules", nlohmann::json::array({{{"name", "mine"}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+    Process &c = client_as(a);
+    ASSERT_FALSE(path_of(ask(c, "join-name ibsim0 1 job-42 full")).empty());
+    auto list2 = [&] {
+        auto r = busctl({"--json=short", "call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                         "ListGroups2"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto reply = nlohmann::json::parse(r.out, nullptr, false);
+        EXPECT_EQ(reply.value("type", ""), "aa{sv}") << r.out;
+        EXPECT_EQ(reply["data"][0].size(), 1u) << r.out;
+        return reply["data"][0][0];
+    };
+    const auto g = list2();
+    EXPECT_EQ(g["device"]["data"], "ibsim0");
+    EXPECT_EQ(g["mgid"]["data"], "ff15:6e61:6d65:0:6636:89a9:7bcf:99db");
+    EXPECT_EQ(g["held"]["data"], nlohmann::json::array({"full"}));
+    EXPECT_EQ(g["counts"]["data"]["full"], 1);
+    const auto &m = g["members"]["data"][0];
+    EXPECT_EQ(m["uid"]["data"], a.uid);
+    EXPECT_EQ(m["rule"]["data"], "mine");
+    EXPECT_EQ(m["created"]["data"], true);
+    EXPECT_EQ(m["name"]["data"], "job-42");
+    EXPECT_EQ(m["comm"]["data"], "mcastd-dbus-cli") << "the process name, as /proc gives it (15 bytes)";
+    EXPECT_FALSE(m.contains("flagged"));
+
+    // Evict is root's: the same refusal as on the socket.
+    const RunResult not_root = run(TestUsers::as_user(
+        a, {"busctl", "--address=" + address_, "call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+            "Evict", "a{sv}", "1", "uid", "u", std::to_string(a.uid)}));
+    EXPECT_NE(not_root.exit_code, 0);
+    EXPECT_NE(not_root.err.find("evict is for root; uid " + std::to_string(a.uid) +
+                                " may only leave its own memberships"),
+              std::string::npos)
+        << not_root.err;
+
+    config["access"]["rules"][0]["mgids"] = {"ff15:db::/64"};
+    reload(d, config.dump());
+    EXPECT_EQ(list2()["members"]["data"][0]["flagged"]["data"],
+              "rule \"mine\" (config access.rules) allows MGIDs in ff15:db::/64 only, and "
+              "ff15:6e61:6d65:0:6636:89a9:7bcf:99db is not in them");
 }
 
 } // namespace

@@ -436,7 +436,7 @@ struct Lab::Impl {
         }
     }
 
-    sim::Process spawn(std::vector<std::string> argv, const char *who) {
+    sim::Process spawn(std::vector<std::string> argv, const char *who, bool stdin_pipe = false) {
         if (pid1 <= 0 || torn_down)
             throw std::logic_error(std::string(who) + ": the lab is not running");
         // nsenter --pid makes its child a member of the lab's PID namespace; chroot into PID 1's
@@ -450,7 +450,8 @@ struct Lab::Impl {
                                                           {"SYSTEMD_COLORS", "0"},
                                                           {"SYSTEMD_LOG_COLOR", "0"},
                                                           {"PAGER", "cat"}},
-                                                  .cwd = "/"});
+                                                  .cwd = "/",
+                                                  .stdin_pipe = stdin_pipe});
     }
 
     sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
@@ -563,7 +564,9 @@ RunResult Lab::run(std::vector<std::string> argv, std::chrono::milliseconds time
     return impl_->run(std::move(argv), timeout);
 }
 
-sim::Process Lab::spawn(std::vector<std::string> argv) { return impl_->spawn(std::move(argv), "Lab::spawn"); }
+sim::Process Lab::spawn(std::vector<std::string> argv, bool stdin_pipe) {
+    return impl_->spawn(std::move(argv), "Lab::spawn", stdin_pipe);
+}
 
 RunResult Lab::systemctl(std::vector<std::string> args, std::chrono::milliseconds timeout) {
     args.insert(args.begin(), "systemctl");

@@ -79,8 +79,9 @@ public:
     // Starts argv inside the lab as run() does, without waiting for it: a client that holds
     // something while the test goes on. The Process is nsenter on the host: a signal sent to it
     // (and its destructor's) ends nsenter, not the command, which runs on until it exits by
-    // itself or the lab goes down (teardown()). Its output comes through the Process.
-    sim::Process spawn(std::vector<std::string> argv);
+    // itself or the lab goes down (teardown()). Its output comes through the Process; with
+    // `stdin_pipe`, its input too (write_stdin(); closing it is an EOF the command sees).
+    sim::Process spawn(std::vector<std::string> argv, bool stdin_pipe = false);
     // run({"systemctl", args...}).
     RunResult systemctl(std::vector<std::string> args, std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
