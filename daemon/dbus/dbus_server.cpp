@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "common/utf8.hpp"
 #include "dbus/caller_identity.hpp"
 #include "dbus/errors.hpp"
 #include "dbus/evict_args.hpp"
@@ -235,13 +236,28 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
                 return no->error;
             return std::nullopt;
         }
+    // A sender's cookies never repeat: (sender, cookie) is the call.
+    std::uint64_t cookie = 0;
+    if (sender && sd_bus_message_get_cookie(m, &cookie) >= 0 && cookie == last_verdict_.cookie &&
+        last_verdict_.sender == sender)
+        return last_verdict_.refusal;
+    std::optional<Error> no;
     auto identified = identify(m);
     if (auto *e = std::get_if<Error>(&identified))
-        return *e;
-    const frontend::Credentials &who = std::get<frontend::Credentials>(identified);
-    if (!sessions_.policy().admits(who.caller()))
-        return Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
-    return std::nullopt;
+        no = *e;
+    else if (const auto &who = std::get<frontend::Credentials>(identified); !sessions_.policy().admits(who.caller()))
+        no = Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
+    last_verdict_ = Verdict{sender ? sender : "", cookie, no};
+    return no;
+}
+
+int DbusServer::property_refused(sd_bus *bus, sd_bus_error *error) {
+    sd_bus_message *call = sd_bus_get_current_message(bus); // Properties.Get or GetAll
+    if (!call)
+        return sd_bus_error_set(error, error_name(Errc::denied), "cannot identify the caller");
+    if (auto no = refusal(call))
+        return sd_bus_error_set(error, error_name(no->code), proto::valid_utf8(no->message).c_str());
+    return 0;
 }
 
 std::string DbusServer::bus_id() const {
@@ -418,9 +434,11 @@ int DbusServer::enumerate_memberships(sd_bus *, const char *, void *userdata, ch
     return 0;
 }
 
-int DbusServer::get_membership(sd_bus *, const char *, const char *, const char *property, sd_bus_message *reply,
+int DbusServer::get_membership(sd_bus *bus, const char *, const char *, const char *property, sd_bus_message *reply,
                                void *userdata, sd_bus_error *error) {
     const Membership &mb = *static_cast<Membership *>(userdata);
+    if (int r = mb.server->property_refused(bus, error); r < 0)
+        return r;
     const std::string_view p = property;
     if (p == "Owner")
         return sd_bus_message_append_basic(reply, 's', mb.owner.c_str());
@@ -601,11 +619,8 @@ int DbusServer::evict(sd_bus_message *m) {
 int DbusServer::get_ports(sd_bus *bus, const char *, const char *, const char *, sd_bus_message *reply,
                           void *userdata, sd_bus_error *error) {
     DbusServer &srv = server_of(userdata);
-    // Properties.Get or GetAll: the call being answered.
-    if (sd_bus_message *call = sd_bus_get_current_message(bus); !call)
-        return sd_bus_error_set(error, error_name(Errc::denied), "cannot identify the caller");
-    else if (auto no = srv.refusal(call))
-        return sd_bus_error_set(error, error_name(no->code), no->message.c_str());
+    if (int r = srv.property_refused(bus, error); r < 0)
+        return r;
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
     for (const auto &p : srv.sessions_.service().port_views()) {
         const std::string gid = format_gid(p.port_gid);

@@ -88,8 +88,12 @@ private:
     // The caller's Owner, created (session, credentials, track) on its first join; or why not.
     std::variant<Owner *, Error> owner_for(sd_bus_message *m);
     // Why the allow lists refuse the caller of `m` a call other than Leave (an Owner's session
-    // says, as after a reload; another caller is identified first), or nullopt.
+    // says, as after a reload; another caller is identified first), or nullopt. One verdict per
+    // call: a GetAll asks for each property.
     std::optional<Error> refusal(sd_bus_message *m);
+    // The same for the Properties.Get or GetAll a property getter answers: < 0 with `error` set
+    // when refused, else 0.
+    int property_refused(sd_bus *bus, sd_bus_error *error);
     void release_owner(const std::string &name);
     void release_if_idle(const std::string &name);
     Membership &ensure_membership(MembershipId id, const std::string &owner, const std::string &device,
@@ -103,6 +107,11 @@ private:
     std::unique_ptr<sd_bus, Unref> bus_;
     SlotPtr manager_slot_, membership_slot_, enumerator_slot_, log_slot_, disconnect_slot_, names_slot_;
     NameWatch names_; // when each unique name appeared, since the daemon started
+    struct Verdict {
+        std::string sender;
+        std::uint64_t cookie = 0;
+        std::optional<Error> refusal;
+    } last_verdict_; // refusal()'s, for the call it was asked about
     std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
     std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post

@@ -680,6 +680,17 @@ TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyL
 
     const std::string path = path_of(ask(member, "join ibsim0 1 ff15:db::35 full"));
     ASSERT_FALSE(path.empty());
+    // A membership's properties too (and GetAll's, each one).
+    const std::vector<std::string> bus{"busctl", "--address=" + address_};
+    for (auto args : {std::vector<std::string>{"get-property", "org.rdmamcast1", path, "org.rdmamcast1.Membership",
+                                               "State"},
+                      std::vector<std::string>{"call", "org.rdmamcast1", path, "org.freedesktop.DBus.Properties",
+                                               "GetAll", "s", "org.rdmamcast1.Membership"}}) {
+        args.insert(args.begin(), bus.begin(), bus.end());
+        const RunResult r = run(TestUsers::as_user(c, args));
+        EXPECT_NE(r.exit_code, 0) << args[2];
+        EXPECT_NE(r.err.find(" is not allowed to use rdma-mcastd"), std::string::npos) << args[2] << ": " << r.err;
+    }
     reload(d, nlohmann::json({{"access", {{"allow_gids", {out.name}}}}}).dump());
     const std::string only_leave = "error org.rdmamcast1.Error.Denied uid " + std::to_string(a.uid) +
                                    " is not allowed to use rdma-mcastd (config access.allow_uids, "
