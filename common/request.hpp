@@ -16,12 +16,18 @@ namespace mcastd {
 using ClientId = std::uint64_t;
 using MembershipId = std::uint64_t;
 
+// An id nobody has: (uid_t)-1 is what setresuid(2) takes for "unchanged", never a process's
+// uid, and no access rule or allow list can name it (config ids end at 4294967294). A client
+// whose transport could not attest an id has this one, so "unknown" never reads as root.
+inline constexpr uid_t kUnknownUid = static_cast<uid_t>(-1);
+inline constexpr gid_t kUnknownGid = static_cast<gid_t>(-1);
+
 // Who a client is, as its transport learned it from the kernel or the bus (SO_PEERCRED, D-Bus
 // credentials), never as the client says. The ids are the effective ones.
 struct ClientInfo {
     pid_t pid = 0;
-    uid_t uid = 0;
-    gid_t unix_gid = 0; // the Unix group id ("gid" alone would read as an InfiniBand GID)
+    uid_t uid = kUnknownUid;
+    gid_t unix_gid = kUnknownGid; // the Unix group id ("gid" alone would read as an InfiniBand GID)
     std::string comm;
     bool operator==(const ClientInfo &) const = default;
 };

@@ -17,7 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "frontend/process_start.hpp"
+#include "frontend/process_identity.hpp"
 #include "server/fd_store.hpp"
 
 namespace mcastd {
@@ -184,6 +184,8 @@ void Daemon::take_back(server::ListenSocket &listener) {
     }
     restart::StateFile file(cfg_.state_dir);
     keeper_ = std::make_unique<restart::StateKeeper>(loop_, *service_, *sessions_, file, sessions_->daemon_name());
+    if (bus_)
+        keeper_->set_bus_id(bus_->bus_id());
     const auto loaded = file.load(restart::current_boot_id());
     if (!loaded.set_aside.empty())
         spdlog::error("restart state {} set aside as {}.rejected: {}; starting without it (groups a previous "
@@ -207,6 +209,11 @@ void Daemon::take_back(server::ListenSocket &listener) {
                      r.memberships, r.connections);
         for (const auto &why : r.set_aside)
             spdlog::warn("restart state: {}", why);
+        // A D-Bus caller's unique name outlives the daemon's bus connection: those still on the
+        // bus keep their sessions; the rest are released below.
+        if (bus_)
+            if (const std::size_t n = bus_->take_back(loaded.state->bus_id))
+                spdlog::info("{} D-Bus client(s) still on the bus keep their sessions", n);
         // The config may have changed with the binary: what it would refuse is kept, and said.
         if (const std::size_t flagged = sessions_->review())
             spdlog::warn("{} membership(s) taken back would be refused by the access policy in force; they are kept "
@@ -223,8 +230,8 @@ void Daemon::take_back(server::ListenSocket &listener) {
     sessions_->set_change_hook([k = keeper_.get()] { k->changed(); });
 
     // Detached sessions wait for their clients until the grace ends, or less: a session whose
-    // client process is gone, or a D-Bus caller's (its unique name died with the connection),
-    // is released at once.
+    // client process is gone, or a D-Bus caller's still detached (its unique name is gone from
+    // the bus, or the daemon has no bus now), is released at once.
     if (sessions_->detached())
         check_detached(loop_.timers().now() + cfg_.restart.grace);
 }
@@ -238,7 +245,9 @@ void Daemon::check_detached(TimePoint deadline) {
                           !frontend::process_alive(s.who().who.pid, s.start_time());
         if (drop)
             spdlog::info("releasing session {} of pid {} ({}): {}", s.id(), s.who().who.pid, s.who().who.comm,
-                         over ? "not resumed within restart.grace_ms" : "its client is gone");
+                         over                                     ? "not resumed within restart.grace_ms"
+                         : s.door() == frontend::Door::dbus ? "its D-Bus client is not on the bus"
+                                                                  : "its client is gone");
         released += drop;
         return drop;
     });

@@ -7,9 +7,13 @@
 #include <cstring>
 #include <set>
 
+#include "common/utf8.hpp"
+#include "dbus/caller_identity.hpp"
 #include "dbus/errors.hpp"
-#include "frontend/process_start.hpp"
+#include "dbus/evict_args.hpp"
+#include "dbus/list_reply.hpp"
 #include "dbus/wire.hpp"
+#include "logging/policy_log.hpp"
 #include "proto/protocol.hpp"
 #include "runtime/sd_error.hpp"
 #include "views.hpp"
@@ -80,6 +84,11 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
                                  SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("ListGroups", "", "", "a(sqsquasasa(tssuus))", SD_BUS_PARAM(groups),
                                  on_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("ListGroups2", "", "", "aa{sv}", SD_BUS_PARAM(groups), on_list_groups2,
+                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Evict", "a{sv}", SD_BUS_PARAM(what), "tt",
+                                 SD_BUS_PARAM(released) SD_BUS_PARAM(disconnected), on_evict,
+                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_PROPERTY("Ports", "a(sqsb)", get_ports, 0, 0),
         SD_BUS_VTABLE_END,
     };
@@ -137,6 +146,14 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
              "watching for the bus to disconnect");
     disconnect_slot_.reset(s);
 
+    // From here on the daemon knows when each new connection appeared: the process with a
+    // caller's pid must have started before (caller_identity.hpp). Synchronous: every name
+    // that appears after this call is seen.
+    sd_check(sd_bus_match_signal(bus, &s, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                 "NameOwnerChanged", on_name_owner_changed, this),
+             "watching the bus's NameOwnerChanged");
+    names_slot_.reset(s);
+
     sd_check(sd_bus_attach_event(bus, loop_.get(), SD_EVENT_PRIORITY_NORMAL), "sd_bus_attach_event");
     // Synchronous on purpose: main() says READY=1 only once the name is ours.
     sd_check(sd_bus_request_name(bus, kBusName, 0), std::string("cannot own the bus name ") + kBusName);
@@ -147,6 +164,7 @@ DbusServer::~DbusServer() {
     disconnect_all();
     log_slot_.reset();
     disconnect_slot_.reset();
+    names_slot_.reset();
     enumerator_slot_.reset();
     membership_slot_.reset();
     manager_slot_.reset();
@@ -161,6 +179,16 @@ void DbusServer::disconnect_all() {
 
 // ---- callers ----
 
+std::variant<frontend::Credentials, Error> DbusServer::identify(sd_bus_message *m) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (!sender)
+        return Error{Errc::denied, "cannot identify the caller: the call carries no sender", std::nullopt};
+    BusCredentials bus;
+    if (std::string why = query_bus_credentials(bus_.get(), sender, bus); !why.empty())
+        return Error{Errc::denied, "cannot identify the caller: " + why, std::nullopt};
+    return attest_caller(sender, bus, names_.appeared(sender));
+}
+
 std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m) {
     auto internal = [](std::string why) { return Error{Errc::internal, std::move(why), std::nullopt}; };
     const char *sender = sd_bus_message_get_sender(m);
@@ -170,26 +198,16 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
         return it->second.get();
 
     // Who the caller is, as the bus says (never as the caller says).
-    sd_bus_creds *c = nullptr;
-    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_PID |
-                                             SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_COMM |
-                                             SD_BUS_CREDS_AUGMENT,
-                                      &c);
-    if (r < 0)
-        return internal(std::string("cannot read the caller's credentials: ") + std::strerror(-r));
-    frontend::Credentials who;
-    sd_bus_creds_get_euid(c, &who.who.uid);
-    sd_bus_creds_get_egid(c, &who.who.unix_gid);
-    sd_bus_creds_get_pid(c, &who.who.pid);
-    const gid_t *gids = nullptr;
-    if (const int n = sd_bus_creds_get_supplementary_gids(c, &gids); n > 0)
-        who.supplementary_groups.assign(gids, gids + n);
-    // As for the socket, from /proc: the access rules match the same path on both transports.
-    who.cgroup = frontend::process_cgroup(who.who.pid);
-    const char *comm = nullptr;
-    // Cleaned as the socket's peers' are (frontend/process_start.hpp): any byte but NUL may be in it.
-    who.who.comm = frontend::clean_comm(sd_bus_creds_get_comm(c, &comm) >= 0 && comm ? comm : "");
-    sd_bus_creds_unref(c);
+    auto identified = identify(m);
+    if (auto *e = std::get_if<Error>(&identified)) {
+        logging::log_refused_client(ClientInfo{0, kUnknownUid, kUnknownGid, sender}, e->message);
+        return *e;
+    }
+    frontend::Credentials who = std::get<frontend::Credentials>(std::move(identified));
+    if (!who.cgroup_unattested.empty())
+        spdlog::info("D-Bus client {} pid {} uid {}: its cgroup is not attested ({}); joins that a rule on "
+                     "units or cgroups would judge are refused",
+                     sender, who.who.pid, who.who.uid, who.cgroup_unattested);
 
     auto o = std::make_unique<Owner>();
     o->server = this;
@@ -198,7 +216,8 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     if (auto *f = std::get_if<proto::Failure>(&opened))
         return f->error; // max_clients
     o->session = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
-    r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
+    o->session->set_bus_name(o->name);
+    int r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
     if (r >= 0)
         r = sd_bus_track_add_sender(o->track, m);
     if (r < 0)
@@ -207,6 +226,101 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     Owner *raw = o.get();
     owners_.emplace(raw->name, std::move(o));
     return raw;
+}
+
+std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
+    const char *sender = sd_bus_message_get_sender(m);
+    if (sender)
+        if (auto it = owners_.find(sender); it != owners_.end()) {
+            if (auto no = it->second->session->not_allowed())
+                return no->error;
+            return std::nullopt;
+        }
+    // A sender's cookies never repeat: (sender, cookie) is the call.
+    std::uint64_t cookie = 0;
+    if (sender && sd_bus_message_get_cookie(m, &cookie) >= 0 && cookie == last_verdict_.cookie &&
+        last_verdict_.sender == sender)
+        return last_verdict_.refusal;
+    std::optional<Error> no;
+    auto identified = identify(m);
+    if (auto *e = std::get_if<Error>(&identified))
+        no = *e;
+    else if (const auto &who = std::get<frontend::Credentials>(identified); !sessions_.policy().admits(who.caller()))
+        no = Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
+    last_verdict_ = Verdict{sender ? sender : "", cookie, no};
+    return no;
+}
+
+int DbusServer::property_refused(sd_bus *bus, sd_bus_error *error) {
+    sd_bus_message *call = sd_bus_get_current_message(bus); // Properties.Get or GetAll
+    if (!call)
+        return sd_bus_error_set(error, error_name(Errc::denied), "cannot identify the caller");
+    if (auto no = refusal(call))
+        return sd_bus_error_set(error, error_name(no->code), valid_utf8(no->message).c_str());
+    return 0;
+}
+
+std::string DbusServer::bus_id() const {
+    sd_id128_t id;
+    char text[SD_ID128_STRING_MAX];
+    return sd_bus_get_bus_id(bus_.get(), &id) < 0 ? std::string() : std::string(sd_id128_to_string(id, text));
+}
+
+std::size_t DbusServer::take_back(const std::string &saved_bus_id) {
+    const std::vector<std::uint64_t> saved = sessions_.detached_of(frontend::Door::dbus);
+    if (saved.empty())
+        return 0;
+    if (saved_bus_id != bus_id()) {
+        spdlog::warn("the system bus is not the one the restart state's {} D-Bus session(s) were on (bus id {}, "
+                     "state {}): their unique names may be other connections' now, so they are released",
+                     saved.size(), bus_id(), saved_bus_id.empty() ? "none" : saved_bus_id);
+        return 0;
+    }
+    std::size_t taken = 0;
+    for (const std::uint64_t id : saved) {
+        std::unique_ptr<frontend::ClientSession> s = sessions_.take_detached(id);
+        const std::string name = s->bus_name();
+        auto o = std::make_unique<Owner>();
+        o->server = this;
+        o->name = name;
+        // sd_bus_track_add_name() watches the name, then asks the bus whether it has an owner:
+        // a name gone before or in between is refused, never tracked.
+        int r = name.empty() || owners_.count(name) ? -ENXIO : sd_bus_track_new(bus_.get(), &o->track, on_owner_gone,
+                                                                                  o.get());
+        if (r >= 0)
+            r = sd_bus_track_add_name(o->track, name.c_str());
+        if (r < 0) {
+            spdlog::info("session {} of D-Bus client {} (pid {}): {}", id, name.empty() ? "?" : name, s->who().who.pid,
+                         name.empty() ? "the restart state has no bus name for it" : "its name is no longer on the bus");
+            sessions_.restore_detached(std::move(s)); // the daemon releases it
+            continue;
+        }
+        o->session = std::move(s);
+        o->session->attach(*o);
+        const ClientId client = o->session->client();
+        const auto grants = o->session->grants();
+        Owner &owner = *owners_.emplace(name, std::move(o)).first->second;
+        // Its memberships, as objects under the ids its caller knows.
+        const auto &ports = sessions_.service().ports();
+        for (const GroupView &g : sessions_.service().group_views())
+            for (const MemberView &mv : g.members) {
+                if (mv.client != client)
+                    continue;
+                Membership &mb = ensure_membership(mv.id, name, ports[g.port].device, ports[g.port].port_num);
+                if (const auto it = grants.find(mv.id); it != grants.end())
+                    mb.name = it->second.name;
+                mb.record = g.record;
+                mb.record.mgid = g.mgid;
+                mb.record.join_state = mv.join_state;
+                mb.state = mv.state == MemberView::State::lost ? "lost"
+                           : mv.state == MemberView::State::pending ? "pending"
+                                                                    : "active";
+            }
+        spdlog::info("D-Bus client {} (pid {}, uid {}) keeps session {} with {} membership(s)", name,
+                     owner.session->who().who.pid, owner.session->who().who.uid, id, owner.memberships.size());
+        ++taken;
+    }
+    return taken;
 }
 
 void DbusServer::release_owner(const std::string &name) {
@@ -237,6 +351,15 @@ int DbusServer::on_owner_gone(sd_bus_track *, void *userdata) {
     // Destroys the track too: a track left alive and empty would be reported again on every
     // loop iteration (systemd 252).
     o->server->release_owner(std::string(o->name));
+    return 0;
+}
+
+int DbusServer::on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    const char *name = nullptr, *old_owner = nullptr, *new_owner = nullptr;
+    if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+        return 0;
+    // Only the bus itself sends it (the match names its sender): a caller cannot forge one.
+    server_of(userdata).names_.owner_changed(name, old_owner, new_owner, frontend::boot_clock());
     return 0;
 }
 
@@ -311,9 +434,11 @@ int DbusServer::enumerate_memberships(sd_bus *, const char *, void *userdata, ch
     return 0;
 }
 
-int DbusServer::get_membership(sd_bus *, const char *, const char *, const char *property, sd_bus_message *reply,
+int DbusServer::get_membership(sd_bus *bus, const char *, const char *, const char *property, sd_bus_message *reply,
                                void *userdata, sd_bus_error *error) {
     const Membership &mb = *static_cast<Membership *>(userdata);
+    if (int r = mb.server->property_refused(bus, error); r < 0)
+        return r;
     const std::string_view p = property;
     if (p == "Owner")
         return append_text(reply, mb.owner);
@@ -337,19 +462,11 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     Membership &mb = *it->second;
     mb.record = ev.record;
     mb.state = ev.kind == MembershipEvent::Kind::restored ? "active" : "lost";
-    const std::string reason = ev.reason ? ev.reason->message : std::string();
-
     // Unicast: only the owner hears about its membership.
     sd_bus_message *sig = nullptr;
     int r = sd_bus_message_new_signal(bus_.get(), &sig, mb.path.c_str(), "org.rdmamcast1.Membership", "StateChanged");
     if (r >= 0) r = sd_bus_message_set_destination(sig, mb.owner.c_str());
-    if (r >= 0) r = sd_bus_message_append_basic(sig, 's', mb.state.c_str());
-    if (r >= 0) r = append_record(sig, mb.record);
-    if (r >= 0) r = sd_bus_message_open_container(sig, 'a', "s");
-    for (const auto &name : proto::changed_field_names(ev.changed))
-        if (r >= 0) r = sd_bus_message_append_basic(sig, 's', name.c_str());
-    if (r >= 0) r = sd_bus_message_close_container(sig);
-    if (r >= 0) r = append_text(sig, reason);
+    if (r >= 0) r = append_state_changed(sig, mb.state, mb.record, ev.changed, ev.reason ? ev.reason->message : "");
     if (r >= 0) r = sd_bus_send(bus_.get(), sig, nullptr);
     sd_bus_message_unref(sig);
     if (r < 0)
@@ -444,19 +561,70 @@ int DbusServer::leave(sd_bus_message *m, Membership &mb) {
 }
 
 int DbusServer::on_list_groups(sd_bus_message *m, void *userdata, sd_bus_error *) {
-    const proto::ListResult list = list_view(server_of(userdata).sessions_.service());
+    return server_of(userdata).list_groups(m, append_groups_v1);
+}
+
+int DbusServer::on_list_groups2(sd_bus_message *m, void *userdata, sd_bus_error *) {
+    return server_of(userdata).list_groups(m, append_groups);
+}
+
+int DbusServer::list_groups(sd_bus_message *m, int (*append)(sd_bus_message *, const proto::ListResult &)) {
+    if (auto no = refusal(m))
+        return answer(m, *no);
+    // The admitting rule, created, flagged, the name: as the socket's list, without a page limit.
+    const proto::ListResult list = list_view(sessions_.service(), {}, [this](const MemberView &mv, proto::MemberInfo &out) {
+        sessions_.annotate(mv, out);
+    });
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = append_groups(reply, list);
+    if (r >= 0) r = append(reply, list);
     if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
     sd_bus_message_unref(reply);
     return r < 0 ? r : 1;
 }
 
-int DbusServer::get_ports(sd_bus *, const char *, const char *, const char *, sd_bus_message *reply,
-                          void *userdata, sd_bus_error *) {
+int DbusServer::on_evict(sd_bus_message *m, void *userdata, sd_bus_error *) { return server_of(userdata).evict(m); }
+
+int DbusServer::evict(sd_bus_message *m) {
+    Options options;
+    std::string bad;
+    if (int r = read_options(m, options, bad); r < 0)
+        return r;
+    if (!bad.empty())
+        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    auto what = decode_evict_args(options);
+    if (auto *e = std::get_if<Error>(&what))
+        return answer(m, *e);
+    // Root's, as on the socket: the caller's session asks (Sessions::evict checks).
+    auto found = owner_for(m);
+    if (auto *e = std::get_if<Error>(&found))
+        return answer(m, *e);
+    Owner *o = std::get<Owner *>(found);
+    const std::string name = o->name;
+    std::optional<Error> refused;
+    proto::EvictResult done;
+    if (auto no = o->session->not_allowed()) {
+        refused = no->error;
+    } else {
+        auto out = o->session->evict(std::get<proto::Evict>(what));
+        if (auto *f = std::get_if<proto::Failure>(&out))
+            refused = f->error;
+        else
+            done = std::get<proto::EvictResult>(out);
+    }
+    release_if_idle(name); // a caller that holds nothing is no client
+    if (refused)
+        return answer(m, *refused);
+    return sd_bus_reply_method_return(m, "tt", done.released, done.disconnected);
+}
+
+int DbusServer::get_ports(sd_bus *bus, const char *, const char *, const char *, sd_bus_message *reply,
+                          void *userdata, sd_bus_error *error) {
+    DbusServer &srv = server_of(userdata);
+    if (int r = srv.property_refused(bus, error); r < 0)
+        return r;
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
-    for (const auto &p : server_of(userdata).sessions_.service().port_views()) {
+    for (const auto &p : srv.sessions_.service().port_views()) {
         const std::string gid = format_gid(p.port_gid);
         if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsb");
         if (r >= 0) r = append_text(reply, p.device);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/errors.hpp"
 
-#include "common/utf8.hpp"
-
 #include <cerrno>
 #include <cstddef>
+
+#include "common/utf8.hpp"
 
 namespace mcastd::dbus {
 
@@ -53,9 +53,18 @@ const sd_bus_error_map *error_map() {
     return map;
 }
 
+int error_reply(sd_bus_message *call, const Error &error, sd_bus_message **reply) {
+    return sd_bus_message_new_method_errorf(call, reply, error_name(error.code), "%s",
+                                            valid_utf8(error.message).c_str());
+}
+
 int reply_error(sd_bus_message *call, const Error &error) {
-    // The message may quote what a client sent: sd-bus would refuse it if it were not UTF-8.
-    return sd_bus_reply_method_errorf(call, error_name(error.code), "%s", valid_utf8(error.message).c_str());
+    sd_bus_message *reply = nullptr;
+    int r = error_reply(call, error, &reply);
+    if (r >= 0)
+        r = sd_bus_send(nullptr, reply, nullptr);
+    sd_bus_message_unref(reply);
+    return r;
 }
 
 } // namespace mcastd::dbus

@@ -21,7 +21,10 @@ int error_errno(Errc code);
 // Every name above with its errno, ending in SD_BUS_ERROR_MAP_END, for sd_bus_error_add_map().
 const sd_bus_error_map *error_map();
 
-// Replies to `call` with the error's D-Bus name and the same sentence the socket sends.
+// The error reply to `call`, not sent: the error's D-Bus name and the same sentence the socket
+// sends, made valid UTF-8 (a sentence may quote a process name, which is any bytes).
+int error_reply(sd_bus_message *call, const Error &error, sd_bus_message **reply);
+// Replies to `call` with error_reply().
 int reply_error(sd_bus_message *call, const Error &error);
 
 } // namespace mcastd::dbus

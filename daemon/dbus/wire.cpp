@@ -2,6 +2,7 @@
 #include "dbus/wire.hpp"
 
 #include "common/utf8.hpp"
+#include "proto/protocol.hpp"
 
 namespace mcastd::dbus {
 
@@ -52,12 +53,7 @@ int append_record(sd_bus_message *m, const McRecord &record) {
     for (const auto &e : record_entries(record)) {
         const char sig[2] = {type_of(e.value), '\0'};
         const std::string key(e.key);
-        if (r >= 0) r = sd_bus_message_open_container(m, 'e', "sv");
-        if (r >= 0) r = sd_bus_message_append_basic(m, 's', key.c_str());
-        if (r >= 0) r = sd_bus_message_open_container(m, 'v', sig);
-        if (r >= 0) r = append_value(m, e.value);
-        if (r >= 0) r = sd_bus_message_close_container(m);
-        if (r >= 0) r = sd_bus_message_close_container(m);
+        if (r >= 0) r = append_entry(m, key.c_str(), sig, [&] { return append_value(m, e.value); });
     }
     if (r >= 0) r = sd_bus_message_close_container(m);
     return r;
@@ -72,30 +68,15 @@ int append_join_state_names(sd_bus_message *m, std::uint8_t bits) {
     return r;
 }
 
-int append_groups(sd_bus_message *m, const proto::ListResult &list) {
-    int r = sd_bus_message_open_container(m, 'a', "(sqsquasasa(tssuus))");
-    for (const auto &p : list.ports)
-        for (const auto &g : p.groups) {
-            const std::string mgid = format_gid(g.mgid);
-            if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sqsquasasa(tssuus)");
-            if (r >= 0) r = append_text(m, p.device);
-            if (r >= 0) r = sd_bus_message_append(m, "qsqu", std::uint16_t{p.port}, mgid.c_str(), g.mlid, g.qkey);
-            if (r >= 0) r = append_join_state_names(m, g.held);
-            if (r >= 0) r = append_join_state_names(m, g.foreign);
-            if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(tssuus)");
-            for (const auto &mem : g.members) {
-                if (r >= 0) r = sd_bus_message_open_container(m, 'r', "tssuus");
-                if (r >= 0) r = sd_bus_message_append(m, "tssuu", std::uint64_t{mem.membership},
-                                                      join_state_name(mem.join_state).c_str(), mem.state.c_str(),
-                                                      static_cast<std::uint32_t>(mem.pid),
-                                                      static_cast<std::uint32_t>(mem.uid));
-                if (r >= 0) r = append_text(m, mem.comm);
-                if (r >= 0) r = sd_bus_message_close_container(m);
-            }
-            if (r >= 0) r = sd_bus_message_close_container(m);
-            if (r >= 0) r = sd_bus_message_close_container(m);
-        }
+int append_state_changed(sd_bus_message *m, const std::string &state, const McRecord &record, std::uint64_t changed,
+                         std::string_view reason) {
+    int r = sd_bus_message_append_basic(m, 's', state.c_str());
+    if (r >= 0) r = append_record(m, record);
+    if (r >= 0) r = sd_bus_message_open_container(m, 'a', "s");
+    for (const auto &name : proto::changed_field_names(changed))
+        if (r >= 0) r = sd_bus_message_append_basic(m, 's', name.c_str());
     if (r >= 0) r = sd_bus_message_close_container(m);
+    if (r >= 0) r = sd_bus_message_append_basic(m, 's', valid_utf8(reason).c_str());
     return r;
 }
 

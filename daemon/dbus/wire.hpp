@@ -22,14 +22,25 @@ namespace mcastd::dbus {
 // `s` as a D-Bus string ('s'), bytes that are not UTF-8 as U+FFFD.
 int append_text(sd_bus_message *m, std::string_view s);
 int append_value(sd_bus_message *m, const Value &v);
+// One a{sv} entry, `key` and a variant of D-Bus type `sig` whose contents `value()` appends.
+template <class F> int append_entry(sd_bus_message *m, const char *key, const char *sig, F value) {
+    int r = sd_bus_message_open_container(m, 'e', "sv");
+    if (r >= 0) r = sd_bus_message_append_basic(m, 's', key);
+    if (r >= 0) r = sd_bus_message_open_container(m, 'v', sig);
+    if (r >= 0) r = value();
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
 // The record as a{sv} (record_entries()).
 int append_record(sd_bus_message *m, const McRecord &record);
 // "as": the JoinState bit names in `bits` ("full", "sendonly-full", ...).
 int append_join_state_names(sd_bus_message *m, std::uint8_t bits);
-
-// ListGroups' answer, a(sqsquasasa(tssuus)): per group device, port, MGID, MLID, Q_Key, held
-// and foreign bits, and its members (membership, join state, state, pid, uid, comm).
-int append_groups(sd_bus_message *m, const proto::ListResult &list);
+// StateChanged's arguments (sa{sv}ass): the state, the record, the names of the `changed`
+// fields (field:: bits, "mlid" first) and the reason, made valid UTF-8 (it may quote a process
+// name, which is any bytes).
+int append_state_changed(sd_bus_message *m, const std::string &state, const McRecord &record, std::uint64_t changed,
+                         std::string_view reason);
 
 // Reads an a{sv} of options. A value of a type no option takes (only integers, booleans and
 // strings do) sets `bad` to a sentence naming the key and returns 0 without reading further.

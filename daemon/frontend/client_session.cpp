@@ -11,7 +11,6 @@
 #include <system_error>
 #include <utility>
 
-#include "frontend/process_start.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/policy_log.hpp"
 #include "list_cursor.hpp"
@@ -69,7 +68,7 @@ ClientSession::ClientSession(Sessions &sessions, Door door, Credentials who, Ses
     client_ = sessions_.service().add_client(who_.who, this);
     id_ = sessions_.take_id();
     token_ = new_token();
-    start_time_ = process_start_time(who_.who.pid);
+    start_time_ = who_.start_time; // attested with the process by the transport
     sessions_.add(*this);
 }
 

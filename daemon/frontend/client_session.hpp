@@ -124,6 +124,10 @@ public:
     // is matched to its session after a restart; 0 for other doors.
     std::uint64_t inode() const { return inode_; }
     void set_inode(std::uint64_t inode) { inode_ = inode; }
+    // The D-Bus caller's unique name (":1.42"), by which a restarted daemon finds the caller on
+    // the bus again; "" for other doors.
+    const std::string &bus_name() const { return bus_name_; }
+    void set_bus_name(std::string name) { bus_name_ = std::move(name); }
 
     // Where the session's events go from now on: a transport took it over.
     void attach(SessionOutlet &outlet) { outlet_ = &outlet; }
@@ -190,6 +194,7 @@ private:
     unsigned version_ = 0;
     std::uint64_t start_time_ = 0;
     std::uint64_t inode_ = 0;
+    std::string bus_name_;
     bool greeted_;
     bool refused_ = false;
     bool monitor_ = false;

@@ -132,6 +132,14 @@ std::unique_ptr<ClientSession> Sessions::take_resumable(const proto::SessionTick
     return take_detached(ticket.id);
 }
 
+std::vector<std::uint64_t> Sessions::detached_of(Door door) const {
+    std::vector<std::uint64_t> out;
+    for (const auto &[id, s] : detached_)
+        if (s->door() == door)
+            out.push_back(id);
+    return out;
+}
+
 std::size_t Sessions::release_detached(const std::function<bool(const ClientSession &)> &drop) {
     for (auto it = detached_.begin(); it != detached_.end();)
         it = drop(*it->second) ? detached_.erase(it) : std::next(it);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
+#include <vector>
 
 #include "frontend/accounts.hpp"
 #include "frontend/client_session.hpp"
@@ -122,6 +123,8 @@ public:
     // still detached.
     std::size_t release_detached(const std::function<bool(const ClientSession &)> &drop);
     std::size_t detached() const { return detached_.size(); }
+    // The ids of the detached sessions that came through `door`.
+    std::vector<std::uint64_t> detached_of(Door door) const;
 
     // `fn` runs whenever a session comes, goes, or changes what the state file keeps of it.
     void set_change_hook(std::function<void()> fn) { change_hook_ = std::move(fn); }

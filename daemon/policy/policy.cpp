@@ -32,11 +32,20 @@ bool under(std::string_view path, std::string_view prefix) {
     return path.substr(0, prefix.size()) == prefix && (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
-bool matches(const Rule &r, const Caller &c) {
+// The keys the transport attests whenever it knows the caller at all: the uid and groups.
+bool matches_ids(const Rule &r, const Caller &c) {
     if (!r.uids.empty() && !has(r.uids, c.uid))
         return false;
     if (!r.gids.empty() && !has(r.gids, c.gid) &&
         std::none_of(c.groups.begin(), c.groups.end(), [&](gid_t g) { return has(r.gids, g); }))
+        return false;
+    return true;
+}
+
+bool on_cgroup(const Rule &r) { return !r.units.empty() || !r.cgroups.empty(); }
+
+bool matches(const Rule &r, const Caller &c) {
+    if (!matches_ids(r, c))
         return false;
     if (!r.units.empty() && !any_component(c.cgroup, [&](std::string_view part) {
             return std::find(r.units.begin(), r.units.end(), part) != r.units.end();
@@ -184,9 +193,25 @@ bool Policy::admits(const Caller &c) const {
 }
 
 const Rule *Policy::match(const Caller &c) const {
-    for (const Rule &r : rules)
+    for (const Rule &r : rules) {
+        if (!c.cgroup_unattested.empty() && on_cgroup(r) && matches_ids(r, c))
+            return nullptr; // needs_cgroup()
         if (matches(r, c))
             return &r;
+    }
+    return nullptr;
+}
+
+const Rule *Policy::needs_cgroup(const Caller &c) const {
+    if (c.cgroup_unattested.empty())
+        return nullptr;
+    for (const Rule &r : rules) {
+        if (!matches_ids(r, c))
+            continue;
+        if (on_cgroup(r))
+            return &r;
+        return nullptr; // matches on the uid and groups alone: the cgroup decides nothing
+    }
     return nullptr;
 }
 
@@ -230,6 +255,12 @@ std::variant<Admission, Refusal> admit(const Policy &policy, const Caller &calle
             return names_prefix_refusal(ask.mgid, std::string(kAnyLabel));
         return a;
     }
+    if (const Rule *blocked = policy.needs_cgroup(caller))
+        return Refusal{Error{Errc::denied,
+                             "cannot attest the caller's cgroup, which rule \"" + blocked->name +
+                                 "\" (config access.rules) matches on: " + std::string(caller.cgroup_unattested),
+                             std::nullopt, PolicyRef{blocked->name, {}, 0}},
+                       {}};
     if (!r)
         return Refusal{Error{Errc::denied,
                              "no rule of the access policy (config access.rules) matches uid " +

@@ -23,6 +23,7 @@
 #include "common/error.hpp"
 #include "common/gid.hpp"
 #include "common/record.hpp"
+#include "common/request.hpp"
 
 namespace mcastd::policy {
 
@@ -84,12 +85,16 @@ struct Quotas {
     bool operator==(const Quotas &) const = default;
 };
 
-// Who is asking, as the transport learned it (never as the caller says).
+// Who is asking, as the transport learned it (never as the caller says). An id the transport
+// could not attest is kUnknownUid or kUnknownGid, which nothing matches.
 struct Caller {
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::span<const gid_t> groups; // supplementary
+    uid_t uid = kUnknownUid;
+    gid_t gid = kUnknownGid;       // the primary gid; kUnknownGid where only `groups` is known
+    std::span<const gid_t> groups; // supplementary (on D-Bus: every gid the bus gives)
     std::string_view cgroup;       // "/user.slice/user-1000.slice/session-2.scope"; "" unknown
+    // Why the transport could not attest the cgroup ("" when it could): a rule with `units` or
+    // `cgroups` cannot be judged then, and a join that reaches one is refused with this reason.
+    std::string_view cgroup_unattested{};
 };
 
 struct Policy {
@@ -101,8 +106,13 @@ struct Policy {
     Quotas quotas;
 
     bool admits(const Caller &c) const;
-    // The first rule that matches the caller; nullptr when none does.
+    // The first rule that matches the caller; nullptr when none does, or when the search
+    // reaches a rule that needs the caller's cgroup and the transport could not attest it.
     const Rule *match(const Caller &c) const;
+    // That rule: the first whose other keys match the caller and which has `units` or
+    // `cgroups`, when the caller's cgroup is not attested; nullptr otherwise. The decision
+    // depends on the cgroup from there on.
+    const Rule *needs_cgroup(const Caller &c) const;
     // The per-uid quotas that hold for the caller (its rule's, else access.quotas'; none for
     // root). groups_per_port is the host's and always access.quotas'.
     Quotas quotas_for(const Caller &c) const;

@@ -33,6 +33,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
     st.daemon = daemon_name_;
     st.clean = clean;
     st.next_session = sessions_.next_id();
+    st.bus_id = bus_id_;
 
     const auto &ports = service_.ports();
     for (const auto &p : ports)
@@ -64,10 +65,12 @@ SavedState StateKeeper::snapshot(bool clean) const {
         out.who = s.who().who;
         out.groups = s.who().supplementary_groups;
         out.cgroup = s.who().cgroup;
+        out.cgroup_unattested = s.who().cgroup_unattested;
         out.start_time = s.start_time();
         out.version = s.version();
         out.monitor = s.monitoring();
         out.inode = s.inode();
+        out.bus_name = s.bus_name();
         if (auto it = members.find(s.client()); it != members.end()) {
             out.memberships = std::move(it->second);
             for (SavedMembership &m : out.memberships)
@@ -213,7 +216,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         frontend::RestoredSession rs{ss.id,
                                      ss.token,
                                      ss.door == SavedDoor::dbus ? frontend::Door::dbus : frontend::Door::socket,
-                                     frontend::Credentials{ss.who, ss.groups, ss.cgroup},
+                                     frontend::Credentials{ss.who, ss.groups, ss.cgroup, ss.cgroup_unattested,
+                                                           ss.start_time},
                                      ss.start_time,
                                      ss.version,
                                      ss.monitor};
@@ -235,6 +239,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         }
         frontend::ClientSession &s = *restored;
         s.set_inode(ss.inode);
+        s.set_bus_name(ss.bus_name);
         ++out.sessions;
         for (const SavedMembership &m : ss.memberships) {
             const auto pi = port_index(m.device, m.port);
@@ -264,7 +269,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             why = "it is not the connection session " + std::to_string(c.session) + " had";
         } else {
             try {
-                if (server::read_peer(c.fd).who.uid != s->who().who.uid)
+                if (server::peer_credentials(c.fd).who.uid != s->who().who.uid)
                     why = "its peer is not uid " + std::to_string(s->who().who.uid);
             } catch (const std::exception &e) {
                 why = e.what();

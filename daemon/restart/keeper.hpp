@@ -46,6 +46,9 @@ public:
     // What the daemon holds now; `clean` for a planned restart that drained the SA first.
     SavedState snapshot(bool clean) const;
 
+    // The system bus the D-Bus sessions are on (SavedState::bus_id); "" without one.
+    void set_bus_id(std::string id) { bus_id_ = std::move(id); }
+
     // Something the file keeps changed.
     void changed();
     // A Set is going out: logged at the end of this iteration, and changed().
@@ -76,6 +79,7 @@ private:
     StateFile file_;
     std::string daemon_name_;
     std::string boot_id_;
+    std::string bus_id_;
     bool sealed_ = false;
     std::string sets_header_;          // a new sets log's first line
     std::vector<SavedSet> sets_;       // going out this iteration, not yet logged

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "restart/saved_state.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -176,9 +178,36 @@ SavedPort read_port(const ObjectReader &in) {
     return p;
 }
 
+bool lower_hex(std::string_view s, std::size_t n) {
+    return s.size() == n && std::all_of(s.begin(), s.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+// A unique bus name as the D-Bus specification has them: ':' and two or more '.'-separated
+// elements of [A-Za-z0-9_-], 255 bytes at most (":1.42").
+bool unique_bus_name(std::string_view s) {
+    if (s.size() < 4 || s.size() > 255 || s[0] != ':')
+        return false;
+    std::size_t elements = 0;
+    for (std::string_view rest = s.substr(1);;) {
+        const auto dot = rest.find('.');
+        const std::string_view e = rest.substr(0, dot);
+        if (e.empty() || !std::all_of(e.begin(), e.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+            }))
+            return false;
+        ++elements;
+        if (dot == rest.npos)
+            break;
+        rest.remove_prefix(dot + 1);
+    }
+    return elements >= 2;
+}
+
 SavedSession read_session(const ObjectReader &in) {
-    in.require_only({"session", "token", "door", "pid", "uid", "gid", "groups", "cgroup", "comm", "start_time",
-                     "version", "monitor", "inode", "bus_name", "memberships"});
+    in.require_only({"session", "token", "door", "pid", "uid", "gid", "groups", "cgroup", "cgroup_unattested", "comm",
+                     "start_time", "version", "monitor", "inode", "bus_name", "memberships"});
     SavedSession s;
     s.id = in.required_uint("session", 1, UINT64_MAX);
     s.token = in.required_string("token");
@@ -201,6 +230,11 @@ SavedSession read_session(const ObjectReader &in) {
                 json_check::check_uint(g, json_check::pointer_to(in.pointer("groups"), i++), 0, UINT32_MAX)));
     }
     s.cgroup = in.string("cgroup").value_or("");
+    s.cgroup_unattested = in.string("cgroup_unattested").value_or("");
+    if (in.find("cgroup_unattested") && s.cgroup_unattested.empty())
+        in.fail("cgroup_unattested", "is empty (leave it out when the cgroup was attested)");
+    if (!s.cgroup_unattested.empty() && !s.cgroup.empty())
+        in.fail("cgroup_unattested", "is given with a cgroup: an unattested cgroup is unknown");
     // Cleaned as when it was read from /proc: an older daemon saved it as it was.
     s.who.comm = printable_utf8(in.required_string("comm"));
     s.start_time = in.required_uint("start_time", 0, UINT64_MAX);
@@ -208,6 +242,9 @@ SavedSession read_session(const ObjectReader &in) {
     s.monitor = in.boolean("monitor").value_or(false);
     s.inode = in.uint("inode", 0, UINT64_MAX).value_or(0);
     s.bus_name = in.string("bus_name").value_or("");
+    if (in.find("bus_name") && (s.door != SavedDoor::dbus || !unique_bus_name(s.bus_name)))
+        in.fail("bus_name", s.door != SavedDoor::dbus ? "is for a D-Bus session only"
+                                                      : "must be a unique bus name (\":1.42\")");
     each_object(in, "memberships", [&](const ObjectReader &m) {
         m.require_only({"membership", "device", "port", "mgid", "join_state", "params", "rule", "created",
                         "sa_assigned", "name"});
@@ -253,6 +290,8 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
     w.member("daemon", std::string_view(st.daemon));
     w.member("clean", st.clean);
     w.member("next_session", st.next_session);
+    if (!st.bus_id.empty())
+        w.member("bus_id", std::string_view(st.bus_id));
     w.key("ports");
     w.begin_array();
     for (const SavedPort &p : st.ports) {
@@ -297,6 +336,8 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
         }
         if (!s.cgroup.empty())
             w.member("cgroup", std::string_view(s.cgroup));
+        if (!s.cgroup_unattested.empty())
+            w.member("cgroup_unattested", std::string_view(s.cgroup_unattested));
         w.member("comm", std::string_view(s.who.comm));
         w.member("start_time", s.start_time);
         w.member("version", s.version);
@@ -378,11 +419,15 @@ std::variant<SavedState, std::string> decode(std::string_view text) {
     SavedState st;
     std::string why = read_object(text, [&](const ObjectReader &in) {
         check_format(in, kFormatName, kFormatVersion, "state file");
-        in.require_only({"format", "version", "boot_id", "daemon", "clean", "next_session", "ports", "sessions"});
+        in.require_only(
+            {"format", "version", "boot_id", "daemon", "clean", "next_session", "bus_id", "ports", "sessions"});
         st.boot_id = in.required_string("boot_id");
         st.daemon = in.required_string("daemon");
         st.clean = in.boolean("clean").value_or(false);
         st.next_session = in.required_uint("next_session", 1, UINT64_MAX);
+        st.bus_id = in.string("bus_id").value_or("");
+        if (in.find("bus_id") && !lower_hex(st.bus_id, 32))
+            in.fail("bus_id", "must be 32 lowercase hex digits");
         each_object(in, "ports", [&](const ObjectReader &p) { st.ports.push_back(read_port(p)); });
         each_object(in, "sessions", [&](const ObjectReader &s) {
             st.sessions.push_back(read_session(s));

@@ -70,11 +70,12 @@ struct SavedSession {
     ClientInfo who;
     std::vector<gid_t> groups;    // supplementary, and the cgroup: what the access rules match
     std::string cgroup;
+    std::string cgroup_unattested; // why its cgroup could not be attested ("" when it was)
     std::uint64_t start_time = 0; // the client's start time (/proc/PID/stat), to tell a reused pid
     unsigned version = 0;         // the protocol version its hello chose
     bool monitor = false;
     std::uint64_t inode = 0;      // socket: the connection's inode, to match its stored fd
-    std::string bus_name;         // dbus: the caller's unique name
+    std::string bus_name;         // dbus: the caller's unique name (":1.42"); "" in older files
     std::vector<SavedMembership> memberships;
     bool operator==(const SavedSession &) const = default;
 };
@@ -84,6 +85,10 @@ struct SavedState {
     std::string daemon;    // "rdma-mcastd 0.1.0", for the log
     bool clean = false;    // written by a planned restart after every SA transaction ended
     std::uint64_t next_session = 1;
+    // The system bus the D-Bus sessions' unique names are on (its id, 32 lowercase hex digits;
+    // sd_bus_get_bus_id()): a bus that restarted hands the same names to other connections.
+    // "" when the daemon had no bus.
+    std::string bus_id;
     std::vector<SavedPort> ports;
     std::vector<SavedSession> sessions;
     bool operator==(const SavedState &) const = default;

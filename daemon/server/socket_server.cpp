@@ -385,7 +385,16 @@ void SocketServer::on_accept() {
 void SocketServer::adopt(int fd) {
     auto conn = std::make_unique<Connection>(*this, fd); // closes fd when dropped
     try {
-        if (conn->start(read_peer(fd)))
+        Peer peer = identify_peer(fd);
+        if (!peer.unidentified.empty()) {
+            // Never judged by another process's cgroup: told why, and closed.
+            const std::string why = "cannot identify the caller: " + peer.unidentified;
+            logging::log_refused_client(peer.who.who, why);
+            const std::string msg = proto::encode_error(std::nullopt, proto::Failure::of(Errc::denied, why));
+            ::send(fd, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            return;
+        }
+        if (conn->start(std::move(peer.who)))
             connections_.emplace(fd, std::move(conn));
     } catch (const std::exception &e) {
         spdlog::warn("dropping a new connection: {}", e.what());

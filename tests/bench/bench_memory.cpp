@@ -59,7 +59,7 @@ std::string reply(runtime::EventLoop &loop, test::FakeSa &sa, int fd) {
 int main(int argc, char **argv) {
     bench::CommandLine cl(argc, argv, "mcastd-bench-memory",
                           "[CLIENTS MEMBERSHIPS]\n"
-                          "Resident memory per client and per membership of the front door and engine, in one process.");
+                          "Resident memory per client and per membership of the front door and engine, in one process.\n");
     std::size_t clients = 1024, memberships = 100000;
     if (cl.args.size() == 2) {
         clients = cl.count(cl.args[0], 1, 20000);

@@ -4,19 +4,35 @@
 // new connection, i.e. a new owner, per call) and can watch which signals reach whom.
 //
 //   join DEVICE PORT MGID|- JOIN_STATE   -> "ok PATH MLID" or "error NAME MESSAGE"
+//   join-name DEVICE PORT NAME STATE     -> the same, joining the named group NAME
 //   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
 //                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
 //   ping                                 -> "pong" after every signal that arrived before the
 //                                           daemon's answer to a Peer.Ping has been printed
+//   list                                 -> ListGroups: "ok N" (N groups) or "error NAME MESSAGE"
+//   ports                                -> the Ports property: "ok N" (N ports) or "error ..."
+//   whoami                               -> "pid PID": the process that holds the connection
 //   StateChanged signals from org.rdmamcast1 (any sender match, unicast or not):
 //                                        -> "signal PATH STATE CHANGED,... REASON"
 // EOF on stdin exits.
+//
+// With --connect-fork-exit, the process started connects the socket of DBUS_SYSTEM_BUS_ADDRESS
+// (the bus records its pid then), forks and exits; its child waits until it is gone, then
+// authenticates, says Hello and serves the commands above on that connection: a caller whose
+// recorded pid belongs to no process (or, later, to another one).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -83,6 +99,15 @@ int on_async_reply(sd_bus_message *m, void *, sd_bus_error *) {
     return 0;
 }
 
+// "ok N": N elements of type `element` in the array `reply` holds.
+std::string count_line(sd_bus_message *reply, const char *element) {
+    int n = 0;
+    sd_bus_message_enter_container(reply, 'a', element);
+    while (sd_bus_message_skip(reply, element) > 0)
+        ++n;
+    return "ok " + std::to_string(n);
+}
+
 void command(const std::string &line) {
     std::istringstream in(line);
     std::string op;
@@ -100,15 +125,22 @@ void command(const std::string &line) {
                                                "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port),
                                                mgid.c_str(), state.c_str(), 0);
         say(r < 0 ? std::string("error send ") + std::strerror(-r) : "sent");
-    } else if (op == "join") {
+    } else if (op == "join" || op == "join-name") {
         std::string dev, mgid, state;
         unsigned port = 0;
         in >> dev >> port >> mgid >> state;
-        if (mgid == "-")
+        const std::string name = op == "join-name" ? mgid : "";
+        if (mgid == "-" || !name.empty())
             mgid.clear();
-        if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
-                               &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port), mgid.c_str(),
-                               state.c_str(), 0) < 0) {
+        const int r = name.empty()
+                          ? sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                                               "Join", &e, &reply, "sqssa{sv}", dev.c_str(),
+                                               static_cast<std::uint16_t>(port), mgid.c_str(), state.c_str(), 0)
+                          : sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                                               "Join", &e, &reply, "sqssa{sv}", dev.c_str(),
+                                               static_cast<std::uint16_t>(port), "", state.c_str(), 1, "name", "s",
+                                               name.c_str());
+        if (r < 0) {
             say(error_line(e));
         } else {
             const char *path = nullptr;
@@ -124,6 +156,22 @@ void command(const std::string &line) {
             say(error_line(e));
         else
             say("ok");
+    } else if (op == "list") {
+        if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "ListGroups", &e,
+                               &reply, "") < 0) {
+            say(error_line(e));
+        } else {
+            say(count_line(reply, "(sqsquasasa(tssuus))"));
+        }
+    } else if (op == "ports") {
+        if (sd_bus_get_property(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Ports", &e,
+                                &reply, "a(sqsb)") < 0) {
+            say(error_line(e));
+        } else {
+            say(count_line(reply, "(sqsb)"));
+        }
+    } else if (op == "whoami") {
+        say("pid " + std::to_string(getpid()));
     } else if (op == "ping") {
         if (sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.freedesktop.DBus.Peer", "Ping", &e,
                                &reply, "") < 0) {
@@ -159,8 +207,43 @@ int on_stdin(sd_event_source *, int fd, std::uint32_t, void *) {
 
 } // namespace
 
-int main() {
-    if (int r = sd_bus_open_system(&bus); r < 0) {
+// --connect-fork-exit: see the top. The child's bus, on the connection its parent made.
+int open_handed_over(sd_bus **out) {
+    const char *addr = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    const std::string prefix = "unix:path=";
+    if (!addr || std::string(addr).rfind(prefix, 0) != 0)
+        return -EINVAL;
+    std::string path = std::string(addr).substr(prefix.size());
+    path = path.substr(0, path.find(','));
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+    if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0)
+        return -errno;
+    const pid_t connector = getpid();
+    const pid_t child = fork();
+    if (child < 0)
+        return -errno;
+    if (child > 0)
+        _exit(0);
+    // Until the connector has exited (a zombie or reaped: either way no process runs as it).
+    const long pidfd = syscall(SYS_pidfd_open, connector, 0);
+    if (pidfd >= 0) {
+        pollfd p{static_cast<int>(pidfd), POLLIN, 0};
+        poll(&p, 1, -1);
+        close(static_cast<int>(pidfd));
+    }
+    int r = sd_bus_new(out);
+    if (r >= 0) r = sd_bus_set_fd(*out, fd, fd);
+    if (r >= 0) r = sd_bus_set_bus_client(*out, 1);
+    if (r >= 0) r = sd_bus_start(*out);
+    return r;
+}
+
+int main(int argc, char **argv) {
+    const bool handed_over = argc > 1 && std::strcmp(argv[1], "--connect-fork-exit") == 0;
+    if (int r = handed_over ? open_handed_over(&bus) : sd_bus_open_system(&bus); r < 0) {
         std::fprintf(stderr, "mcastd-dbus-client: cannot connect to the system bus: %s\n", std::strerror(-r));
         return 1;
     }

@@ -4,7 +4,10 @@
 // and mcastd-dbus-client as callers, and the SA as the judge of what the daemon holds.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -381,6 +384,124 @@ TEST_F(DbusSystem, DisabledInConfigStaysOffTheBus) {
     EXPECT_NE(r.exit_code, 0) << r.out;
 }
 
+// Root evicts over D-Bus as over the socket (issue 28): by membership or by uid, each holder
+// told; anyone else is refused.
+TEST_F(DbusSystem, RootEvictsOverTheBusAndTheHolderIsTold) {
+    Daemon d(fabric, "H2");
+    Process &holder = client();
+    const std::string path = path_of(ask(holder, "join ibsim0 1 ff15:db::61 full"));
+    ASSERT_FALSE(path.empty());
+    RawClient raw(d.socket());
+    raw.hello();
+    ASSERT_NE(raw.call(R"({"id":2,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:db::62"})", 2).find(
+                  "\"ok\":true"),
+              std::string::npos);
+    const std::string id = path.substr(path.rfind('/') + 1);
+
+    auto refused = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}",
+                           "1", "membership", "t", id},
+                          /*as_nobody=*/true);
+    EXPECT_NE(refused.exit_code, 0) << "the bus policy keeps nobody out";
+    auto bad = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "2",
+                       "membership", "t", id, "disconnect", "b", "true"});
+    EXPECT_NE(bad.err.find("/disconnect: goes with uid"), std::string::npos) << bad.err;
+
+    auto one = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "1",
+                       "membership", "t", id});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(one.out, "tt 1 0\n");
+    const auto told = holder.read_line(10s);
+    ASSERT_TRUE(told);
+    EXPECT_EQ(told->rfind("signal " + path + " lost - evicted by an administrator (busctl, pid ", 0), 0u) << *told;
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::61"), h2(), std::nullopt, 5s));
+    EXPECT_EQ(ask(holder, "leave " + path), "ok") << "a later leave of it succeeds";
+
+    // By uid, with disconnect: root's socket client's membership too, and its connection (the
+    // evicting caller itself is spared).
+    auto all = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}", "2",
+                       "uid", "u", "0", "disconnect", "b", "true"});
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    EXPECT_EQ(all.out, "tt 1 1\n");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::62"), h2(), std::nullopt, 5s));
+    const auto lost = raw.receive(5s); // then its connection closes
+    ASSERT_TRUE(lost);
+    EXPECT_NE(lost->find("evicted by an administrator"), std::string::npos) << *lost;
+}
+
+// ---- restarts of the daemon (issue 28): a caller's unique name outlives the daemon's connection ----
+
+class DbusRestart : public DbusSystem {
+protected:
+    DbusRestart() { std::filesystem::create_directories(state_dir()); }
+    std::filesystem::path state_dir() { return fabric.scratch() / "state"; }
+    std::unique_ptr<Daemon> start() {
+        return std::make_unique<Daemon>(fabric, "H2",
+                                        R"({"restart": {"grace_ms": 3000}, "monitor": {"portinfo_interval_ms": 100}})",
+                                        std::vector<std::string>{"--state-dir", state_dir().string()});
+    }
+    nlohmann::json counters(Daemon &d) {
+        RawClient c(d.socket());
+        c.call(R"({"id":0,"op":"hello","versions":[2],"client":"test"})", 0);
+        return nlohmann::json::parse(c.call(R"({"id":1,"op":"status"})", 1))["result"]["counters"];
+    }
+    // The caller `c` still holds `path` after the restart: the object is there, its signals
+    // reach it, and its Leave reaches the SA through the new instance.
+    void expect_kept(Process &c, const std::string &path, const char *mgid) {
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "MGID"), std::string("s \"") + mgid + "\"");
+        EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "Owner").find("s \":"), 0u);
+        fabric.console("Unlink \"H2\"");
+        const auto lost = c.read_line(20s);
+        ASSERT_TRUE(lost);
+        EXPECT_EQ(lost->rfind("signal " + path + " lost ", 0), 0u) << *lost;
+        fabric.console("ReLink \"H2\"");
+        const auto back = c.read_line(30s);
+        ASSERT_TRUE(back);
+        EXPECT_EQ(back->rfind("signal " + path + " active ", 0), 0u) << *back;
+        EXPECT_EQ(ask(c, "leave " + path), "ok");
+        EXPECT_TRUE(fabric.wait_sa_join_state(G(mgid), h2(), std::nullopt, 5s)) << "left through the new instance";
+    }
+};
+
+TEST_F(DbusRestart, APlannedRestartKeepsTheCallersOnTheBusAndReleasesTheOthers) {
+    auto d = start();
+    Process &stays = client();
+    Process &goes = client();
+    const std::string kept = path_of(ask(stays, "join ibsim0 1 ff15:db::70 full"));
+    ASSERT_FALSE(kept.empty());
+    ASSERT_FALSE(path_of(ask(goes, "join ibsim0 1 ff15:db::71 full")).empty());
+    d->process().signal(SIGUSR2); // what systemctl restart sends
+    ASSERT_EQ(d->process().wait(20s), std::optional<int>(0));
+    d.reset();
+    goes.signal(SIGKILL); // leaves the bus while no daemon runs
+    goes.wait(5s);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::71"), h2()), 0x1) << "the old instance deleted nothing";
+
+    d = start();
+    EXPECT_TRUE(d->process().wait_for_stderr("D-Bus client(s) still on the bus keep their sessions", 5s))
+        << d->process().stderr_text();
+    // Released at once, not at the end of the grace: its name is gone.
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::71"), h2(), std::nullopt, 2s));
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::70"), h2()), 0x1);
+    EXPECT_EQ(counters(*d)["sa_sets"], 0) << "the membership kept cost the SA nothing";
+    expect_kept(stays, kept, "ff15:db::70");
+}
+
+TEST_F(DbusRestart, ACrashKeepsTheCallersOnTheBus) {
+    auto d = start();
+    Process &c = client();
+    const std::string path = path_of(ask(c, "join ibsim0 1 ff15:db::72 full"));
+    ASSERT_FALSE(path.empty());
+    ASSERT_TRUE(wait_saved_memberships(state_dir(), 1, 5s));
+    d->process().signal(SIGKILL);
+    d->process().wait(10s);
+    d.reset();
+    d = start();
+    EXPECT_EQ(counters(*d)["sa_sets"], 0);
+    EXPECT_EQ(counters(*d)["sa_deletes"], 0);
+    expect_kept(c, path, "ff15:db::72");
+}
+
 // ---- the access policy's quotas on the bus (issue 15), callers as real users ----
 
 class DbusPolicy : public DbusSystem {
@@ -398,12 +519,23 @@ protected:
         std::string allow;
         for (const char *iface : {"org.rdmamcast1.Manager", "org.rdmamcast1.Membership", "org.freedesktop.DBus.Peer"})
             allow += std::string("    <allow send_destination=\"org.rdmamcast1\" send_interface=\"") + iface + "\"/>\n";
+        for (const char *member : {"Get", "GetAll"})
+            allow += std::string("    <allow send_destination=\"org.rdmamcast1\" "
+                                 "send_interface=\"org.freedesktop.DBus.Properties\" send_member=\"") +
+                     member + "\"/>\n";
         start_bus("  <policy group=\"" + group_.name + "\">\n" + allow + "  </policy>\n");
     }
     // Every process of the test's users stops before the users go; then none may be left.
     void TearDown() override {
         clients_.clear();
         procs_.clear();
+        // The children of handed-over connections exit on their stdin's EOF, by themselves.
+        for (pid_t pid : handed_over_pids_)
+            if (const long fd = ::syscall(SYS_pidfd_open, pid, 0); fd >= 0) {
+                pollfd p{static_cast<int>(fd), POLLIN, 0};
+                EXPECT_EQ(::poll(&p, 1, 10'000), 1) << "the child of a handed-over connection, pid " << pid;
+                ::close(static_cast<int>(fd));
+            }
         if (users_) {
             const auto names = users_->user_names();
             users_.reset();
@@ -414,6 +546,33 @@ protected:
     }
 
     Process &client_as(const TestUser &u) { return client(TestUsers::as_user(u, {MCASTD_DBUS_CLIENT})); }
+    // A caller as `u` whose connection was made by a process that exited before the connection
+    // said Hello (mcastd-dbus-client --connect-fork-exit): the pid the bus recorded is no
+    // process's.
+    Process &handed_over_client_as(const TestUser &u) {
+        Process &c = client(TestUsers::as_user(u, {MCASTD_DBUS_CLIENT, "--connect-fork-exit"}));
+        const std::string me = ask(c, "whoami"); // "pid N"
+        EXPECT_EQ(me.rfind("pid ", 0), 0u) << me;
+        if (me.rfind("pid ", 0) == 0)
+            handed_over_pids_.push_back(std::stoi(me.substr(4)));
+        return c;
+    }
+    // The test process's cgroup (cgroup v2), which its clients share: what a rule on cgroups
+    // names to admit them.
+    static std::string own_cgroup() {
+        std::ifstream in("/proc/self/cgroup");
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("0::", 0) == 0)
+                return line.substr(3);
+        return {};
+    }
+    // Rewrites the daemon's config and reloads it (SIGHUP), until it says READY=1 again.
+    void reload(Daemon &d, const std::string &config_json) {
+        std::ofstream(d.config(), std::ios::trunc) << config_json;
+        d.process().signal(SIGHUP);
+        ASSERT_TRUE(d.notify().wait_for("RELOADING=1", 10s));
+        ASSERT_TRUE(d.notify().wait_for("READY=1", 10s));
+    }
     Gid mgid_of(const std::string &path) {
         const std::string p = property(path, "org.rdmamcast1.Membership", "MGID"); // s "ff15:..."
         return p.size() > 4 ? G(p.substr(3, p.size() - 4)) : Gid{};
@@ -442,6 +601,7 @@ protected:
     std::unique_ptr<TestUsers> users_;
     TestGroup group_;
     std::vector<std::unique_ptr<Process>> procs_;
+    std::vector<pid_t> handed_over_pids_;
 };
 
 TEST_F(DbusPolicy, TheCreateQuotaHoldsOnTheBusAndOneUidSharesItWithTheSocket) {
@@ -468,6 +628,152 @@ TEST_F(DbusPolicy, TheCreateQuotaHoldsOnTheBusAndOneUidSharesItWithTheSocket) {
         made.insert(m);
     ASSERT_EQ(made.size(), 40u);
     EXPECT_EQ(fabric.sa_dump_groups_of(h2(), made, 15s), made) << "20 of A's and 20 of B's at the SA";
+}
+
+// ---- who the caller is, as the bus attests it (issue 26) ----
+
+// The pid the bus recorded for a connection belongs to no process by the first Join (the
+// process that connected forked, and exited before its child said Hello): the caller's uid and
+// groups stand, its cgroup is never read from whatever has that pid, and a join that a rule on
+// cgroups decides is refused. An ordinary caller of the same user is judged by its cgroup.
+TEST_F(DbusPolicy, ACallerWhoseConnectingProcessIsGoneIsNotJudgedByACgroup) {
+    const TestUser a = users_->add_user("a", group_);
+    const std::string cg = own_cgroup();
+    ASSERT_FALSE(cg.empty()) << "no cgroup v2 path in /proc/self/cgroup";
+    const nlohmann::json config = {
+        {"access", {{"rules", nlohmann::json::array({{{"name", "here"}, {"cgroups", {cg}}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+
+    Process &ordinary = client_as(a);
+    ASSERT_FALSE(path_of(ask(ordinary, "join ibsim0 1 ff15:db::30 full")).empty()) << "the cgroup rule admits";
+
+    Process &handed = handed_over_client_as(a);
+    const std::string refused = ask(handed, "join ibsim0 1 ff15:db::31 full");
+    const std::string head = "error org.rdmamcast1.Error.Denied cannot attest the caller's cgroup, which rule \"here\" "
+                             "(config access.rules) matches on: bus connection :";
+    EXPECT_EQ(refused.rfind(head, 0), 0u) << refused;
+    const std::string tail = ": process " + std::to_string(handed.pid()) + " has exited";
+    EXPECT_TRUE(refused.ends_with(tail)) << refused;
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::31"), h2()), std::nullopt) << "nothing reached the SA";
+    // Nothing else depends on the cgroup: the caller may still list (the allow lists are empty).
+    EXPECT_EQ(ask(handed, "list"), "ok 1");
+}
+
+// A connection the daemon did not see appear (made before it started) has no attested cgroup:
+// a join decided by a rule on cgroups is refused, telling the caller to reconnect; a join that
+// a rule on groups decides first goes on.
+TEST_F(DbusPolicy, AConnectionOlderThanTheDaemonIsRefusedOnlyWhatItsCgroupWouldDecide) {
+    const TestGroup ops = users_->add_group("ops");
+    const TestUser a = users_->add_user("a", group_), b = users_->add_user("b", group_, {ops});
+    Process &old_a = client_as(a);
+    Process &old_b = client_as(b);
+    const nlohmann::json config = {
+        {"access",
+         {{"rules", nlohmann::json::array({{{"name", "ops"}, {"groups", {ops.name}}, {"create", true}},
+                                           {{"name", "here"}, {"cgroups", {own_cgroup()}}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+
+    EXPECT_FALSE(path_of(ask(old_b, "join ibsim0 1 ff15:db::32 full")).empty()) << "rule ops decides, by group";
+    EXPECT_EQ(ask(old_a, "join ibsim0 1 ff15:db::33 full"),
+              "error org.rdmamcast1.Error.Denied cannot attest the caller's cgroup, which rule \"here\" (config "
+              "access.rules) matches on: its bus connection is older than this daemon; reconnect to the bus");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::33"), h2()), std::nullopt);
+    Process &new_a = client_as(a);
+    EXPECT_FALSE(path_of(ask(new_a, "join ibsim0 1 ff15:db::33 full")).empty()) << "reconnected, it is judged";
+}
+
+// ListGroups and Ports obey the allow lists as Join does, with the same identity: on
+// dbus-daemon the bus's UnixGroupIDs carry the primary gid too, so allow_gids admits a member by
+// its primary group or a supplementary one. An owner a reload no longer admits may only Leave.
+TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyLeave) {
+    const TestGroup in = users_->add_group("in"), out = users_->add_group("out");
+    const TestUser a = users_->add_user("a", group_, {in}), p = users_->add_user("p", in, {group_}),
+                   c = users_->add_user("c", group_);
+    Daemon d(fabric, "H2", nlohmann::json({{"access", {{"allow_gids", {in.name}}}}}).dump());
+
+    Process &member = client_as(a);
+    Process &primary = client_as(p);
+    Process &stranger = client_as(c);
+    EXPECT_EQ(ask(member, "list"), "ok 0");
+    EXPECT_EQ(ask(member, "ports"), "ok 1");
+    EXPECT_EQ(ask(primary, "ports"), "ok 1") << "admitted by its primary group";
+    const std::string no = "error org.rdmamcast1.Error.Denied uid " + std::to_string(c.uid) +
+                           " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)";
+    EXPECT_EQ(ask(stranger, "list"), no);
+    EXPECT_EQ(ask(stranger, "ports"), no);
+    EXPECT_EQ(ask(stranger, "join ibsim0 1 ff15:db::34 full"), no);
+
+    const std::string path = path_of(ask(member, "join ibsim0 1 ff15:db::35 full"));
+    ASSERT_FALSE(path.empty());
+    // A membership's properties too (and GetAll's, each one).
+    const std::vector<std::string> bus{"busctl", "--address=" + address_};
+    for (auto args : {std::vector<std::string>{"get-property", "org.rdmamcast1", path, "org.rdmamcast1.Membership",
+                                               "State"},
+                      std::vector<std::string>{"call", "org.rdmamcast1", path, "org.freedesktop.DBus.Properties",
+                                               "GetAll", "s", "org.rdmamcast1.Membership"}}) {
+        args.insert(args.begin(), bus.begin(), bus.end());
+        const RunResult r = run(TestUsers::as_user(c, args));
+        EXPECT_NE(r.exit_code, 0) << args[2];
+        EXPECT_NE(r.err.find(" is not allowed to use rdma-mcastd"), std::string::npos) << args[2] << ": " << r.err;
+    }
+    reload(d, nlohmann::json({{"access", {{"allow_gids", {out.name}}}}}).dump());
+    const std::string only_leave = "error org.rdmamcast1.Error.Denied uid " + std::to_string(a.uid) +
+                                   " is not allowed to use rdma-mcastd (config access.allow_uids, "
+                                   "access.allow_gids); it may leave the memberships it holds, and nothing else";
+    EXPECT_EQ(ask(member, "list"), only_leave);
+    EXPECT_EQ(ask(member, "ports"), only_leave);
+    EXPECT_EQ(ask(member, "join ibsim0 1 ff15:db::36 full"), only_leave);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::35"), h2()), 0x1) << "what it holds is kept";
+    EXPECT_EQ(ask(member, "leave " + path), "ok");
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::35"), h2(), std::nullopt, 5s));
+}
+
+// ListGroups2 carries what the socket's list carries (issue 28): the admitting rule, whether the
+// join created the group, the named group's name, and, after a reload, why it is flagged.
+TEST_F(DbusPolicy, ListGroups2CarriesTheRuleCreatedNameAndFlag) {
+    const TestUser a = users_->add_user("a", group_);
+    nlohmann::json config = {{"groups", {{"names", {{"prefix", "ff15:6e61:6d65::/64"}, {"pkey", "0xffff"}}}}},
+                             {"access", {{"rules", nlohmann::json::array({{{"name", "mine"}, {"create", true}}})}}}};
+    Daemon d(fabric, "H2", config.dump());
+    Process &c = client_as(a);
+    ASSERT_FALSE(path_of(ask(c, "join-name ibsim0 1 job-42 full")).empty());
+    auto list2 = [&] {
+        auto r = busctl({"--json=short", "call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                         "ListGroups2"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto reply = nlohmann::json::parse(r.out, nullptr, false);
+        EXPECT_EQ(reply.value("type", ""), "aa{sv}") << r.out;
+        EXPECT_EQ(reply["data"][0].size(), 1u) << r.out;
+        return reply["data"][0][0];
+    };
+    const auto g = list2();
+    EXPECT_EQ(g["device"]["data"], "ibsim0");
+    EXPECT_EQ(g["mgid"]["data"], "ff15:6e61:6d65:0:6636:89a9:7bcf:99db");
+    EXPECT_EQ(g["held"]["data"], nlohmann::json::array({"full"}));
+    EXPECT_EQ(g["counts"]["data"]["full"], 1);
+    const auto &m = g["members"]["data"][0];
+    EXPECT_EQ(m["uid"]["data"], a.uid);
+    EXPECT_EQ(m["rule"]["data"], "mine");
+    EXPECT_EQ(m["created"]["data"], true);
+    EXPECT_EQ(m["name"]["data"], "job-42");
+    EXPECT_EQ(m["comm"]["data"], "mcastd-dbus-cli") << "the process name, as /proc gives it (15 bytes)";
+    EXPECT_FALSE(m.contains("flagged"));
+
+    // Evict is root's: the same refusal as on the socket.
+    const RunResult not_root = run(TestUsers::as_user(
+        a, {"busctl", "--address=" + address_, "call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+            "Evict", "a{sv}", "1", "uid", "u", std::to_string(a.uid)}));
+    EXPECT_NE(not_root.exit_code, 0);
+    EXPECT_NE(not_root.err.find("evict is for root; uid " + std::to_string(a.uid) +
+                                " may only leave its own memberships"),
+              std::string::npos)
+        << not_root.err;
+
+    config["access"]["rules"][0]["mgids"] = {"ff15:db::/64"};
+    reload(d, config.dump());
+    EXPECT_EQ(list2()["members"]["data"][0]["flagged"]["data"],
+              "rule \"mine\" (config access.rules) allows MGIDs in ff15:db::/64 only, and "
+              "ff15:6e61:6d65:0:6636:89a9:7bcf:99db is not in them");
 }
 
 } // namespace

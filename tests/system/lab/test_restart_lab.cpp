@@ -18,6 +18,9 @@
 //    adopts the state and the connections the same way.
 //  - `systemctl stop` (SIGTERM): every group is left (SA Delete), the clients disconnected,
 //    and the next `systemctl start` begins empty although the state directory is kept.
+//  - A D-Bus caller (mcastd-dbus-client in the lab, on the lab's system bus with the shipped
+//    bus policy) keeps its membership across `systemctl restart`: its unique name outlives the
+//    daemon's bus connection, and the next instance tracks it again (DbusRestartLab).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -145,15 +148,16 @@ protected:
     };
 
     void SetUp() override {
-        if (auto why = Lab::unavailable())
+        if (auto why = Lab::unavailable(root))
             GTEST_SKIP() << *why;
 
         // force_log_flush: the SA requests are in OpenSM's log as soon as it handles them.
         fabric = std::make_unique<Fabric>(Fabric::Options{
             .hcas = 4, .opensm_args = {"-D", "0x0b"}, .opensm_conf = {"force_log_flush TRUE"}});
         port = fabric->port_gid(kNode);
-        lab = std::make_unique<Lab>(Lab::Options{.unit_dir = MCASTD_LAB_UNITS});
+        lab = std::make_unique<Lab>(Lab::Options{.unit_dir = MCASTD_LAB_UNITS, .root = root});
         install_units();
+        before_start();
         const RunResult start = lab->systemctl({"start", kSocketUnit, kService});
         ASSERT_EQ(start.exit_code, 0) << start.err << "\n" << lab->journal(kService) << lab->diagnostics();
         ASSERT_EQ(lab->show(kService, "ActiveState"), "active") << lab->journal(kService);
@@ -195,14 +199,16 @@ protected:
     std::vector<std::string> all_groups() const {
         auto g = kGroups;
         g.push_back(kRawGroup);
+        g.insert(g.end(), more_groups.begin(), more_groups.end());
         return g;
     }
+    // What a derived fixture does once the units are installed, before they start.
+    virtual void before_start() {}
 
     void install_units() {
         // What surviving a restart takes (RestartKillSignal=, FileDescriptorStoreMax=, FDSTORE=,
         // Restart=, RuntimeDirectory=) is the shipped unit's own: not in the lab's drop-in.
-        install_daemon_unit(*lab, *fabric,
-                            {.node = kNode, .daemon = MCASTD_DAEMON, .config_json = R"({"dbus":{"enabled":false}})"});
+        install_daemon_unit(*lab, *fabric, {.node = kNode, .daemon = MCASTD_DAEMON, .config_json = daemon_config});
         // The host has no rdma-mcast group (rdma-mcastd.sysusers makes it at install time, and
         // systemd-sysusers is masked in the lab).
         lab->write_unit("rdma-mcastd.socket.d/lab.conf", "[Socket]\nSocketGroup=root\n");
@@ -345,6 +351,12 @@ protected:
         return lab->run({"sh", "-c", script}, timeout + 10s).exit_code == 0;
     }
 
+    // What a derived fixture changes: the lab's root, the daemon's config, and the groups it
+    // joined itself (after SetUp()).
+    Lab::Root root = Lab::Root::read_only;
+    std::string daemon_config = R"({"dbus":{"enabled":false}})";
+    std::vector<std::string> more_groups;
+
     std::unique_ptr<Fabric> fabric; // declared first: destroyed last, after the daemon is gone
     Gid port{};
     std::unique_ptr<Lab> lab;
@@ -437,6 +449,83 @@ TEST_F(RestartLab, SystemctlStopLeavesEveryGroupAndTheNextStartBeginsEmpty) {
         << "a start after a stop holds groups: " << st.dump();
     for (const auto &g : all_groups())
         EXPECT_FALSE(fabric->sa_join_state(G(g), port)) << g << " is back at the SA after a stop and a start";
+    if (HasFailure())
+        std::printf("%s\n", lab->journal(kService).c_str());
+}
+
+// ---- a D-Bus caller across a restart (issue 28) ----
+
+constexpr const char *kDbusGroup = "ff15:1ab::6";
+
+class DbusRestartLab : public RestartLab {
+protected:
+    DbusRestartLab() {
+        root = Lab::Root::overlay; // the bus policy goes where the lab's dbus-daemon reads it
+        daemon_config = "{}";      // D-Bus on
+    }
+
+    void before_start() override {
+        lab->write_file("/usr/share/dbus-1/system.d/org.rdmamcast1.conf", read_text(MCASTD_DBUS_POLICY));
+        // Starts the lab's bus if nothing has yet; a running one reads its policy again.
+        const RunResult r = lab->run({"busctl", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus", "ReloadConfig"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+
+    void SetUp() override {
+        RestartLab::SetUp();
+        if (IsSkipped() || HasFatalFailure())
+            return;
+        caller = std::make_unique<Process>(lab->spawn({MCASTD_DBUS_CLIENT}, /*stdin_pipe=*/true));
+        ASSERT_EQ(caller->read_line(20s).value_or(caller->stderr_text()), "ready");
+        const std::string joined = ask("join ibsim0 1 " + std::string(kDbusGroup) + " full"); // "ok PATH MLID"
+        ASSERT_EQ(joined.rfind("ok /org/rdmamcast1/membership/", 0), 0u) << joined << "\n" << lab->journal(kService);
+        path = joined.substr(3, joined.find(' ', 3) - 3);
+        ASSERT_TRUE(fabric->wait_sa_join_state(G(kDbusGroup), port, 0x1, 10s));
+        more_groups = {kDbusGroup}; // watched and checked with the others from here on
+    }
+    void TearDown() override {
+        caller.reset(); // its stdin closes: it leaves the bus
+        RestartLab::TearDown();
+    }
+
+    std::string ask(const std::string &command) {
+        caller->write_stdin(command + "\n");
+        return caller->read_line(20s).value_or("(no answer: " + caller->stderr_text() + ")");
+    }
+    // busctl in the lab: a property of the D-Bus caller's membership object.
+    std::string property(const std::string &name) {
+        RunResult r = lab->run({"busctl", "get-property", "org.rdmamcast1", path, "org.rdmamcast1.Membership", name});
+        return r.exit_code == 0 ? r.out : "(failed: " + r.err + ")";
+    }
+
+    std::unique_ptr<Process> caller;
+    std::string path;
+};
+
+TEST_F(DbusRestartLab, SystemctlRestartKeepsTheDbusCallersMembership) {
+    const std::string owner = property("Owner");
+    ASSERT_EQ(owner.rfind("s \":", 0), 0u) << owner;
+    const std::size_t offset = log_size();
+    SaWatch watch(*fabric, port, all_groups());
+    const RunResult r = lab->systemctl({"restart", kService});
+    ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << lab->journal(kService);
+    // The new instance's first seconds: an audit, a re-join or a release would show here.
+    std::this_thread::sleep_for(3s);
+    const SaWatch::Report w = watch.stop();
+    expect_sa_untouched(w, offset, "after systemctl restart");
+
+    // The object is still there, the same caller's, and its Leave works through the new instance.
+    EXPECT_EQ(property("Owner"), owner);
+    EXPECT_EQ(property("State"), "s \"active\"\n");
+    EXPECT_EQ(property("MGID"), "s \"" + std::string(kDbusGroup) + "\"\n");
+    EXPECT_EQ(ask("leave " + path), "ok");
+    EXPECT_TRUE(fabric->wait_sa_join_state(G(kDbusGroup), port, std::nullopt, 10s))
+        << "the caller left, but the SA still has H2 in " << kDbusGroup;
+    const auto deletes = requests_since(offset);
+    EXPECT_TRUE(std::any_of(deletes.begin(), deletes.end(), [](const SaRequest &q) {
+        return q.method == "Delete" && q.mgid == G(kDbusGroup);
+    })) << "OpenSM logged no Delete of " << kDbusGroup << " after the leave";
     if (HasFailure())
         std::printf("%s\n", lab->journal(kService).c_str());
 }

@@ -18,7 +18,10 @@ TEST(ClientText, ValidUtf8ReplacesEveryByteThatIsNotUtf8AndKeepsTheRest) {
     EXPECT_EQ(valid_utf8("a\xc3"), "a" + R) << "a truncated sequence";
     EXPECT_EQ(valid_utf8("\xc0\xaf"), R + R) << "an overlong '/'";
     EXPECT_EQ(valid_utf8("\xed\xa0\x80"), R + R + R) << "a UTF-16 surrogate";
+    EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), R + R + R + R) << "above U+10FFFF";
     EXPECT_EQ(valid_utf8(std::string_view("a\0b", 3)), std::string("a\0b", 3));
+    // A process name as /proc gives it: 15 bytes, the last character cut in half.
+    EXPECT_EQ(valid_utf8("worker-\xc3\xa9\xc3\xa9\xc3\xa9\xc3"), "worker-\xc3\xa9\xc3\xa9\xc3\xa9" + R);
 }
 
 TEST(ClientText, PrintableUtf8AlsoReplacesControlCharacters) {

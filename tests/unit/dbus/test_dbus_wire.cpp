@@ -1,117 +1,341 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// What the D-Bus transport puts on the wire (dbus/wire.hpp), on real sd-bus messages of an
-// unconnected bus: a string that is not UTF-8 (a process name can be anything) must not fail
-// the message, or one client would break ListGroups for everyone.
+// daemon/dbus's messages, written and read back through sd-bus itself: the bus's credentials
+// (GetConnectionCredentials' a{sv}), ListGroups and ListGroups2 with what the socket's list
+// carries and text that is not UTF-8, StateChanged and error replies, and Evict's options
+// through the protocol's decoder.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
-#include <vector>
 
-#include "common/gid.hpp"
-#include "common/utf8.hpp"
+#include "dbus/caller_identity.hpp"
+#include "dbus/errors.hpp"
+#include "dbus/evict_args.hpp"
+#include "dbus/list_reply.hpp"
 #include "dbus/wire.hpp"
+#include "common/utf8.hpp"
 
 namespace mcastd::dbus {
 namespace {
 
-// A bus over one end of a socketpair, started but never authenticated: enough for sd-bus to
-// build, seal and read back messages.
-class Wire : public ::testing::Test {
+// An sd-bus that builds messages: started on one end of a socketpair, with nothing on the
+// other end (building, sealing and reading a message needs no peer).
+class Messages : public ::testing::Test {
 protected:
-    Wire() {
-        EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds_), 0);
-        EXPECT_GE(sd_bus_new(&bus_), 0);
-        EXPECT_GE(sd_bus_set_fd(bus_, fds_[0], fds_[0]), 0);
+    Messages() {
+        int fds[2];
+        EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        other_ = fds[1];
+        sd_bus_new(&bus_);
+        sd_bus_set_fd(bus_, fds[0], fds[0]);
+        sd_bus_set_anonymous(bus_, 1);
         EXPECT_GE(sd_bus_start(bus_), 0);
     }
-    ~Wire() override {
-        for (sd_bus_message *m : messages_)
+    ~Messages() override {
+        for (auto *m : made_)
             sd_bus_message_unref(m);
-        sd_bus_close_unref(bus_); // closes fds_[0]
-        ::close(fds_[1]);
+        sd_bus_close_unref(bus_); // no flush: nobody will ever read the other end
+        ::close(other_);
     }
     sd_bus_message *message() {
         sd_bus_message *m = nullptr;
-        EXPECT_GE(sd_bus_message_new_signal(bus_, &m, "/org/rdmamcast1", "org.rdmamcast1.Manager", "Test"), 0);
-        messages_.push_back(m);
+        EXPECT_GE(sd_bus_message_new_method_call(bus_, &m, "org.rdmamcast1", "/org/rdmamcast1", "test.Iface", "M"), 0);
+        made_.push_back(m);
         return m;
     }
-    // Seals `m` as sending would, and rewinds it for reading.
-    static void seal(sd_bus_message *m) {
+    // Done writing: sealed and rewound for reading.
+    static void to_read(sd_bus_message *m) {
         ASSERT_GE(sd_bus_message_seal(m, 1, 0), 0);
         ASSERT_GE(sd_bus_message_rewind(m, 1), 0);
     }
 
-    int fds_[2] = {-1, -1};
+private:
     sd_bus *bus_ = nullptr;
-    std::vector<sd_bus_message *> messages_;
+    int other_ = -1;
+    std::vector<sd_bus_message *> made_;
 };
 
-proto::ListResult one_member(const std::string &comm) {
-    proto::MemberInfo mem;
-    mem.membership = 7;
-    mem.join_state = join::full;
-    mem.state = "active";
-    mem.pid = 4242;
-    mem.uid = 1001;
-    mem.comm = comm;
-    proto::GroupInfo g;
-    g.mgid = *parse_gid("ff15::1");
-    g.mlid = 0xc001;
-    g.qkey = 0x11;
-    g.held = join::full;
-    g.members.push_back(mem);
-    proto::PortGroups p;
-    p.device = "mlx5_0";
-    p.port = 1;
-    p.groups.push_back(g);
-    return proto::ListResult{{p}};
+// ---- GetConnectionCredentials ----
+
+TEST_F(Messages, TheBusCredentialsAreReadAndUnknownKeysSkipped) {
+    sd_bus_message *m = message();
+    const std::uint32_t gids[] = {100, 1001, 3000};
+    ASSERT_GE(sd_bus_message_append(m, "a{sv}", 4, "ProcessID", "u", 4242u, "LinuxSecurityLabel", "ay", 3, 'a', 'b',
+                                    'c', "UnixUserID", "u", 1001u, "UnixGroupIDs", "au", 3, gids[0], gids[1], gids[2]),
+              0);
+    to_read(m);
+    BusCredentials c;
+    ASSERT_GE(read_bus_credentials(m, c), 0);
+    EXPECT_EQ(c.uid, std::optional<uid_t>(1001));
+    EXPECT_EQ(c.pid, std::optional<pid_t>(4242));
+    EXPECT_EQ(c.gids, (std::optional<std::vector<gid_t>>{{100, 1001, 3000}}));
 }
 
-TEST_F(Wire, SdBusRefusesAStringThatIsNotUtf8) {
-    // Why append_text() exists: the premise of every test below.
+TEST_F(Messages, FieldsTheBusLeavesOutStayUnknown) {
+    sd_bus_message *m = message();
+    ASSERT_GE(sd_bus_message_append(m, "a{sv}", 1, "UnixUserID", "u", 0u), 0);
+    to_read(m);
+    BusCredentials c;
+    ASSERT_GE(read_bus_credentials(m, c), 0);
+    EXPECT_EQ(c.uid, std::optional<uid_t>(0));
+    EXPECT_FALSE(c.gids);
+    EXPECT_FALSE(c.pid);
+    // And attest_caller refuses such a caller, naming what is missing.
+    const auto r = attest_caller(":1.9", c, std::chrono::seconds(1));
+    ASSERT_TRUE(std::holds_alternative<Error>(r));
+    EXPECT_NE(std::get<Error>(r).message.find("no supplementary groups for :1.9"), std::string::npos);
+}
+
+TEST_F(Messages, AValueOfTheWrongTypeIsAnError) {
+    sd_bus_message *m = message();
+    ASSERT_GE(sd_bus_message_append(m, "a{sv}", 1, "UnixUserID", "s", "root"), 0);
+    to_read(m);
+    BusCredentials c;
+    EXPECT_LT(read_bus_credentials(m, c), 0);
+    EXPECT_FALSE(c.uid);
+}
+
+// ---- text ----
+
+TEST_F(Messages, SdBusRefusesAStringThatIsNotUtf8) {
+    // Why append_text() exists: the premise of every test of text here.
     EXPECT_EQ(sd_bus_message_append_basic(message(), 's', "\xff\xfe"), -EINVAL);
 }
 
-TEST_F(Wire, ListGroupsWithAMemberWhoseCommIsNotUtf8WorksAndShowsTheReplacement) {
-    sd_bus_message *m = message();
-    ASSERT_GE(append_groups(m, one_member("\xff\xfe")), 0);
-    seal(m);
-    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "(sqsquasasa(tssuus))"), 0);
-    ASSERT_GT(sd_bus_message_enter_container(m, 'r', "sqsquasasa(tssuus)"), 0);
-    const char *device = nullptr, *mgid = nullptr;
-    std::uint16_t port = 0, mlid = 0;
-    std::uint32_t qkey = 0;
-    ASSERT_GE(sd_bus_message_read(m, "sqsqu", &device, &port, &mgid, &mlid, &qkey), 0);
-    EXPECT_STREQ(device, "mlx5_0");
-    EXPECT_EQ(port, 1);
-    EXPECT_STREQ(mgid, "ff15::1");
-    EXPECT_EQ(mlid, 0xc001);
-    ASSERT_GE(sd_bus_message_skip(m, "asas"), 0);
-    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "(tssuus)"), 0);
-    std::uint64_t id = 0;
-    const char *join_state = nullptr, *state = nullptr, *comm = nullptr;
-    std::uint32_t pid = 0, uid = 0;
-    ASSERT_GT(sd_bus_message_read(m, "(tssuus)", &id, &join_state, &state, &pid, &uid, &comm), 0);
-    EXPECT_EQ(id, 7u);
-    EXPECT_STREQ(join_state, "full");
-    EXPECT_EQ(pid, 4242u);
-    EXPECT_EQ(uid, 1001u);
-    EXPECT_EQ(std::string(comm), std::string(kReplacementCharacter) + std::string(kReplacementCharacter));
-}
-
-TEST_F(Wire, TextKeepsUtf8AndReplacesTheRest) {
+TEST_F(Messages, TextKeepsUtf8AndReplacesTheRest) {
     sd_bus_message *m = message();
     ASSERT_GE(append_text(m, "gr\xc3\xb6\xc3\x9f" "e"), 0);
     ASSERT_GE(append_text(m, "a\xc0z"), 0);
-    seal(m);
+    to_read(m);
     const char *a = nullptr, *b = nullptr;
     ASSERT_GE(sd_bus_message_read(m, "ss", &a, &b), 0);
     EXPECT_STREQ(a, "gr\xc3\xb6\xc3\x9f" "e");
     EXPECT_EQ(std::string(b), "a" + std::string(kReplacementCharacter) + "z");
+}
+
+// ---- ListGroups, ListGroups2 ----
+
+proto::ListResult sample_list() {
+    proto::MemberInfo a{7, join::full, "active", 4242, 1001, "my-app", "hpc", true, "", "job-42"};
+    proto::MemberInfo b{8, join::send_only_non_member, "lost", 4343, 1002, "bad-\xff" "name", "everyone", false,
+                        "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a::/32 only", ""};
+    proto::GroupInfo g;
+    g.mgid = *parse_gid("ff15::1:2");
+    g.mlid = 0xc001;
+    g.qkey = 0x12345678;
+    g.held = join::full | join::send_only_non_member;
+    g.foreign = join::non_member;
+    g.counts = {1, 0, 1, 0};
+    g.members = {a, b};
+    proto::PortGroups p{"mlx5_0", 1, *parse_gid("fe80::10:3"), {g}};
+    return proto::ListResult{{p}};
+}
+
+// A variant's contents as text, for the basic types and string arrays the list uses.
+std::string read_variant(sd_bus_message *m) {
+    char type = 0;
+    const char *contents = nullptr;
+    sd_bus_message_peek_type(m, &type, &contents);
+    std::string out;
+    sd_bus_message_enter_container(m, 'v', contents);
+    const std::string t = contents;
+    if (t == "s") {
+        const char *s = nullptr;
+        sd_bus_message_read(m, "s", &s);
+        out = s;
+    } else if (t == "t") {
+        std::uint64_t v = 0;
+        sd_bus_message_read(m, "t", &v);
+        out = std::to_string(v);
+    } else if (t == "u") {
+        std::uint32_t v = 0;
+        sd_bus_message_read(m, "u", &v);
+        out = std::to_string(v);
+    } else if (t == "q") {
+        std::uint16_t v = 0;
+        sd_bus_message_read(m, "q", &v);
+        out = std::to_string(v);
+    } else if (t == "b") {
+        int v = 0;
+        sd_bus_message_read(m, "b", &v);
+        out = v ? "true" : "false";
+    } else if (t == "as") {
+        sd_bus_message_enter_container(m, 'a', "s");
+        for (const char *s = nullptr; sd_bus_message_read(m, "s", &s) > 0;)
+            out += (out.empty() ? "" : ",") + std::string(s);
+        sd_bus_message_exit_container(m);
+    } else if (t == "a{su}") {
+        sd_bus_message_enter_container(m, 'a', "{su}");
+        const char *k = nullptr;
+        std::uint32_t v = 0;
+        while (sd_bus_message_read(m, "{su}", &k, &v) > 0)
+            out += (out.empty() ? "" : ",") + std::string(k) + "=" + std::to_string(v);
+        sd_bus_message_exit_container(m);
+    } else {
+        out = "(" + t + ")";
+        sd_bus_message_skip(m, contents);
+    }
+    sd_bus_message_exit_container(m);
+    return out;
+}
+
+// One a{sv}, its values as text; "members" is read into `members` when given.
+std::map<std::string, std::string> read_dict(sd_bus_message *m,
+                                             std::vector<std::map<std::string, std::string>> *members = nullptr) {
+    std::map<std::string, std::string> out;
+    EXPECT_GT(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
+    while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+        const char *key = nullptr;
+        sd_bus_message_read(m, "s", &key);
+        if (members && std::string(key) == "members") {
+            sd_bus_message_enter_container(m, 'v', "aa{sv}");
+            sd_bus_message_enter_container(m, 'a', "a{sv}");
+            while (sd_bus_message_peek_type(m, nullptr, nullptr) > 0)
+                members->push_back(read_dict(m));
+            sd_bus_message_exit_container(m);
+            sd_bus_message_exit_container(m);
+            out[key] = "(read)";
+        } else {
+            out[key] = read_variant(m);
+        }
+        sd_bus_message_exit_container(m);
+    }
+    sd_bus_message_exit_container(m);
+    return out;
+}
+
+TEST_F(Messages, ListGroups2CarriesWhatTheSocketsListCarries) {
+    sd_bus_message *m = message();
+    ASSERT_GE(append_groups(m, sample_list()), 0) << "text that is not UTF-8 is made valid";
+    to_read(m);
+    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "a{sv}"), 0);
+    std::vector<std::map<std::string, std::string>> members;
+    const auto g = read_dict(m, &members);
+    EXPECT_EQ(g, (std::map<std::string, std::string>{{"device", "mlx5_0"},
+                                                     {"port", "1"},
+                                                     {"port_gid", "fe80::10:3"},
+                                                     {"mgid", "ff15::1:2"},
+                                                     {"mlid", "49153"},
+                                                     {"qkey", "305419896"},
+                                                     {"busy", "false"},
+                                                     {"held", "full,sendonly-nonmember"},
+                                                     {"foreign", "nonmember"},
+                                                     {"counts", "full=1,nonmember=0,sendonly-nonmember=1,sendonly-full=0"},
+                                                     {"members", "(read)"}}));
+    ASSERT_EQ(members.size(), 2u);
+    EXPECT_EQ(members[0], (std::map<std::string, std::string>{{"membership", "7"},
+                                                              {"join_state", "full"},
+                                                              {"state", "active"},
+                                                              {"pid", "4242"},
+                                                              {"uid", "1001"},
+                                                              {"comm", "my-app"},
+                                                              {"rule", "hpc"},
+                                                              {"created", "true"},
+                                                              {"name", "job-42"}}));
+    EXPECT_EQ(members[1].at("comm"), "bad-\xEF\xBF\xBDname");
+    EXPECT_EQ(members[1].at("flagged"), "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a::/32 only");
+    EXPECT_EQ(members[1].count("name"), 0u) << "set keys only, as on the socket";
+    EXPECT_EQ(members[1].at("created"), "false");
+}
+
+TEST_F(Messages, ListGroupsKeepsItsSignatureAndMakesNamesValid) {
+    sd_bus_message *m = message();
+    ASSERT_GE(append_groups_v1(m, sample_list()), 0);
+    to_read(m);
+    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "(sqsquasasa(tssuus))"), 0);
+    ASSERT_GT(sd_bus_message_enter_container(m, 'r', "sqsquasasa(tssuus)"), 0);
+    const char *dev = nullptr, *mgid = nullptr;
+    std::uint16_t port = 0, mlid = 0;
+    std::uint32_t qkey = 0;
+    ASSERT_GT(sd_bus_message_read(m, "sqsqu", &dev, &port, &mgid, &mlid, &qkey), 0);
+    EXPECT_STREQ(mgid, "ff15::1:2");
+    sd_bus_message_skip(m, "asas");
+    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "(tssuus)"), 0);
+    std::vector<std::string> comms;
+    std::uint64_t id = 0;
+    const char *js = nullptr, *st = nullptr, *comm = nullptr;
+    std::uint32_t pid = 0, uid = 0;
+    while (sd_bus_message_read(m, "(tssuus)", &id, &js, &st, &pid, &uid, &comm) > 0)
+        comms.push_back(comm);
+    EXPECT_EQ(comms, (std::vector<std::string>{"my-app", "bad-\xEF\xBF\xBDname"}));
+}
+
+// ---- StateChanged ----
+
+TEST_F(Messages, StateChangedCarriesTheChangedFieldsMlidFirstAndAValidReason) {
+    sd_bus_message *m = message();
+    McRecord rec;
+    rec.mgid = *parse_gid("ff15::1");
+    rec.mlid = 0xc002;
+    ASSERT_GE(append_state_changed(m, "lost", rec, field::mlid | field::qkey, "evicted (bad-\xff)"), 0);
+    to_read(m);
+    const char *state = nullptr;
+    ASSERT_GT(sd_bus_message_read(m, "s", &state), 0);
+    EXPECT_STREQ(state, "lost");
+    ASSERT_GE(sd_bus_message_skip(m, "a{sv}"), 0);
+    std::vector<std::string> changed;
+    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "s"), 0);
+    for (const char *c = nullptr; sd_bus_message_read(m, "s", &c) > 0;)
+        changed.push_back(c);
+    sd_bus_message_exit_container(m);
+    ASSERT_FALSE(changed.empty());
+    EXPECT_EQ(changed.front(), "mlid");
+    EXPECT_EQ(changed.size(), 2u);
+    const char *reason = nullptr;
+    ASSERT_GT(sd_bus_message_read(m, "s", &reason), 0);
+    EXPECT_STREQ(reason, "evicted (bad-\xEF\xBF\xBD)");
+}
+
+// ---- errors ----
+
+TEST_F(Messages, AnErrorReplyCarriesTheNameAndAValidSentence) {
+    sd_bus_message *call = message();
+    to_read(call);
+    sd_bus_message *reply = nullptr;
+    ASSERT_GE(error_reply(call,
+                          Error{Errc::denied, "evicted by an administrator (bad-\xff" "name, pid 7)", std::nullopt},
+                          &reply),
+              0);
+    const sd_bus_error *e = sd_bus_message_get_error(reply);
+    ASSERT_NE(e, nullptr);
+    EXPECT_STREQ(e->name, "org.rdmamcast1.Error.Denied");
+    EXPECT_STREQ(e->message, "evicted by an administrator (bad-\xEF\xBF\xBDname, pid 7)");
+    sd_bus_message_unref(reply);
+}
+
+// ---- Evict ----
+
+std::string evict_error(const Options &o) {
+    auto r = decode_evict_args(o);
+    if (auto *e = std::get_if<Error>(&r)) {
+        EXPECT_EQ(e->code, Errc::invalid_argument);
+        return e->message;
+    }
+    return "(accepted)";
+}
+
+TEST(DbusEvictArgs, TheSocketsRulesAndSentences) {
+    auto ok = decode_evict_args({{"uid", std::uint64_t{1001}}, {"disconnect", true}});
+    ASSERT_TRUE(std::holds_alternative<proto::Evict>(ok));
+    EXPECT_EQ(std::get<proto::Evict>(ok).uid, std::optional<uid_t>(1001));
+    EXPECT_TRUE(std::get<proto::Evict>(ok).disconnect);
+    auto one = decode_evict_args({{"membership", std::int64_t{7}}});
+    ASSERT_TRUE(std::holds_alternative<proto::Evict>(one));
+    EXPECT_EQ(std::get<proto::Evict>(one).membership, std::optional<std::uint64_t>(7));
+
+    EXPECT_EQ(evict_error({}), "/uid: required key is missing (or membership: one membership's id)");
+    EXPECT_EQ(evict_error({{"uid", std::uint64_t{1}}, {"membership", std::uint64_t{2}}}),
+              "/membership: uid and membership exclude each other");
+    EXPECT_EQ(evict_error({{"membership", std::uint64_t{2}}, {"disconnect", true}}),
+              "/disconnect: goes with uid: a membership has no connection of its own to close");
+    EXPECT_EQ(evict_error({{"uid", std::uint64_t{4294967295}}}).rfind("/uid: ", 0), 0u);
+    EXPECT_EQ(evict_error({{"uid", std::string("root")}}).rfind("/uid: ", 0), 0u);
+    EXPECT_EQ(evict_error({{"uid", std::uint64_t{1}}, {"uid", std::uint64_t{2}}}), "/uid: given twice");
+    EXPECT_EQ(evict_error({{"op", std::string("join")}, {"uid", std::uint64_t{1}}}), "/op: unknown key");
+    EXPECT_EQ(evict_error({{"uid", std::uint64_t{1}}, {"colour", std::string("red")}}).rfind("/colour: ", 0), 0u);
 }
 
 } // namespace

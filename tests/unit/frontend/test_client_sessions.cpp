@@ -5,8 +5,10 @@
 // the SA holds untouched.
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "front_door.hpp"
 #include "views.hpp"
@@ -306,6 +308,70 @@ TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
 
 // The same rules for a session of another door, without a transport in between: D-Bus callers
 // live by the limits too, and the daemon's own door by none.
+// One byte, with room for two fds (SCM_RIGHTS).
+struct PairMessage {
+    char byte = 0;
+    alignas(cmsghdr) char buf[CMSG_SPACE(2 * sizeof(int))] = {};
+    iovec iov{&byte, 1};
+    msghdr mh{};
+    PairMessage() {
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = buf;
+        mh.msg_controllen = sizeof buf;
+    }
+    PairMessage(const PairMessage &) = delete;
+    PairMessage &operator=(const PairMessage &) = delete;
+};
+
+// A connection whose client process has exited by the time the daemon takes it is refused,
+// told why, and closed: it is never judged by whatever process has its pid now.
+TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
+    // A child makes the pair (the kernel records it as both ends' peer), hands both ends over
+    // and exits.
+    int ctl[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ctl), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        int pair[2];
+        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+            ::_exit(1);
+        PairMessage m;
+        cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
+        if (!cm)
+            ::_exit(1);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof pair);
+        std::memcpy(CMSG_DATA(cm), pair, sizeof pair);
+        ::_exit(::sendmsg(ctl[1], &m.mh, 0) == 1 ? 0 : 1);
+    }
+    int pair[2] = {-1, -1};
+    PairMessage m;
+    ASSERT_EQ(::recvmsg(ctl[0], &m.mh, MSG_CMSG_CLOEXEC), 1);
+    const cmsghdr *got = CMSG_FIRSTHDR(&m.mh);
+    ASSERT_NE(got, nullptr);
+    std::memcpy(pair, CMSG_DATA(got), sizeof pair);
+    ::close(ctl[0]);
+    ::close(ctl[1]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_EQ(status, 0);
+
+    server.adopt(pair[0]);
+    const auto told = next(pair[1]);
+    ASSERT_TRUE(told);
+    const auto in = proto::decode_incoming(*told);
+    const auto &r = std::get<proto::Reply>(std::get<proto::Incoming>(in));
+    EXPECT_EQ(failure(r).error.code, Errc::denied);
+    EXPECT_EQ(failure(r).error.message.rfind("cannot identify the caller: process " + std::to_string(child), 0), 0u)
+        << failure(r).error.message;
+    EXPECT_FALSE(next(pair[1])) << "closed";
+    EXPECT_EQ(sessions.clients(), 0u);
+    ::close(pair[1]);
+}
+
 class Outlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
@@ -321,7 +387,8 @@ protected:
           })) {}
 
     std::unique_ptr<frontend::ClientSession> open(frontend::Door door) {
-        auto s = sessions.open(door, frontend::Credentials{}, outlet);
+        // root: with max_clients 1 every slot is in root's reserve.
+        auto s = sessions.open(door, frontend::Credentials{ClientInfo{::getpid(), 0, 0, "root-app"}, {}}, outlet);
         if (auto *f = std::get_if<proto::Failure>(&s)) {
             last = *f;
             return nullptr;

@@ -324,7 +324,8 @@ TEST_F(MembershipQuota, TheDaemonsOwnGroupsAreChargedToNobody) {
     auto root = open(0, 0);
     ASSERT_FALSE(join(*root, "ff15::1").failure);
     {
-        auto own = sessions.open(Door::daemon, Credentials{}, outlet); // uid 0, as StaticGroups opens it
+        auto own = sessions.open(Door::daemon, Credentials{ClientInfo{::getpid(), 0, 0, "static-groups"}, {}},
+                                 outlet); // uid 0, as StaticGroups opens it
         auto &statics = *std::get<std::unique_ptr<frontend::ClientSession>>(own);
         for (const char *m : {"ff15::1", "ff15::2", "ff15::3", "ff15::4"})
             ASSERT_FALSE(join(statics, m).failure) << m << ": static groups have no quota";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "child_process.hpp"
 #include "front_door.hpp"
 #include "server/fd_store.hpp"
 
@@ -38,18 +39,18 @@ protected:
 
     // A client of `srv` whose end of the daemon's socket holds little, so that what the daemon
     // owes it queues in the daemon soon.
-    // `as_uid`: the peer's uid (the kernel records the creator's effective uid for a
-    // socketpair), for tests of a uid's share; needs root.
+    // `as_uid`: the peer is a child process running as that uid (the daemon checks that the
+    // peer's process runs as the uid the kernel recorded), for tests of a uid's share; needs root.
     int connect_to(server::SocketServer &srv, std::optional<uid_t> as_uid = std::nullopt) {
         int fds[2];
-        if (as_uid && ::seteuid(*as_uid) < 0)
-            throw std::system_error(errno, std::generic_category(), "seteuid");
-        const int rc = ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
-        const int saved = errno;
-        if (as_uid && ::seteuid(0) < 0)
-            throw std::system_error(errno, std::generic_category(), "seteuid back");
-        if (rc < 0)
-            throw std::system_error(saved, std::generic_category(), "socketpair");
+        if (as_uid) {
+            frontend::PeerOfUid peer = frontend::socketpair_of_uid(*as_uid);
+            fds[0] = peer.daemon_end;
+            fds[1] = peer.client_end;
+            children_.push_back(std::move(peer.child));
+        } else if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0) {
+            throw std::system_error(errno, std::generic_category(), "socketpair");
+        }
         const int small = 4096;
         ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
         ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
@@ -83,10 +84,14 @@ protected:
     ~Tenancy() override {
         for (int fd : extra_)
             ::close(fd);
+        // Each child holds copies of the earlier ones' release pipes (fork): release all first.
+        for (auto &c : children_)
+            c->release();
     }
 
 private:
     std::vector<int> extra_;
+    std::vector<std::unique_ptr<frontend::Child>> children_;
 };
 
 // ---- hello ----

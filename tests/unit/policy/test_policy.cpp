@@ -307,6 +307,56 @@ TEST(PolicyMatch, NoRuleMatchesIsDefaultDeny) {
     EXPECT_EQ(p.quotas_for(bob), Quotas{});
 }
 
+// A transport that cannot attest the caller's cgroup (a D-Bus connection older than the daemon,
+// a process that cannot be read): a decision that depends on the cgroup is refused with the
+// reason, one that does not goes on.
+TEST(PolicyMatch, AnUnattestedCgroupRefusesOnlyWhatDependsOnIt) {
+    Rule ops = rule("ops");
+    ops.gids = {kOps};
+    ops.cgroups = {"/system.slice"};
+    Rule tenant = rule("tenant-a");
+    tenant.uids = {kAlice};
+    tenant.units = {"tenant-a.slice"};
+    Rule hpc = rule("hpc");
+    hpc.gids = {kHpc};
+    Rule everyone = rule("everyone");
+    Policy p;
+    p.rules = {ops, tenant, hpc, everyone};
+    const std::vector<gid_t> in_hpc{kHpc}, in_ops{kOps}, none;
+    const char *why = "its bus connection is older than this daemon; reconnect to the bus";
+    auto unattested = [&](uid_t uid, const std::vector<gid_t> &groups) {
+        Caller c = caller(uid, kUnknownGid, groups, "");
+        c.cgroup_unattested = why;
+        return c;
+    };
+
+    // Bob in hpc: "ops" and "tenant-a" cannot match him whatever his cgroup; "hpc" decides.
+    EXPECT_EQ(p.needs_cgroup(unattested(kBob, in_hpc)), nullptr);
+    EXPECT_EQ(p.match(unattested(kBob, in_hpc))->name, "hpc");
+    EXPECT_EQ(admitted(p, unattested(kBob, in_hpc), ask("ff15::1")).rule, "hpc");
+    // A caller no rule names by id reaches the catch-all the same way.
+    EXPECT_EQ(p.match(unattested(1003, none))->name, "everyone");
+
+    // Alice: "tenant-a" would match her if her cgroup were under tenant-a.slice: refused.
+    const Caller alice = unattested(kAlice, in_hpc);
+    EXPECT_EQ(p.needs_cgroup(alice)->name, "tenant-a");
+    EXPECT_EQ(p.match(alice), nullptr);
+    const Refusal no = refused(p, alice, ask("ff15::1"));
+    expect_denied_by(no, "tenant-a");
+    EXPECT_EQ(no.error.message, std::string("cannot attest the caller's cgroup, which rule \"tenant-a\" (config "
+                                            "access.rules) matches on: ") +
+                                    why);
+    // A member of ops: the first rule already depends on it.
+    EXPECT_EQ(p.needs_cgroup(unattested(kBob, in_ops))->name, "ops");
+    // Her quotas are the defaults (no rule is hers), and the allow lists do not look at cgroups.
+    EXPECT_EQ(p.quotas_for(alice), Quotas{});
+    EXPECT_TRUE(p.admits(alice));
+
+    // Attested, the same Alice is judged by her cgroup as always.
+    EXPECT_EQ(p.match(caller(kAlice, kUsers, in_hpc, "/user.slice"))->name, "hpc");
+    EXPECT_EQ(p.match(caller(kAlice, kUsers, in_hpc, "/machine.slice/tenant-a.slice"))->name, "tenant-a");
+}
+
 // ---- MGID prefixes ----
 
 TEST(MgidPrefix, ContainsAtByteAndNonByteBoundaries) {

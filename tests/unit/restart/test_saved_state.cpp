@@ -16,6 +16,7 @@ SavedState sample() {
     st.daemon = "rdma-mcastd 0.1.0";
     st.clean = true;
     st.next_session = 9;
+    st.bus_id = "0123456789abcdef0123456789abcdef";
     McRecord rec;
     rec.mgid = gid("ff15::1");
     rec.port_gid = gid("fe80::2");
@@ -58,6 +59,7 @@ SavedState sample() {
     bus.token = std::string(32, '0');
     bus.door = SavedDoor::dbus;
     bus.bus_name = ":1.42";
+    bus.cgroup_unattested = "its bus connection is older than this daemon; reconnect to the bus";
     bus.version = 2;
     st.sessions.push_back(bus);
     return st;
@@ -98,6 +100,10 @@ TEST(SavedState, RoundTripOfRandomStates) {
             sess.id = s + 1;
             sess.token = std::string(32, "0123456789abcdef"[r32() % 16]);
             sess.who = ClientInfo{static_cast<pid_t>(r32() % 100000), r32() % 70000, r32() % 70000, "c" + std::to_string(s)};
+            if (r32() & 1) {
+                sess.door = SavedDoor::dbus;
+                sess.bus_name = ":1." + std::to_string(r32());
+            }
             for (unsigned m = 0, nm = r32() % 4; m < nm; ++m) {
                 GroupParams params;
                 if (r32() & 1)
@@ -157,6 +163,18 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
         {edited(R"("name":"job-42")", R"("name":"")"), "/sessions/0/memberships/2/name: the group name is empty"},
         {edited(R"("name":"job-42")", R"("name":7)"), "/sessions/0/memberships/2/name"},
         {edited(R"("memberships":[])", R"("memberships":7)"), "/sessions/1/memberships"},
+        {edited(R"("bus_id":"0123456789abcdef0123456789abcdef")", R"("bus_id":"0123456789ABCDEF0123456789abcdef")"),
+         "/bus_id: must be 32 lowercase hex digits"},
+        {edited(R"("bus_name":":1.42")", R"("bus_name":"1.42")"), "/sessions/1/bus_name: must be a unique bus name"},
+        {edited(R"("bus_name":":1.42")", R"("bus_name":":1..42")"), "/sessions/1/bus_name: must be a unique bus name"},
+        {edited(R"("bus_name":":1.42")", R"("bus_name":":142")"), "/sessions/1/bus_name: must be a unique bus name"},
+        {edited(R"("inode":4242)", R"("inode":4242,"bus_name":":1.7")"),
+         "/sessions/0/bus_name: is for a D-Bus session only"},
+        {edited(R"("cgroup_unattested":"its bus)", R"("cgroup":"/a.slice","cgroup_unattested":"its bus)"),
+         "/sessions/1/cgroup_unattested: is given with a cgroup"},
+        {edited(R"("cgroup_unattested":"its bus connection is older than this daemon; reconnect to the bus")",
+                R"("cgroup_unattested":"")"),
+         "/sessions/1/cgroup_unattested: is empty"},
     };
     for (const auto &c : cases) {
         const std::string why = reason_for(c.text);

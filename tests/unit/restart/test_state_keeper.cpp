@@ -143,5 +143,51 @@ TEST_F(Keeper, AnUngreetedSessionOfAnOlderDaemonIsNotTakenBackAndItsConnectionIs
     ::close(fds[1]);
 }
 
+// A D-Bus session is kept with the caller's unique name, its identity as attested (a cgroup
+// that was not attested stays so), and the bus's id; the next instance's session has them back.
+TEST_F(Keeper, ADbusSessionKeepsItsBusNameAndTheBusId) {
+    struct : frontend::SessionOutlet {
+        void membership_event(MembershipId, const MembershipEvent &) override {}
+        void disconnect(const std::string &) override {}
+    } outlet;
+    frontend::Credentials who{ClientInfo{::getpid(), 1001, kUnknownGid, "app"}, {100, 3000}};
+    who.cgroup_unattested = "its bus connection is older than this daemon; reconnect to the bus";
+    auto opened = sessions.open(frontend::Door::dbus, who, outlet);
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<frontend::ClientSession>>(opened));
+    auto &s = std::get<std::unique_ptr<frontend::ClientSession>>(opened);
+    s->set_bus_name(":1.42");
+    ASSERT_FALSE(join_now(*s, join_request("ff15::79")).failure);
+    keeper_->set_bus_id("0123456789abcdef0123456789abcdef");
+    ASSERT_TRUE(keeper_->write(true));
+
+    const auto l = on_disk();
+    ASSERT_TRUE(l.state);
+    EXPECT_EQ(l.state->bus_id, "0123456789abcdef0123456789abcdef");
+    ASSERT_EQ(l.state->sessions.size(), 1u);
+    const restart::SavedSession &saved = l.state->sessions[0];
+    EXPECT_EQ(saved.door, restart::SavedDoor::dbus);
+    EXPECT_EQ(saved.bus_name, ":1.42");
+    EXPECT_EQ(saved.who.unix_gid, kUnknownGid);
+    EXPECT_EQ(saved.groups, (std::vector<gid_t>{100, 3000}));
+    EXPECT_EQ(saved.cgroup_unattested, who.cgroup_unattested);
+    ASSERT_EQ(saved.memberships.size(), 1u);
+
+    // The next instance (here, the same front door after the session is gone).
+    const restart::SavedState state = *l.state;
+    keeper_->seal(false);
+    s.reset();
+    restart::StateKeeper next(loop, service, sessions, StateFile(dir_), "rdma-mcastd next");
+    const auto r = next.restore(state, {}, server);
+    EXPECT_EQ(r.sessions, 1u);
+    EXPECT_EQ(r.memberships, 1u);
+    const auto ids = sessions.detached_of(frontend::Door::dbus);
+    ASSERT_EQ(ids.size(), 1u);
+    auto back = sessions.take_detached(ids[0]);
+    EXPECT_EQ(back->bus_name(), ":1.42");
+    EXPECT_EQ(back->who().cgroup_unattested, who.cgroup_unattested);
+    EXPECT_EQ(back->who().who.uid, 1001u);
+    EXPECT_EQ(back->held(), 1u);
+}
+
 } // namespace
 } // namespace mcastd::test

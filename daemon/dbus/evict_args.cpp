@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+#include "dbus/evict_args.hpp"
+
+#include "common/json_check.hpp"
+
+namespace mcastd::dbus {
+
+std::variant<proto::Evict, Error> decode_evict_args(const Options &options) {
+    auto invalid = [](std::string message) { return Error{Errc::invalid_argument, std::move(message), std::nullopt}; };
+    // The request as the socket protocol would carry it; its decoder does the rest.
+    json_check::json req = json_check::json::object();
+    for (const auto &[key, value] : options) {
+        if (key == "id" || key == "op") // the socket's envelope, not an option
+            return invalid("/" + key + ": unknown key");
+        if (req.contains(key))
+            return invalid("/" + key + ": given twice");
+        std::visit([&req, &key = key](const auto &v) { req[key] = v; }, value);
+    }
+    req["id"] = 0;
+    req["op"] = "evict";
+    auto decoded = proto::decode_request(req.dump());
+    if (auto *bad = std::get_if<proto::BadRequest>(&decoded))
+        return invalid(bad->failure.error.message);
+    return std::get<proto::Evict>(std::get<proto::RequestEnvelope>(decoded).request);
+}
+
+} // namespace mcastd::dbus

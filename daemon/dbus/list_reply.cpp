@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+#include "dbus/list_reply.hpp"
+
+#include <string>
+
+#include "common/utf8.hpp"
+#include "dbus/wire.hpp"
+
+namespace mcastd::dbus {
+
+namespace {
+
+template <class T> int basic(sd_bus_message *m, const char *key, char type, T v) {
+    const char sig[2] = {type, '\0'};
+    return append_entry(m, key, sig, [&] { return sd_bus_message_append_basic(m, type, &v); });
+}
+
+int text(sd_bus_message *m, const char *key, std::string_view s) {
+    const std::string valid = valid_utf8(s);
+    return append_entry(m, key, "s", [&] { return sd_bus_message_append_basic(m, 's', valid.c_str()); });
+}
+
+int flag(sd_bus_message *m, const char *key, bool b) { return basic(m, key, 'b', int{b}); }
+
+int names(sd_bus_message *m, const char *key, std::uint8_t bits) {
+    return append_entry(m, key, "as", [&] { return append_join_state_names(m, bits); });
+}
+
+int member(sd_bus_message *m, const proto::MemberInfo &mem) {
+    int r = sd_bus_message_open_container(m, 'a', "{sv}");
+    if (r >= 0) r = basic(m, "membership", 't', std::uint64_t{mem.membership});
+    if (r >= 0) r = text(m, "join_state", join_state_name(mem.join_state));
+    if (r >= 0) r = text(m, "state", mem.state);
+    if (r >= 0) r = basic(m, "pid", 'u', static_cast<std::uint32_t>(mem.pid));
+    if (r >= 0) r = basic(m, "uid", 'u', static_cast<std::uint32_t>(mem.uid));
+    if (r >= 0) r = text(m, "comm", mem.comm);
+    if (r >= 0) r = text(m, "rule", mem.rule);
+    if (r >= 0) r = flag(m, "created", mem.created);
+    if (r >= 0 && !mem.flagged.empty()) r = text(m, "flagged", mem.flagged);
+    if (r >= 0 && !mem.name.empty()) r = text(m, "name", mem.name);
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int group(sd_bus_message *m, const proto::PortGroups &p, const proto::GroupInfo &g) {
+    int r = sd_bus_message_open_container(m, 'a', "{sv}");
+    if (r >= 0) r = text(m, "device", p.device);
+    if (r >= 0) r = basic(m, "port", 'q', std::uint16_t{p.port});
+    if (r >= 0) r = text(m, "port_gid", format_gid(p.port_gid));
+    if (r >= 0) r = text(m, "mgid", format_gid(g.mgid));
+    if (r >= 0) r = basic(m, "mlid", 'q', g.mlid);
+    if (r >= 0) r = basic(m, "qkey", 'u', g.qkey);
+    if (r >= 0) r = flag(m, "busy", g.busy);
+    if (r >= 0) r = names(m, "held", g.held);
+    if (r >= 0) r = names(m, "foreign", g.foreign);
+    if (r >= 0)
+        r = append_entry(m, "counts", "a{su}", [&] {
+            int k = sd_bus_message_open_container(m, 'a', "{su}");
+            for (std::size_t i = 0; k >= 0 && i < g.counts.size(); ++i)
+                k = sd_bus_message_append(m, "{su}", join_state_name(static_cast<std::uint8_t>(1u << i)).c_str(),
+                                          g.counts[i]);
+            if (k >= 0) k = sd_bus_message_close_container(m);
+            return k;
+        });
+    if (r >= 0)
+        r = append_entry(m, "members", "aa{sv}", [&] {
+            int k = sd_bus_message_open_container(m, 'a', "a{sv}");
+            for (const auto &mem : g.members)
+                if (k >= 0)
+                    k = member(m, mem);
+            if (k >= 0) k = sd_bus_message_close_container(m);
+            return k;
+        });
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+} // namespace
+
+int append_groups_v1(sd_bus_message *m, const proto::ListResult &list) {
+    int r = sd_bus_message_open_container(m, 'a', "(sqsquasasa(tssuus))");
+    for (const auto &p : list.ports)
+        for (const auto &g : p.groups) {
+            const std::string mgid = format_gid(g.mgid);
+            if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sqsquasasa(tssuus)");
+            if (r >= 0) r = sd_bus_message_append(m, "sqsqu", p.device.c_str(), std::uint16_t{p.port}, mgid.c_str(),
+                                                  g.mlid, g.qkey);
+            if (r >= 0) r = append_join_state_names(m, g.held);
+            if (r >= 0) r = append_join_state_names(m, g.foreign);
+            if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(tssuus)");
+            for (const auto &mem : g.members)
+                if (r >= 0)
+                    r = sd_bus_message_append(m, "(tssuus)", std::uint64_t{mem.membership},
+                                              join_state_name(mem.join_state).c_str(), mem.state.c_str(),
+                                              static_cast<std::uint32_t>(mem.pid), static_cast<std::uint32_t>(mem.uid),
+                                              valid_utf8(mem.comm).c_str());
+            if (r >= 0) r = sd_bus_message_close_container(m);
+            if (r >= 0) r = sd_bus_message_close_container(m);
+        }
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+int append_groups(sd_bus_message *m, const proto::ListResult &list) {
+    int r = sd_bus_message_open_container(m, 'a', "a{sv}");
+    for (const auto &p : list.ports)
+        for (const auto &g : p.groups)
+            if (r >= 0)
+                r = group(m, p, g);
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r;
+}
+
+} // namespace mcastd::dbus
