@@ -227,19 +227,6 @@ void sweep_leftovers(const fs::path &cgroup_parent) {
             fs::remove(e.path(), ec);
 }
 
-// Waits for `p` (stopping it after `timeout`) and collects what it said.
-RunResult finish(sim::Process &p, std::chrono::milliseconds timeout) {
-    RunResult r;
-    const auto code = p.wait(timeout);
-    if (!code)
-        p.stop(2s);
-    else if (*code < 128)
-        r.exit_code = *code;
-    r.out = p.read_all(0ms);
-    r.err = p.stderr_text();
-    return r;
-}
-
 } // namespace
 
 struct Lab::Impl {
@@ -456,7 +443,7 @@ struct Lab::Impl {
 
     sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
         sim::Process p = spawn(std::move(argv), "Lab::run");
-        return finish(p, timeout);
+        return sim::finish(p, timeout);
     }
 
     std::string teardown() {
@@ -529,7 +516,7 @@ std::optional<std::string> Lab::unavailable(Root root) {
 
 RunResult host_run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
     sim::Process p(sim::Process::Options{.argv = std::move(argv), .cwd = "/"});
-    return finish(p, timeout);
+    return sim::finish(p, timeout);
 }
 
 Lab::Lab() : Lab(Options{}) {}
