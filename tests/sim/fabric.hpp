@@ -104,6 +104,11 @@ std::optional<std::filesystem::path> find_tool(const std::string &name);
 // what is global to the machine: abstract sockets, network namespaces.
 std::string unique_name(const std::string &prefix);
 
+// True when `name` is `prefix`, a pid, then anything but a digit (unique_name("P") makes
+// "P-<pid>-..." for the prefix "P-"), and no process has that pid any more: what a test that
+// was killed before its teardown left behind.
+bool left_by_dead_process(const std::string &name, const std::string &prefix);
+
 // A new directory $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR), mode 0700; throws with errno.
 std::filesystem::path make_scratch_dir(const std::string &prefix);
 

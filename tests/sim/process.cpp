@@ -567,6 +567,17 @@ std::string unique_name(const std::string &prefix) {
     return s.str();
 }
 
+bool left_by_dead_process(const std::string &name, const std::string &prefix) {
+    if (!name.starts_with(prefix))
+        return false;
+    const std::string rest = name.substr(prefix.size());
+    const auto end = rest.find_first_not_of("0123456789");
+    if (end == 0 || end > 9) // no pid, or more digits than a pid has
+        return false;
+    const auto pid = static_cast<pid_t>(std::stol(rest.substr(0, end)));
+    return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
+}
+
 std::filesystem::path make_scratch_dir(const std::string &prefix) {
     const char *tmp = std::getenv("TMPDIR");
     std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
