@@ -163,6 +163,7 @@ TEST(EthernetBed, ComesUpAsDescribedAndLeavesNothing) {
     if (auto why = EthernetBed::unavailable())
         GTEST_SKIP() << *why;
     const auto test_links_before = link_names(json::parse(run_here({"ip", "-j", "link", "show"}).out));
+    const std::string test_dad_before = run_here({"sysctl", "-n", "net.ipv6.conf.default.accept_dad"}).out;
     std::vector<std::string> names;
     std::map<ino_t, std::uint64_t> namespaces; // inode -> cookie, while they exist
     fs::path scratch;
@@ -208,6 +209,9 @@ TEST(EthernetBed, ComesUpAsDescribedAndLeavesNothing) {
                     has_v4 = has_v4 || (a.at("local") == bed.ipv4(i) && a.at("prefixlen") == 24);
                 EXPECT_TRUE(has_v4) << l.dump();
             }
+            // No duplicate address detection in the bed's namespaces (doc §2), only there.
+            const RunResult dad = bed.run_on(i, {"sysctl", "-n", "net.ipv6.conf." + bed.ifname(i) + ".accept_dad"});
+            EXPECT_EQ(dad.out, "0\n") << dad.err;
             const json routes = run_json(bed, i, {"ip", "-j", "route", "show", "224.0.0.0/4"});
             ASSERT_EQ(routes.size(), 1u) << routes.dump();
             EXPECT_EQ(routes.at(0).at("dev"), bed.ifname(i));
@@ -229,6 +233,7 @@ TEST(EthernetBed, ComesUpAsDescribedAndLeavesNothing) {
     EXPECT_FALSE(fs::exists("/proc/" + std::to_string(member_pid))) << "member pid " << member_pid;
     EXPECT_FALSE(fs::exists(scratch));
     EXPECT_EQ(link_names(json::parse(run_here({"ip", "-j", "link", "show"}).out)), test_links_before);
+    EXPECT_EQ(run_here({"sysctl", "-n", "net.ipv6.conf.default.accept_dad"}).out, test_dad_before);
 }
 
 // A test killed before its teardown leaves its namespaces and scratch directory behind (its
