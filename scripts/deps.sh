@@ -9,6 +9,7 @@ MCASTD_PACKAGES=(
     groff-base  # the man page lint in the library's install test
     dbus-daemon  # tests/system/dbus: a private bus
     systemd      # busctl, systemd-analyze, systemd-socket-activate, systemd-journald, journalctl
+    iproute2     # ip, bridge: the Ethernet bed (tests/ethernet)
 )
 
 mcastd_install_deps() {
