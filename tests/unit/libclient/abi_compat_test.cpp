@@ -187,11 +187,12 @@ TEST(AbiCompat, ATodaysProgramDoesNotLoadOnALibraryOlderThan15) {
     EXPECT_NE(r.err.find("version `RDMAMCAST_1.5' not found"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_TRUE(d.requests().empty());
-    // The 0.1.0 program needs no node the stand-in lacks: it starts, and stops at its first
-    // call, since the stand-in has the nodes but not the functions.
+    // The 0.1.0 program needs no node the stand-in lacks: it gets past the version check, and
+    // stops at a function the stand-in does not have (its first call, or at load when linked
+    // with -z now, as Debian's hardening does).
     const Finished old = probe(ABI_PROBE_0_1_0, d, ABI_OLDER_LIBRARY_DIR);
     EXPECT_EQ(old.err.find("not found"), std::string::npos) << old.err;
-    EXPECT_NE(old.err.find("undefined symbol: rdmamcast_connect"), std::string::npos) << old.err;
+    EXPECT_NE(old.err.find("undefined symbol: rdmamcast_"), std::string::npos) << old.err;
 }
 
 // ---- the sizes a program passes ----
