@@ -630,9 +630,16 @@ FakeDaemon::Handler views() {
             // Port 1's SA window; port 2's has had no answer yet; mlx5_1 has none.
             st.ports[0].sa = proto::SaCongestion{16, false, 0.41, 300};
             st.ports[1].sa = proto::SaCongestion{3.5, true, std::nullopt, std::nullopt};
-            st.users.push_back({0, "root", 1, 0, 0, 0, 0});
-            st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1});
-            st.users.push_back({4242, "", 2, 4096, 0, 64, 0});
+            st.users.push_back({0, "root", 1, 0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 1, 256, 0, 0});
+            st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1, 1, 256, 0, 4, 512, 8388608, 2, 256, 199.5, 50});
+            st.users.push_back({4242, "", 2, 4096, 0, 64, 0, 1, 256, 1, 4, 0, 8388608, 1, 256, -2, 50});
+            st.ports[0].memberships = {6, 1, 0, 2};
+            st.ports[0].rejoins = 3;
+            st.ports[1].rejoins = 1;
+            st.counters.restored = 14;
+            st.counters.lost = 7;
+            st.refused = {{"access.allow_uids,access.allow_gids", 0}, {"access.rules", 2},
+                          {"limits.hello_timeout_ms", 11}};
             s.reply(env.id, st);
             return true;
         }
@@ -753,7 +760,17 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_EQ(j["ports"].at(1)["max_groups"], 1024);
     ASSERT_EQ(j["users"].size(), 3u);
     EXPECT_EQ(j["users"].at(1), json::parse(R"({"uid": 1000, "user": "alice", "memberships": 3,
-        "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1})"));
+        "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1,
+        "clients": 1, "clients_quota": 256, "monitors": 0, "monitors_quota": 4, "queued_bytes": 512,
+        "queued_bytes_quota": 8388608, "groups_per_port": 2, "groups_per_port_quota": 256,
+        "sa_tokens": 199.5, "sa_mads_per_second": 50})"));
+    EXPECT_EQ(j["ports"].at(0)["memberships"], json::parse(R"({"full": 6, "nonmember": 1,
+        "sendonly-nonmember": 0, "sendonly-full": 2})"));
+    EXPECT_EQ(j["ports"].at(0)["rejoins"], 3);
+    EXPECT_EQ(j["counters"]["restored"], 14);
+    EXPECT_EQ(j["counters"]["lost"], 7);
+    EXPECT_EQ(j["refused"], json::parse(R"({"access.allow_uids,access.allow_gids": 0,
+        "access.rules": 2, "limits.hello_timeout_ms": 11})"));
     EXPECT_EQ(j["ports"].at(0)["sa"],
               json::parse(R"({"window": 16, "slow_start": false, "srtt_ms": 0.41, "timeout_ms": 300})"));
     EXPECT_EQ(j["ports"].at(1)["sa"], json::parse(R"({"window": 3.5, "slow_start": true,
@@ -783,20 +800,39 @@ TEST(CtlStatus, HumanShowsEachUsersShareAndEachPortsCap) {
     EXPECT_NE(h.out.find("100 Gb/s  -     2/1024"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("100 Gb/s  4096  4 "), std::string::npos) << h.out;
     // Users after the ports, before the counters; no quota shows the bare count.
-    const auto users = h.out.find("UID   USER   MEMBERSHIPS  CREATED  FLAGGED\n"
-                                  "0     root   1            0        0\n"
-                                  "1000  alice  3/4096       1/64     1\n"
-                                  "4242  -      2/4096       0/64     0\n");
+    const auto users = h.out.find(
+        "UID   USER   MEMBERSHIPS  CREATED  GROUPS/PORT  CLIENTS  MONITORS  QUEUED       SA_TOKENS   FLAGGED\n"
+        "0     root   1            0        1/256        2        1         0            -           0\n"
+        "1000  alice  3/4096       1/64     2/256        1/256    0/4       512/8388608  200 (50/s)  1\n"
+        "4242  -      2/4096       0/64     1/256        1/256    1/4       0/8388608    -2 (50/s)   0\n");
     ASSERT_NE(users, std::string::npos) << h.out;
     EXPECT_LT(h.out.find("SM_GUID"), users);
     EXPECT_GT(h.out.find("SA MADs sent"), users);
+}
+
+TEST(CtlStatus, HumanShowsEachPortsMembershipsByJoinStateTheRefusalsAndTheEvents) {
+    FakeDaemon d(views());
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    const auto memberships = h.out.find("DEVICE  PORT  FULL  NONMEMBER  SENDONLY-NONMEMBER  SENDONLY-FULL\n"
+                                        "mlx5_0  1     6     1          0                   2\n"
+                                        "mlx5_0  2     0     0          0                   0\n");
+    ASSERT_NE(memberships, std::string::npos) << h.out;
+    // The reasons refused at all, after the users and before the counters.
+    const auto refused = h.out.find("REFUSED  REASON\n"
+                                    "2        access.rules\n"
+                                    "11       limits.hello_timeout_ms\n\n");
+    ASSERT_NE(refused, std::string::npos) << h.out;
+    EXPECT_LT(h.out.find("UID"), refused);
+    EXPECT_GT(h.out.find("SA MADs sent"), refused);
+    EXPECT_NE(h.out.find("restored events         14\nlost events             7\n"), std::string::npos) << h.out;
 }
 
 TEST(CtlStatus, AnOlderDaemonHasNoUsers) {
     FakeDaemon d; // its default status: no ports, no users
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
-    EXPECT_NE(h.out.find("no ports\n\nno users\n"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("no ports\n\nno users\n\nnothing refused\n"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("SA amplification        -\n"), std::string::npos) << h.out; // none ended
 }
 
@@ -810,7 +846,7 @@ TEST(CtlStatus, HumanShowsEachPortsSaWindowAndTheSaCounters) {
                                "mlx5_0  2     3.5 (slow start)  -        -\n\n");
     ASSERT_NE(sa, std::string::npos) << h.out;
     EXPECT_LT(h.out.find("SM_GUID"), sa);
-    EXPECT_EQ(h.out.find("mlx5_1  1", sa), std::string::npos) << h.out;
+    EXPECT_EQ(h.out.substr(sa, h.out.find("\n\n", sa) - sa).find("mlx5_1  1"), std::string::npos) << h.out;
     // The SA counters with the others, after the users.
     const auto counters = h.out.find("SA bounces              0\n"
                                      "SA answers              9\n"
@@ -909,14 +945,14 @@ TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {
     ASSERT_EQ(h.exit_code, 0) << h.err;
     EXPECT_NE(h.out.find("RATE      MTU   GROUPS"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("100 Gb/s  4096  4"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("DEVICE  PORT  SM_LID  SM_GUID             SM_ACT_COUNT  REJOINED   "
+    EXPECT_NE(h.out.find("DEVICE  PORT  SM_LID  SM_GUID             SM_ACT_COUNT  REJOINS  REJOINED   "
                          "DURATION  GROUPS  REASON\n"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("mlx5_0  1     1       0x0002c90300000001  5123          5m10s ago  "
+    EXPECT_NE(h.out.find("mlx5_0  1     1       0x0002c90300000001  5123          3        5m10s ago  "
                          "0.420 s   4       SM changed\n"), std::string::npos) << h.out;
     // Unknown SM, a re-join under way, and none ever.
-    EXPECT_NE(h.out.find("mlx5_0  2     1       -                   -             3.2 s ago  "
+    EXPECT_NE(h.out.find("mlx5_0  2     1       -                   -             1        3.2 s ago  "
                          "running   2       port active again\n"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("mlx5_1  1     0       -                   -             never      "
+    EXPECT_NE(h.out.find("mlx5_1  1     0       -                   -             0        never      "
                          "-         -       -\n"), std::string::npos) << h.out;
 }
 
