@@ -3,10 +3,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "client_testing.hpp"
+#include "metrics.hpp"
 #include "process.hpp"
 
 namespace {
@@ -75,7 +79,7 @@ TEST(CtlUsage, HelpAndVersion) {
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("Usage: rdma-mcastctl"), std::string::npos);
     EXPECT_NE(r.out.find("Exit status"), std::string::npos);
-    for (const char *cmd : {"join", "list", "status", "monitor", "evict"}) {
+    for (const char *cmd : {"join", "list", "status", "monitor", "evict", "metrics"}) {
         auto h = run({kCtl, cmd, "--help"});
         EXPECT_EQ(h.exit_code, 0) << cmd;
         EXPECT_NE(h.out.find(std::string("Usage: rdma-mcastctl ") + cmd), std::string::npos)
@@ -875,6 +879,91 @@ TEST(CtlStatus, NoPortWithASaWindowShowsNoSaTable) {
     auto r = ctl(d, {"--json", "status"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(json::parse(r.out)["ports"].at(0).contains("sa"));
+}
+
+// ---- metrics ----
+
+TEST(CtlMetrics, PrintsTheStatusAsPrometheusTextWithUpOne) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"metrics"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("# HELP rdma_mcastd_up ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_up 1\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_port_memberships{device=\"mlx5_0\",port=\"1\",join_state=\"full\"} 6\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_user_quota{uid=\"1000\",user=\"alice\",resource=\"queued_bytes\"} 8388608\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_refusals_total{reason=\"limits.hello_timeout_ms\"} 11\n"), std::string::npos)
+        << r.out;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+// A scratch directory for --output, removed with everything in it.
+struct Scratch {
+    Scratch() {
+        char tmpl[] = "/tmp/mcastctl-out-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+    }
+    ~Scratch() { std::filesystem::remove_all(dir); }
+    std::vector<std::string> entries() const {
+        std::vector<std::string> out;
+        for (const auto &e : std::filesystem::directory_iterator(dir))
+            out.push_back(e.path().filename());
+        return out;
+    }
+    std::string read(const std::string &name) const {
+        std::ifstream f(dir + "/" + name);
+        std::stringstream b;
+        b << f.rdbuf();
+        return b.str();
+    }
+    std::string dir;
+};
+
+TEST(CtlMetrics, OutputWritesTheFileWholeAndNothingElse) {
+    FakeDaemon d(views());
+    Scratch out;
+    const std::string file = out.dir + "/rdma-mcastd.prom";
+    auto r = ctl(d, {"metrics", "--output", file});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(out.entries(), std::vector<std::string>{"rdma-mcastd.prom"}) << "no temporary left";
+    EXPECT_EQ(out.read("rdma-mcastd.prom"), ctl(d, {"metrics"}).out);
+}
+
+TEST(CtlMetrics, ADaemonThatCannotBeAskedIsUpZeroWithTheExitStatusOfWhy) {
+    Scratch out;
+    const std::string file = out.dir + "/rdma-mcastd.prom";
+    auto r = run({kCtl, "--socket", out.dir + "/no-daemon.sock", "metrics", "--output", file});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("rdma-mcastctl: metrics: "), std::string::npos) << r.err;
+    EXPECT_EQ(out.read("rdma-mcastd.prom"), ctl::metrics_unreachable_text());
+    auto printed = run({kCtl, "--socket", out.dir + "/no-daemon.sock", "metrics"});
+    EXPECT_EQ(printed.exit_code, 3);
+    EXPECT_EQ(printed.out, ctl::metrics_unreachable_text());
+    // A daemon that refuses the caller is up to nobody either: 0, and exit status 4.
+    FakeDaemon refusing([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        s.fail(env.id, mcastd::Errc::denied, "uid 1000 may not use rdma-mcastd");
+        return true;
+    });
+    auto denied = ctl(refusing, {"metrics"});
+    EXPECT_EQ(denied.exit_code, 4) << denied.err;
+    EXPECT_EQ(denied.out, ctl::metrics_unreachable_text());
+}
+
+TEST(CtlMetrics, JsonAndAnEmptyOutputAreUsageErrors) {
+    auto r = run({kCtl, "--json", "metrics"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--json does not apply"), std::string::npos) << r.err;
+    r = run({kCtl, "metrics", "--output", ""});
+    EXPECT_EQ(r.exit_code, 2);
+    r = run({kCtl, "metrics", "--output"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--output needs a value"), std::string::npos) << r.err;
 }
 
 // ---- evict ----
