@@ -319,7 +319,8 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
     const RunResult upgraded = install(newer);
     ASSERT_EQ(upgraded.exit_code, 0) << said(upgraded);
     std::printf("[ figures ] dpkg -i of the newer packages: %lld ms\n", ms(Clock::now() - u0));
-    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s));
+    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s)) << said(upgraded)
+                                                                                           << lab->journal();
     EXPECT_NE(main_pid(), pid_before_upgrade) << "the upgrade did not restart the daemon";
     const RunResult version = lab->run({"dpkg-query", "-W", "-f", "${Version}", "rdma-mcastd"});
     EXPECT_NE(version.out.find("+labupgrade1"), std::string::npos) << said(version);
