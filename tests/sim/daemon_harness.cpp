@@ -2,6 +2,7 @@
 #include "sim/daemon_harness.hpp"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -43,22 +44,48 @@ NotifySocket::NotifySocket(std::filesystem::path path) : path_(std::move(path)) 
     std::filesystem::remove(path_);
     if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr *>(&a), sizeof a) < 0)
         throw std::system_error(errno, std::generic_category(), "notify socket " + path_.string());
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+    if (stop_fd_ < 0)
+        throw std::system_error(errno, std::generic_category(), "eventfd");
+    drainer_ = std::thread([this] { drain(); });
 }
 
 NotifySocket::~NotifySocket() {
+    const std::uint64_t one = 1;
+    (void)!::write(stop_fd_, &one, sizeof one);
+    drainer_.join();
+    ::close(stop_fd_);
     ::close(fd_);
     std::error_code ec;
     std::filesystem::remove(path_, ec);
 }
 
+void NotifySocket::drain() {
+    for (;;) {
+        pollfd p[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+        if (::poll(p, 2, -1) < 0 && errno != EINTR)
+            return;
+        if (p[1].revents)
+            return;
+        if (!(p[0].revents & POLLIN))
+            continue;
+        char buf[4096];
+        const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n < 0)
+            continue;
+        std::lock_guard lock(mu_);
+        received_.emplace_back(buf, static_cast<std::size_t>(n));
+        arrived_.notify_all();
+    }
+}
+
 std::optional<std::string> NotifySocket::next(std::chrono::milliseconds timeout) {
-    if (!readable(fd_, timeout))
+    std::unique_lock lock(mu_);
+    if (!arrived_.wait_for(lock, timeout, [&] { return !received_.empty(); }))
         return std::nullopt;
-    char buf[4096];
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n < 0)
-        return std::nullopt;
-    return std::string(buf, static_cast<std::size_t>(n));
+    std::string msg = std::move(received_.front());
+    received_.pop_front();
+    return msg;
 }
 
 std::optional<std::string> NotifySocket::wait_for(const std::string &line, std::chrono::milliseconds timeout) {

@@ -6,6 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <thread>
+#include <mutex>
+#include <deque>
+#include <condition_variable>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +20,10 @@
 namespace mcastd::sim {
 
 // A datagram socket that collects sd_notify messages ("READY=1\nSTATUS=...").
+//
+// A thread reads every datagram as it arrives, as a service manager does: sd_notify() blocks
+// once ten datagrams (net.unix.max_dgram_qlen) wait unread, and a daemon whose status changes
+// more often than the test asks for them would otherwise hang in it.
 class NotifySocket {
 public:
     explicit NotifySocket(std::filesystem::path path);
@@ -30,8 +38,15 @@ public:
     std::optional<std::string> wait_for(const std::string &line, std::chrono::milliseconds timeout);
 
 private:
+    void drain();
+
     std::filesystem::path path_;
     int fd_ = -1;
+    int stop_fd_ = -1; // eventfd: wakes the drain thread to end
+    std::mutex mu_;
+    std::condition_variable arrived_;
+    std::deque<std::string> received_; // under mu_
+    std::thread drainer_;
 };
 
 // A raw client connection: sends bytes, receives whole messages. No codec, so the tests can

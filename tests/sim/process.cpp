@@ -18,11 +18,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 extern char **environ;
 
@@ -575,10 +577,20 @@ std::string thread_states(pid_t pid) {
         // stat: "tid (comm) S ..."; the name may hold spaces, the state follows its ')'.
         const std::string stat = first_line(task.path() / "stat");
         const auto close = stat.rfind(')');
-        const std::string state = close != std::string::npos && close + 2 < stat.size() ? stat.substr(close + 2, 1) : "?";
+        std::string state = "?", utime = "?", stime = "?";
+        if (close != std::string::npos) {
+            // After ')': state (field 3) ... utime (14), stime (15).
+            std::istringstream f(stat.substr(close + 2));
+            std::vector<std::string> fields{std::istream_iterator<std::string>(f), {}};
+            if (fields.size() > 12) {
+                state = fields[0];
+                utime = fields[11];
+                stime = fields[12];
+            }
+        }
         out += "  " + task.path().filename().string() + " " + first_line(task.path() / "comm") + " " + state +
-               " wchan=" + first_line(task.path() / "wchan") + " syscall=" + first_line(task.path() / "syscall") +
-               "\n";
+               " utime=" + utime + " stime=" + stime + " wchan=" + first_line(task.path() / "wchan") +
+               " syscall=" + first_line(task.path() / "syscall") + "\n";
     }
     return out.empty() ? "  (no such process)\n" : out;
 }
