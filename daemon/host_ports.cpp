@@ -134,19 +134,11 @@ void HostPorts::open_ports() {
 // Verbs async events exist on real hardware only (none under the simulator).
 void HostPorts::watch_verbs() {
     port::VerbsEvents::Hooks hooks;
-    hooks.lookup = [this](std::string_view dev, std::uint8_t num) -> std::optional<PortIndex> {
-        const auto &ports = service_->ports();
-        for (PortIndex i = 0; i < ports.size(); ++i)
-            if (ports[i].device == dev && ports[i].port_num == num)
-                return i;
-        return std::nullopt;
-    };
+    hooks.lookup = [this](std::string_view dev, std::uint8_t num) { return service_->ports().find(dev, num); };
     hooks.on_event = [this](PortIndex port, port::VerbsEvent ev) { poller_.on_verbs_event(port, ev); };
     hooks.on_fatal = [this](const std::string &dev) {
-        const auto &ports = service_->ports();
-        for (PortIndex i = 0; i < ports.size(); ++i)
-            if (ports[i].device == dev)
-                service_->port_usable(i, false, dev + " reported a fatal error");
+        for (PortIndex i : service_->ports().of_device(dev))
+            service_->port_usable(i, false, dev + " reported a fatal error");
     };
     hooks.note = [](const port::Note &n) { spdlog::info("verbs: {}", n.text); };
     verbs_ = std::make_unique<port::VerbsEvents>(loop_, std::move(hooks));
@@ -156,7 +148,7 @@ void HostPorts::watch_verbs() {
 void HostPorts::refresh_port(PortIndex port, std::function<void()> done) { poller_.poll_now(port, std::move(done)); }
 
 void HostPorts::route_sa(PortIndex port) {
-    const port::PortAttributes &p = service_->ports().at(port);
+    const port::PortAttributes &p = service_->ports().at(port).attributes;
     if (p.sm_lid)
         txns_.set_sa_address(port, sa_address_of(p));
     else

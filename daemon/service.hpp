@@ -17,6 +17,7 @@
 #include "core/engine.hpp"
 #include "port/port_attributes.hpp"
 #include "port/port_events.hpp"
+#include "port/port_registry.hpp"
 
 namespace mcastd {
 
@@ -44,17 +45,10 @@ public:
 
     // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
-    const std::vector<port::PortAttributes> &ports() const { return ports_; }
-    // The master SM as last seen on a port (SMInfoRecord), for status.
-    struct SmView {
-        std::uint16_t lid = 0;
-        std::uint64_t guid = 0;
-        std::uint32_t act_count = 0;
-        bool known = false;
-    };
-    const SmView &sm(PortIndex port) const { return sms_.at(port); }
+    // Every port served, with its facts: the one place every layer looks ports up (find).
+    const port::PortRegistry &ports() const { return ports_; }
     // A port's new P_Key table (the SA's P_Key index comes from it).
-    void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) { ports_.at(port).pkeys = std::move(pkeys); }
+    void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) { ports_.set_pkeys(port, std::move(pkeys)); }
     // Where the SA counters for `status` come from.
     void set_sa_counters(std::function<SaCounters()> fn) { sa_counters_ = std::move(fn); }
     SaCounters sa_counters() const { return sa_counters_ ? sa_counters_() : SaCounters{}; }
@@ -104,8 +98,6 @@ public:
 
     // ---- adoption after a restart (engine.hpp) ----
 
-    // The index of `device`/`port`, if the service has it.
-    std::optional<PortIndex> find_port(const std::string &device, std::uint8_t port) const;
     void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
                      const std::optional<McRecord> &record) {
         engine_.adopt_group(port, mgid, held, unsure, record);
@@ -168,10 +160,9 @@ private:
         TxnId muted_ids = 0;
     };
 
-    SaTap tap_; // before engine_, which uses it
+    SaTap tap_;                // before engine_, which uses it
+    port::PortRegistry ports_; // before engine_, which asks it
     Engine engine_;
-    std::vector<port::PortAttributes> ports_; // index = PortIndex
-    std::vector<SmView> sms_;                 // index = PortIndex
     std::unordered_map<ClientId, MembershipEventSink *> sinks_;
     std::vector<EngineObserver> observers_;
     std::function<void()> changed_;

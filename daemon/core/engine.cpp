@@ -5,9 +5,9 @@
 #include "core/engine.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <variant>
 
-#include "common/port_name.hpp"
 #include "core/engine_state.hpp"
 #include "core/group_read.hpp"
 #include "core/join_rules.hpp"
@@ -19,8 +19,8 @@ namespace mcastd {
 using namespace core;
 
 struct Engine::Impl {
-    Impl(EngineConfig cfg, SaService &sa, Timers &timers)
-        : state(std::move(cfg), sa, timers), book(state), machine(state, book, rejoiner),
+    Impl(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers)
+        : state(std::move(cfg), ports, sa, timers), book(state), machine(state, book, rejoiner),
           rejoiner(state, book, machine) {}
 
     ~Impl() {
@@ -34,33 +34,6 @@ struct Engine::Impl {
     MemberBook book;
     GroupMachine machine; // holds a reference to `rejoiner`, used only once both exist
     PortRejoiner rejoiner;
-
-    // The port a request names, or the error that names what exists.
-    std::variant<PortIndex, Error> find_port(const JoinRequest &req) const {
-        const auto &ports = state.ports;
-        bool device_known = false;
-        std::string known_ports;
-        for (PortIndex pi = 0; pi < ports.size(); ++pi) {
-            if (ports[pi].device != req.device)
-                continue;
-            device_known = true;
-            if (ports[pi].num == req.port)
-                return pi;
-            known_ports += (known_ports.empty() ? "" : ", ") + std::to_string(ports[pi].num);
-        }
-        if (!device_known) {
-            std::string names;
-            for (const Port &p : ports)
-                if (names.find(p.device) == std::string::npos)
-                    names += (names.empty() ? "" : ", ") + p.device;
-            return Error{Errc::no_such_device,
-                         "no InfiniBand device '" + req.device + "' (devices: " + (names.empty() ? "none" : names) +
-                             ")",
-                         {}};
-        }
-        return Error{Errc::no_such_port,
-                     req.device + " has no port " + std::to_string(req.port) + " (ports: " + known_ports + ")", {}};
-    }
 
     // The group a join goes to: the port's group of that MGID, or a new one (MGID 0 always
     // makes a new one: the SA assigns its MGID).
@@ -88,13 +61,12 @@ struct Engine::Impl {
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
         if (auto err = validate_request(req, state.cfg))
             return book.refuse(std::move(done), std::move(*err));
-        auto found = find_port(req);
-        if (auto *err = std::get_if<Error>(&found))
-            return book.refuse(std::move(done), std::move(*err));
-        const PortIndex pi = std::get<PortIndex>(found);
-        if (!state.ports[pi].active)
-            return book.refuse(std::move(done),
-                               Error{Errc::port_not_active, state.ports[pi].name + " is not active", {}});
+        const auto found = state.facts.find(req.device, req.port);
+        if (!found || *found >= state.ports.size())
+            return book.refuse(std::move(done), state.facts.not_found(req.device, req.port));
+        const PortIndex pi = *found;
+        if (!state.usable(pi))
+            return book.refuse(std::move(done), Error{Errc::port_not_active, state.name(pi) + " is not active", {}});
         Group &g = group_for(pi, req);
         const MembershipId id = book.enqueue(client, g, req, std::move(done));
         state.members.at(id).gates = std::move(gates);
@@ -126,8 +98,8 @@ std::string describe(const EngineNote &n, const std::string &port) {
 
 // ---- public interface ----
 
-Engine::Engine(EngineConfig cfg, SaService &sa, Timers &timers)
-    : impl_(std::make_unique<Impl>(std::move(cfg), sa, timers)) {}
+Engine::Engine(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers)
+    : impl_(std::make_unique<Impl>(std::move(cfg), ports, sa, timers)) {}
 
 Engine::~Engine() = default;
 
@@ -138,21 +110,18 @@ void Engine::set_state_lost_listener(std::function<void(PortIndex)> fn) {
 }
 void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
 
-PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active) {
-    Port p;
-    p.name = port_name(device, port);
-    p.device = std::move(device);
-    p.num = port;
-    p.port_gid = port_gid;
-    p.active = active;
-    impl_->state.ports.push_back(std::move(p));
-    return static_cast<PortIndex>(impl_->state.ports.size() - 1);
+void Engine::add_port(PortIndex port) {
+    auto &ports = impl_->state.ports;
+    if (port != ports.size())
+        throw std::logic_error("engine: port " + std::to_string(port) + " added out of order (next is " +
+                               std::to_string(ports.size()) + ")");
+    ports.emplace_back();
 }
 
-void Engine::set_port_active(PortIndex port, bool active, const std::string &why) {
+void Engine::port_usable_changed(PortIndex port, const std::string &why) {
     Entry e(impl_->state);
     impl_->state.ports.at(port);
-    impl_->rejoiner.set_active(port, active, why);
+    impl_->rejoiner.usable_changed(port, why);
 }
 
 void Engine::invalidate_port(PortIndex port, const std::string &why) {
@@ -227,7 +196,7 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     g.sa.probed = true; // what the port held besides the daemon's bits was learned before
     if (record) {
         g.sa.record = *record;
-        g.sa.record.port_gid = p.port_gid;
+        g.sa.record.port_gid = impl_->state.port_gid(port);
         g.sa.have_record = true;
         g.sa.record_epoch = p.epoch;
     }
@@ -277,8 +246,7 @@ std::vector<PortView> Engine::ports() const {
     for (PortIndex i = 0; i < ports.size(); ++i) {
         const Port &p = ports[i];
         const RejoinProgress &r = p.rejoin;
-        out.push_back(PortView{i, p.device, p.num, p.port_gid, p.active, r.running(), r.reason(), r.started(), r.finished(),
-                               r.groups(), p.groups.size()});
+        out.push_back(PortView{i, r.running(), r.reason(), r.started(), r.finished(), r.groups(), p.groups.size()});
     }
     return out;
 }

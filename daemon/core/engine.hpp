@@ -26,6 +26,7 @@
 #include "common/record.hpp"
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
+#include "core/port_facts.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
 
@@ -180,12 +181,9 @@ struct GroupRead {
     std::optional<GroupCursor> next; // where the next read goes on; unset: nothing is left
 };
 
+// The engine's side of a port (its name, GID and state are the registry's: PortFacts).
 struct PortView {
     PortIndex index = 0;
-    std::string device;
-    std::uint8_t port = 0;
-    Gid port_gid{};
-    bool active = false;       // usable: ACTIVE with a subnet manager
     bool rejoining = false;    // a re-join of the port's groups is under way
     std::string rejoin_reason; // why the last re-join happened
     std::optional<TimePoint> rejoin_started, rejoin_finished;
@@ -195,7 +193,8 @@ struct PortView {
 
 class Engine {
 public:
-    Engine(EngineConfig cfg, SaService &sa, Timers &timers);
+    // `ports` (the registry), `sa` and `timers` must outlive the engine.
+    Engine(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers);
     ~Engine();
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
@@ -208,11 +207,14 @@ public:
     void set_state_lost_listener(std::function<void(PortIndex)> fn);
 
     // ---- ports (fed by daemon/port) ----
-    PortIndex add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active);
-    // The port is usable (ACTIVE with a subnet manager) or not. Going down tells every member
-    // `lost` (with `why`) but keeps the memberships; coming back re-joins them and tells them
-    // `restored`. Joins for a port that is down fail with port-not-active.
-    void set_port_active(PortIndex port, bool active, const std::string &why = {});
+    // The engine serves the registry's port `port` from now on: ports are added in index
+    // order, each once. Throws std::logic_error otherwise.
+    void add_port(PortIndex port);
+    // The registry's usable flag of the port changed (PortFacts::usable says to what). Going
+    // down tells every member `lost` (with `why`) but keeps the memberships; coming back
+    // re-joins them and tells them `restored`. Joins for a port that is down fail with
+    // port-not-active.
+    void port_usable_changed(PortIndex port, const std::string &why = {});
     // The SA may have lost this port's memberships (SM restart or failover, client
     // re-registration, LID change, ...): re-join them all once the port is usable, after the
     // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins

@@ -5,12 +5,12 @@ namespace mcastd::core {
 
 std::string EngineState::where(const Group &g) const {
     return (g.sa_assigned && is_zero(g.mgid) ? std::string("new group") : "group " + format_gid(g.mgid)) + " on " +
-           ports[g.port].name;
+           name(g.port);
 }
 
 McRecord EngineState::member_record(const Group &g, const Member &m) const {
     McRecord r = g.sa.record;
-    r.port_gid = ports[g.port].port_gid;
+    r.port_gid = port_gid(g.port);
     r.join_state = m.bits;
     r.proxy_join = false;
     return r;

@@ -98,12 +98,9 @@ struct Group {
     bool busy() const { return op || retry_timer; }
 };
 
+// The engine's state of one port: its memberships. What the port is (name, GID, usable) is the
+// registry's (EngineState::facts).
 struct Port {
-    std::string device;
-    std::uint8_t num = 0;
-    std::string name; // "mlx5_0/1"
-    Gid port_gid{};
-    bool active = false;
     std::uint64_t epoch = 0; // bumped by every invalidation and by going down
     SlotMap<Group> groups;          // owns them; a group never moves while it lives
     std::map<Gid, GroupId> by_mgid; // MGID order, for lookups, the audit and listings
@@ -139,9 +136,11 @@ struct DeleteSent { // a Delete a release caused went out (the delete meter)
 using Output = std::variant<Reply, Event, EngineNote, StateLost, DeleteSent>;
 
 struct EngineState {
-    EngineState(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
+    EngineState(EngineConfig c, const PortFacts &f, SaService &s, Timers &t)
+        : cfg(std::move(c)), facts(f), sa(s), timers(t), rng(cfg.seed) {}
 
     EngineConfig cfg;
+    const PortFacts &facts; // the port registry
     SaService &sa;
     Timers &timers;
     MembershipEventSink *sink = nullptr;
@@ -164,6 +163,10 @@ struct EngineState {
     int depth = 0; // entry points on the stack
 
     Group *find_group(PortIndex port, GroupId id) { return ports[port].groups.find(id); }
+    // The registry's facts of a port the engine serves.
+    const std::string &name(PortIndex port) const { return facts.name(port); }
+    Gid port_gid(PortIndex port) const { return facts.gid(port); }
+    bool usable(PortIndex port) const { return facts.usable(port); }
     Group &group_of(const Member &m) { return ports[m.port].groups.at(m.group); }
 
     // "group ff15::1 on mlx5_0/1", or "new group on ..." before the SA assigned its MGID.

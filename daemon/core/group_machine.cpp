@@ -133,7 +133,7 @@ bool GroupMachine::rejoin_step(Group &g) {
     const std::uint8_t missing = static_cast<std::uint8_t>(g.wanted() & ~g.sa.present());
     if (missing && g.sa.have_record) {
         submit(g, op_of(Op::Kind::repair_set, missing),
-               repair_set(g.port, g.sa.record, s_.ports[g.port].port_gid, missing));
+               repair_set(g.port, g.sa.record, s_.port_gid(g.port), missing));
         return true;
     }
     if (g.wanted() && g.sa.have_record) {
@@ -167,13 +167,13 @@ void GroupMachine::pump(Group &g) {
     if (g.rejoin) {
         // The re-join comes first; joins queued meanwhile wait for it. It needs a usable port,
         // the end of the port's jitter, and the end of any backoff.
-        if (!port.active || port.rejoin_timer || g.retry_timer || rejoin_step(g))
+        if (!s_.usable(g.port) || port.rejoin_timer || g.retry_timer || rejoin_step(g))
             return;
     }
     while (!g.queue.empty()) {
         const MembershipId id = g.queue.front();
         const Member &m = s_.members.at(id);
-        JoinStep step = next_join_step(g.sa, m.bits, m.params, port.active, port.epoch);
+        JoinStep step = next_join_step(g.sa, m.bits, m.params, s_.usable(g.port), port.epoch);
         switch (step.kind) {
         case JoinStep::Kind::conflict:
             book_.fail(g, id, Error{Errc::conflict, "cannot join " + s_.where(g) + ": " + step.why, {}});
@@ -188,7 +188,7 @@ void GroupMachine::pump(Group &g) {
             start_refresh(g); // the bits are there, the record may be old: ask first
             return;
         case JoinStep::Kind::port_down:
-            book_.fail(g, id, Error{Errc::port_not_active, port.name + " is not active", {}});
+            book_.fail(g, id, Error{Errc::port_not_active, s_.name(g.port) + " is not active", {}});
             continue;
         case JoinStep::Kind::probe:
             if (refused(g, id, ask_would_create(g, id)) || refused(g, id, ask_sa(id, SaMethod::get)))
@@ -234,7 +234,7 @@ void GroupMachine::reconcile(Group &g) {
         return;
     case K::repair:
         submit(g, op_of(Op::Kind::repair_set, step.bits),
-               repair_set(g.port, g.sa.record, port.port_gid, step.bits));
+               repair_set(g.port, g.sa.record, s_.port_gid(g.port), step.bits));
         return;
     case K::remove: {
         if (g.releaser)
@@ -242,7 +242,7 @@ void GroupMachine::reconcile(Group &g) {
         Op op = op_of(Op::Kind::del, step.bits);
         op.leaver = g.releaser;
         submit(g, std::move(op),
-               SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.port_gid, step.bits), field::join_mask});
+               SaRequest{g.port, SaMethod::del, member_record(g.mgid, s_.port_gid(g.port), step.bits), field::join_mask});
         return;
     }
     case K::refresh:
@@ -311,7 +311,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
 void GroupMachine::start_probe(Group &g, bool resync) {
     Op op;
     op.resync = resync;
-    const McRecord r = member_record(g.mgid, s_.ports[g.port].port_gid, 0);
+    const McRecord r = member_record(g.mgid, s_.port_gid(g.port), 0);
     if (!resync && !g.sa.have_record) {
         op.kind = Op::Kind::probe_group;
         submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid});
@@ -327,7 +327,7 @@ void GroupMachine::start_exact_probe(Group &g, Op op) {
     op.kind = Op::Kind::probe_exact;
     op.bits = c;
     submit(g, std::move(op),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, c),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), c),
                      field::mgid | field::port_gid | field::join_state});
 }
 
@@ -380,19 +380,19 @@ void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) 
         fields.emplace(CreateFields{s_.cfg.create, g.sa_assigned ? std::optional(g.create_scope) : std::nullopt});
     m.sent = true;
     submit(g, join_op(bits, id, create),
-           join_set(g.port, g.mgid, s_.ports[g.port].port_gid, bits, m.params, fields));
+           join_set(g.port, g.mgid, s_.port_gid(g.port), bits, m.params, fields));
 }
 
 // The group's record, asked for because the cached one predates the last invalidation (or a
 // re-join that needs no Set wants the current one).
 void GroupMachine::start_refresh(Group &g) {
     submit(g, op_of(Op::Kind::refresh),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0), field::mgid});
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), 0), field::mgid});
 }
 
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), 0),
                      field::mgid | field::port_gid, SaUrgency::audit});
 }
 
@@ -438,7 +438,7 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
         break;
     case Op::Kind::probe_group:
         if (answered && r.status == 0) {
-            g->sa.group_found(r.record, s_.ports[port].port_gid, op.epoch);
+            g->sa.group_found(r.record, s_.port_gid(port), op.epoch);
             if (!may_probe_on(*g, op))
                 break;
             start_probe(*g, false); // now: is this port a member?
@@ -531,7 +531,7 @@ void GroupMachine::probe_failed(Group &g, const Op &op, const SaResult &r) {
 void GroupMachine::adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted,
                                     bool ends_rejoin) {
     const Port &port = s_.ports[g.port];
-    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, port.port_gid, port.epoch);
+    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, s_.port_gid(g.port), port.epoch);
     if (a.others)
         s_.note_group(EngineNote::Kind::warning, g, a.others, 0,
                       "another agent set " + join_state_name(a.others) + " in " + s_.where(g) +

@@ -16,9 +16,9 @@ class PortRejoiner final : public PortHooks {
 public:
     PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine) : s_(s), book_(book), machine_(machine) {}
 
-    // The port is usable or not. Going down tells every member `lost` (with `why`) and keeps
-    // the memberships; coming back re-joins them.
-    void set_active(PortIndex port, bool active, const std::string &why);
+    // The port became usable or not (PortFacts::usable). Going down tells every member `lost`
+    // (with `why`) and keeps the memberships; coming back re-joins them.
+    void usable_changed(PortIndex port, const std::string &why);
     // The SA may have lost every membership of the port: re-join them all after the jitter.
     void invalidate(PortIndex port, const std::string &why);
     // Sends the audit's Get for the next group of the port in MGID order.

@@ -293,7 +293,7 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
     }
     JoinRequest &ask = pj->request;
     pj->grant.mgid = ask.mgid;
-    pj->grant.port = sessions_.service().find_port(ask.device, ask.port).value_or(kNoPort);
+    pj->grant.port = sessions_.service().ports().find(ask.device, ask.port).value_or(kNoPort);
     pj->grant.sa_assigned = is_zero(ask.mgid);
     JoinGates gates;
     if (door_ == Door::daemon) {

@@ -340,7 +340,7 @@ private:
     // HostPorts::route_sa with its sa_address_of: the SM's LID and SL on QP1, the P_Key index
     // of 0xFFFF.
     void route_sa() {
-        const port::PortAttributes &p = service_.ports().at(port_);
+        const port::PortAttributes &p = service_.ports().at(port_).attributes;
         if (!p.sm_lid) {
             txns_.clear_sa_address(port_);
             return;

@@ -123,7 +123,7 @@ TEST_F(Rejoin, PortDownTellsLostAndComingBackRestores) {
     join(client, request(kA, join::full), &a);
     settle();
     sa.state.groups.erase(kA); // the SA drops a port whose link went down
-    engine.set_port_active(port, false, "port down");
+    set_usable(port, false, "port down");
     ASSERT_EQ(events_for(a).size(), 1u);
     const auto lost = events_for(a)[0].ev;
     EXPECT_EQ(lost.kind, Kind::lost);
@@ -135,7 +135,7 @@ TEST_F(Rejoin, PortDownTellsLostAndComingBackRestores) {
     auto refused = join(other, request(kA, join::full));
     EXPECT_EQ(refused->code(), Errc::port_not_active);
 
-    engine.set_port_active(port, true, "port up");
+    set_usable(port, true, "port up");
     settle();
     EXPECT_EQ(sa_bits(kA), join::full);
     ASSERT_EQ(events_for(a).size(), 2u);
