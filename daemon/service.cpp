@@ -11,6 +11,7 @@ namespace mcastd {
 Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers)
     : tap_(sa), engine_(cfg, ports_, tap_, timers), create_qkey_(cfg.create.qkey) {
     engine_.set_event_sink(this);
+    engine_.set_memberships_gone_listener([this](PortIndex port) { memberships_gone(port); });
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
             o(n);
@@ -40,9 +41,19 @@ void Service::port_invalidated(PortIndex port, port::Trigger trigger, const std:
     changed();
 }
 
+void Service::memberships_gone(PortIndex port) {
+    tell_listeners([port](PortListener &l) { l.memberships_gone(port); });
+}
+
 void Service::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
     ports_.set_sa(port, sm_lid, sm_sl);
     spdlog::info("{}: the SA is at LID {} SL {}", port_name(*this, port), sm_lid, sm_sl);
+    tell_listeners([port](PortListener &l) { l.sa_route_changed(port); });
+}
+
+void Service::pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) {
+    ports_.set_pkeys(port, pkeys);
+    tell_listeners([port](PortListener &l) { l.sa_route_changed(port); });
 }
 
 void Service::sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) {

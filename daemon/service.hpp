@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Service: the daemon's logic with no I/O of its own, the one API the client sessions
-// (frontend/) see. The membership engine, what the daemon knows of each port (attributes, SM),
-// the reactions to port events, and the engine's notes fanned out to observers.
+// (frontend/) see. The membership engine, the port registry (every port's facts: attributes,
+// SM, usable), the reactions to port events, and the engine's notes fanned out to observers.
 //
 // Where its ports and its SA come from is not its business: HostPorts (host_ports.hpp) adds
-// the host's ports and feeds their events over libibumad; unit tests add ports by hand over a
-// fake SA. Nothing here opens a device.
+// the host's ports and points their event sources at the Service; unit tests add ports by hand
+// over a fake SA. Nothing here opens a device.
+//
+// The port event sources talk to the Service directly (port::PortEventSink), and it decides.
+// What the layers under it must do about a port in turn, it tells them through PortListener:
+// one place per reaction, never a relay of the events.
 #pragma once
 
 #include <functional>
@@ -33,6 +37,22 @@ struct SaPortCongestion {
     std::optional<Duration> timeout{}; // the next first try's; nullopt: sa.timeout_ms
 };
 
+// What the layers under the Service do when one of its ports changes (HostPorts: the SA window
+// and the SMInfo baseline). Called on the event loop, once the engine's state is consistent.
+class PortListener {
+public:
+    // Where the port's SA MADs go may have changed: the SM's LID or SL (sa_moved), or the P_Key
+    // table (the SA MADs' P_Key index). The registry has the new facts.
+    virtual void sa_route_changed(PortIndex port) = 0;
+    // The port's memberships are gone at the fabric and the engine re-joins them all: the one
+    // path of "the SA lost this port", whatever found it (the port rules' port_invalidated, or
+    // the engine's audit). Called once per re-join, before any of its Sets goes out.
+    virtual void memberships_gone(PortIndex port) = 0;
+
+protected:
+    ~PortListener() = default;
+};
+
 class Service final : private MembershipEventSink, public port::PortEventSink {
 public:
     // `sa` and `timers` must outlive the service.
@@ -47,8 +67,6 @@ public:
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
     // Every port served, with its facts: the one place every layer looks ports up (find).
     const port::PortRegistry &ports() const { return ports_; }
-    // A port's new P_Key table (the SA's P_Key index comes from it).
-    void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) { ports_.set_pkeys(port, std::move(pkeys)); }
     // Where the SA counters for `status` come from.
     void set_sa_counters(std::function<SaCounters()> fn) { sa_counters_ = std::move(fn); }
     SaCounters sa_counters() const { return sa_counters_ ? sa_counters_() : SaCounters{}; }
@@ -58,18 +76,19 @@ public:
         return sa_congestion_ ? sa_congestion_(port) : std::nullopt;
     }
 
-    // `fn` runs when the engine re-joins a port on its own, because an audit found the SA had
-    // lost the port's state (Engine::set_state_lost_listener).
-    void set_state_lost_listener(std::function<void(PortIndex)> fn) {
-        engine_.set_state_lost_listener(std::move(fn));
-    }
+    // `listener` hears of every port's changes from now on (PortListener); it must outlive the
+    // service or be removed first.
+    void add_port_listener(PortListener &listener) { port_listeners_.push_back(&listener); }
+    void remove_port_listener(PortListener &listener) { std::erase(port_listeners_, &listener); }
 
-    // port::PortEventSink: what the port event sources observed.
+    // port::PortEventSink: what the port event sources observed. port_invalidated re-joins the
+    // port (Engine::invalidate_port), and the listeners hear of it as of an audit's finding.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override;
     void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override;
     void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override;
+    void pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) override;
     void audit_due(PortIndex port) override;
 
     // ---- clients ----
@@ -143,6 +162,13 @@ public:
 
 private:
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    // The engine re-joins the whole port (Engine::set_memberships_gone_listener).
+    void memberships_gone(PortIndex port);
+    // Tells every PortListener (a copy of the list: a listener may remove itself).
+    template <class F> void tell_listeners(F &&f) {
+        for (PortListener *l : std::vector<PortListener *>(port_listeners_))
+            f(*l);
+    }
     void changed() const {
         if (changed_)
             changed_();
@@ -165,6 +191,7 @@ private:
     Engine engine_;
     std::unordered_map<ClientId, MembershipEventSink *> sinks_;
     std::vector<EngineObserver> observers_;
+    std::vector<PortListener *> port_listeners_;
     std::function<void()> changed_;
     std::function<SaCounters()> sa_counters_;
     SaCongestionView sa_congestion_;

@@ -105,8 +105,8 @@ Engine::~Engine() = default;
 
 void Engine::set_event_sink(MembershipEventSink *sink) { impl_->state.sink = sink; }
 void Engine::set_observer(EngineObserver observer) { impl_->state.observer = std::move(observer); }
-void Engine::set_state_lost_listener(std::function<void(PortIndex)> fn) {
-    impl_->state.state_lost = std::move(fn);
+void Engine::set_memberships_gone_listener(std::function<void(PortIndex)> fn) {
+    impl_->state.memberships_gone = std::move(fn);
 }
 void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
 

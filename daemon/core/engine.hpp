@@ -201,10 +201,11 @@ public:
 
     void set_event_sink(MembershipEventSink *sink);
     void set_observer(EngineObserver observer);
-    // Runs (like every output, once the engine's state is consistent) after an audit found a
-    // full-type membership gone and the engine invalidated the port itself (audit_next): the
-    // port's event sources learn that it re-joins, as when they invalidate it themselves.
-    void set_state_lost_listener(std::function<void(PortIndex)> fn);
+    // Runs (like every output, once the engine's state is consistent) after every
+    // invalidation of a port, whatever found it: invalidate_port(), or an audit that found a
+    // full-type membership gone (audit_next). The one place what must go with a re-join of the
+    // whole port hears of it (the SA window starts again, the SMInfo baseline is taken anew).
+    void set_memberships_gone_listener(std::function<void(PortIndex)> fn);
 
     // ---- ports (fed by daemon/port) ----
     // The engine serves the registry's port `port` from now on: ports are added in index
@@ -218,7 +219,8 @@ public:
     // The SA may have lost this port's memberships (SM restart or failover, client
     // re-registration, LID change, ...): re-join them all once the port is usable, after the
     // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins
-    // that arrive meanwhile wait for the re-join of their group.
+    // that arrive meanwhile wait for the re-join of their group. The memberships-gone listener
+    // hears of it.
     void invalidate_port(PortIndex port, const std::string &why);
     // Audits one group of the port, round robin: a Get of the port's membership. A lost
     // full-type membership (FullMember, SendOnlyFullMember) means the SA lost the port's whole

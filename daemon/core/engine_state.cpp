@@ -44,9 +44,9 @@ void EngineState::flush() {
         } else if (auto *e = std::get_if<Event>(&out)) {
             if (sink)
                 sink->membership_event(e->client, e->id, e->ev);
-        } else if (auto *l = std::get_if<StateLost>(&out)) {
-            if (state_lost)
-                state_lost(l->port);
+        } else if (auto *l = std::get_if<MembershipsGone>(&out)) {
+            if (memberships_gone)
+                memberships_gone(l->port);
         } else if (auto *d = std::get_if<DeleteSent>(&out)) {
             if (delete_meter)
                 delete_meter(d->uid);

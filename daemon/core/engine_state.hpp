@@ -3,8 +3,8 @@
 // ports own their groups, groups queue and count their members, members belong to clients.
 // Internal to daemon/core; engine.hpp is the contract.
 //
-// The deferred-callback invariant: join callbacks, membership events, notes, the state-lost
-// listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
+// The deferred-callback invariant: join callbacks, membership events, notes, the
+// memberships-gone listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
 // of the outermost entry point (the Entry guard below), when the state is consistent, so they
 // may call the engine.
 #pragma once
@@ -127,13 +127,13 @@ struct Event {
     MembershipId id = 0;
     MembershipEvent ev;
 };
-struct StateLost { // an audit found the port's state gone at the SA
+struct MembershipsGone { // the port's memberships are gone at the fabric: it re-joins them all
     PortIndex port = 0;
 };
 struct DeleteSent { // a Delete a release caused went out (the delete meter)
     uid_t uid = 0;
 };
-using Output = std::variant<Reply, Event, EngineNote, StateLost, DeleteSent>;
+using Output = std::variant<Reply, Event, EngineNote, MembershipsGone, DeleteSent>;
 
 struct EngineState {
     EngineState(EngineConfig c, const PortFacts &f, SaService &s, Timers &t)
@@ -145,7 +145,7 @@ struct EngineState {
     Timers &timers;
     MembershipEventSink *sink = nullptr;
     EngineObserver observer;
-    std::function<void(PortIndex)> state_lost; // Engine::set_state_lost_listener
+    std::function<void(PortIndex)> memberships_gone; // Engine::set_memberships_gone_listener
     std::function<void(uid_t)> delete_meter;   // Engine::set_delete_meter
     EngineStats stats;
     std::mt19937_64 rng;
@@ -182,9 +182,9 @@ struct EngineState {
     void note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client, std::string msg,
                     std::optional<std::uint16_t> status = {});
     void event(ClientId client, MembershipId id, MembershipEvent ev);
-    void port_state_lost(PortIndex port) {
-        if (state_lost)
-            deferred.emplace_back(StateLost{port});
+    void port_memberships_gone(PortIndex port) {
+        if (memberships_gone)
+            deferred.emplace_back(MembershipsGone{port});
     }
     void delete_sent(uid_t uid) {
         if (delete_meter)

@@ -50,6 +50,7 @@ void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {
     // The log and `monitor` events name the port already.
     s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
                        "the SA may have lost the memberships of " + s_.name(pi) + " (" + why + "); re-joining"});
+    s_.port_memberships_gone(pi);
     start(pi, why);
 }
 

@@ -20,6 +20,9 @@ public:
     // (with `why`) and keeps the memberships; coming back re-joins them.
     void usable_changed(PortIndex port, const std::string &why);
     // The SA may have lost every membership of the port: re-join them all after the jitter.
+    // The one place a whole port's re-join starts, whoever found the loss (the port's event
+    // sources through Engine::invalidate_port, or an audit): it tells the memberships-gone
+    // listener, once.
     void invalidate(PortIndex port, const std::string &why);
     // Sends the audit's Get for the next group of the port in MGID order.
     void audit(PortIndex port);
@@ -28,10 +31,7 @@ public:
 
     // PortHooks
     void group_rejoined(PortIndex port) override { finish(port); }
-    void port_state_lost(PortIndex port, const std::string &why) override {
-        invalidate(port, why);
-        s_.port_state_lost(port);
-    }
+    void port_state_lost(PortIndex port, const std::string &why) override { invalidate(port, why); }
 
 private:
     void start(PortIndex port, const std::string &why);
