@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/port_name.hpp"
+
 
 namespace mcastd {
 
@@ -22,6 +24,9 @@ Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers)
 Service::~Service() = default;
 
 PortIndex Service::add_port(const port::PortAttributes &p, bool usable) {
+    // Refused before the registry has it: every registered port is served.
+    if (const LinkLayer ll = link_layer_from(p.link_layer); !engine_.serves(ll))
+        throw std::invalid_argument(no_backend_for(mcastd::port_name(p.device, p.port_num), ll));
     const PortIndex index = ports_.add(p, usable);
     engine_.add_port(index);
     return index;

@@ -63,7 +63,14 @@ public:
 
     // ---- ports ----
 
+    // How memberships are made on ports of a link layer other than InfiniBand (whose SA the
+    // service was made with): before such a port is added. `backend` must outlive the service.
+    void set_membership_backend(LinkLayer link_layer, MembershipBackend &backend) {
+        engine_.set_backend(link_layer, backend);
+    }
     // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
+    // Its link layer picks how its memberships are made: throws std::invalid_argument naming
+    // the port when no backend serves it (set_membership_backend).
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
     // Every port served, with its facts: the one place every layer looks ports up (find).
     const port::PortRegistry &ports() const { return ports_; }

@@ -5,9 +5,11 @@
 #include "core/engine.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <variant>
 
+#include "core/backend_machine.hpp"
 #include "core/engine_state.hpp"
 #include "core/group_read.hpp"
 #include "core/join_rules.hpp"
@@ -21,19 +23,23 @@ using namespace core;
 struct Engine::Impl {
     Impl(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers)
         : state(std::move(cfg), ports, sa, timers), book(state), machine(state, book, rejoiner),
-          rejoiner(state, book, machine) {}
+          backends(state, book, rejoiner), rejoiner(state, book, machine, backends) {}
 
     ~Impl() {
-        for (Port &p : state.ports) {
-            p.groups.for_each([this](Group &g) { machine.abandon(g); });
-            rejoiner.abandon(p);
+        for (PortIndex pi = 0; pi < state.ports.size(); ++pi) {
+            state.ports[pi].groups.for_each([this, pi](Group &g) { driver(pi).abandon(g); });
+            rejoiner.abandon(state.ports[pi]);
         }
     }
 
     EngineState state;
     MemberBook book;
-    GroupMachine machine; // holds a reference to `rejoiner`, used only once both exist
+    GroupMachine machine;    // the SA's ports; holds a reference to `rejoiner`, used only once both exist
+    BackendMachine backends; // the ports of a membership backend; the same
     PortRejoiner rejoiner;
+    std::map<LinkLayer, MembershipBackend *> backend_of; // Engine::set_backend
+
+    GroupDriver &driver(PortIndex pi) { return rejoiner.driver(pi); }
 
     // The group a join goes to: the port's group of that MGID, or a new one (MGID 0 always
     // makes a new one: the SA assigns its MGID).
@@ -43,11 +49,11 @@ struct Engine::Impl {
             auto [it, inserted] = port.by_mgid.try_emplace(req.mgid, 0);
             if (!inserted)
                 return port.groups.at(it->second);
-            Group &g = machine.create(pi, req.mgid);
+            Group &g = create_group(state, pi, req.mgid);
             it->second = g.id;
             return g;
         }
-        Group &g = machine.create(pi, kZeroGid);
+        Group &g = create_group(state, pi, kZeroGid);
         port.unassigned.insert(g.id);
         g.sa_assigned = true;
         g.sa.probed = true; // a group the SA creates for us cannot hold anyone's bits yet
@@ -59,28 +65,49 @@ struct Engine::Impl {
         ++state.stats.joins;
         if (!state.clients.count(client))
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
-        if (auto err = validate_request(req, state.cfg))
+        auto found = state.facts.find(req.device, req.port);
+        if (found && *found >= state.ports.size())
+            found.reset(); // in the registry, not served by this engine yet
+        MembershipBackend *backend = found ? state.ports[*found].backend : nullptr;
+        // The MGID rules are the SA's; a backend judges its groups itself (group_of).
+        if (auto err = backend ? validate_fields(req) : validate_request(req, state.cfg))
             return book.refuse(std::move(done), std::move(*err));
-        const auto found = state.facts.find(req.device, req.port);
-        if (!found || *found >= state.ports.size())
+        if (!found)
             return book.refuse(std::move(done), state.facts.not_found(req.device, req.port));
         const PortIndex pi = *found;
         if (!state.usable(pi))
             return book.refuse(std::move(done), Error{Errc::port_not_active, state.name(pi) + " is not active", {}});
-        Group &g = group_for(pi, req);
-        const MembershipId id = book.enqueue(client, g, req, std::move(done));
+        JoinRequest resolved;
+        const JoinRequest *ask = &req;
+        if (backend) {
+            auto group = backend->group_of(req);
+            if (auto *err = std::get_if<Error>(&group))
+                return book.refuse(std::move(done), std::move(*err));
+            resolved = req;
+            resolved.mgid = std::get<Gid>(group);
+            resolved.scope.reset();
+            ask = &resolved;
+            gates = {}; // no SA: nothing is created, probed or sent there
+        }
+        Group &g = group_for(pi, *ask);
+        const MembershipId id = book.enqueue(client, g, *ask, std::move(done));
         state.members.at(id).gates = std::move(gates);
         // advance, not pump: the join may fail at once (a gate refusing before any SA work),
         // and a group left with nothing must go.
-        machine.advance(pi, g.id);
+        driver(pi).advance(pi, g.id);
         return id;
     }
 
     void release(MembershipId id, bool tell) {
         Group &g = book.release(id, tell);
-        machine.advance(g.port, g.id);
+        driver(g.port).advance(g.port, g.id);
     }
 };
+
+std::string no_backend_for(const std::string &port, LinkLayer link_layer) {
+    return port + " is an " + link_layer_name(link_layer) + " port, and no membership backend serves " +
+           link_layer_name(link_layer) + " ports";
+}
 
 std::string describe(const EngineNote &n, const std::string &port) {
     if (!n.message.empty())
@@ -110,12 +137,25 @@ void Engine::set_memberships_gone_listener(std::function<void(PortIndex)> fn) {
 }
 void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
 
+void Engine::set_backend(LinkLayer link_layer, MembershipBackend &backend) {
+    if (link_layer == LinkLayer::infiniband)
+        throw std::logic_error("engine: InfiniBand memberships are made at the SA, not by a backend");
+    impl_->backend_of[link_layer] = &backend;
+}
+
+bool Engine::serves(LinkLayer link_layer) const {
+    return link_layer == LinkLayer::infiniband || impl_->backend_of.count(link_layer);
+}
+
 void Engine::add_port(PortIndex port) {
     auto &ports = impl_->state.ports;
     if (port != ports.size())
         throw std::logic_error("engine: port " + std::to_string(port) + " added out of order (next is " +
                                std::to_string(ports.size()) + ")");
-    ports.emplace_back();
+    const LinkLayer ll = impl_->state.facts.link_layer(port);
+    if (!serves(ll))
+        throw std::invalid_argument(no_backend_for(impl_->state.name(port), ll));
+    ports.emplace_back().backend = ll == LinkLayer::infiniband ? nullptr : impl_->backend_of.at(ll);
 }
 
 void Engine::port_usable_changed(PortIndex port, const std::string &why) {
@@ -189,7 +229,7 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     if (!inserted)
         return; // adopted twice: the first one stands
     p.absent.forget(mgid);
-    Group &g = impl_->machine.create(port, mgid);
+    Group &g = create_group(impl_->state, port, mgid);
     it->second = g.id;
     g.sa.held = held;
     g.sa.uncertain = static_cast<std::uint8_t>(unsure & ~held);
@@ -236,7 +276,7 @@ void Engine::end_adoption() {
         std::vector<GroupId> ids;
         impl_->state.ports[pi].groups.for_each([&](Group &g) { ids.push_back(g.id); });
         for (GroupId id : ids)
-            impl_->machine.advance(pi, id);
+            impl_->driver(pi).advance(pi, id);
     }
 }
 

@@ -2,14 +2,17 @@
 // The membership engine: ports -> groups -> members, per-JoinState-bit counts, one SA
 // transaction in flight per group, coalescing, local answers (doc/architecture.md §5).
 //
-// Pure logic: it asks the SA for work through SaService, keeps time through Timers, and tells
-// clients about their memberships through callbacks and a MembershipEventSink. It knows nothing
-// of transports, MADs or libibumad. Single-threaded: call it only from the event loop.
+// Pure logic: it asks the SA for work through SaService (InfiniBand ports) or a port's
+// MembershipBackend (other link layers: membership_backend.hpp), keeps time through Timers,
+// asks the port registry what a port is through PortFacts, and tells clients about their
+// memberships through callbacks and a MembershipEventSink. It knows nothing of transports, MADs
+// or libibumad. Single-threaded: call it only from the event loop.
 //
 // Inside, one piece per concern: the join rules (join_rules.hpp) and what the daemon knows of
 // the SA for a group (sa_knowledge.hpp) are pure; the member book (members.hpp), the group
-// state machine (group_machine.hpp) and the port re-join and audit (port_rejoin.hpp) act on
-// the engine's state (engine_state.hpp); this file is the entry points.
+// state machines (group_machine.hpp at the SA, backend_machine.hpp through a backend) and the
+// port re-join and audit (port_rejoin.hpp) act on the engine's state (engine_state.hpp); this
+// file is the entry points.
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +29,7 @@
 #include "common/record.hpp"
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
+#include "core/membership_backend.hpp"
 #include "core/port_facts.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
@@ -43,7 +47,8 @@ using JoinCallback = std::function<void(const JoinResult &)>;
 using CreateGate = std::function<std::optional<Error>()>;
 
 // What the client's session lets one join cost at the SA. The engine only asks; the access
-// policy's rights, quotas and per-uid SA budget live behind these (frontend/).
+// policy's rights, quotas and per-uid SA budget live behind these (frontend/). On a port whose
+// memberships a MembershipBackend makes there is no SA, and none is asked.
 struct JoinGates {
     // Asked once, right before the Set that creates the join's group (the SA said the MGID is
     // absent, or the join asks the SA for an MGID): nullopt lets it (and the session counts the
@@ -117,6 +122,10 @@ struct EngineNote {
     std::optional<ClientInfo> client_info{};
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
+
+// Why a port cannot be served: "rxe0/1 is an Ethernet port, and no membership backend serves
+// Ethernet ports".
+std::string no_backend_for(const std::string &port, LinkLayer link_layer);
 
 // The note as one sentence ("joined group ff15::1 on mlx5_0/1 as full"); `port` names the port.
 std::string describe(const EngineNote &note, const std::string &port);
@@ -208,8 +217,15 @@ public:
     void set_memberships_gone_listener(std::function<void(PortIndex)> fn);
 
     // ---- ports (fed by daemon/port) ----
-    // The engine serves the registry's port `port` from now on: ports are added in index
-    // order, each once. Throws std::logic_error otherwise.
+    // How memberships are made on ports of `link_layer` (not InfiniBand: the SA makes those).
+    // Before such a port is added; `backend` must outlive the engine.
+    void set_backend(LinkLayer link_layer, MembershipBackend &backend);
+    // Whether the engine can serve ports of `link_layer` (InfiniBand always).
+    bool serves(LinkLayer link_layer) const;
+    // The engine serves the registry's port `port` from now on, its memberships made as its
+    // link layer says (the SA, or that link layer's backend). Ports are added in index order,
+    // each once (std::logic_error otherwise); a port whose link layer has no backend throws
+    // std::invalid_argument naming it.
     void add_port(PortIndex port);
     // The registry's usable flag of the port changed (PortFacts::usable says to what). Going
     // down tells every member `lost` (with `why`) but keeps the memberships; coming back

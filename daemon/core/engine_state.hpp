@@ -25,6 +25,7 @@
 #include "core/engine.hpp"
 #include "core/join_queue.hpp"
 #include "core/join_state.hpp"
+#include "core/membership_backend.hpp"
 #include "core/rejoin_progress.hpp"
 #include "core/sa_knowledge.hpp"
 #include "core/slot_map.hpp"
@@ -46,9 +47,12 @@ struct Member {
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
     JoinGates gates; // asked while the join is pending (engine.hpp); dropped once it joined
+    // What the join carries for its port's membership backend (JoinRequest::roce).
+    std::shared_ptr<const RoceJoin> roce;
 };
 
-// The one SA transaction a group may have in flight.
+// The one fabric operation a group may have in flight: an SA transaction, or a membership
+// backend's make or drop.
 struct Op {
     enum class Kind : std::uint8_t {
         probe_group,  // Get(MGID): does the group exist, and its record
@@ -59,9 +63,11 @@ struct Op {
         del,          // Delete of bits nobody needs
         audit,        // Get(MGID|PortGID): does the SA still hold this port's membership
         refresh,      // Get(MGID): the group's record now, for a re-join that needs no Set
+        make,         // MembershipBackend::make of `bits`
+        drop,         // MembershipBackend::drop of `bits`
     };
     Kind kind = Kind::probe_group;
-    SaService::TxnId txn = 0;
+    SaService::TxnId txn = 0; // or the backend's MembershipBackend::Id
     bool background = false; // submitted as SaUrgency::background (a re-join nobody waits for)
     std::uint8_t bits = 0;
     MembershipId member = 0; // join_set only
@@ -102,6 +108,9 @@ struct Group {
 // registry's (EngineState::facts).
 struct Port {
     std::uint64_t epoch = 0; // bumped by every invalidation and by going down
+    // What makes the port's memberships when there is no SA (its link layer's backend);
+    // nullptr: the SA (InfiniBand).
+    MembershipBackend *backend = nullptr;
     SlotMap<Group> groups;          // owns them; a group never moves while it lives
     std::map<Gid, GroupId> by_mgid; // MGID order, for lookups, the audit and listings
     std::set<GroupId> unassigned;   // groups waiting for the SA to assign their MGID (MGID 0)

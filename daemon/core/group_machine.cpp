@@ -41,36 +41,6 @@ std::string timeout_text(const SaResult &r) {
 
 // ---- groups ----
 
-Group &GroupMachine::create(PortIndex port, const Gid &mgid) {
-    Group &g = s_.ports[port].groups.create();
-    g.port = port;
-    g.mgid = mgid;
-    return g;
-}
-
-void GroupMachine::advance(PortIndex port, GroupId id) {
-    Group *g = s_.find_group(port, id);
-    if (!g)
-        return;
-    pump(*g);
-    maybe_destroy(*g);
-}
-
-void GroupMachine::maybe_destroy(Group &g) {
-    if (g.busy() || !g.queue.empty() || !g.settled.empty() || !g.sa.nothing_of_ours())
-        return;
-    Port &p = s_.ports[g.port];
-    if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)
-        p.by_mgid.erase(it);
-    p.unassigned.erase(g.id);
-    if (g.rejoin) {
-        // Its members left while it waited: nothing to re-join, and maybe the port is done.
-        set_rejoin(g, false);
-        hooks_.group_rejoined(g.port);
-    }
-    p.groups.erase(g.id);
-}
-
 // An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on the port
 // (the SA handed an MGID out again: OpenSM's counter starts over when the SM restarts), they are
 // one SA membership: fold this one into it, so that one count covers both groups' members and
@@ -114,14 +84,6 @@ void GroupMachine::abandon(Group &g) {
 
 // ---- re-join ----
 
-void GroupMachine::set_rejoin(Group &g, bool on) {
-    if (g.rejoin == on)
-        return;
-    g.rejoin = on;
-    RejoinProgress &progress = s_.ports[g.port].rejoin;
-    on ? progress.group_marked() : progress.group_done();
-}
-
 void GroupMachine::mark_rejoin(Group &g) {
     g.sa.sa_may_have_lost();
     if (g.wanted())
@@ -144,12 +106,6 @@ bool GroupMachine::rejoin_step(Group &g) {
     }
     finish_rejoin(g, 0);
     return false;
-}
-
-void GroupMachine::finish_rejoin(Group &g, std::uint64_t changed) {
-    set_rejoin(g, false);
-    book_.tell_restored(g, changed);
-    hooks_.group_rejoined(g.port);
 }
 
 // ---- the state machine ----
@@ -488,6 +444,9 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
     case Op::Kind::del:
         on_delete(*g, op, r);
         break;
+    case Op::Kind::make:
+    case Op::Kind::drop:
+        break; // a membership backend's (backend_machine.hpp), never an SA transaction's
     }
     advance(port, g->id);
 }
@@ -625,16 +584,7 @@ void GroupMachine::on_repair_set(Group &g, const Op &op, const SaResult &r) {
         return;
     }
     // The SA refuses the bits these members need: they have lost the membership.
-    const Error why = Error::sa(r.status, "re-join of " + s_.where(g));
-    const std::uint8_t present = g.sa.present();
-    std::vector<MembershipId> victims;
-    for (MembershipId id : g.settled) {
-        const Member &m = s_.members.at(id);
-        if (m.state == MemberState::active && (m.bits & ~present))
-            victims.push_back(id);
-    }
-    for (MembershipId id : victims)
-        book_.lose(g, id, why);
+    book_.lose_unserved(g, g.sa.present(), Error::sa(r.status, "re-join of " + s_.where(g)));
     // Members served by bits the SA did not refuse (another agent's) carry on with the
     // re-join: pump() fetches the group's record for them and tells them.
     if (g.rejoin && !g.wanted()) {

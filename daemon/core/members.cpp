@@ -13,6 +13,7 @@ MembershipId MemberBook::enqueue(ClientId client, Group &g, const JoinRequest &r
     m.group = g.id;
     m.bits = req.join_state;
     m.params = req.params;
+    m.roce = req.roce;
     m.done = std::move(done);
     s_.members.emplace(id, std::move(m));
     s_.clients.at(client).members.insert(id);
@@ -99,6 +100,17 @@ void MemberBook::lose(Group &g, MembershipId id, const Error &why) {
     s_.note_group(EngineNote::Kind::lost, g, m.bits, m.client, "lost " + s_.where(g) + ": " + why.message,
                   why.sa_status);
     s_.event(m.client, id, MembershipEvent{MembershipEvent::Kind::lost, s_.member_record(g, m), 0, why});
+}
+
+void MemberBook::lose_unserved(Group &g, std::uint8_t present, const Error &why) {
+    std::vector<MembershipId> victims;
+    for (MembershipId id : g.settled) {
+        const Member &m = s_.members.at(id);
+        if (m.state == MemberState::active && (m.bits & ~present))
+            victims.push_back(id);
+    }
+    for (MembershipId id : victims)
+        lose(g, id, why);
 }
 
 void MemberBook::suspend(Group &g, const Error &why) {

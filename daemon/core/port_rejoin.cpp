@@ -33,7 +33,7 @@ void PortRejoiner::usable_changed(PortIndex pi, const std::string &why) {
     const Error down{Errc::port_not_active, s_.name(pi) + " is down" + (why.empty() ? "" : ": " + why), {}};
     for (GroupId id : group_ids(p)) {
         Group &g = p.groups.at(id);
-        machine_.mark_rejoin(g);
+        driver(pi).mark_rejoin(g);
         book_.suspend(g, down);
         const std::vector<MembershipId> waiting(g.queue.begin(), g.queue.end());
         for (MembershipId m : waiting)
@@ -46,10 +46,12 @@ void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {
     Port &p = s_.ports[pi];
     ++p.epoch;
     p.absent.clear(); // a new SM, or a lost state: what the old one said is absent says nothing
-    p.groups.for_each([this](Group &g) { machine_.mark_rejoin(g); });
+    p.groups.for_each([&driver = driver(pi)](Group &g) { driver.mark_rejoin(g); });
     // The log and `monitor` events name the port already.
     s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
-                       "the SA may have lost the memberships of " + s_.name(pi) + " (" + why + "); re-joining"});
+                       (p.backend ? "the memberships of " + s_.name(pi) + " are gone"
+                                  : "the SA may have lost the memberships of " + s_.name(pi)) +
+                           " (" + why + "); re-joining"});
     s_.port_memberships_gone(pi);
     start(pi, why);
 }
@@ -75,7 +77,7 @@ void PortRejoiner::arm(PortIndex pi) {
         s_.ports[pi].rejoin_timer = 0;
         --s_.busy;
         for (GroupId id : group_ids(s_.ports[pi]))
-            machine_.advance(pi, id);
+            driver(pi).advance(pi, id);
         finish(pi);
     });
 }
@@ -93,7 +95,7 @@ void PortRejoiner::finish(PortIndex pi) {
 
 void PortRejoiner::audit(PortIndex pi) {
     Port &p = s_.ports[pi];
-    if (!s_.usable(pi))
+    if (!s_.usable(pi) || p.backend)
         return;
     // The next group after the cursor that holds something and is idle.
     const auto pick = next_to_audit(p.by_mgid, p.audit_cursor, [&p](GroupId id) {

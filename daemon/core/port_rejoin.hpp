@@ -8,13 +8,20 @@
 
 #include <string>
 
+#include "core/backend_machine.hpp"
 #include "core/group_machine.hpp"
 
 namespace mcastd::core {
 
 class PortRejoiner final : public PortHooks {
 public:
-    PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine) : s_(s), book_(book), machine_(machine) {}
+    PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine, BackendMachine &backends)
+        : s_(s), book_(book), machine_(machine), backends_(backends) {}
+
+    // What moves the port's groups on: the SA's machine, or its backend's.
+    GroupDriver &driver(PortIndex port) {
+        return s_.ports[port].backend ? static_cast<GroupDriver &>(backends_) : machine_;
+    }
 
     // The port became usable or not (PortFacts::usable). Going down tells every member `lost`
     // (with `why`) and keeps the memberships; coming back re-joins them.
@@ -24,7 +31,8 @@ public:
     // sources through Engine::invalidate_port, or an audit): it tells the memberships-gone
     // listener, once.
     void invalidate(PortIndex port, const std::string &why);
-    // Sends the audit's Get for the next group of the port in MGID order.
+    // Sends the audit's Get for the next group of the port in MGID order (SA ports only: a
+    // backend's memberships are the daemon's own, nothing to audit).
     void audit(PortIndex port);
     // Stops the port's re-join pause (the engine is going away).
     void abandon(Port &p);
@@ -41,6 +49,7 @@ private:
     EngineState &s_;
     MemberBook &book_;
     GroupMachine &machine_;
+    BackendMachine &backends_;
 };
 
 } // namespace mcastd::core

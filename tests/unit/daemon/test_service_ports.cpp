@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_ethernet_backend.hpp"
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
@@ -159,6 +160,31 @@ TEST_F(ServicePorts, TheSmRestartsOwnSampleIsTheNewBaselineThroughThePath) {
     EXPECT_EQ(listener.gone, 2u);
     rules.on_sminfo(sm(2));
     EXPECT_EQ(listener.gone, 2u) << "the sample after the re-join is its baseline";
+}
+
+TEST_F(ServicePorts, APortsLinkLayerPicksHowItsMembershipsAreMade) {
+    port::PortAttributes roce = test_port();
+    roce.device = "rxe0";
+    roce.link_layer = "Ethernet";
+    try {
+        service.add_port(roce, true);
+        FAIL() << "an Ethernet port with nothing to make its memberships";
+    } catch (const std::invalid_argument &e) {
+        EXPECT_STREQ(e.what(), "rxe0/1 is an Ethernet port, and no membership backend serves Ethernet ports");
+    }
+    EXPECT_FALSE(service.ports().find("rxe0", 1)) << "every registered port is served";
+
+    FakeEthernetBackend eth;
+    service.set_membership_backend(LinkLayer::ethernet, eth);
+    const PortIndex p = service.add_port(roce, true);
+    EXPECT_EQ(service.ports().link_layer(p), LinkLayer::ethernet);
+    JoinRequest r = join_request("ff0e::ffff:ef01:203");
+    r.device = "rxe0";
+    JoinResult out;
+    service.join(client, r, [&out](const JoinResult &res) { out = res; });
+    EXPECT_FALSE(out.error) << "answered inside the backend's make";
+    EXPECT_EQ(eth.memberships(), 1u);
+    EXPECT_TRUE(sa.log.empty());
 }
 
 } // namespace
