@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/join_rules.hpp"
 
@@ -45,6 +46,8 @@ bool BackendMachine::step(Group &g) {
             }
         const std::uint8_t need = bits_of(m.bits & ~cover(g.sa.held));
         if (!need && g.sa.have_record) {
+            if (!attach(g, id))
+                continue; // the backend refused the member: its join failed
             g.queue.pop_front();
             book_.activate(g, id);
             continue;
@@ -79,12 +82,6 @@ bool BackendMachine::make(Group &g, std::uint8_t bits, MembershipId member) {
         m.sent = true; // not a local answer
         j.params = m.params;
         j.roce = m.roce;
-    } else {
-        for (MembershipId id : g.settled) // oldest first
-            if (const Member &m = s_.members.at(id); m.roce && m.state == MemberState::active) {
-                j.roce = m.roce;
-                break;
-            }
     }
     Op op;
     op.kind = Op::Kind::make;
@@ -168,11 +165,42 @@ void BackendMachine::on_made(Group &g, const Op &op, const FabricResult &r) {
     }
     McRecord rec = r.record;
     rec.join_state = bits_of(g.sa.held | op.bits); // exactly what the port holds now
-    const auto a = g.sa.set_answered(rec, op.bits, true, s_.port_gid(g.port), s_.ports[g.port].epoch);
-    if (g.rejoin && !op.member)
+    // The GID the backend sends from (on RoCE an entry of the GID table of the group's type),
+    // else the port's.
+    const Gid source = is_zero(rec.port_gid) ? s_.port_gid(g.port) : rec.port_gid;
+    const auto a = g.sa.set_answered(rec, op.bits, true, source, s_.ports[g.port].epoch);
+    if (g.rejoin && !op.member) {
+        reattach(g);
         finish_rejoin(g, a.changed);
+    }
     else if (a.changed)
         book_.tell_restored(g, a.changed);
+}
+
+bool BackendMachine::attach(Group &g, MembershipId id) {
+    Member &m = s_.members.at(id);
+    if (auto err = backend(g).add_member(FabricMember{g.port, g.mgid, id, m.bits, m.roce, false})) {
+        book_.fail(g, id, std::move(*err));
+        return false;
+    }
+    m.attached = true;
+    m.roce.reset(); // what the backend keeps it kept; the client's descriptor may close
+    return true;
+}
+
+void BackendMachine::reattach(Group &g) {
+    std::vector<std::pair<MembershipId, Error>> refused;
+    for (MembershipId id : g.settled) {
+        Member &m = s_.members.at(id);
+        if (m.state != MemberState::active)
+            continue;
+        if (auto err = backend(g).add_member(FabricMember{g.port, g.mgid, id, m.bits, m.roce, true}))
+            refused.emplace_back(id, std::move(*err));
+        else
+            m.attached = true;
+    }
+    for (auto &[id, why] : refused)
+        book_.lose(g, id, why);
 }
 
 void BackendMachine::on_dropped(Group &g, const Op &op, const FabricResult &r) {

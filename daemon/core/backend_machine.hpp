@@ -5,12 +5,16 @@
 // none of the SA's rules: nothing to probe (nobody else holds the daemon's kernel
 // memberships), no audit, no MLID leak, no MGID to assign.
 //
-//   a join   its bits covered and a record known: answered locally (after the record's
-//            asserted fields are compared); otherwise one make() of the bits it adds.
-//   a leave  with no join waiting, bits nobody needs any more are dropped in one drop().
+//   a join   its bits covered and a record known: the backend adds the member
+//            (add_member; a refusal fails the join) and it is answered locally (after the
+//            record's asserted fields are compared); otherwise first one make() of the bits
+//            it adds.
+//   a leave  the backend removes the member (remove_member, through the member book); with
+//            no join waiting, bits nobody needs any more are dropped in one drop().
 //   re-join  when the fabric lost the port's memberships (Engine::invalidate_port, or the
 //            port coming back): what members want is made again after the port's jitter,
-//            and they hear `restored`; a backend that refuses tells them `lost`.
+//            every member is added again, and they hear `restored`; those the backend
+//            refuses hear `lost`.
 //
 // A backend may answer inside make() or drop(): that answer is applied at once and the group
 // goes on in the same pass.
@@ -40,6 +44,12 @@ private:
     // Starts a make of `bits` for queued member `member` (0: a re-join or a repair).
     bool make(Group &g, std::uint8_t bits, MembershipId member);
     bool drop(Group &g, std::uint8_t bits);
+    // The backend adds queued member `id`; false when it refused (the join failed, and the
+    // member is gone).
+    bool attach(Group &g, MembershipId id);
+    // After a re-join made the group again: every active member is added again; those the
+    // backend refuses lose their membership.
+    void reattach(Group &g);
     // Sends `op` through `call`; true when its answer came inside the call and is applied.
     bool start(Group &g, Op op, const Call &call);
     void on_answer(Group &g, const FabricResult &r); // a later answer

@@ -80,7 +80,7 @@ struct Engine::Impl {
         JoinRequest resolved;
         const JoinRequest *ask = &req;
         if (backend) {
-            auto group = backend->group_of(req);
+            auto group = backend->group_of(pi, req);
             if (auto *err = std::get_if<Error>(&group))
                 return book.refuse(std::move(done), std::move(*err));
             resolved = req;

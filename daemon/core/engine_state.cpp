@@ -10,7 +10,8 @@ std::string EngineState::where(const Group &g) const {
 
 McRecord EngineState::member_record(const Group &g, const Member &m) const {
     McRecord r = g.sa.record;
-    r.port_gid = port_gid(g.port);
+    if (!ports[g.port].backend) // a backend's record names the GID it sends from
+        r.port_gid = port_gid(g.port);
     r.join_state = m.bits;
     r.proxy_join = false;
     return r;

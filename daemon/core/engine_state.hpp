@@ -47,8 +47,10 @@ struct Member {
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
     JoinGates gates; // asked while the join is pending (engine.hpp); dropped once it joined
-    // What the join carries for its port's membership backend (JoinRequest::roce).
+    // What the join carries for its port's membership backend (JoinRequest::roce), until the
+    // backend has added the member.
     std::shared_ptr<const RoceJoin> roce;
+    bool attached = false; // the port's membership backend added it (add_member), and holds it
 };
 
 // The one fabric operation a group may have in flight: an SA transaction, or a membership

@@ -67,6 +67,7 @@ void MemberBook::erase(MembershipId id) {
     if (auto c = s_.clients.find(m.client); c != s_.clients.end())
         c->second.members.erase(id);
     if (Group *g = s_.find_group(m.port, m.group)) {
+        detach(*g, id, m);
         if (m.state == MemberState::active)
             count_bits(g->count, m.bits, -1);
         g->settled.erase(id);
@@ -97,9 +98,20 @@ void MemberBook::lose(Group &g, MembershipId id, const Error &why) {
         return;
     count_bits(g.count, m.bits, -1);
     m.state = MemberState::lost;
+    detach(g, id, m);
     s_.note_group(EngineNote::Kind::lost, g, m.bits, m.client, "lost " + s_.where(g) + ": " + why.message,
                   why.sa_status);
     s_.event(m.client, id, MembershipEvent{MembershipEvent::Kind::lost, s_.member_record(g, m), 0, why});
+}
+
+void MemberBook::detach(Group &g, MembershipId id, Member &m) {
+    if (!m.attached)
+        return;
+    m.attached = false;
+    MembershipBackend &backend = *s_.ports[g.port].backend;
+    if (auto err = backend.remove_member(FabricMember{g.port, g.mgid, id, m.bits, nullptr, false}))
+        s_.note_group(EngineNote::Kind::warning, g, m.bits, m.client,
+                      "leave of " + join_state_name(m.bits) + " from " + s_.where(g) + ": " + err->message);
 }
 
 void MemberBook::lose_unserved(Group &g, std::uint8_t present, const Error &why) {

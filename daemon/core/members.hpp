@@ -42,6 +42,8 @@ public:
     void erase(MembershipId id);
 
 private:
+    // The member's membership ends at its port's membership backend, if that holds it.
+    void detach(Group &g, MembershipId id, Member &m);
     void reply(Member &m, MembershipId id, std::optional<Error> err, const McRecord &rec);
 
     EngineState &s_;

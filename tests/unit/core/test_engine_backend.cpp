@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An Ethernet (RoCE) port beside an InfiniBand one in one engine: its memberships are made by a
 // MembershipBackend (a recording fake), with the same per-bit counts, sharing and events as
-// at the SA. Any number of clients cost one fabric membership per group, the last leave or
-// client removal drops it, send-only joins hold none, and neither port's work reaches the
-// other's fabric.
+// at the SA. The backend makes each group once, hears of every member as it joins and as its
+// membership ends (leave, client gone, lost), and of every member again after a re-join; the
+// last member's end drops the group; neither port's work reaches the other's fabric.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -24,6 +24,7 @@ class EngineBackend : public EngineFixture {
 protected:
     EngineBackend() {
         engine.set_backend(LinkLayer::ethernet, eth);
+        engine.set_observer([this](const EngineNote &n) { notes.push_back(n); });
         eth_port = serve_port(ports, engine, port_attributes("rxe0", 1, kPrefix, 0x200001, "Ethernet"));
         third = engine.add_client(ClientInfo{300, 1002, 1002, "third"});
     }
@@ -45,7 +46,15 @@ protected:
 
     const FakeEthernetBackend::Group &at(const Gid &mgid) const { return eth.at(eth_port, mgid); }
 
+    bool told(MembershipId id, Kind kind) const {
+        for (const auto &e : sink.events)
+            if (e.id == id && e.ev.kind == kind)
+                return true;
+        return false;
+    }
+
     FakeEthernetBackend eth;
+    std::vector<EngineNote> notes;
     PortIndex eth_port = 0;
     ClientId third = 0;
 };
@@ -65,6 +74,14 @@ TEST_F(EngineBackend, ThreeClientsShareOneFabricMembership) {
         EXPECT_EQ(o->result.record.join_state, join::full);
     }
     EXPECT_EQ(at(kG).makes, 1u) << "one make for three members";
+    ASSERT_EQ(eth.added.size(), 3u) << "each member added";
+    for (const FabricMember &m : eth.added) {
+        EXPECT_EQ(m.port, eth_port);
+        EXPECT_EQ(m.mgid, kG);
+        EXPECT_EQ(m.bits, join::full);
+        EXPECT_FALSE(m.rejoin);
+    }
+    EXPECT_NE(eth.added[0].id, eth.added[1].id);
     EXPECT_EQ(at(kG).joined, 1u);
     EXPECT_EQ(eth.memberships(), 1u);
     ASSERT_EQ(eth.made.size(), 1u);
@@ -86,12 +103,17 @@ TEST_F(EngineBackend, TheLastLeaveOrClientRemovalDropsIt) {
     run_all();
     ASSERT_EQ(eth.memberships(), 1u);
     EXPECT_FALSE(engine.leave(client, a));
+    ASSERT_EQ(eth.removed.size(), 1u) << "the leave ends its member";
+    EXPECT_EQ(eth.removed[0].id, a);
     engine.remove_client(other);
     run_all();
+    EXPECT_EQ(eth.removed.size(), 2u) << "so does its client's end";
     EXPECT_TRUE(eth.dropped.empty()) << "a member is left";
     EXPECT_EQ(eth.memberships(), 1u);
     engine.remove_client(third); // the last one goes, as a killed process's connection does
     run_all();
+    EXPECT_EQ(eth.removed.size(), 3u);
+    EXPECT_TRUE(eth.members.empty());
     ASSERT_EQ(eth.dropped.size(), 1u);
     EXPECT_EQ(eth.dropped[0].bits, join::full);
     EXPECT_EQ(eth.dropped[0].kept, 0);
@@ -184,7 +206,7 @@ TEST_F(EngineBackend, AnInfiniBandPortAndAnEthernetPortDoNotInterfere) {
     EXPECT_EQ(sa_bits(kG), join::full);
 }
 
-TEST_F(EngineBackend, TheJoinsAttachmentReachesTheBackendAndItsFdClosesWithTheLastHolder) {
+TEST_F(EngineBackend, TheJoinsAttachmentReachesTheBackendAndTheEngineLetsGoOfIt) {
     int fds[2];
     ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
     ::close(fds[1]);
@@ -202,12 +224,20 @@ TEST_F(EngineBackend, TheJoinsAttachmentReachesTheBackendAndItsFdClosesWithTheLa
     EXPECT_EQ(eth.made[0].roce->group, group);
     EXPECT_EQ(eth.made[0].roce->gid_type, GidType::roce_v2);
     EXPECT_EQ(eth.made[0].roce->fd, fds[0]);
-    eth.made.clear(); // the backend lets go of what it was handed
-    EXPECT_NE(::fcntl(fds[0], F_GETFD), -1) << "the member holds it";
+    ASSERT_EQ(eth.added.size(), 1u);
+    EXPECT_EQ(eth.added[0].roce.get(), attachment) << "the member gets it too";
+    // The backend keeps what it needs (a copy of the socket) and lets go of what it was
+    // handed: the engine does not hold the client's descriptor for the membership's life.
+    eth.made.clear();
+    eth.added.clear();
+    eth.members.at(id).roce.reset();
+    EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1) << "closed while the membership lasts";
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(eth.memberships(), 1u);
     EXPECT_FALSE(engine.leave(client, id));
     run_all();
-    EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1) << "closed with the membership";
-    EXPECT_EQ(errno, EBADF);
+    ASSERT_EQ(eth.removed.size(), 1u);
+    EXPECT_EQ(eth.removed[0].roce, nullptr);
 }
 
 TEST_F(EngineBackend, ARoceJoinOwnsItsFdAndMovesIt) {
@@ -279,14 +309,16 @@ TEST_F(EngineBackend, ALostPortIsMadeAgainAndItsMembersRestored) {
     ASSERT_EQ(eth.made.size(), 4u);
     EXPECT_TRUE(eth.made[2].rejoin);
     EXPECT_TRUE(eth.made[3].rejoin);
+    ASSERT_EQ(eth.added.size(), 4u) << "every member added again";
+    for (std::size_t i = 2; i < 4; ++i) {
+        EXPECT_TRUE(eth.added[i].rejoin);
+        EXPECT_EQ(eth.added[i].roce, nullptr) << "nothing to hand over again";
+    }
+    EXPECT_TRUE(eth.removed.empty()) << "nobody left";
     EXPECT_EQ(eth.memberships(), 1u);
     EXPECT_EQ(at(kG).joined, 2u) << "made again";
-    for (MembershipId id : {a, b}) {
-        bool restored = false;
-        for (const auto &e : sink.events)
-            restored |= e.id == id && e.ev.kind == Kind::restored;
-        EXPECT_TRUE(restored) << "membership " << id;
-    }
+    for (MembershipId id : {a, b})
+        EXPECT_TRUE(told(id, Kind::restored)) << "membership " << id;
     EXPECT_TRUE(sa.log.empty());
     EXPECT_FALSE(engine.ports()[eth_port].rejoining);
 }
@@ -307,6 +339,9 @@ TEST_F(EngineBackend, AReJoinTheBackendRefusesTellsItsMembersLost) {
     EXPECT_EQ(sink.events[0].ev.reason->message, "no netdev for GID index 3");
     EXPECT_FALSE(engine.ports()[eth_port].rejoining);
     EXPECT_EQ(eth.memberships(), 0u);
+    ASSERT_EQ(eth.removed.size(), 1u) << "a lost member ends at the backend";
+    EXPECT_EQ(eth.removed[0].id, a);
+    EXPECT_TRUE(eth.members.empty());
 }
 
 TEST_F(EngineBackend, APortThatGoesDownAndComesBackIsMadeAgain) {
@@ -323,6 +358,85 @@ TEST_F(EngineBackend, APortThatGoesDownAndComesBackIsMadeAgain) {
     EXPECT_EQ(sink.events[1].ev.kind, Kind::restored);
     EXPECT_EQ(eth.made.size(), 2u);
     EXPECT_EQ(eth.memberships(), 1u);
+}
+
+TEST_F(EngineBackend, AMemberTheBackendRefusesFailsItsJoinAlone) {
+    MembershipId first = 0;
+    join(client, on_eth(kG, join::full), &first);
+    run_all();
+    eth.refuse_member = [](const FabricMember &m) {
+        return m.bits == join::non_member ? std::optional<Error>(Error{Errc::invalid_argument,
+                                                                        "SIOCGIFINDEX veth1: ENODEV (No such device)", {}})
+                                          : std::nullopt;
+    };
+    auto refused = join(other, on_eth(kG, join::non_member));
+    run_all();
+    EXPECT_EQ(refused->code(), Errc::invalid_argument);
+    EXPECT_EQ(refused->message(), "SIOCGIFINDEX veth1: ENODEV (No such device)");
+    ASSERT_EQ(eth.made.size(), 2u) << "the bit was made for it";
+    ASSERT_EQ(eth.dropped.size(), 1u) << "and dropped again: nobody needs it";
+    EXPECT_EQ(eth.dropped[0].bits, join::non_member);
+    EXPECT_EQ(eth.dropped[0].kept, join::full);
+    EXPECT_EQ(eth.removed.size(), 0u) << "never added, never removed";
+    EXPECT_EQ(eth.memberships(), 1u) << "the first member keeps its own";
+    ASSERT_EQ(engine.groups().size(), 1u);
+    EXPECT_EQ(engine.groups()[0].counts[1], 0u);
+
+    // The only member of a new group: the group goes with the join.
+    auto alone = join(third, on_eth(kH, join::non_member));
+    run_all();
+    EXPECT_EQ(alone->code(), Errc::invalid_argument);
+    EXPECT_EQ(at(kH).makes, 1u);
+    EXPECT_EQ(at(kH).drops, 1u);
+    EXPECT_EQ(engine.groups().size(), 1u);
+    EXPECT_FALSE(told(first, Kind::lost));
+}
+
+TEST_F(EngineBackend, AMemberRefusedAtTheReJoinIsLostAndTheOthersRestored) {
+    MembershipId a = 0, b = 0;
+    join(client, on_eth(kG, join::full), &a);
+    join(other, on_eth(kG, join::full), &b);
+    run_all();
+    eth.refuse_member = [b](const FabricMember &m) {
+        return m.rejoin && m.id == b ? std::optional<Error>(Error{Errc::invalid_argument,
+                                                                   "SIOCGIFINDEX veth1 in the client's network "
+                                                                   "namespace: ENODEV (No such device)",
+                                                                   {}})
+                                     : std::nullopt;
+    };
+    eth.lose_port(eth_port);
+    engine.invalidate_port(eth_port, "the netdev went away");
+    run_all();
+    EXPECT_TRUE(told(a, Kind::restored));
+    EXPECT_FALSE(told(b, Kind::restored));
+    ASSERT_TRUE(told(b, Kind::lost));
+    for (const auto &e : sink.events) {
+        if (e.id == b) {
+            EXPECT_EQ(e.ev.reason->message,
+                      "SIOCGIFINDEX veth1 in the client's network namespace: ENODEV (No such device)");
+        }
+    }
+    ASSERT_EQ(eth.removed.size(), 1u) << "the lost member ends at the backend";
+    EXPECT_EQ(eth.removed[0].id, b);
+    EXPECT_EQ(eth.memberships(), 1u);
+    EXPECT_EQ(engine.groups().at(0).counts[0], 1u);
+}
+
+TEST_F(EngineBackend, ARemovalTheKernelRefusesIsAWarningAndTheMemberGoes) {
+    MembershipId a = 0;
+    join(client, on_eth(kG, join::full), &a);
+    run_all();
+    eth.members.clear(); // the fake refuses to remove what it does not know
+    notes.clear();
+    EXPECT_FALSE(engine.leave(client, a));
+    run_all();
+    bool warned = false;
+    for (const EngineNote &n : notes)
+        warned |= n.kind == EngineNote::Kind::warning &&
+                  n.message == "leave of full from group ff0e::ffff:ef01:203 on rxe0/1: removed a member never added";
+    EXPECT_TRUE(warned);
+    EXPECT_TRUE(engine.groups().empty()) << "counted as gone";
+    EXPECT_EQ(eth.dropped.size(), 1u);
 }
 
 TEST_F(EngineBackend, APortWithNoBackendForItsLinkLayerIsRefused) {

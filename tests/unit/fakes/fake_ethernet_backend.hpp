@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A MembershipBackend for Ethernet (RoCE) ports in tests: it records every make and drop the
-// engine asks for, per group, and keeps what the kernel would hold. A group's kernel membership
-// (IGMP/MLD) is held while its port holds FullMember or NonMember; the send-only bits hold none,
-// and their make only answers the record. Answers come inside make()/drop() (as a socket option
-// does) or, with `answer_later`, when the test calls run().
+// engine asks for per group, and every member it adds and removes, and keeps what the kernel
+// would hold. The group's make only answers the record; a member holds a kernel membership
+// (IGMP/MLD) when its bits include FullMember or NonMember, counted per (port, group) here (the
+// real backend's count per network namespace is tested in tests/unit/roce). Answers to make
+// and drop come inside the call (as a socket option does) or, with `answer_later`, when the
+// test calls run().
 #pragma once
 
 #include <deque>
@@ -21,27 +23,34 @@ class FakeEthernetBackend final : public MembershipBackend {
 public:
     using Key = std::pair<PortIndex, Gid>;
     struct Group {
-        std::uint8_t bits = 0;      // what the engine holds here
-        unsigned makes = 0;         // make() calls
-        unsigned drops = 0;         // drop() calls
-        unsigned joined = 0;        // kernel memberships made (IP_ADD_MEMBERSHIP)
-        unsigned left = 0;          // ... and dropped (IP_DROP_MEMBERSHIP)
-        bool member() const { return bits & (join::full | join::non_member); }
+        std::uint8_t bits = 0; // what the engine holds here
+        unsigned makes = 0;    // make() calls
+        unsigned drops = 0;    // drop() calls
+        unsigned holders = 0;  // members holding the kernel membership
+        bool in_kernel = false; // the kernel holds it
+        unsigned joined = 0;   // kernel memberships made (IP_ADD_MEMBERSHIP)
+        unsigned left = 0;     // ... and dropped (IP_DROP_MEMBERSHIP)
     };
 
     std::map<Key, Group> groups;
-    std::vector<FabricJoin> made;    // every make() asked, in order
-    std::vector<FabricLeave> dropped; // every drop() asked, in order
+    std::vector<FabricJoin> made;       // every make() asked, in order
+    std::vector<FabricLeave> dropped;   // every drop() asked, in order
+    std::vector<FabricMember> added;    // every add_member() asked, in order
+    std::vector<FabricMember> removed;  // every remove_member() asked, in order
+    std::map<MembershipId, FabricMember> members; // added and not removed
     bool answer_later = false;
-    // An error for a make (nullopt: it succeeds).
+    // An error for a make, or for a member (nullopt: it succeeds).
     std::function<std::optional<Error>(const FabricJoin &)> refuse;
+    std::function<std::optional<Error>(const FabricMember &)> refuse_member;
     std::uint32_t qkey = 0x01234567; // rdma_cm's default on RoCE
+
+    static bool holds(std::uint8_t bits) { return bits & (join::full | join::non_member); }
 
     // Kernel memberships held now, over every port and group.
     std::size_t memberships() const {
         std::size_t n = 0;
         for (const auto &[key, g] : groups)
-            n += g.member();
+            n += g.in_kernel;
         return n;
     }
     const Group &at(PortIndex port, const Gid &mgid) const { return groups.at({port, mgid}); }
@@ -72,9 +81,7 @@ public:
                           if (no)
                               return;
                           Group &grp = groups[{j.port, j.mgid}];
-                          const bool was = grp.member();
                           grp.bits = static_cast<std::uint8_t>(grp.bits | j.bits);
-                          grp.joined += !was && grp.member();
                       });
     }
 
@@ -83,10 +90,44 @@ public:
         ++groups[{l.port, l.mgid}].drops;
         return answer(FabricResult{}, std::move(done), [this, l] {
             Group &grp = groups[{l.port, l.mgid}];
-            const bool was = grp.member();
             grp.bits = static_cast<std::uint8_t>(grp.bits & ~l.bits);
-            grp.left += was && !grp.member();
         });
+    }
+
+    std::optional<Error> add_member(const FabricMember &m) override {
+        added.push_back(m);
+        if (auto no = refuse_member ? refuse_member(m) : std::nullopt)
+            return no;
+        const bool known = members.count(m.id);
+        if (known && !m.rejoin)
+            return Error{Errc::internal, "added twice", {}};
+        if (!holds(m.bits))
+            return std::nullopt;
+        Group &grp = groups[{m.port, m.mgid}];
+        if (!known) {
+            members.emplace(m.id, m);
+            ++grp.holders;
+        }
+        if (!grp.in_kernel) { // the first holder, or a re-join after the kernel lost it
+            grp.in_kernel = true;
+            ++grp.joined;
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Error> remove_member(const FabricMember &m) override {
+        removed.push_back(m);
+        auto it = members.find(m.id);
+        if (it == members.end())
+            return holds(m.bits) ? std::optional<Error>(Error{Errc::internal, "removed a member never added", {}})
+                                 : std::nullopt;
+        members.erase(it);
+        Group &grp = groups[{m.port, m.mgid}];
+        if (--grp.holders == 0 && grp.in_kernel) {
+            grp.in_kernel = false;
+            ++grp.left;
+        }
+        return std::nullopt;
     }
 
     void cancel(Id id) override {
@@ -97,11 +138,13 @@ public:
             }
     }
 
-    // The kernel let go of every membership on the port (its netdev went away).
+    // The kernel let go of every membership on the port (its netdev went away); the members
+    // stay counted, and a re-join's add makes the membership again.
     void lose_port(PortIndex port) {
         for (auto &[key, g] : groups)
             if (key.first == port) {
-                g.left += g.member();
+                g.left += g.in_kernel;
+                g.in_kernel = false;
                 g.bits = 0;
             }
     }
