@@ -106,6 +106,9 @@ public:
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
+    // The MGID of the group a join names (Engine::group_of): on a RoCE port its IP group's. The
+    // session asks before the access policy judges the join, which decides by MGID.
+    std::variant<Gid, Error> group_of(const JoinRequest &req) const { return engine_.group_of(req); }
     // Every SA Delete a client's release caused, with its uid (Engine::set_delete_meter).
     void set_delete_meter(std::function<void(uid_t)> meter) { engine_.set_delete_meter(std::move(meter)); }
     // Whether a join for `mgid` on `port` would add a group there (MGID 0 always does).

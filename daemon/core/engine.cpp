@@ -61,15 +61,35 @@ struct Engine::Impl {
         return g;
     }
 
+    // The port a request names, when this engine serves it.
+    std::optional<PortIndex> served(const JoinRequest &req) const {
+        auto found = state.facts.find(req.device, req.port);
+        if (found && *found >= state.ports.size())
+            found.reset(); // in the registry, not served by this engine yet
+        return found;
+    }
+
+    // The group a join names on port `pi` (Engine::group_of).
+    std::variant<Gid, Error> group_on(PortIndex pi, const JoinRequest &req) const {
+        if (MembershipBackend *backend = state.ports[pi].backend)
+            return backend->group_of(pi, req);
+        if (req.roce && req.roce->group) // else its zero MGID would read as a create
+            return Error{Errc::invalid_argument,
+                         state.name(pi) + " is an InfiniBand port: an IP multicast group names a group on RoCE ports only",
+                         {}};
+        return req.mgid;
+    }
+
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
         ++state.stats.joins;
         if (!state.clients.count(client))
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
-        auto found = state.facts.find(req.device, req.port);
-        if (found && *found >= state.ports.size())
-            found.reset(); // in the registry, not served by this engine yet
+        const auto found = served(req);
         MembershipBackend *backend = found ? state.ports[*found].backend : nullptr;
-        // The MGID rules are the SA's; a backend judges its groups itself (group_of).
+        auto group = found ? group_on(*found, req) : std::variant<Gid, Error>(req.mgid);
+        if (auto *err = std::get_if<Error>(&group))
+            return book.refuse(std::move(done), std::move(*err));
+        // The MGID rules are the SA's; a backend judged its groups itself (group_of).
         if (auto err = backend ? validate_fields(req) : validate_request(req, state.cfg))
             return book.refuse(std::move(done), std::move(*err));
         if (!found)
@@ -80,9 +100,6 @@ struct Engine::Impl {
         JoinRequest resolved;
         const JoinRequest *ask = &req;
         if (backend) {
-            auto group = backend->group_of(pi, req);
-            if (auto *err = std::get_if<Error>(&group))
-                return book.refuse(std::move(done), std::move(*err));
             resolved = req;
             resolved.mgid = std::get<Gid>(group);
             resolved.scope.reset();
@@ -103,6 +120,11 @@ struct Engine::Impl {
         driver(g.port).advance(g.port, g.id);
     }
 };
+
+std::variant<Gid, Error> Engine::group_of(const JoinRequest &req) const {
+    const auto found = impl_->served(req);
+    return found ? impl_->group_on(*found, req) : std::variant<Gid, Error>(req.mgid);
+}
 
 std::string no_backend_for(const std::string &port, LinkLayer link_layer) {
     return port + " is an " + link_layer_name(link_layer) + " port, and no membership backend serves " +

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/error.hpp"
@@ -257,6 +258,11 @@ public:
     // `gates` are what the client's session lets the join cost at the SA (JoinGates). A join the
     // gates refuse fails with their error, and its group goes on with the next queued join.
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
+    // The MGID of the group `req` names, as join() would take it: on a port with a membership
+    // backend the backend's answer (on RoCE an IP group or MGID and a GID type give the MGID);
+    // on an InfiniBand port the request's MGID (zero: a create), and an IP group is refused.
+    // A port the engine does not serve gives the request's MGID (join() names the port).
+    std::variant<Gid, Error> group_of(const JoinRequest &req) const;
 
     // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
     // The SA Delete, if one is due, happens in the background.

@@ -13,7 +13,8 @@ MembershipId MemberBook::enqueue(ClientId client, Group &g, const JoinRequest &r
     m.group = g.id;
     m.bits = req.join_state;
     m.params = req.params;
-    m.roce = req.roce;
+    if (s_.ports[g.port].backend) // the SA has no use for it: a client's socket is not held
+        m.roce = req.roce;
     m.done = std::move(done);
     s_.members.emplace(id, std::move(m));
     s_.clients.at(client).members.insert(id);

@@ -439,6 +439,28 @@ TEST_F(EngineBackend, ARemovalTheKernelRefusesIsAWarningAndTheMemberGoes) {
     EXPECT_EQ(eth.dropped.size(), 1u);
 }
 
+TEST_F(EngineBackend, TheGroupAJoinNamesIsItsPortsToSay) {
+    JoinRequest by_ip = on_eth(kZeroGid, join::full);
+    by_ip.roce = std::make_shared<const RoceJoin>(IpAddress::v4({239, 1, 2, 3}), GidType::roce_v1, -1);
+    EXPECT_EQ(std::get<Gid>(engine.group_of(by_ip)), kG) << "the backend maps the IP group";
+    EXPECT_EQ(std::get<Gid>(engine.group_of(request(kG, join::full))), kG) << "InfiniBand: the request's";
+    EXPECT_EQ(std::get<Gid>(engine.group_of(request(kZeroGid, join::full))), kZeroGid) << "a create";
+
+    JoinRequest ip_on_ib = request(kZeroGid, join::full);
+    ip_on_ib.roce = by_ip.roce;
+    const auto refused = engine.group_of(ip_on_ib);
+    ASSERT_TRUE(std::holds_alternative<Error>(refused));
+    EXPECT_EQ(std::get<Error>(refused).message,
+              "mlx5_0/1 is an InfiniBand port: an IP multicast group names a group on RoCE ports only");
+    auto out = join(client, ip_on_ib);
+    EXPECT_EQ(out->code(), Errc::invalid_argument) << "not a create";
+    EXPECT_TRUE(sa.log.empty());
+    auto mapped = join(client, by_ip);
+    run_all();
+    ASSERT_TRUE(mapped->ok()) << mapped->message();
+    EXPECT_EQ(mapped->result.record.mgid, kG);
+}
+
 TEST_F(EngineBackend, APortWithNoBackendForItsLinkLayerIsRefused) {
     port::PortRegistry other_ports;
     FakeSa other_sa;

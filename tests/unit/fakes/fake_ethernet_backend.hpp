@@ -71,6 +71,13 @@ public:
         return r;
     }
 
+    // An IP group is its RoCE MGID (the join's GID type, else RoCE v2); else the request's.
+    std::variant<Gid, Error> group_of(PortIndex port, const JoinRequest &req) const override {
+        if (req.roce && req.roce->group)
+            return roce_mgid(*req.roce->group, req.roce->gid_type.value_or(GidType::roce_v2));
+        return MembershipBackend::group_of(port, req);
+    }
+
     Id make(const FabricJoin &j, Done done) override {
         made.push_back(j);
         Group &g = groups[{j.port, j.mgid}];
