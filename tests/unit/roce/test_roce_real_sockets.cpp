@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/roce_address.hpp"
 #include "roce/kernel_memberships.hpp"
 #include "roce/linux_syscalls.hpp"
 
@@ -59,6 +60,21 @@ unsigned igmp_users(const std::string &dev, const IpAddress &g) {
         if (current == dev && hex == want)
             return users;
     }
+    return 0;
+}
+
+// Users of `g` on `dev` in /proc/self/net/igmp6, which prints the group as 32 hex digits.
+unsigned igmp6_users(const std::string &dev, const IpAddress &g) {
+    std::ifstream in("/proc/self/net/igmp6");
+    char want[33];
+    for (int i = 0; i < 16; ++i)
+        std::snprintf(want + 2 * i, 3, "%02x", g.bytes[static_cast<std::size_t>(i)]);
+    std::string idx, name, hex;
+    unsigned users = 0;
+    std::string rest;
+    while (in >> idx >> name >> hex >> users && std::getline(in, rest))
+        if (name == dev && hex == want)
+            return users;
     return 0;
 }
 
@@ -150,6 +166,26 @@ TEST_F(RealSockets, GroupsArePackedUpToTheKernelsLimitPerSocket) {
     EXPECT_EQ(kernel.sockets(), 0u);
     EXPECT_EQ(open_fds(), fds_before);
     EXPECT_EQ(igmp_users("lo", group(0)), 0u);
+}
+
+TEST_F(RealSockets, AnIPv6GroupIsHeldTheSameWay) {
+    const int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        GTEST_SKIP() << "no IPv6 sockets: " << std::strerror(errno);
+    IpAddress g = *parse_ip("ff0e::1:0");
+    g.bytes[13] = static_cast<std::uint8_t>(::getpid() >> 8);
+    g.bytes[14] = static_cast<std::uint8_t>(::getpid());
+    auto k = kernel.acquire(fd, "lo", g);
+    ::close(fd);
+    if (auto *e = std::get_if<Error>(&k))
+        GTEST_SKIP() << "IPV6_ADD_MEMBERSHIP on lo: " << e->message;
+    EXPECT_EQ(igmp6_users("lo", g), 1u) << "in /proc/net/igmp6";
+    auto again = join(g); // an IPv4 socket for an IPv6 group
+    ASSERT_TRUE(std::holds_alternative<Error>(again));
+    EXPECT_EQ(std::get<Error>(again).code, Errc::invalid_argument);
+    EXPECT_FALSE(kernel.release(std::get<MembershipKey>(k)));
+    EXPECT_EQ(igmp6_users("lo", g), 0u);
+    EXPECT_EQ(kernel.sockets(), 0u);
 }
 
 TEST_F(RealSockets, TheKernelsRefusalsAreNamed) {
