@@ -5,11 +5,16 @@
 
 #include <sys/types.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/record.hpp"
+#include "common/roce_address.hpp"
 
 namespace mcastd {
 
@@ -52,6 +57,39 @@ struct GroupParams {
     bool operator==(const GroupParams &) const = default;
 };
 
+// What a join on an Ethernet (RoCE) port carries besides the fields every join has, for the
+// port's membership backend (core/membership_backend.hpp): the engine and the sessions pass it
+// on untouched. Unset fields take the backend's defaults. Owns `fd`, which it closes: moved,
+// never copied (JoinRequest shares one).
+struct RoceJoin {
+    std::optional<IpAddress> group;  // the IP group, when the join names no MGID
+    std::optional<GidType> gid_type; // the source GID's type (roce_v1 or roce_v2)
+    int fd = -1;                     // a socket the client made in its network namespace, or -1
+
+    RoceJoin() = default;
+    RoceJoin(std::optional<IpAddress> g, std::optional<GidType> type, int owned_fd)
+        : group(std::move(g)), gid_type(type), fd(owned_fd) {}
+    RoceJoin(RoceJoin &&o) noexcept : group(std::move(o.group)), gid_type(o.gid_type), fd(std::exchange(o.fd, -1)) {}
+    RoceJoin &operator=(RoceJoin &&o) noexcept {
+        if (this != &o) {
+            reset();
+            group = std::move(o.group);
+            gid_type = o.gid_type;
+            fd = std::exchange(o.fd, -1);
+        }
+        return *this;
+    }
+    RoceJoin(const RoceJoin &) = delete;
+    RoceJoin &operator=(const RoceJoin &) = delete;
+    ~RoceJoin() { reset(); }
+
+private:
+    void reset() {
+        if (fd >= 0)
+            ::close(std::exchange(fd, -1));
+    }
+};
+
 struct JoinRequest {
     std::string device;
     std::uint8_t port = 0;
@@ -62,6 +100,10 @@ struct JoinRequest {
     // A named group (common/named_group.hpp): the daemon maps it to the MGID under its configured
     // prefix and P_Key. Non-empty only with an all-zero mgid until the daemon filled that in.
     std::string name{};
+    // Ethernet ports only: what the port's membership backend needs of this join beyond the
+    // above. Shared by the request's copies (the session's, the engine's member); the fd
+    // closes with the last of them.
+    std::shared_ptr<const RoceJoin> roce{};
     bool operator==(const JoinRequest &) const = default;
 };
 

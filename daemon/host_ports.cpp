@@ -39,22 +39,10 @@ bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p
 
 HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
     : loop_(loop), cfg_(std::move(cfg)), transport_(loop), txns_(transport_, loop.timers(), cfg_.sa),
-      sa_client_(txns_), poller_(txns_, sa_client_, loop.timers(), *this, cfg_.monitor),
-      sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
-    // MadTransactions already receives what the transport reads.
-    poller_.set_note_sink([this](PortIndex port, const port::Note &n) {
-        using L = port::Note::Level;
-        const auto level = n.level == L::error     ? spdlog::level::err
-                         : n.level == L::warning ? spdlog::level::warn
-                         : n.level == L::info    ? spdlog::level::info
-                                                 : spdlog::level::debug;
-        spdlog::log(level, "{}: {}", service_ ? port_name(*service_, port) : "?", n.text);
-    });
-    // A moved P_Key index moves the SA MADs' P_Key index with it.
-    poller_.set_pkey_listener([this](PortIndex port, const std::vector<std::uint16_t> &table) {
-        service_->set_pkeys(port, table);
-        route_sa(port);
-    });
+      sa_client_(txns_), sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
+    // Fails here, before any port is opened, on a config the poller refuses.
+    if (auto why = port::check_monitor_config(cfg_.monitor))
+        throw std::invalid_argument("port monitor config: " + *why);
 }
 
 HostPorts::~HostPorts() {
@@ -63,6 +51,7 @@ HostPorts::~HostPorts() {
     // The service may be gone already: nothing here may touch it.
     loop_.timers().cancel(sa_load_timer_);
     txns_.abandon_all();
+    poller_.reset(); // its sink and registry, the service's, may be gone: it stops without them
     verbs_.reset();
     transport_.close_all();
 }
@@ -84,10 +73,25 @@ void HostPorts::open(Service &service) {
     });
     // An audit that found the port's state gone re-joins it as port_invalidated() does: the
     // window starts again, and the port rules take a new SMInfo baseline.
-    service.set_state_lost_listener([this](PortIndex port) {
-        txns_.restart_congestion(port);
-        poller_.on_state_lost(port);
+    // SA MADs go where the registry says the port's SM is now.
+    txns_.set_sa_route([&service](PortIndex port) -> std::optional<sa::MadAddress> {
+        const port::RegisteredPort *p = service.ports().get(port);
+        if (!p || !p->attributes.sm_lid)
+            return std::nullopt;
+        return sa_address_of(p->attributes);
     });
+    // The event sources tell the Service what they observe; it decides.
+    poller_ = std::make_unique<port::PortPoller>(txns_, sa_client_, loop_.timers(), service.ports(), service,
+                                                 cfg_.monitor);
+    poller_->set_note_sink([this](PortIndex port, const port::Note &n) {
+        using L = port::Note::Level;
+        const auto level = n.level == L::error     ? spdlog::level::err
+                         : n.level == L::warning ? spdlog::level::warn
+                         : n.level == L::info    ? spdlog::level::info
+                                                 : spdlog::level::debug;
+        spdlog::log(level, "{}: {}", port_name(*service_, port), n.text);
+    });
+    service.add_port_listener(*this);
     open_ports();
     watch_verbs();
     watch_sa_load();
@@ -122,10 +126,10 @@ void HostPorts::open_ports() {
         // Until the first PortInfo answer, trust the (possibly stale) sysfs view.
         if (service_->add_port(p, p.is_active() && p.sm_lid != 0) != index)
             throw std::logic_error("port index mismatch between the service and the transport");
-        route_sa(index);
+        txns_.sa_route_changed(index);
         spdlog::info("{}: {} LID {} SM LID {} PortGID {}", name, port::port_state_name(p.state), p.lid, p.sm_lid,
                      format_gid(p.port_gid()));
-        poller_.start(index, port::PolledPort{p.device, p.port_num, p.pkeys});
+        poller_->start(index);
     }
     if (service_->ports().empty())
         throw std::runtime_error("no usable InfiniBand port found");
@@ -134,57 +138,31 @@ void HostPorts::open_ports() {
 // Verbs async events exist on real hardware only (none under the simulator).
 void HostPorts::watch_verbs() {
     port::VerbsEvents::Hooks hooks;
-    hooks.lookup = [this](std::string_view dev, std::uint8_t num) -> std::optional<PortIndex> {
-        const auto &ports = service_->ports();
-        for (PortIndex i = 0; i < ports.size(); ++i)
-            if (ports[i].device == dev && ports[i].port_num == num)
-                return i;
-        return std::nullopt;
-    };
-    hooks.on_event = [this](PortIndex port, port::VerbsEvent ev) { poller_.on_verbs_event(port, ev); };
+    hooks.lookup = [this](std::string_view dev, std::uint8_t num) { return service_->ports().find(dev, num); };
+    hooks.on_event = [this](PortIndex port, port::VerbsEvent ev) { poller_->on_verbs_event(port, ev); };
     hooks.on_fatal = [this](const std::string &dev) {
-        const auto &ports = service_->ports();
-        for (PortIndex i = 0; i < ports.size(); ++i)
-            if (ports[i].device == dev)
-                service_->port_usable(i, false, dev + " reported a fatal error");
+        for (PortIndex i : service_->ports().of_device(dev))
+            service_->port_usable(i, false, dev + " reported a fatal error");
     };
     hooks.note = [](const port::Note &n) { spdlog::info("verbs: {}", n.text); };
     verbs_ = std::make_unique<port::VerbsEvents>(loop_, std::move(hooks));
     verbs_->open();
 }
 
-void HostPorts::refresh_port(PortIndex port, std::function<void()> done) { poller_.poll_now(port, std::move(done)); }
-
-void HostPorts::route_sa(PortIndex port) {
-    const port::PortAttributes &p = service_->ports().at(port);
-    if (p.sm_lid)
-        txns_.set_sa_address(port, sa_address_of(p));
-    else
-        txns_.clear_sa_address(port);
+void HostPorts::refresh_port(PortIndex port, std::function<void()> done) {
+    if (poller_)
+        poller_->poll_now(port, std::move(done));
+    else if (done)
+        done();
 }
 
-void HostPorts::port_usable(PortIndex port, bool usable, const std::string &why) {
-    service_->port_usable(port, usable, why);
+// Whatever found the loss (the port rules, or the engine's audit), once per re-join and before
+// any of its Sets is submitted: every host is about to re-join at once, so the SA window starts
+// again from one MAD, and the re-join covers any SM restart before it, so the next SMInfo
+// sample is the new baseline (PortRules).
+void HostPorts::memberships_gone(PortIndex port) {
+    txns_.restart_congestion(port);
+    poller_->on_memberships_gone(port);
 }
-
-void HostPorts::port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) {
-    txns_.restart_congestion(port); // before the re-join's Sets are submitted
-    service_->port_invalidated(port, trigger, why);
-}
-
-void HostPorts::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
-    service_->sa_moved(port, sm_lid, sm_sl);
-    route_sa(port);
-}
-
-void HostPorts::sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) {
-    service_->sm_seen(port, lid, guid, act_count);
-}
-
-void HostPorts::port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) {
-    service_->port_info(port, lid, state, mtu);
-}
-
-void HostPorts::audit_due(PortIndex port) { service_->audit_due(port); }
 
 } // namespace mcastd

@@ -2,8 +2,10 @@
 // HostPorts: the host's InfiniBand ports as the daemon drives them, the I/O half of the daemon.
 // Discovery, one libibumad port each, the SA transaction layer over them (TIDs, retransmits,
 // window), and the event sources (PortInfo and SMInfoRecord polls, the audit clock, verbs async
-// events). It adds the ports to the Service and feeds it what the event sources observe; the
-// Service decides what that means for the memberships.
+// events). It adds the ports to the Service's registry and points the event sources at the
+// Service, which decides what they mean for the memberships. What HostPorts must do itself in
+// turn (the SA MADs follow the SM; a re-join restarts the SA window and the SMInfo baseline) it
+// hears as the Service's PortListener, each in one place.
 #pragma once
 
 #include <functional>
@@ -41,7 +43,7 @@ struct HostPortsConfig {
     bool operator==(const HostPortsConfig &) const = default;
 };
 
-class HostPorts final : public PortBackend, private port::PortEventSink {
+class HostPorts final : public PortBackend, private PortListener {
 public:
     // The umad transport and the SA transaction layer, with no port open yet.
     HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg);
@@ -64,23 +66,18 @@ private:
     void open_ports();
     void watch_verbs();
 
-    // port::PortEventSink: the Service hears everything; moving the SA moves the MADs too.
-    void port_usable(PortIndex port, bool usable, const std::string &why) override;
-    void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;
-    void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override;
-    void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override;
-    void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override;
-    void audit_due(PortIndex port) override;
+    // PortListener
+    void sa_route_changed(PortIndex port) override { txns_.sa_route_changed(port); }
+    void memberships_gone(PortIndex port) override;
 
-    void route_sa(PortIndex port); // SA MADs of `port` go where its attributes say
-    void watch_sa_load();          // every kSaLoadInterval: the journal hears of amplification
+    void watch_sa_load(); // every kSaLoadInterval: the journal hears of amplification
 
     runtime::EventLoop &loop_;
     HostPortsConfig cfg_;
     sa::UmadTransport transport_;
     sa::MadTransactions txns_;
     sa::SaClient sa_client_;
-    port::PortPoller poller_;
+    std::unique_ptr<port::PortPoller> poller_; // made by open(): its sink is the Service
     std::unique_ptr<port::VerbsEvents> verbs_;
     sa::AmplificationWatch sa_load_;
     Timers::Id sa_load_timer_ = 0;

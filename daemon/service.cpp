@@ -7,11 +7,13 @@
 
 #include "common/port_name.hpp"
 
+
 namespace mcastd {
 
 Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers)
-    : tap_(sa), engine_(cfg, tap_, timers), create_qkey_(cfg.create.qkey) {
+    : tap_(sa), engine_(cfg, ports_, tap_, timers), create_qkey_(cfg.create.qkey) {
     engine_.set_event_sink(this);
+    engine_.set_memberships_gone_listener([this](PortIndex port) { memberships_gone(port); });
     engine_.set_observer([this](const EngineNote &n) {
         for (const auto &o : observers_)
             o(n);
@@ -22,16 +24,19 @@ Service::Service(const EngineConfig &cfg, SaService &sa, Timers &timers)
 Service::~Service() = default;
 
 PortIndex Service::add_port(const port::PortAttributes &p, bool usable) {
-    const PortIndex index = engine_.add_port(p.device, p.port_num, p.port_gid(), usable);
-    ports_.push_back(p);
-    sms_.push_back(SmView{});
+    // Refused before the registry has it: every registered port is served.
+    if (const LinkLayer ll = link_layer_from(p.link_layer); !engine_.serves(ll))
+        throw std::invalid_argument(no_backend_for(mcastd::port_name(p.device, p.port_num), ll));
+    const PortIndex index = ports_.add(p, usable);
+    engine_.add_port(index);
     return index;
 }
 
 void Service::port_usable(PortIndex port, bool usable, const std::string &why) {
     spdlog::log(usable ? spdlog::level::info : spdlog::level::warn, "{}: {}", port_name(*this, port),
                 usable ? "usable" : why);
-    engine_.set_port_active(port, usable, why);
+    if (ports_.set_usable(port, usable))
+        engine_.port_usable_changed(port, why);
     changed();
 }
 
@@ -41,22 +46,27 @@ void Service::port_invalidated(PortIndex port, port::Trigger trigger, const std:
     changed();
 }
 
+void Service::memberships_gone(PortIndex port) {
+    tell_listeners([port](PortListener &l) { l.memberships_gone(port); });
+}
+
 void Service::sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) {
-    port::PortAttributes &p = ports_.at(port);
-    p.sm_lid = sm_lid;
-    p.sm_sl = sm_sl;
+    ports_.set_sa(port, sm_lid, sm_sl);
     spdlog::info("{}: the SA is at LID {} SL {}", port_name(*this, port), sm_lid, sm_sl);
+    tell_listeners([port](PortListener &l) { l.sa_route_changed(port); });
+}
+
+void Service::pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) {
+    ports_.set_pkeys(port, pkeys);
+    tell_listeners([port](PortListener &l) { l.sa_route_changed(port); });
 }
 
 void Service::sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) {
-    sms_.at(port) = SmView{lid, guid, act_count, true};
+    ports_.set_sm(port, port::SmView{lid, guid, act_count, true});
 }
 
 void Service::port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) {
-    port::PortAttributes &p = ports_.at(port);
-    p.lid = lid;
-    p.state = state;
-    p.mtu = mtu;
+    ports_.set_port_info(port, lid, state, mtu);
 }
 
 void Service::audit_due(PortIndex port) { engine_.audit_next(port); }
@@ -90,13 +100,6 @@ std::vector<MembershipId> Service::memberships_of(ClientId client) const {
     return out;
 }
 
-std::optional<PortIndex> Service::find_port(const std::string &device, std::uint8_t port) const {
-    for (PortIndex i = 0; i < ports_.size(); ++i)
-        if (ports_[i].device == device && ports_[i].port_num == port)
-            return i;
-    return std::nullopt;
-}
-
 SaService::TxnId Service::SaTap::submit(const SaRequest &req, Callback done) {
     if (muted)
         return ~TxnId{0} - muted_ids++; // never answered: the process is about to end
@@ -112,9 +115,6 @@ void Service::membership_event(ClientId client, MembershipId id, const Membershi
         it->second->membership_event(client, id, ev);
 }
 
-std::string port_name(const Service &service, PortIndex port) {
-    const auto &ports = service.ports();
-    return port < ports.size() ? port_name(ports[port].device, ports[port].port_num) : "?";
-}
+std::string port_name(const Service &service, PortIndex port) { return port::port_name(service.ports(), port); }
 
 } // namespace mcastd

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Service: the daemon's logic with no I/O of its own, the one API the client sessions
-// (frontend/) see. The membership engine, what the daemon knows of each port (attributes, SM),
-// the reactions to port events, and the engine's notes fanned out to observers.
+// (frontend/) see. The membership engine, the port registry (every port's facts: attributes,
+// SM, usable), the reactions to port events, and the engine's notes fanned out to observers.
 //
 // Where its ports and its SA come from is not its business: HostPorts (host_ports.hpp) adds
-// the host's ports and feeds their events over libibumad; unit tests add ports by hand over a
-// fake SA. Nothing here opens a device.
+// the host's ports and points their event sources at the Service; unit tests add ports by hand
+// over a fake SA. Nothing here opens a device.
+//
+// The port event sources talk to the Service directly (port::PortEventSink), and it decides.
+// What the layers under it must do about a port in turn, it tells them through PortListener:
+// one place per reaction, never a relay of the events.
 #pragma once
 
 #include <functional>
@@ -17,6 +21,7 @@
 #include "core/engine.hpp"
 #include "port/port_attributes.hpp"
 #include "port/port_events.hpp"
+#include "port/port_registry.hpp"
 
 namespace mcastd {
 
@@ -32,6 +37,22 @@ struct SaPortCongestion {
     std::optional<Duration> timeout{}; // the next first try's; nullopt: sa.timeout_ms
 };
 
+// What the layers under the Service do when one of its ports changes (HostPorts: the SA window
+// and the SMInfo baseline). Called on the event loop, once the engine's state is consistent.
+class PortListener {
+public:
+    // Where the port's SA MADs go may have changed: the SM's LID or SL (sa_moved), or the P_Key
+    // table (the SA MADs' P_Key index). The registry has the new facts.
+    virtual void sa_route_changed(PortIndex port) = 0;
+    // The port's memberships are gone at the fabric and the engine re-joins them all: the one
+    // path of "the SA lost this port", whatever found it (the port rules' port_invalidated, or
+    // the engine's audit). Called once per re-join, before any of its Sets goes out.
+    virtual void memberships_gone(PortIndex port) = 0;
+
+protected:
+    ~PortListener() = default;
+};
+
 class Service final : private MembershipEventSink, public port::PortEventSink {
 public:
     // `sa` and `timers` must outlive the service.
@@ -42,19 +63,17 @@ public:
 
     // ---- ports ----
 
+    // How memberships are made on ports of a link layer other than InfiniBand (whose SA the
+    // service was made with): before such a port is added. `backend` must outlive the service.
+    void set_membership_backend(LinkLayer link_layer, MembershipBackend &backend) {
+        engine_.set_backend(link_layer, backend);
+    }
     // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
+    // Its link layer picks how its memberships are made: throws std::invalid_argument naming
+    // the port when no backend serves it (set_membership_backend).
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
-    const std::vector<port::PortAttributes> &ports() const { return ports_; }
-    // The master SM as last seen on a port (SMInfoRecord), for status.
-    struct SmView {
-        std::uint16_t lid = 0;
-        std::uint64_t guid = 0;
-        std::uint32_t act_count = 0;
-        bool known = false;
-    };
-    const SmView &sm(PortIndex port) const { return sms_.at(port); }
-    // A port's new P_Key table (the SA's P_Key index comes from it).
-    void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) { ports_.at(port).pkeys = std::move(pkeys); }
+    // Every port served, with its facts: the one place every layer looks ports up (find).
+    const port::PortRegistry &ports() const { return ports_; }
     // Where the SA counters for `status` come from.
     void set_sa_counters(std::function<SaCounters()> fn) { sa_counters_ = std::move(fn); }
     SaCounters sa_counters() const { return sa_counters_ ? sa_counters_() : SaCounters{}; }
@@ -64,18 +83,19 @@ public:
         return sa_congestion_ ? sa_congestion_(port) : std::nullopt;
     }
 
-    // `fn` runs when the engine re-joins a port on its own, because an audit found the SA had
-    // lost the port's state (Engine::set_state_lost_listener).
-    void set_state_lost_listener(std::function<void(PortIndex)> fn) {
-        engine_.set_state_lost_listener(std::move(fn));
-    }
+    // `listener` hears of every port's changes from now on (PortListener); it must outlive the
+    // service or be removed first.
+    void add_port_listener(PortListener &listener) { port_listeners_.push_back(&listener); }
+    void remove_port_listener(PortListener &listener) { std::erase(port_listeners_, &listener); }
 
-    // port::PortEventSink: what the port event sources observed.
+    // port::PortEventSink: what the port event sources observed. port_invalidated re-joins the
+    // port (Engine::invalidate_port), and the listeners hear of it as of an audit's finding.
     void port_usable(PortIndex port, bool usable, const std::string &why) override;
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override;
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override;
     void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override;
     void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) override;
+    void pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) override;
     void audit_due(PortIndex port) override;
 
     // ---- clients ----
@@ -86,6 +106,9 @@ public:
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
+    // The MGID of the group a join names (Engine::group_of): on a RoCE port its IP group's. The
+    // session asks before the access policy judges the join, which decides by MGID.
+    std::variant<Gid, Error> group_of(const JoinRequest &req) const { return engine_.group_of(req); }
     // Every SA Delete a client's release caused, with its uid (Engine::set_delete_meter).
     void set_delete_meter(std::function<void(uid_t)> meter) { engine_.set_delete_meter(std::move(meter)); }
     // Whether a join for `mgid` on `port` would add a group there (MGID 0 always does).
@@ -104,8 +127,6 @@ public:
 
     // ---- adoption after a restart (engine.hpp) ----
 
-    // The index of `device`/`port`, if the service has it.
-    std::optional<PortIndex> find_port(const std::string &device, std::uint8_t port) const;
     void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
                      const std::optional<McRecord> &record) {
         engine_.adopt_group(port, mgid, held, unsure, record);
@@ -153,6 +174,13 @@ public:
 
 private:
     void membership_event(ClientId client, MembershipId id, const MembershipEvent &ev) override;
+    // The engine re-joins the whole port (Engine::set_memberships_gone_listener).
+    void memberships_gone(PortIndex port);
+    // Tells every PortListener (a copy of the list: a listener may remove itself).
+    template <class F> void tell_listeners(F &&f) {
+        for (PortListener *l : std::vector<PortListener *>(port_listeners_))
+            f(*l);
+    }
     void changed() const {
         if (changed_)
             changed_();
@@ -170,12 +198,12 @@ private:
         TxnId muted_ids = 0;
     };
 
-    SaTap tap_; // before engine_, which uses it
+    SaTap tap_;                // before engine_, which uses it
+    port::PortRegistry ports_; // before engine_, which asks it
     Engine engine_;
-    std::vector<port::PortAttributes> ports_; // index = PortIndex
-    std::vector<SmView> sms_;                 // index = PortIndex
     std::unordered_map<ClientId, MembershipEventSink *> sinks_;
     std::vector<EngineObserver> observers_;
+    std::vector<PortListener *> port_listeners_;
     std::function<void()> changed_;
     std::function<SaCounters()> sa_counters_;
     SaCongestionView sa_congestion_;

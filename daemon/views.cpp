@@ -97,8 +97,8 @@ private:
 proto::ListResult list_view(const Service &service, const ListQuery &q, const MemberNotes &notes) {
     proto::ListResult out;
     Page page(q.page_bytes, out);
-    for (const PortView &p : service.port_views())
-        page.add_port(proto::PortGroups{p.device, p.port, p.port_gid, {}});
+    for (const port::RegisteredPort &p : service.ports())
+        page.add_port(proto::PortGroups{p.device(), p.number(), p.gid(), {}});
     std::optional<GroupCursor> at = q.after; // after what the page holds
     std::optional<GroupKey> open;            // the page's last group, when a read stopped inside it
     for (;;) {
@@ -171,12 +171,13 @@ std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now)
 
 } // namespace
 
-proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
-                              const Service::SmView &sm, TimePoint now) {
+proto::PortStatus port_status(const port::RegisteredPort &port, const PortView &engine_port, TimePoint now) {
+    const port::PortAttributes &a = port.attributes;
+    const port::SmView &sm = port.sm;
     proto::PortStatus ps;
     ps.device = a.device;
     ps.port = a.port_num;
-    ps.state = engine_port.active ? "ACTIVE" : port::port_state_name(a.state);
+    ps.state = port.usable ? "ACTIVE" : port::port_state_name(a.state);
     ps.lid = a.lid;
     ps.sm_lid = a.sm_lid;
     ps.sm_sl = a.sm_sl;
@@ -209,7 +210,7 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
     out.clients = extras.clients;
     const auto engine_ports = service.port_views();
     for (PortIndex i = 0; i < service.ports().size(); ++i) {
-        out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
+        out.ports.push_back(port_status(service.ports().at(i), engine_ports[i], now));
         if (const auto cc = service.sa_congestion(i))
             out.ports.back().sa = proto::SaCongestion{cc->window, cc->slow_start, ms(cc->srtt), ms(cc->timeout)};
         out.ports.back().memberships = service.port_memberships(i);
@@ -226,8 +227,9 @@ std::string status_line(const Service &service) {
     // Called for every STATUS= update: counts only, never the groups' full views.
     const auto ports = service.port_views();
     std::size_t active = 0, rejoining = 0, groups = 0;
+    for (const port::RegisteredPort &p : service.ports())
+        active += p.usable;
     for (const PortView &p : ports) {
-        active += p.active;
         rejoining += p.rejoining;
         groups += p.groups;
     }

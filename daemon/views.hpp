@@ -37,10 +37,9 @@ struct StatusExtras {
 };
 proto::StatusResult status_view(const Service &service, const StatusExtras &extras);
 
-// One port of `status`: what discovery and the PortInfo polls know (`a`), the engine's view
-// (state, groups, re-joins) and the SM last seen; `now` on the engine's clock.
-proto::PortStatus port_status(const port::PortAttributes &a, const PortView &engine_port,
-                              const Service::SmView &sm, TimePoint now);
+// One port of `status`: what the registry knows of it (discovery, the PortInfo polls, the SM
+// last seen, usable) and the engine's view (groups, re-joins); `now` on the engine's clock.
+proto::PortStatus port_status(const port::RegisteredPort &port, const PortView &engine_port, TimePoint now);
 
 // One line for sd_notify STATUS= and `systemctl status`:
 // "1/1 ports active, 3 groups, 2 clients" (", 1 port re-joining" while one is).

@@ -5,9 +5,11 @@
 #include "core/engine.hpp"
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <variant>
 
-#include "common/port_name.hpp"
+#include "core/backend_machine.hpp"
 #include "core/engine_state.hpp"
 #include "core/group_read.hpp"
 #include "core/join_rules.hpp"
@@ -19,48 +21,25 @@ namespace mcastd {
 using namespace core;
 
 struct Engine::Impl {
-    Impl(EngineConfig cfg, SaService &sa, Timers &timers)
-        : state(std::move(cfg), sa, timers), book(state), machine(state, book, rejoiner),
-          rejoiner(state, book, machine) {}
+    Impl(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers)
+        : state(std::move(cfg), ports, sa, timers), book(state), machine(state, book, rejoiner),
+          backends(state, book, rejoiner), rejoiner(state, book, machine, backends) {}
 
     ~Impl() {
-        for (Port &p : state.ports) {
-            p.groups.for_each([this](Group &g) { machine.abandon(g); });
-            rejoiner.abandon(p);
+        for (PortIndex pi = 0; pi < state.ports.size(); ++pi) {
+            state.ports[pi].groups.for_each([this, pi](Group &g) { driver(pi).abandon(g); });
+            rejoiner.abandon(state.ports[pi]);
         }
     }
 
     EngineState state;
     MemberBook book;
-    GroupMachine machine; // holds a reference to `rejoiner`, used only once both exist
+    GroupMachine machine;    // the SA's ports; holds a reference to `rejoiner`, used only once both exist
+    BackendMachine backends; // the ports of a membership backend; the same
     PortRejoiner rejoiner;
+    std::map<LinkLayer, MembershipBackend *> backend_of; // Engine::set_backend
 
-    // The port a request names, or the error that names what exists.
-    std::variant<PortIndex, Error> find_port(const JoinRequest &req) const {
-        const auto &ports = state.ports;
-        bool device_known = false;
-        std::string known_ports;
-        for (PortIndex pi = 0; pi < ports.size(); ++pi) {
-            if (ports[pi].device != req.device)
-                continue;
-            device_known = true;
-            if (ports[pi].num == req.port)
-                return pi;
-            known_ports += (known_ports.empty() ? "" : ", ") + std::to_string(ports[pi].num);
-        }
-        if (!device_known) {
-            std::string names;
-            for (const Port &p : ports)
-                if (names.find(p.device) == std::string::npos)
-                    names += (names.empty() ? "" : ", ") + p.device;
-            return Error{Errc::no_such_device,
-                         "no InfiniBand device '" + req.device + "' (devices: " + (names.empty() ? "none" : names) +
-                             ")",
-                         {}};
-        }
-        return Error{Errc::no_such_port,
-                     req.device + " has no port " + std::to_string(req.port) + " (ports: " + known_ports + ")", {}};
-    }
+    GroupDriver &driver(PortIndex pi) { return rejoiner.driver(pi); }
 
     // The group a join goes to: the port's group of that MGID, or a new one (MGID 0 always
     // makes a new one: the SA assigns its MGID).
@@ -70,11 +49,11 @@ struct Engine::Impl {
             auto [it, inserted] = port.by_mgid.try_emplace(req.mgid, 0);
             if (!inserted)
                 return port.groups.at(it->second);
-            Group &g = machine.create(pi, req.mgid);
+            Group &g = create_group(state, pi, req.mgid);
             it->second = g.id;
             return g;
         }
-        Group &g = machine.create(pi, kZeroGid);
+        Group &g = create_group(state, pi, kZeroGid);
         port.unassigned.insert(g.id);
         g.sa_assigned = true;
         g.sa.probed = true; // a group the SA creates for us cannot hold anyone's bits yet
@@ -82,33 +61,75 @@ struct Engine::Impl {
         return g;
     }
 
+    // The port a request names, when this engine serves it.
+    std::optional<PortIndex> served(const JoinRequest &req) const {
+        auto found = state.facts.find(req.device, req.port);
+        if (found && *found >= state.ports.size())
+            found.reset(); // in the registry, not served by this engine yet
+        return found;
+    }
+
+    // The group a join names on port `pi` (Engine::group_of).
+    std::variant<Gid, Error> group_on(PortIndex pi, const JoinRequest &req) const {
+        if (MembershipBackend *backend = state.ports[pi].backend)
+            return backend->group_of(pi, req);
+        if (req.roce && req.roce->group) // else its zero MGID would read as a create
+            return Error{Errc::invalid_argument,
+                         state.name(pi) + " is an InfiniBand port: an IP multicast group names a group on RoCE ports only",
+                         {}};
+        return req.mgid;
+    }
+
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
         ++state.stats.joins;
         if (!state.clients.count(client))
             return book.refuse(std::move(done), Error{Errc::internal, "unknown client " + std::to_string(client), {}});
-        if (auto err = validate_request(req, state.cfg))
+        const auto found = served(req);
+        MembershipBackend *backend = found ? state.ports[*found].backend : nullptr;
+        auto group = found ? group_on(*found, req) : std::variant<Gid, Error>(req.mgid);
+        if (auto *err = std::get_if<Error>(&group))
             return book.refuse(std::move(done), std::move(*err));
-        auto found = find_port(req);
-        if (auto *err = std::get_if<Error>(&found))
+        // The MGID rules are the SA's; a backend judged its groups itself (group_of).
+        if (auto err = backend ? validate_fields(req) : validate_request(req, state.cfg))
             return book.refuse(std::move(done), std::move(*err));
-        const PortIndex pi = std::get<PortIndex>(found);
-        if (!state.ports[pi].active)
-            return book.refuse(std::move(done),
-                               Error{Errc::port_not_active, state.ports[pi].name + " is not active", {}});
-        Group &g = group_for(pi, req);
-        const MembershipId id = book.enqueue(client, g, req, std::move(done));
+        if (!found)
+            return book.refuse(std::move(done), state.facts.not_found(req.device, req.port));
+        const PortIndex pi = *found;
+        if (!state.usable(pi))
+            return book.refuse(std::move(done), Error{Errc::port_not_active, state.name(pi) + " is not active", {}});
+        JoinRequest resolved;
+        const JoinRequest *ask = &req;
+        if (backend) {
+            resolved = req;
+            resolved.mgid = std::get<Gid>(group);
+            resolved.scope.reset();
+            ask = &resolved;
+            gates = {}; // no SA: nothing is created, probed or sent there
+        }
+        Group &g = group_for(pi, *ask);
+        const MembershipId id = book.enqueue(client, g, *ask, std::move(done));
         state.members.at(id).gates = std::move(gates);
         // advance, not pump: the join may fail at once (a gate refusing before any SA work),
         // and a group left with nothing must go.
-        machine.advance(pi, g.id);
+        driver(pi).advance(pi, g.id);
         return id;
     }
 
     void release(MembershipId id, bool tell) {
         Group &g = book.release(id, tell);
-        machine.advance(g.port, g.id);
+        driver(g.port).advance(g.port, g.id);
     }
 };
+
+std::variant<Gid, Error> Engine::group_of(const JoinRequest &req) const {
+    const auto found = impl_->served(req);
+    return found ? impl_->group_on(*found, req) : std::variant<Gid, Error>(req.mgid);
+}
+
+std::string no_backend_for(const std::string &port, LinkLayer link_layer) {
+    return port + " is an " + link_layer_name(link_layer) + " port, and no membership backend serves " +
+           link_layer_name(link_layer) + " ports";
+}
 
 std::string describe(const EngineNote &n, const std::string &port) {
     if (!n.message.empty())
@@ -126,33 +147,43 @@ std::string describe(const EngineNote &n, const std::string &port) {
 
 // ---- public interface ----
 
-Engine::Engine(EngineConfig cfg, SaService &sa, Timers &timers)
-    : impl_(std::make_unique<Impl>(std::move(cfg), sa, timers)) {}
+Engine::Engine(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers)
+    : impl_(std::make_unique<Impl>(std::move(cfg), ports, sa, timers)) {}
 
 Engine::~Engine() = default;
 
 void Engine::set_event_sink(MembershipEventSink *sink) { impl_->state.sink = sink; }
 void Engine::set_observer(EngineObserver observer) { impl_->state.observer = std::move(observer); }
-void Engine::set_state_lost_listener(std::function<void(PortIndex)> fn) {
-    impl_->state.state_lost = std::move(fn);
+void Engine::set_memberships_gone_listener(std::function<void(PortIndex)> fn) {
+    impl_->state.memberships_gone = std::move(fn);
 }
 void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
 
-PortIndex Engine::add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active) {
-    Port p;
-    p.name = port_name(device, port);
-    p.device = std::move(device);
-    p.num = port;
-    p.port_gid = port_gid;
-    p.active = active;
-    impl_->state.ports.push_back(std::move(p));
-    return static_cast<PortIndex>(impl_->state.ports.size() - 1);
+void Engine::set_backend(LinkLayer link_layer, MembershipBackend &backend) {
+    if (link_layer == LinkLayer::infiniband)
+        throw std::logic_error("engine: InfiniBand memberships are made at the SA, not by a backend");
+    impl_->backend_of[link_layer] = &backend;
 }
 
-void Engine::set_port_active(PortIndex port, bool active, const std::string &why) {
+bool Engine::serves(LinkLayer link_layer) const {
+    return link_layer == LinkLayer::infiniband || impl_->backend_of.count(link_layer);
+}
+
+void Engine::add_port(PortIndex port) {
+    auto &ports = impl_->state.ports;
+    if (port != ports.size())
+        throw std::logic_error("engine: port " + std::to_string(port) + " added out of order (next is " +
+                               std::to_string(ports.size()) + ")");
+    const LinkLayer ll = impl_->state.facts.link_layer(port);
+    if (!serves(ll))
+        throw std::invalid_argument(no_backend_for(impl_->state.name(port), ll));
+    ports.emplace_back().backend = ll == LinkLayer::infiniband ? nullptr : impl_->backend_of.at(ll);
+}
+
+void Engine::port_usable_changed(PortIndex port, const std::string &why) {
     Entry e(impl_->state);
     impl_->state.ports.at(port);
-    impl_->rejoiner.set_active(port, active, why);
+    impl_->rejoiner.usable_changed(port, why);
 }
 
 void Engine::invalidate_port(PortIndex port, const std::string &why) {
@@ -220,14 +251,14 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     if (!inserted)
         return; // adopted twice: the first one stands
     p.absent.forget(mgid);
-    Group &g = impl_->machine.create(port, mgid);
+    Group &g = create_group(impl_->state, port, mgid);
     it->second = g.id;
     g.sa.held = held;
     g.sa.uncertain = static_cast<std::uint8_t>(unsure & ~held);
     g.sa.probed = true; // what the port held besides the daemon's bits was learned before
     if (record) {
         g.sa.record = *record;
-        g.sa.record.port_gid = p.port_gid;
+        g.sa.record.port_gid = impl_->state.port_gid(port);
         g.sa.have_record = true;
         g.sa.record_epoch = p.epoch;
     }
@@ -267,7 +298,7 @@ void Engine::end_adoption() {
         std::vector<GroupId> ids;
         impl_->state.ports[pi].groups.for_each([&](Group &g) { ids.push_back(g.id); });
         for (GroupId id : ids)
-            impl_->machine.advance(pi, id);
+            impl_->driver(pi).advance(pi, id);
     }
 }
 
@@ -277,8 +308,7 @@ std::vector<PortView> Engine::ports() const {
     for (PortIndex i = 0; i < ports.size(); ++i) {
         const Port &p = ports[i];
         const RejoinProgress &r = p.rejoin;
-        out.push_back(PortView{i, p.device, p.num, p.port_gid, p.active, r.running(), r.reason(), r.started(), r.finished(),
-                               r.groups(), p.groups.size(), r.count()});
+        out.push_back(PortView{i, r.running(), r.reason(), r.started(), r.finished(), r.groups(), p.groups.size(), r.count()});
     }
     return out;
 }

@@ -2,14 +2,17 @@
 // The membership engine: ports -> groups -> members, per-JoinState-bit counts, one SA
 // transaction in flight per group, coalescing, local answers (doc/architecture.md §5).
 //
-// Pure logic: it asks the SA for work through SaService, keeps time through Timers, and tells
-// clients about their memberships through callbacks and a MembershipEventSink. It knows nothing
-// of transports, MADs or libibumad. Single-threaded: call it only from the event loop.
+// Pure logic: it asks the SA for work through SaService (InfiniBand ports) or a port's
+// MembershipBackend (other link layers: membership_backend.hpp), keeps time through Timers,
+// asks the port registry what a port is through PortFacts, and tells clients about their
+// memberships through callbacks and a MembershipEventSink. It knows nothing of transports, MADs
+// or libibumad. Single-threaded: call it only from the event loop.
 //
 // Inside, one piece per concern: the join rules (join_rules.hpp) and what the daemon knows of
 // the SA for a group (sa_knowledge.hpp) are pure; the member book (members.hpp), the group
-// state machine (group_machine.hpp) and the port re-join and audit (port_rejoin.hpp) act on
-// the engine's state (engine_state.hpp); this file is the entry points.
+// state machines (group_machine.hpp at the SA, backend_machine.hpp through a backend) and the
+// port re-join and audit (port_rejoin.hpp) act on the engine's state (engine_state.hpp); this
+// file is the entry points.
 #pragma once
 
 #include <sys/types.h>
@@ -20,12 +23,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
+#include "core/membership_backend.hpp"
+#include "core/port_facts.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
 
@@ -42,7 +48,8 @@ using JoinCallback = std::function<void(const JoinResult &)>;
 using CreateGate = std::function<std::optional<Error>()>;
 
 // What the client's session lets one join cost at the SA. The engine only asks; the access
-// policy's rights, quotas and per-uid SA budget live behind these (frontend/).
+// policy's rights, quotas and per-uid SA budget live behind these (frontend/). On a port whose
+// memberships a MembershipBackend makes there is no SA, and none is asked.
 struct JoinGates {
     // Asked once, right before the Set that creates the join's group (the SA said the MGID is
     // absent, or the join asks the SA for an MGID): nullopt lets it (and the session counts the
@@ -117,6 +124,10 @@ struct EngineNote {
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
 
+// Why a port cannot be served: "rxe0/1 is an Ethernet port, and no membership backend serves
+// Ethernet ports".
+std::string no_backend_for(const std::string &port, LinkLayer link_layer);
+
 // The note as one sentence ("joined group ff15::1 on mlx5_0/1 as full"); `port` names the port.
 std::string describe(const EngineNote &note, const std::string &port);
 
@@ -184,12 +195,9 @@ struct GroupRead {
     std::optional<GroupCursor> next; // where the next read goes on; unset: nothing is left
 };
 
+// The engine's side of a port (its name, GID and state are the registry's: PortFacts).
 struct PortView {
     PortIndex index = 0;
-    std::string device;
-    std::uint8_t port = 0;
-    Gid port_gid{};
-    bool active = false;       // usable: ACTIVE with a subnet manager
     bool rejoining = false;    // a re-join of the port's groups is under way
     std::string rejoin_reason; // why the last re-join happened
     std::optional<TimePoint> rejoin_started, rejoin_finished;
@@ -203,28 +211,41 @@ using PortMemberships = std::array<std::uint64_t, 4>;
 
 class Engine {
 public:
-    Engine(EngineConfig cfg, SaService &sa, Timers &timers);
+    // `ports` (the registry), `sa` and `timers` must outlive the engine.
+    Engine(EngineConfig cfg, const PortFacts &ports, SaService &sa, Timers &timers);
     ~Engine();
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
 
     void set_event_sink(MembershipEventSink *sink);
     void set_observer(EngineObserver observer);
-    // Runs (like every output, once the engine's state is consistent) after an audit found a
-    // full-type membership gone and the engine invalidated the port itself (audit_next): the
-    // port's event sources learn that it re-joins, as when they invalidate it themselves.
-    void set_state_lost_listener(std::function<void(PortIndex)> fn);
+    // Runs (like every output, once the engine's state is consistent) after every
+    // invalidation of a port, whatever found it: invalidate_port(), or an audit that found a
+    // full-type membership gone (audit_next). The one place what must go with a re-join of the
+    // whole port hears of it (the SA window starts again, the SMInfo baseline is taken anew).
+    void set_memberships_gone_listener(std::function<void(PortIndex)> fn);
 
     // ---- ports (fed by daemon/port) ----
-    PortIndex add_port(std::string device, std::uint8_t port, const Gid &port_gid, bool active);
-    // The port is usable (ACTIVE with a subnet manager) or not. Going down tells every member
-    // `lost` (with `why`) but keeps the memberships; coming back re-joins them and tells them
-    // `restored`. Joins for a port that is down fail with port-not-active.
-    void set_port_active(PortIndex port, bool active, const std::string &why = {});
+    // How memberships are made on ports of `link_layer` (not InfiniBand: the SA makes those).
+    // Before such a port is added; `backend` must outlive the engine.
+    void set_backend(LinkLayer link_layer, MembershipBackend &backend);
+    // Whether the engine can serve ports of `link_layer` (InfiniBand always).
+    bool serves(LinkLayer link_layer) const;
+    // The engine serves the registry's port `port` from now on, its memberships made as its
+    // link layer says (the SA, or that link layer's backend). Ports are added in index order,
+    // each once (std::logic_error otherwise); a port whose link layer has no backend throws
+    // std::invalid_argument naming it.
+    void add_port(PortIndex port);
+    // The registry's usable flag of the port changed (PortFacts::usable says to what). Going
+    // down tells every member `lost` (with `why`) but keeps the memberships; coming back
+    // re-joins them and tells them `restored`. Joins for a port that is down fail with
+    // port-not-active.
+    void port_usable_changed(PortIndex port, const std::string &why = {});
     // The SA may have lost this port's memberships (SM restart or failover, client
     // re-registration, LID change, ...): re-join them all once the port is usable, after the
     // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins
-    // that arrive meanwhile wait for the re-join of their group.
+    // that arrive meanwhile wait for the re-join of their group. The memberships-gone listener
+    // hears of it.
     void invalidate_port(PortIndex port, const std::string &why);
     // Audits one group of the port, round robin: a Get of the port's membership. A lost
     // full-type membership (FullMember, SendOnlyFullMember) means the SA lost the port's whole
@@ -245,6 +266,11 @@ public:
     // `gates` are what the client's session lets the join cost at the SA (JoinGates). A join the
     // gates refuse fails with their error, and its group goes on with the next queued join.
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
+    // The MGID of the group `req` names, as join() would take it: on a port with a membership
+    // backend the backend's answer (on RoCE an IP group or MGID and a GID type give the MGID);
+    // on an InfiniBand port the request's MGID (zero: a create), and an IP group is refused.
+    // A port the engine does not serve gives the request's MGID (join() names the port).
+    std::variant<Gid, Error> group_of(const JoinRequest &req) const;
 
     // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
     // The SA Delete, if one is due, happens in the background.

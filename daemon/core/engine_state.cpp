@@ -5,12 +5,13 @@ namespace mcastd::core {
 
 std::string EngineState::where(const Group &g) const {
     return (g.sa_assigned && is_zero(g.mgid) ? std::string("new group") : "group " + format_gid(g.mgid)) + " on " +
-           ports[g.port].name;
+           name(g.port);
 }
 
 McRecord EngineState::member_record(const Group &g, const Member &m) const {
     McRecord r = g.sa.record;
-    r.port_gid = ports[g.port].port_gid;
+    if (!ports[g.port].backend) // a backend's record names the GID it sends from
+        r.port_gid = port_gid(g.port);
     r.join_state = m.bits;
     r.proxy_join = false;
     return r;
@@ -45,9 +46,9 @@ void EngineState::flush() {
         } else if (auto *e = std::get_if<Event>(&out)) {
             if (sink)
                 sink->membership_event(e->client, e->id, e->ev);
-        } else if (auto *l = std::get_if<StateLost>(&out)) {
-            if (state_lost)
-                state_lost(l->port);
+        } else if (auto *l = std::get_if<MembershipsGone>(&out)) {
+            if (memberships_gone)
+                memberships_gone(l->port);
         } else if (auto *d = std::get_if<DeleteSent>(&out)) {
             if (delete_meter)
                 delete_meter(d->uid);

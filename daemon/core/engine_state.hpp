@@ -3,8 +3,8 @@
 // ports own their groups, groups queue and count their members, members belong to clients.
 // Internal to daemon/core; engine.hpp is the contract.
 //
-// The deferred-callback invariant: join callbacks, membership events, notes, the state-lost
-// listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
+// The deferred-callback invariant: join callbacks, membership events, notes, the
+// memberships-gone listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
 // of the outermost entry point (the Entry guard below), when the state is consistent, so they
 // may call the engine.
 #pragma once
@@ -25,6 +25,7 @@
 #include "core/engine.hpp"
 #include "core/join_queue.hpp"
 #include "core/join_state.hpp"
+#include "core/membership_backend.hpp"
 #include "core/rejoin_progress.hpp"
 #include "core/sa_knowledge.hpp"
 #include "core/slot_map.hpp"
@@ -46,9 +47,14 @@ struct Member {
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
     JoinGates gates; // asked while the join is pending (engine.hpp); dropped once it joined
+    // What the join carries for its port's membership backend (JoinRequest::roce), until the
+    // backend has added the member.
+    std::shared_ptr<const RoceJoin> roce;
+    bool attached = false; // the port's membership backend added it (add_member), and holds it
 };
 
-// The one SA transaction a group may have in flight.
+// The one fabric operation a group may have in flight: an SA transaction, or a membership
+// backend's make or drop.
 struct Op {
     enum class Kind : std::uint8_t {
         probe_group,  // Get(MGID): does the group exist, and its record
@@ -59,9 +65,11 @@ struct Op {
         del,          // Delete of bits nobody needs
         audit,        // Get(MGID|PortGID): does the SA still hold this port's membership
         refresh,      // Get(MGID): the group's record now, for a re-join that needs no Set
+        make,         // MembershipBackend::make of `bits`
+        drop,         // MembershipBackend::drop of `bits`
     };
     Kind kind = Kind::probe_group;
-    SaService::TxnId txn = 0;
+    SaService::TxnId txn = 0; // or the backend's MembershipBackend::Id
     bool background = false; // submitted as SaUrgency::background (a re-join nobody waits for)
     std::uint8_t bits = 0;
     MembershipId member = 0; // join_set only
@@ -98,13 +106,13 @@ struct Group {
     bool busy() const { return op || retry_timer; }
 };
 
+// The engine's state of one port: its memberships. What the port is (name, GID, usable) is the
+// registry's (EngineState::facts).
 struct Port {
-    std::string device;
-    std::uint8_t num = 0;
-    std::string name; // "mlx5_0/1"
-    Gid port_gid{};
-    bool active = false;
     std::uint64_t epoch = 0; // bumped by every invalidation and by going down
+    // What makes the port's memberships when there is no SA (its link layer's backend);
+    // nullptr: the SA (InfiniBand).
+    MembershipBackend *backend = nullptr;
     SlotMap<Group> groups;          // owns them; a group never moves while it lives
     std::map<Gid, GroupId> by_mgid; // MGID order, for lookups, the audit and listings
     std::set<GroupId> unassigned;   // groups waiting for the SA to assign their MGID (MGID 0)
@@ -130,23 +138,25 @@ struct Event {
     MembershipId id = 0;
     MembershipEvent ev;
 };
-struct StateLost { // an audit found the port's state gone at the SA
+struct MembershipsGone { // the port's memberships are gone at the fabric: it re-joins them all
     PortIndex port = 0;
 };
 struct DeleteSent { // a Delete a release caused went out (the delete meter)
     uid_t uid = 0;
 };
-using Output = std::variant<Reply, Event, EngineNote, StateLost, DeleteSent>;
+using Output = std::variant<Reply, Event, EngineNote, MembershipsGone, DeleteSent>;
 
 struct EngineState {
-    EngineState(EngineConfig c, SaService &s, Timers &t) : cfg(std::move(c)), sa(s), timers(t), rng(cfg.seed) {}
+    EngineState(EngineConfig c, const PortFacts &f, SaService &s, Timers &t)
+        : cfg(std::move(c)), facts(f), sa(s), timers(t), rng(cfg.seed) {}
 
     EngineConfig cfg;
+    const PortFacts &facts; // the port registry
     SaService &sa;
     Timers &timers;
     MembershipEventSink *sink = nullptr;
     EngineObserver observer;
-    std::function<void(PortIndex)> state_lost; // Engine::set_state_lost_listener
+    std::function<void(PortIndex)> memberships_gone; // Engine::set_memberships_gone_listener
     std::function<void(uid_t)> delete_meter;   // Engine::set_delete_meter
     EngineStats stats;
     std::mt19937_64 rng;
@@ -164,6 +174,10 @@ struct EngineState {
     int depth = 0; // entry points on the stack
 
     Group *find_group(PortIndex port, GroupId id) { return ports[port].groups.find(id); }
+    // The registry's facts of a port the engine serves.
+    const std::string &name(PortIndex port) const { return facts.name(port); }
+    Gid port_gid(PortIndex port) const { return facts.gid(port); }
+    bool usable(PortIndex port) const { return facts.usable(port); }
     Group &group_of(const Member &m) { return ports[m.port].groups.at(m.group); }
 
     // "group ff15::1 on mlx5_0/1", or "new group on ..." before the SA assigned its MGID.
@@ -179,9 +193,9 @@ struct EngineState {
     void note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client, std::string msg,
                     std::optional<std::uint16_t> status = {});
     void event(ClientId client, MembershipId id, MembershipEvent ev);
-    void port_state_lost(PortIndex port) {
-        if (state_lost)
-            deferred.emplace_back(StateLost{port});
+    void port_memberships_gone(PortIndex port) {
+        if (memberships_gone)
+            deferred.emplace_back(MembershipsGone{port});
     }
     void delete_sent(uid_t uid) {
         if (delete_meter)

@@ -41,36 +41,6 @@ std::string timeout_text(const SaResult &r) {
 
 // ---- groups ----
 
-Group &GroupMachine::create(PortIndex port, const Gid &mgid) {
-    Group &g = s_.ports[port].groups.create();
-    g.port = port;
-    g.mgid = mgid;
-    return g;
-}
-
-void GroupMachine::advance(PortIndex port, GroupId id) {
-    Group *g = s_.find_group(port, id);
-    if (!g)
-        return;
-    pump(*g);
-    maybe_destroy(*g);
-}
-
-void GroupMachine::maybe_destroy(Group &g) {
-    if (g.busy() || !g.queue.empty() || !g.settled.empty() || !g.sa.nothing_of_ours())
-        return;
-    Port &p = s_.ports[g.port];
-    if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)
-        p.by_mgid.erase(it);
-    p.unassigned.erase(g.id);
-    if (g.rejoin) {
-        // Its members left while it waited: nothing to re-join, and maybe the port is done.
-        set_rejoin(g, false);
-        hooks_.group_rejoined(g.port);
-    }
-    p.groups.erase(g.id);
-}
-
 // An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on the port
 // (the SA handed an MGID out again: OpenSM's counter starts over when the SM restarts), they are
 // one SA membership: fold this one into it, so that one count covers both groups' members and
@@ -114,14 +84,6 @@ void GroupMachine::abandon(Group &g) {
 
 // ---- re-join ----
 
-void GroupMachine::set_rejoin(Group &g, bool on) {
-    if (g.rejoin == on)
-        return;
-    g.rejoin = on;
-    RejoinProgress &progress = s_.ports[g.port].rejoin;
-    on ? progress.group_marked() : progress.group_done();
-}
-
 void GroupMachine::mark_rejoin(Group &g) {
     g.sa.sa_may_have_lost();
     if (g.wanted())
@@ -133,7 +95,7 @@ bool GroupMachine::rejoin_step(Group &g) {
     const std::uint8_t missing = static_cast<std::uint8_t>(g.wanted() & ~g.sa.present());
     if (missing && g.sa.have_record) {
         submit(g, op_of(Op::Kind::repair_set, missing),
-               repair_set(g.port, g.sa.record, s_.ports[g.port].port_gid, missing));
+               repair_set(g.port, g.sa.record, s_.port_gid(g.port), missing));
         return true;
     }
     if (g.wanted() && g.sa.have_record) {
@@ -144,12 +106,6 @@ bool GroupMachine::rejoin_step(Group &g) {
     }
     finish_rejoin(g, 0);
     return false;
-}
-
-void GroupMachine::finish_rejoin(Group &g, std::uint64_t changed) {
-    set_rejoin(g, false);
-    book_.tell_restored(g, changed);
-    hooks_.group_rejoined(g.port);
 }
 
 // ---- the state machine ----
@@ -167,13 +123,13 @@ void GroupMachine::pump(Group &g) {
     if (g.rejoin) {
         // The re-join comes first; joins queued meanwhile wait for it. It needs a usable port,
         // the end of the port's jitter, and the end of any backoff.
-        if (!port.active || port.rejoin_timer || g.retry_timer || rejoin_step(g))
+        if (!s_.usable(g.port) || port.rejoin_timer || g.retry_timer || rejoin_step(g))
             return;
     }
     while (!g.queue.empty()) {
         const MembershipId id = g.queue.front();
         const Member &m = s_.members.at(id);
-        JoinStep step = next_join_step(g.sa, m.bits, m.params, port.active, port.epoch);
+        JoinStep step = next_join_step(g.sa, m.bits, m.params, s_.usable(g.port), port.epoch);
         switch (step.kind) {
         case JoinStep::Kind::conflict:
             book_.fail(g, id, Error{Errc::conflict, "cannot join " + s_.where(g) + ": " + step.why, {}});
@@ -188,7 +144,7 @@ void GroupMachine::pump(Group &g) {
             start_refresh(g); // the bits are there, the record may be old: ask first
             return;
         case JoinStep::Kind::port_down:
-            book_.fail(g, id, Error{Errc::port_not_active, port.name + " is not active", {}});
+            book_.fail(g, id, Error{Errc::port_not_active, s_.name(g.port) + " is not active", {}});
             continue;
         case JoinStep::Kind::probe:
             if (refused(g, id, ask_would_create(g, id)) || refused(g, id, ask_sa(id, SaMethod::get)))
@@ -234,7 +190,7 @@ void GroupMachine::reconcile(Group &g) {
         return;
     case K::repair:
         submit(g, op_of(Op::Kind::repair_set, step.bits),
-               repair_set(g.port, g.sa.record, port.port_gid, step.bits));
+               repair_set(g.port, g.sa.record, s_.port_gid(g.port), step.bits));
         return;
     case K::remove: {
         if (g.releaser)
@@ -242,7 +198,7 @@ void GroupMachine::reconcile(Group &g) {
         Op op = op_of(Op::Kind::del, step.bits);
         op.leaver = g.releaser;
         submit(g, std::move(op),
-               SaRequest{g.port, SaMethod::del, member_record(g.mgid, port.port_gid, step.bits), field::join_mask});
+               SaRequest{g.port, SaMethod::del, member_record(g.mgid, s_.port_gid(g.port), step.bits), field::join_mask});
         return;
     }
     case K::refresh:
@@ -311,7 +267,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
 void GroupMachine::start_probe(Group &g, bool resync) {
     Op op;
     op.resync = resync;
-    const McRecord r = member_record(g.mgid, s_.ports[g.port].port_gid, 0);
+    const McRecord r = member_record(g.mgid, s_.port_gid(g.port), 0);
     if (!resync && !g.sa.have_record) {
         op.kind = Op::Kind::probe_group;
         submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid});
@@ -327,7 +283,7 @@ void GroupMachine::start_exact_probe(Group &g, Op op) {
     op.kind = Op::Kind::probe_exact;
     op.bits = c;
     submit(g, std::move(op),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, c),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), c),
                      field::mgid | field::port_gid | field::join_state});
 }
 
@@ -380,19 +336,19 @@ void GroupMachine::start_join_set(Group &g, MembershipId id, std::uint8_t bits) 
         fields.emplace(CreateFields{s_.cfg.create, g.sa_assigned ? std::optional(g.create_scope) : std::nullopt});
     m.sent = true;
     submit(g, join_op(bits, id, create),
-           join_set(g.port, g.mgid, s_.ports[g.port].port_gid, bits, m.params, fields));
+           join_set(g.port, g.mgid, s_.port_gid(g.port), bits, m.params, fields));
 }
 
 // The group's record, asked for because the cached one predates the last invalidation (or a
 // re-join that needs no Set wants the current one).
 void GroupMachine::start_refresh(Group &g) {
     submit(g, op_of(Op::Kind::refresh),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0), field::mgid});
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), 0), field::mgid});
 }
 
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
-           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.ports[g.port].port_gid, 0),
+           SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), 0),
                      field::mgid | field::port_gid, SaUrgency::audit});
 }
 
@@ -438,7 +394,7 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
         break;
     case Op::Kind::probe_group:
         if (answered && r.status == 0) {
-            g->sa.group_found(r.record, s_.ports[port].port_gid, op.epoch);
+            g->sa.group_found(r.record, s_.port_gid(port), op.epoch);
             if (!may_probe_on(*g, op))
                 break;
             start_probe(*g, false); // now: is this port a member?
@@ -488,6 +444,9 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
     case Op::Kind::del:
         on_delete(*g, op, r);
         break;
+    case Op::Kind::make:
+    case Op::Kind::drop:
+        break; // a membership backend's (backend_machine.hpp), never an SA transaction's
     }
     advance(port, g->id);
 }
@@ -531,7 +490,7 @@ void GroupMachine::probe_failed(Group &g, const Op &op, const SaResult &r) {
 void GroupMachine::adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted,
                                     bool ends_rejoin) {
     const Port &port = s_.ports[g.port];
-    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, port.port_gid, port.epoch);
+    const SaKnowledge::SetAnswer a = g.sa.set_answered(resp, bits, trusted, s_.port_gid(g.port), port.epoch);
     if (a.others)
         s_.note_group(EngineNote::Kind::warning, g, a.others, 0,
                       "another agent set " + join_state_name(a.others) + " in " + s_.where(g) +
@@ -625,16 +584,7 @@ void GroupMachine::on_repair_set(Group &g, const Op &op, const SaResult &r) {
         return;
     }
     // The SA refuses the bits these members need: they have lost the membership.
-    const Error why = Error::sa(r.status, "re-join of " + s_.where(g));
-    const std::uint8_t present = g.sa.present();
-    std::vector<MembershipId> victims;
-    for (MembershipId id : g.settled) {
-        const Member &m = s_.members.at(id);
-        if (m.state == MemberState::active && (m.bits & ~present))
-            victims.push_back(id);
-    }
-    for (MembershipId id : victims)
-        book_.lose(g, id, why);
+    book_.lose_unserved(g, g.sa.present(), Error::sa(r.status, "re-join of " + s_.where(g)));
     // Members served by bits the SA did not refuse (another agent's) carry on with the
     // re-join: pump() fetches the group's record for them and tells them.
     if (g.rejoin && !g.wanted()) {

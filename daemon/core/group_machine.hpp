@@ -12,49 +12,32 @@
 #include <string>
 
 #include "core/engine_state.hpp"
+#include "core/group_driver.hpp"
 #include "core/join_rules.hpp"
 #include "core/members.hpp"
 
 namespace mcastd::core {
 
-// What a group tells its port (port_rejoin.hpp).
-class PortHooks {
+// The groups of a port whose memberships live at the SA (InfiniBand).
+class GroupMachine final : public GroupDriver {
 public:
-    // A group of the port finished its re-join: the port's may be over too.
-    virtual void group_rejoined(PortIndex port) = 0;
-    // An audit found a full-type membership gone: the SA has probably lost the whole port.
-    virtual void port_state_lost(PortIndex port, const std::string &why) = 0;
+    using GroupDriver::GroupDriver;
 
-protected:
-    ~PortHooks() = default;
-};
-
-class GroupMachine {
-public:
-    GroupMachine(EngineState &s, MemberBook &book, PortHooks &hooks) : s_(s), book_(book), hooks_(hooks) {}
-
-    // A new group of `port` (not yet in by_mgid unless the caller puts it there).
-    Group &create(PortIndex port, const Gid &mgid);
-    // Moves a group on after anything happened to it, and forgets it once nothing is left.
-    // The one place a group is destroyed: callers must not touch it afterwards.
-    void advance(PortIndex port, GroupId id);
     // Runs the group once: answers or sends for the joins it queues, else reconciles its bits.
     // Never destroys it (a join just queued there keeps it anyway).
-    void pump(Group &g);
+    void pump(Group &g) override;
 
     // The SA may have lost this group's bits: what was held becomes uncertain (a Set confirms
     // it), and if members want anything the group is re-set before anything else happens.
-    void mark_rejoin(Group &g);
+    void mark_rejoin(Group &g) override;
     // Audits the group: a Get of the port's membership.
     void start_audit(Group &g);
     // Drops the group's SA transaction and retry timer (the engine is going away).
-    void abandon(Group &g);
+    void abandon(Group &g) override;
 
 private:
     void reconcile(Group &g);
     bool rejoin_step(Group &g);
-    void finish_rejoin(Group &g, std::uint64_t changed);
-    void set_rejoin(Group &g, bool on);
 
     void submit(Group &g, Op op, SaRequest req);
     void start_probe(Group &g, bool resync);
@@ -88,11 +71,6 @@ private:
     void on_refresh(Group &g, const SaResult &r);
     void on_audit(Group &g, const SaResult &r);
     void adopt_set_answer(Group &g, const McRecord &resp, std::uint8_t bits, bool trusted, bool ends_rejoin);
-    void maybe_destroy(Group &g);
-
-    EngineState &s_;
-    MemberBook &book_;
-    PortHooks &hooks_;
 };
 
 // "the SA did not answer after 6 tries", for errors and warnings.

@@ -89,7 +89,7 @@ std::optional<AssignedMgidRefusal> refuse_assigned_mgid(const Gid &mgid, bool an
     return std::nullopt;
 }
 
-std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &cfg) {
+std::optional<Error> validate_fields(const JoinRequest &r) {
     auto invalid = [](std::string m) { return Error{Errc::invalid_argument, std::move(m), {}}; };
     if (r.join_state == 0 || (r.join_state & ~join::all))
         return invalid("join_state " + hex(r.join_state, 1) + " is not a non-empty set of the bits 0x1-0x8");
@@ -101,6 +101,13 @@ std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &
         return invalid("mtu enum " + std::to_string(p.mtu->value) + " is out of range [1 (256), 5 (4096)]");
     if (p.rate && rate_mbps(p.rate->value) == 0)
         return invalid("rate enum " + std::to_string(p.rate->value) + " is not a valid IB rate");
+    return std::nullopt;
+}
+
+std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &cfg) {
+    auto invalid = [](std::string m) { return Error{Errc::invalid_argument, std::move(m), {}}; };
+    if (auto err = validate_fields(r))
+        return err;
     if (is_zero(r.mgid)) {
         if (!(r.join_state & (join::full | join::send_only_full)))
             return invalid("creating a group needs the full or sendonly-full join state");

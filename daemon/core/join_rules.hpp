@@ -20,6 +20,9 @@ namespace mcastd {
 // A request the engine can never serve, whatever the SA says: a malformed field, or an MGID
 // the kernel shares (IPoIB, rdma_cm signatures) unless the config allows it.
 std::optional<Error> validate_request(const JoinRequest &req, const EngineConfig &cfg);
+// The part of validate_request that holds on every fabric: the JoinState and the asserted
+// fields. On a port with a membership backend the backend judges the group (group_of).
+std::optional<Error> validate_fields(const JoinRequest &req);
 
 // The kernel's own MGIDs, which it shares per port: IPoIB (x01b at bytes 2-3: 401b, 601b) and
 // rdma_cm (4001, 6001). A Delete from the daemon would cut the kernel's members off.

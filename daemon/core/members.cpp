@@ -13,6 +13,8 @@ MembershipId MemberBook::enqueue(ClientId client, Group &g, const JoinRequest &r
     m.group = g.id;
     m.bits = req.join_state;
     m.params = req.params;
+    if (s_.ports[g.port].backend) // the SA has no use for it: a client's socket is not held
+        m.roce = req.roce;
     m.done = std::move(done);
     s_.members.emplace(id, std::move(m));
     s_.clients.at(client).members.insert(id);
@@ -66,6 +68,7 @@ void MemberBook::erase(MembershipId id) {
     if (auto c = s_.clients.find(m.client); c != s_.clients.end())
         c->second.members.erase(id);
     if (Group *g = s_.find_group(m.port, m.group)) {
+        detach(*g, id, m);
         if (m.state == MemberState::active)
             count_bits(g->count, m.bits, -1);
         g->settled.erase(id);
@@ -96,9 +99,31 @@ void MemberBook::lose(Group &g, MembershipId id, const Error &why) {
         return;
     count_bits(g.count, m.bits, -1);
     m.state = MemberState::lost;
+    detach(g, id, m);
     s_.note_group(EngineNote::Kind::lost, g, m.bits, m.client, "lost " + s_.where(g) + ": " + why.message,
                   why.sa_status);
     s_.event(m.client, id, MembershipEvent{MembershipEvent::Kind::lost, s_.member_record(g, m), 0, why});
+}
+
+void MemberBook::detach(Group &g, MembershipId id, Member &m) {
+    if (!m.attached)
+        return;
+    m.attached = false;
+    MembershipBackend &backend = *s_.ports[g.port].backend;
+    if (auto err = backend.remove_member(FabricMember{g.port, g.mgid, id, m.bits, nullptr, false}))
+        s_.note_group(EngineNote::Kind::warning, g, m.bits, m.client,
+                      "leave of " + join_state_name(m.bits) + " from " + s_.where(g) + ": " + err->message);
+}
+
+void MemberBook::lose_unserved(Group &g, std::uint8_t present, const Error &why) {
+    std::vector<MembershipId> victims;
+    for (MembershipId id : g.settled) {
+        const Member &m = s_.members.at(id);
+        if (m.state == MemberState::active && (m.bits & ~present))
+            victims.push_back(id);
+    }
+    for (MembershipId id : victims)
+        lose(g, id, why);
 }
 
 void MemberBook::suspend(Group &g, const Error &why) {

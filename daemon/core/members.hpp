@@ -26,6 +26,8 @@ public:
     void fail_head_and_identical(Group &g, MembershipId head, const Error &err);
     // An active member lost its membership (the SA refused to re-join it): uncounted.
     void lose(Group &g, MembershipId id, const Error &why);
+    // Every active member whose bits `present` does not cover loses its membership.
+    void lose_unserved(Group &g, std::uint8_t present, const Error &why);
     // Tells active members their membership is gone for now (port down) while keeping them
     // counted, so that the re-join brings them back.
     void suspend(Group &g, const Error &why);
@@ -40,6 +42,8 @@ public:
     void erase(MembershipId id);
 
 private:
+    // The member's membership ends at its port's membership backend, if that holds it.
+    void detach(Group &g, MembershipId id, Member &m);
     void reply(Member &m, MembershipId id, std::optional<Error> err, const McRecord &rec);
 
     EngineState &s_;

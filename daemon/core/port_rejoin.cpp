@@ -18,11 +18,9 @@ std::vector<GroupId> group_ids(const Port &p) {
 
 } // namespace
 
-void PortRejoiner::set_active(PortIndex pi, bool active, const std::string &why) {
+void PortRejoiner::usable_changed(PortIndex pi, const std::string &why) {
     Port &p = s_.ports[pi];
-    if (p.active == active)
-        return;
-    p.active = active;
+    const bool active = s_.usable(pi);
     p.absent.clear(); // the SA's groups may have changed meanwhile
     if (active) {
         start(pi, why.empty() ? "port back" : why);
@@ -32,10 +30,10 @@ void PortRejoiner::set_active(PortIndex pi, bool active, const std::string &why)
     // counted for the re-join when it comes back. Joins still waiting cannot go on.
     ++p.epoch;
     abandon(p);
-    const Error down{Errc::port_not_active, p.name + " is down" + (why.empty() ? "" : ": " + why), {}};
+    const Error down{Errc::port_not_active, s_.name(pi) + " is down" + (why.empty() ? "" : ": " + why), {}};
     for (GroupId id : group_ids(p)) {
         Group &g = p.groups.at(id);
-        machine_.mark_rejoin(g);
+        driver(pi).mark_rejoin(g);
         book_.suspend(g, down);
         const std::vector<MembershipId> waiting(g.queue.begin(), g.queue.end());
         for (MembershipId m : waiting)
@@ -48,10 +46,13 @@ void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {
     Port &p = s_.ports[pi];
     ++p.epoch;
     p.absent.clear(); // a new SM, or a lost state: what the old one said is absent says nothing
-    p.groups.for_each([this](Group &g) { machine_.mark_rejoin(g); });
+    p.groups.for_each([&driver = driver(pi)](Group &g) { driver.mark_rejoin(g); });
     // The log and `monitor` events name the port already.
     s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
-                       "the SA may have lost the memberships of " + p.name + " (" + why + "); re-joining"});
+                       (p.backend ? "the memberships of " + s_.name(pi) + " are gone"
+                                  : "the SA may have lost the memberships of " + s_.name(pi)) +
+                           " (" + why + "); re-joining"});
+    s_.port_memberships_gone(pi);
     start(pi, why);
 }
 
@@ -63,7 +64,7 @@ void PortRejoiner::start(PortIndex pi, const std::string &why) {
 // Starts (or restarts) the port's re-join after the jitter, if the port is usable.
 void PortRejoiner::arm(PortIndex pi) {
     Port &p = s_.ports[pi];
-    if (!p.active)
+    if (!s_.usable(pi))
         return;
     if (p.rejoin_timer)
         s_.timers.cancel(p.rejoin_timer);
@@ -76,7 +77,7 @@ void PortRejoiner::arm(PortIndex pi) {
         s_.ports[pi].rejoin_timer = 0;
         --s_.busy;
         for (GroupId id : group_ids(s_.ports[pi]))
-            machine_.advance(pi, id);
+            driver(pi).advance(pi, id);
         finish(pi);
     });
 }
@@ -88,13 +89,13 @@ void PortRejoiner::finish(PortIndex pi) {
         return;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*took);
     s_.note(EngineNote{EngineNote::Kind::warning, pi, {}, 0, 0, 0, {},
-                       "re-joined " + std::to_string(p.rejoin.groups()) + " group(s) on " + p.name + " in " +
+                       "re-joined " + std::to_string(p.rejoin.groups()) + " group(s) on " + s_.name(pi) + " in " +
                            std::to_string(ms.count()) + " ms (" + p.rejoin.reason() + ")"});
 }
 
 void PortRejoiner::audit(PortIndex pi) {
     Port &p = s_.ports[pi];
-    if (!p.active)
+    if (!s_.usable(pi) || p.backend)
         return;
     // The next group after the cursor that holds something and is idle.
     const auto pick = next_to_audit(p.by_mgid, p.audit_cursor, [&p](GroupId id) {

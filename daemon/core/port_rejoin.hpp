@@ -8,30 +8,38 @@
 
 #include <string>
 
+#include "core/backend_machine.hpp"
 #include "core/group_machine.hpp"
 
 namespace mcastd::core {
 
 class PortRejoiner final : public PortHooks {
 public:
-    PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine) : s_(s), book_(book), machine_(machine) {}
+    PortRejoiner(EngineState &s, MemberBook &book, GroupMachine &machine, BackendMachine &backends)
+        : s_(s), book_(book), machine_(machine), backends_(backends) {}
 
-    // The port is usable or not. Going down tells every member `lost` (with `why`) and keeps
-    // the memberships; coming back re-joins them.
-    void set_active(PortIndex port, bool active, const std::string &why);
+    // What moves the port's groups on: the SA's machine, or its backend's.
+    GroupDriver &driver(PortIndex port) {
+        return s_.ports[port].backend ? static_cast<GroupDriver &>(backends_) : machine_;
+    }
+
+    // The port became usable or not (PortFacts::usable). Going down tells every member `lost`
+    // (with `why`) and keeps the memberships; coming back re-joins them.
+    void usable_changed(PortIndex port, const std::string &why);
     // The SA may have lost every membership of the port: re-join them all after the jitter.
+    // The one place a whole port's re-join starts, whoever found the loss (the port's event
+    // sources through Engine::invalidate_port, or an audit): it tells the memberships-gone
+    // listener, once.
     void invalidate(PortIndex port, const std::string &why);
-    // Sends the audit's Get for the next group of the port in MGID order.
+    // Sends the audit's Get for the next group of the port in MGID order (SA ports only: a
+    // backend's memberships are the daemon's own, nothing to audit).
     void audit(PortIndex port);
     // Stops the port's re-join pause (the engine is going away).
     void abandon(Port &p);
 
     // PortHooks
     void group_rejoined(PortIndex port) override { finish(port); }
-    void port_state_lost(PortIndex port, const std::string &why) override {
-        invalidate(port, why);
-        s_.port_state_lost(port);
-    }
+    void port_state_lost(PortIndex port, const std::string &why) override { invalidate(port, why); }
 
 private:
     void start(PortIndex port, const std::string &why);
@@ -41,6 +49,7 @@ private:
     EngineState &s_;
     MemberBook &book_;
     GroupMachine &machine_;
+    BackendMachine &backends_;
 };
 
 } // namespace mcastd::core

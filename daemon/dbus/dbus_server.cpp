@@ -307,7 +307,7 @@ std::size_t DbusServer::take_back(const std::string &saved_bus_id) {
             for (const MemberView &mv : g.members) {
                 if (mv.client != client)
                     continue;
-                Membership &mb = ensure_membership(mv.id, name, ports[g.port].device, ports[g.port].port_num);
+                Membership &mb = ensure_membership(mv.id, name, ports.at(g.port).device(), ports.at(g.port).number());
                 if (const auto it = grants.find(mv.id); it != grants.end())
                     mb.name = it->second.name;
                 mb.record = g.record;
@@ -625,11 +625,11 @@ int DbusServer::get_ports(sd_bus *bus, const char *, const char *, const char *,
     if (int r = srv.property_refused(bus, error); r < 0)
         return r;
     int r = sd_bus_message_open_container(reply, 'a', "(sqsb)");
-    for (const auto &p : srv.sessions_.service().port_views()) {
-        const std::string gid = format_gid(p.port_gid);
+    for (const port::RegisteredPort &p : srv.sessions_.service().ports()) {
+        const std::string gid = format_gid(p.gid());
         if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "sqsb");
-        if (r >= 0) r = append_text(reply, p.device);
-        if (r >= 0) r = sd_bus_message_append(reply, "qsb", std::uint16_t{p.port}, gid.c_str(), static_cast<int>(p.active));
+        if (r >= 0) r = append_text(reply, p.device());
+        if (r >= 0) r = sd_bus_message_append(reply, "qsb", std::uint16_t{p.number()}, gid.c_str(), static_cast<int>(p.usable));
         if (r >= 0) r = sd_bus_message_close_container(reply);
     }
     if (r >= 0) r = sd_bus_message_close_container(reply);

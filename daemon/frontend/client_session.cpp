@@ -301,8 +301,18 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         pj->request = req;
     }
     JoinRequest &ask = pj->request;
+    // An IP group (a RoCE port's) has its MGID by the port's rules: known before the access
+    // policy judges the join by MGID, and before its zero MGID could read as a create.
+    if (ask.roce && ask.roce->group && is_zero(ask.mgid)) {
+        auto group = sessions_.service().group_of(ask);
+        if (auto *err = std::get_if<Error>(&group)) {
+            done(JoinAnswer{0, proto::Failure{std::move(*err), "/ip", {}}, {}});
+            return 0;
+        }
+        ask.mgid = std::get<Gid>(group);
+    }
     pj->grant.mgid = ask.mgid;
-    pj->grant.port = sessions_.service().find_port(ask.device, ask.port).value_or(kNoPort);
+    pj->grant.port = sessions_.service().ports().find(ask.device, ask.port).value_or(kNoPort);
     pj->grant.sa_assigned = is_zero(ask.mgid);
     JoinGates gates;
     if (door_ == Door::daemon) {

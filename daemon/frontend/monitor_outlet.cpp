@@ -31,10 +31,9 @@ void MonitorOutlet::deliver(const EngineNote &n) {
         return;
     proto::MonitorEvent ev;
     ev.kind = note_kind(n.kind);
-    const auto &ports = service_.ports();
-    if (n.port < ports.size()) {
-        ev.device = ports[n.port].device;
-        ev.port = ports[n.port].port_num;
+    if (const port::RegisteredPort *p = service_.ports().get(n.port)) {
+        ev.device = p->device();
+        ev.port = p->number();
     }
     ev.mgid = n.mgid;
     ev.mlid = n.mlid;

@@ -161,7 +161,7 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
     if (auto *no = std::get_if<policy::Refusal>(&verdict))
         return proto::Failure{std::move(no->error), std::move(no->field), {}};
     auto &a = std::get<policy::Admission>(verdict);
-    const auto port = service_.find_port(req.device, req.port);
+    const auto port = service_.ports().find(req.device, req.port);
     if (!port)
         return std::move(a); // the engine names what is wrong with the port
     const std::string where = port_name(req.device, req.port);
@@ -226,7 +226,7 @@ std::size_t Sessions::review() {
                                          .value_or("");
             if (why != grant.flagged) {
                 const auto &port = service_.ports().at(g.port);
-                logging::log_flagged(s->who().who, id, logging::PortName{port.device, port.port_num}, g.mgid,
+                logging::log_flagged(s->who().who, id, logging::PortName{port.device(), port.number()}, g.mgid,
                                      grant.rule, why);
             }
             flagged += !why.empty();

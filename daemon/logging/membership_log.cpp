@@ -19,8 +19,8 @@ EngineObserver membership_log(const Service &service, RoutineLimiter &limiter) {
         if (n.client_info && !limiter.admit(n.client_info->uid, n.kind))
             return;
         std::optional<PortName> port;
-        if (n.port < service.ports().size())
-            port = PortName{service.ports()[n.port].device, service.ports()[n.port].port_num};
+        if (const port::RegisteredPort *p = service.ports().get(n.port))
+            port = PortName{p->device(), p->number()};
         const Fields fields = note_fields(n, port);
         const FieldScope scope(fields);
         const std::string where = port_name(service, n.port);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/sa_service.hpp" // PortIndex
 
@@ -37,6 +38,9 @@ public:
     virtual void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) = 0;
     // Live port attributes from PortInfo (LID, state, MTU), for status and SA addressing.
     virtual void port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu) = 0;
+    // The port's P_Key table, re-read after PKEY_CHANGE (the SA MADs' P_Key index comes from
+    // it). Before the rules decide whether the change invalidates.
+    virtual void pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) = 0;
     // Time to audit one more group of this port (the audit's own pacing lives in the engine).
     virtual void audit_due(PortIndex port) = 0;
 };

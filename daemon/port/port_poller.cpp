@@ -16,11 +16,9 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
 struct PortPoller::Port {
-    Port(PortIndex index_, PolledPort what_, PortEventSink &sink)
-        : index(index_), what(std::move(what_)), rules(index_, sink) {}
+    Port(PortIndex index_, PortEventSink &sink) : index(index_), rules(index_, sink) {}
 
-    PortIndex index;
-    PolledPort what;
+    PortIndex index; // what the port is (device, number, P_Keys): the registry's
     PortRules rules;
     bool stopped = false; // set by stop(); a callback that still holds the port checks it
 
@@ -61,16 +59,16 @@ std::optional<std::string> check_monitor_config(const MonitorConfig &c) {
     return std::nullopt;
 }
 
-std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const PolledPort &port) {
-    auto r = discover_port(port.device, port.port_num);
+std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const RegisteredPort &port) {
+    auto r = discover_port(port.device(), port.number());
     if (auto *e = std::get_if<Error>(&r))
         return std::move(*e);
     return std::move(std::get<PortAttributes>(r).pkeys);
 }
 
-PortPoller::PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers,
-                         PortEventSink &sink, MonitorConfig cfg)
-    : txns_(txns), sa_(sa), timers_(timers), sink_(sink), cfg_(std::move(cfg)),
+PortPoller::PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers, const PortRegistry &ports,
+                       PortEventSink &sink, MonitorConfig cfg)
+    : txns_(txns), sa_(sa), timers_(timers), registry_(ports), sink_(sink), cfg_(std::move(cfg)),
       read_pkeys_(read_pkey_table_umad) {
     if (auto why = check_monitor_config(cfg_))
         throw std::invalid_argument("port monitor config: " + *why);
@@ -100,12 +98,13 @@ Duration PortPoller::audit_interval() const {
     return Duration(std::max<long long>(1, std::llround(us)));
 }
 
-void PortPoller::start(PortIndex index, PolledPort what) {
+void PortPoller::start(PortIndex index) {
     stop(index);
-    auto p = std::make_shared<Port>(index, std::move(what), sink_);
+    const std::vector<std::uint16_t> &pkeys = registry_.at(index).attributes.pkeys;
+    auto p = std::make_shared<Port>(index, sink_);
     ports_.emplace(index, p);
-    if (!p->what.pkeys.empty())
-        p->rules.on_pkey_table(p->what.pkeys); // the baseline: emits nothing
+    if (!pkeys.empty())
+        p->rules.on_pkey_table(pkeys); // the baseline: emits nothing
     send_portinfo(p);
     // Due only if the first PortInfo answer does not ask for the SMInfo baseline sooner.
     arm_sminfo(p, jittered(cfg_.sminfo_interval));
@@ -165,11 +164,11 @@ void PortPoller::on_verbs_event(PortIndex index, VerbsEvent event) {
     act(p, std::move(f));
 }
 
-void PortPoller::on_state_lost(PortIndex index) {
+void PortPoller::on_memberships_gone(PortIndex index) {
     auto it = ports_.find(index);
     if (it == ports_.end())
         return;
-    it->second->rules.on_state_lost();
+    it->second->rules.on_memberships_gone();
 }
 
 // ---- PortInfo --------------------------------------------------------------------------------
@@ -187,7 +186,7 @@ void PortPoller::send_portinfo(const PortPtr &p) {
     timers_.cancel(p->portinfo_timer);
     p->portinfo_timer = 0;
     ++p->stats.portinfo_polls;
-    const SmpBuf req = encode_portinfo_get(0, p->what.port_num);
+    const SmpBuf req = encode_portinfo_get(0, registry_.at(p->index).number());
     auto validate = [](std::span<const std::uint8_t> mad) -> std::optional<std::string> {
         auto r = decode_portinfo_reply(mad);
         if (auto *e = std::get_if<SmpError>(&r))
@@ -350,7 +349,7 @@ void PortPoller::audit_tick(const PortPtr &p) {
 
 void PortPoller::read_pkeys(const PortPtr &p) {
     ++p->stats.pkey_reads;
-    auto r = read_pkeys_ ? read_pkeys_(p->what)
+    auto r = read_pkeys_ ? read_pkeys_(registry_.at(p->index))
                          : std::variant<std::vector<std::uint16_t>, Error>(
                                Error{Errc::internal, "no P_Key table reader", std::nullopt});
     if (auto *e = std::get_if<Error>(&r)) {
@@ -359,12 +358,11 @@ void PortPoller::read_pkeys(const PortPtr &p) {
                                  "PKEY_CHANGE: re-reading the P_Key table failed: " + e->message});
         return;
     }
-    p->what.pkeys = std::move(std::get<std::vector<std::uint16_t>>(r));
-    if (pkeys_read_)
-        pkeys_read_(p->index, p->what.pkeys);
+    const auto table = std::move(std::get<std::vector<std::uint16_t>>(r));
+    sink_.pkey_table(p->index, table);
     if (p->stopped)
         return;
-    act(p, p->rules.on_pkey_table(p->what.pkeys));
+    act(p, p->rules.on_pkey_table(table));
 }
 
 // ---- followups -------------------------------------------------------------------------------

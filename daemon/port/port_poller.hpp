@@ -47,6 +47,7 @@
 #include "common/error.hpp"
 #include "core/timers.hpp"
 #include "port/port_events.hpp"
+#include "port/port_registry.hpp"
 #include "port/port_rules.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
@@ -75,13 +76,6 @@ std::optional<std::string> check_monitor_config(const MonitorConfig &cfg);
 // The longest audit interval: a rate this low or lower audits once a day.
 inline constexpr std::chrono::hours kMaxAuditInterval{24};
 
-// What to watch on one port.
-struct PolledPort {
-    std::string device;               // CA name, for the P_Key re-read
-    std::uint8_t port_num = 0;        // the PortInfo Get's AttributeModifier
-    std::vector<std::uint16_t> pkeys; // the P_Key table at start: the index baseline
-};
-
 // Counters of one port.
 struct PollStats {
     std::uint64_t portinfo_polls = 0;     // PortInfo queries sent
@@ -98,28 +92,26 @@ struct PollStats {
 };
 
 // The port's P_Key table as libibumad reads it (sysfs; live on hardware).
-std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const PolledPort &port);
+std::variant<std::vector<std::uint16_t>, Error> read_pkey_table_umad(const RegisteredPort &port);
 
 class PortPoller {
 public:
     using PkeyReader =
-        std::function<std::variant<std::vector<std::uint16_t>, Error>(const PolledPort &)>;
-    // Gets every P_Key table re-read after PKEY_CHANGE, before the rules decide whether it
-    // invalidates: the SA address's P_Key index comes from it.
-    using PkeyListener = std::function<void(PortIndex, const std::vector<std::uint16_t> &)>;
+        std::function<std::variant<std::vector<std::uint16_t>, Error>(const RegisteredPort &)>;
     using NoteSink = std::function<void(PortIndex, const Note &)>;
 
-    // All references must outlive the poller. Throws std::invalid_argument naming the bad
-    // field of an invalid config.
-    PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers, PortEventSink &sink,
-                MonitorConfig cfg = {});
+    // All references must outlive the poller. What a port is (device, number, P_Key table) is
+    // the registry's, which the sink keeps current. Throws std::invalid_argument naming the
+    // bad field of an invalid config.
+    PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &timers, const PortRegistry &ports,
+               PortEventSink &sink, MonitorConfig cfg = {});
     ~PortPoller(); // stops every port: no timer, transaction or callback outlives it
     PortPoller(const PortPoller &) = delete;
     PortPoller &operator=(const PortPoller &) = delete;
 
-    // Starts watching `port` (restarting it if it was watched): the first PortInfo query goes
-    // out at once.
-    void start(PortIndex port, PolledPort what);
+    // Starts watching the registry's `port` (restarting it if it was watched): the first
+    // PortInfo query goes out at once; its P_Key table now is the index baseline.
+    void start(PortIndex port);
     // Cancels the port's timers and polls; its rules and counters are forgotten.
     void stop(PortIndex port);
     bool watching(PortIndex port) const { return ports_.contains(port); }
@@ -129,13 +121,12 @@ public:
     void poll_now(PortIndex port, std::function<void()> done = {});
     // A verbs async event of the port (verbs_events.hpp). No-op for unwatched ports.
     void on_verbs_event(PortIndex port, VerbsEvent event);
-    // The engine re-joins the port because an audit found its state gone at the SA
-    // (PortRules::on_state_lost: the next SMInfo sample is a new baseline). No-op for unwatched
-    // ports.
-    void on_state_lost(PortIndex port);
+    // The port's memberships are gone and the engine re-joins them all, whatever found it
+    // (PortRules::on_memberships_gone: the next SMInfo sample is a new baseline). No-op for
+    // unwatched ports.
+    void on_memberships_gone(PortIndex port);
 
     void set_pkey_reader(PkeyReader reader) { read_pkeys_ = std::move(reader); }
-    void set_pkey_listener(PkeyListener listener) { pkeys_read_ = std::move(listener); }
     void set_note_sink(NoteSink sink) { note_ = std::move(sink); }
 
     const PortRules *rules(PortIndex port) const;
@@ -171,12 +162,12 @@ private:
     sa::MadTransactions &txns_;
     sa::SaClient &sa_;
     Timers &timers_;
+    const PortRegistry &registry_;
     PortEventSink &sink_;
     MonitorConfig cfg_;
     std::mt19937_64 rng_;
     std::unordered_map<PortIndex, PortPtr> ports_;
     PkeyReader read_pkeys_;
-    PkeyListener pkeys_read_;
     NoteSink note_;
 };
 

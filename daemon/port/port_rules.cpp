@@ -78,10 +78,7 @@ void PortRules::invalidate(const Causes &c) {
     invalidate(t, join(c.why));
 }
 
-void PortRules::invalidate(Trigger t, const std::string &why) {
-    forget_sm_baseline();
-    sink_.port_invalidated(port_, t, why);
-}
+void PortRules::invalidate(Trigger t, const std::string &why) { sink_.port_invalidated(port_, t, why); }
 
 // The re-join Sets every group again at whichever SM is master by then, so an SM restart that
 // came before it is covered: the sample that shows it must become the baseline, not re-join the
@@ -219,11 +216,13 @@ Followup PortRules::on_sminfo(const sa::SmInfoRecord &r) {
     else if (r.act_count < sm_->act_count)
         why = "the SM (GUID " + hex64(r.guid) + ") restarted: its ActCount fell from " +
               std::to_string(sm_->act_count) + " to " + std::to_string(r.act_count);
-    sm_ = r; // after a restart too: this sample is the new SM's baseline
     if (!why.empty()) {
         f.audit_now = false; // the re-join covers every group
         sink_.port_invalidated(port_, Trigger::sm_restart, why);
     }
+    // After the re-join dropped the baseline (on_memberships_gone): this sample, the restarted
+    // SM's, is its new baseline.
+    sm_ = r;
     return f;
 }
 
@@ -291,6 +290,6 @@ Followup PortRules::on_pkey_table(std::span<const std::uint16_t> table) {
     return {};
 }
 
-void PortRules::on_state_lost() { forget_sm_baseline(); }
+void PortRules::on_memberships_gone() { forget_sm_baseline(); }
 
 } // namespace mcastd::port

@@ -22,16 +22,18 @@
 //              now: OpenSM's ActCount counts the SMPs it sent, so an SM restarted while the
 //              polls failed need not show a lower one, and one membership Get tells whether
 //              the SA still holds the port's state.
-//   re-join    Every port_invalidated() but sm_restart's (whose sample is the new baseline), a
-//              CLIENT_REREGISTER (or ClientReregister bit) deferred on a port that is not
-//              usable, and on_state_lost() (an audit found the port's state gone, and the engine
-//              re-joins it) drop the SMInfo baseline. The re-join Sets every group at whichever
-//              SM is master by then, so a restart before it is covered: one SM restart seen by
-//              CLIENT_REREGISTER (or an audit) and then by the SMInfo poll is one re-join, not
-//              two. The next successful sample, the answer already in flight included, is the
-//              new baseline, taken at the poll's normal time; the ones after compare with it as
-//              before. A second restart before that sample goes unseen by the SMInfo rule; the
-//              audit finds it.
+//   re-join    on_memberships_gone() drops the SMInfo baseline: the daemon calls it once for
+//              every re-join of the whole port, whatever found the loss (these rules'
+//              port_invalidated(), or the engine's audit), through the Service's one
+//              "memberships gone" path (service.hpp, PortListener). So do a CLIENT_REREGISTER
+//              (or ClientReregister bit) deferred on a port that is not usable. The re-join Sets
+//              every group at whichever SM is master by then, so a restart before it is
+//              covered: one SM restart seen by CLIENT_REREGISTER (or an audit) and then by the
+//              SMInfo poll is one re-join, not two. The next successful sample, the answer
+//              already in flight included, is the new baseline, taken at the poll's normal
+//              time; the ones after compare with it as before. An sm_restart's own sample is
+//              the new baseline (set after its port_invalidated() returns). A second restart
+//              before the new baseline goes unseen by the SMInfo rule; the audit finds it.
 //   verbs      CLIENT_REREGISTER invalidates a usable port at once; on a port that is not
 //              usable it is remembered and applied when the port becomes usable (ibacm's
 //              pending_rereg). LID_CHANGE, SM_CHANGE and PORT_ACTIVE ask for a PortInfo poll
@@ -120,10 +122,10 @@ public:
     // The port's P_Key table, by index. The first one is the baseline.
     Followup on_pkey_table(std::span<const std::uint16_t> table);
 
-    // The engine found the SA had lost the port's state (an audit's Get) and re-joins every
-    // group itself, without port_invalidated(): the SMInfo baseline is taken anew, as after any
-    // re-join, so the new SM that the next sample shows is not a second one.
-    void on_state_lost();
+    // The port's memberships are gone at the SA and the engine re-joins every group (after
+    // these rules' port_invalidated(), or an audit's finding): the SMInfo baseline is taken
+    // anew, so the new SM that the next sample shows is not a second re-join.
+    void on_memberships_gone();
 
     // ---- what the rules know (for the poller and for tests) ----
     PortIndex port() const { return port_; }
@@ -149,7 +151,7 @@ private:
         bool any() const { return rereg || port_up || sm_change || lid_change; }
     };
     void invalidate(const Causes &c);
-    // port_invalidated(), after forget_sm_baseline().
+    // port_invalidated(); the re-join it starts comes back as on_memberships_gone().
     void invalidate(Trigger t, const std::string &why);
     // The next successful SMInfo sample is the baseline, whatever the last one was.
     void forget_sm_baseline();

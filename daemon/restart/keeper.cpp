@@ -36,8 +36,8 @@ SavedState StateKeeper::snapshot(bool clean) const {
     st.bus_id = bus_id_;
 
     const auto &ports = service_.ports();
-    for (const auto &p : ports)
-        st.ports.push_back(SavedPort{p.device, p.port_num, p.port_gid(), {}});
+    for (const port::RegisteredPort &p : ports)
+        st.ports.push_back(SavedPort{p.device(), p.number(), p.gid(), {}});
     // Memberships by engine client, to file them under their sessions.
     std::map<ClientId, std::vector<SavedMembership>> members;
     for (const GroupView &g : service_.group_views()) {
@@ -48,7 +48,7 @@ SavedState StateKeeper::snapshot(bool clean) const {
                 g.mgid, g.held, g.unsure, g.have_record ? std::optional<McRecord>(g.record) : std::nullopt});
         for (const MemberView &m : g.members)
             if (m.state != MemberView::State::pending)
-                members[m.client].push_back(SavedMembership{m.id, ports[g.port].device, ports[g.port].port_num, g.mgid,
+                members[m.client].push_back(SavedMembership{m.id, ports.at(g.port).device(), ports.at(g.port).number(), g.mgid,
                                                             m.join_state, m.params});
     }
     sessions_.for_each([&](const frontend::ClientSession &s) {
@@ -105,8 +105,8 @@ void StateKeeper::set_going_out(const SaRequest &req) {
     changed();
     if (is_zero(req.record.mgid))
         return; // the SA names the group in its answer: nothing to find it by (nor in the state)
-    const auto &port = service_.ports()[req.port];
-    sets_.push_back(SavedSet{port.device, port.port_num, port.port_gid(), req.record.mgid, req.record.join_state});
+    const port::RegisteredPort &port = service_.ports().at(req.port);
+    sets_.push_back(SavedSet{port.device(), port.number(), port.gid(), req.record.mgid, req.record.join_state});
     if (append_posted_)
         return;
     append_posted_ = true;
@@ -185,15 +185,15 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     for (std::size_t i = 0; i < state.ports.size(); ++i) {
         const SavedPort &sp = state.ports[i];
         const std::string name = port_name(sp.device, sp.port);
-        const auto pi = service_.find_port(sp.device, sp.port);
+        const auto pi = service_.ports().find(sp.device, sp.port);
         if (!pi) {
             if (!sp.groups.empty())
                 out.set_aside.push_back(name + " is not served now; its " + std::to_string(sp.groups.size()) +
                                         " group(s) are left alone");
             continue;
         }
-        if (service_.ports()[*pi].port_gid() != sp.port_gid) {
-            out.set_aside.push_back(name + " has GID " + format_gid(service_.ports()[*pi].port_gid()) + ", not " +
+        if (service_.ports().gid(*pi) != sp.port_gid) {
+            out.set_aside.push_back(name + " has GID " + format_gid(service_.ports().gid(*pi)) + ", not " +
                                     format_gid(sp.port_gid) + " (another host's state, or a new port GID); its " +
                                     std::to_string(sp.groups.size()) + " group(s) are not this port's");
             continue;

@@ -184,25 +184,30 @@ MadTransactions::Port &MadTransactions::port_state(PortIndex port) {
     return it->second;
 }
 
-void MadTransactions::set_sa_address(PortIndex port, const MadAddress &addr) {
-    Port &p = port_state(port);
+std::optional<MadAddress> MadTransactions::route_sa(PortIndex port, Port &p) {
+    std::optional<MadAddress> a = route_ ? route_(port) : std::nullopt;
+    if (!a || a->dlid == 0)
+        return std::nullopt;
     // A first SM, or another one: what was learned of the old one's round trips says nothing
     // of this one's, and every host whose SM changed is about to send at once.
-    if (!p.sa || p.sa->dlid != addr.dlid)
-        restart_congestion(port);
-    p.sa = addr;
+    if (a->dlid != p.window_sm) {
+        p.window_sm = a->dlid;
+        if (p.cc)
+            p.cc->restart();
+    }
+    return a;
 }
+
+void MadTransactions::sa_route_changed(PortIndex port) { route_sa(port, port_state(port)); }
 
 void MadTransactions::restart_congestion(PortIndex port) {
     if (Port &p = port_state(port); p.cc)
         p.cc->restart();
 }
 
-void MadTransactions::clear_sa_address(PortIndex port) { port_state(port).sa.reset(); }
-
 std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
-    auto it = ports_.find(port);
-    return it == ports_.end() ? std::nullopt : it->second.sa;
+    std::optional<MadAddress> a = route_ ? route_(port) : std::nullopt;
+    return a && a->dlid != 0 ? a : std::nullopt;
 }
 
 MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
@@ -422,16 +427,13 @@ void MadTransactions::send_try(Id id, Txn &t) {
     t.failure_errno = 0;
     t.failure_detail.clear();
 
+    // The address first: a try that finds another SM restarts the window its timeout uses.
+    const std::optional<MadAddress> addr = t.route == Route::local_smp ? kLocalSmpAddress : route_sa(t.port, p);
     const Duration fixed = try_timeout(t.policy, t.tries - 1);
     t.timeout = p.cc && t.route == Route::sa
                     ? p.cc->try_timeout(t.tries - 1, t.policy.first_timeout, t.policy.max_timeout, fixed)
                     : fixed;
     const auto timeout = std::chrono::ceil<milliseconds>(t.timeout);
-    std::optional<MadAddress> addr;
-    if (t.route == Route::local_smp)
-        addr = kLocalSmpAddress;
-    else if (p.sa && p.sa->dlid != 0)
-        addr = p.sa;
 
     if (!addr) {
         ++p.stats.send_errors;

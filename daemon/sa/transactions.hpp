@@ -97,7 +97,7 @@ std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg);
 
 // Where a MAD goes.
 enum class Route : std::uint8_t {
-    sa,        // the port's SA address (set_sa_address), looked up again at every try
+    sa,        // the port's SA address (the SaRoute), looked up again at every try
     local_smp, // a directed-route SMP to the local port: permissive DLID 0xFFFF, QP0, Q_Key 0
 };
 
@@ -175,14 +175,22 @@ public:
     MadTransactions(const MadTransactions &) = delete;
     MadTransactions &operator=(const MadTransactions &) = delete;
 
-    // The SM's address for Route::sa on `port` (dlid = SM LID, QP1, QP1 Q_Key, the P_Key index
-    // of 0xFFFF). Tries sent after the change use it; a dlid of 0 counts as no address.
-    void set_sa_address(PortIndex port, const MadAddress &addr);
-    void clear_sa_address(PortIndex port);
+    // Where Route::sa MADs of a port go: the SM's address (dlid = SM LID, QP1, QP1 Q_Key, the
+    // P_Key index of 0xFFFF), or nullopt when the port has none (no SM known); a dlid of 0
+    // counts as none. Asked again at every try, so tries after the SM moved go to the new one.
+    // What it answers from is the port registry's (HostPorts), kept nowhere here.
+    using SaRoute = std::function<std::optional<MadAddress>(PortIndex)>;
+    void set_sa_route(SaRoute route) { route_ = std::move(route); }
+    // The route's answer for `port` may have changed. Another SM than the one the port's
+    // window was learned from: what was learned of the old one's round trips says nothing of
+    // this one's, and every host whose SM changed is about to send at once, so the window
+    // starts again (a try that finds another SM does the same).
+    void sa_route_changed(PortIndex port);
     // The port's SA may have lost its memberships (an SM restart, a ClientReregister, a port
     // that came back): every host is about to re-join at once, so the learned window starts
     // again from one MAD. A no-op with congestion control off.
     void restart_congestion(PortIndex port);
+    // The route's answer for `port` now (nullopt: none, or a dlid of 0).
     std::optional<MadAddress> sa_address(PortIndex port) const;
 
     // Starts a transaction for `request` (its TID bytes are overwritten at every try). The
@@ -245,7 +253,7 @@ private:
     };
 
     struct Port {
-        std::optional<MadAddress> sa;
+        std::uint16_t window_sm = 0; // the SM LID the window was learned from; 0: none yet
         unsigned active = 0;      // Route::sa transactions holding a window slot
         // For a window slot, by rank (Lane::window first, then Lane::background); within a rank,
         // tenants take turns.
@@ -271,6 +279,8 @@ private:
     void on_pacer(PortIndex port);
 
     Port &port_state(PortIndex port);
+    // The port's SA address now, restarting the window when it is another SM's.
+    std::optional<MadAddress> route_sa(PortIndex port, Port &p);
     // Whether a waiting Route::sa transaction may take a window slot now; arms the gap timer
     // when only the congestion window's spacing keeps it back.
     bool may_admit(PortIndex port, Port &p);
@@ -293,6 +303,7 @@ private:
     std::unordered_map<Id, Txn> txns_;
     std::unordered_map<std::uint32_t, Id> tids_;
     std::unordered_map<PortIndex, Port> ports_;
+    SaRoute route_;
     DropLog drop_log_;
 };
 

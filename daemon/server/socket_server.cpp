@@ -14,6 +14,7 @@
 #include <deque>
 
 #include "logging/policy_log.hpp"
+#include "server/passed_fds.hpp"
 #include "server/peer.hpp"
 
 namespace mcastd::server {
@@ -271,10 +272,13 @@ private:
         // longer than the limit in force is truncated, and said so.
         std::string &buf = srv_.receive_buffer_;
         iovec iov{buf.data(), std::min(buf.size(), srv_.sessions_.limits().max_message_bytes)};
+        alignas(cmsghdr) char control[PassedFds::kControlBytes];
         msghdr mh{};
         mh.msg_iov = &iov;
         mh.msg_iovlen = 1;
-        const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
+        mh.msg_control = control;
+        mh.msg_controllen = sizeof control;
+        const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
                 return;
@@ -283,6 +287,7 @@ private:
             close();
             return;
         }
+        PassedFds fds = PassedFds::from(mh); // closed unless a join takes its socket
         if (n == 0) { // the client went away
             close();
             return;
@@ -295,10 +300,10 @@ private:
                  Kind::reply);
             return;
         }
-        handle(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+        handle(std::string_view(buf.data(), static_cast<std::size_t>(n)), std::move(fds));
     }
 
-    void handle(std::string_view message) {
+    void handle(std::string_view message, PassedFds fds) {
         if (session_->refused())
             return; // only the answer to its hello is still to go out
         auto decoded = proto::decode_request(message);
@@ -306,7 +311,11 @@ private:
             send(proto::encode_error(bad->id, bad->failure), Kind::reply);
             return;
         }
-        const auto &env = std::get<proto::RequestEnvelope>(decoded);
+        auto &env = std::get<proto::RequestEnvelope>(decoded);
+        if (auto refused = fds.hand_to(env.request)) {
+            send(proto::encode_error(env.id, *refused), Kind::reply);
+            return;
+        }
         session_->handle(env.id, env.request, [this, id = env.id](frontend::Answer a) { answer(id, std::move(a)); });
         if (session_->refused() && out_.empty())
             close(); // otherwise on_io closes once the answer is out

@@ -24,6 +24,7 @@
 #include "common/sa_status.hpp"
 #include "core/engine.hpp"
 #include "fakes/fake_timers.hpp"
+#include "port/port_registry.hpp"
 
 using namespace mcastd;
 
@@ -160,9 +161,16 @@ Figures run(std::size_t groups, bool reverse) {
     test::FakeTimers timers;
     InstantSa sa(groups, reverse);
     Counter events;
-    Engine engine(EngineConfig{}, sa, timers);
+    port::PortRegistry ports;
+    Engine engine(EngineConfig{}, ports, sa, timers);
     engine.set_event_sink(&events);
-    const PortIndex port = engine.add_port("mlx5_0", 1, make_gid(0xfe80000000000000ULL, 0x100003), true);
+    port::PortAttributes a;
+    a.device = "mlx5_0";
+    a.port_num = 1;
+    a.gid_prefix = 0xfe80000000000000ULL;
+    a.port_guid = 0x100003;
+    const PortIndex port = ports.add(a, true);
+    engine.add_port(port);
     const ClientId client = engine.add_client(ClientInfo{1, 0, 0, "bench"});
     Figures f;
     std::size_t joined = 0;

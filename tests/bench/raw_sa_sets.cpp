@@ -104,7 +104,7 @@ struct Stack {
         transport.open_port(kPort, n.ca, n.port);
         sa::MadAddress to;
         to.dlid = n.sm_lid;
-        txns.set_sa_address(kPort, to);
+        txns.set_sa_route([to](PortIndex) { return std::optional(to); });
     }
     ~Stack() { transport.close_all(); } // before umad2sim's atexit teardown
 

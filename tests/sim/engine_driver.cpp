@@ -121,7 +121,7 @@ private:
     }
 
     JoinRequest request(const std::map<std::string, std::string> &kv) {
-        const auto &p0 = svc_.ports().front();
+        const port::PortAttributes &p0 = svc_.ports().at(0).attributes;
         JoinRequest r;
         r.device = kv.count("device") ? kv.at("device") : p0.device;
         r.port = static_cast<std::uint8_t>(kv.count("port") ? *number(kv.at("port")) : p0.port_num);
@@ -250,11 +250,13 @@ private:
 
     void print_ports(const std::string &tag) {
         json out = json::array();
-        for (const auto &p : svc_.ports())
+        for (const port::RegisteredPort &r : svc_.ports()) {
+            const port::PortAttributes &p = r.attributes;
             out.push_back({{"device", p.device}, {"port", p.port_num}, {"lid", p.lid}, {"sm_lid", p.sm_lid},
                            {"sm_sl", p.sm_sl}, {"state", p.state}, {"mtu", mtu_bytes(p.mtu)},
                            {"rate_gbps", p.rate_gbps}, {"link_layer", p.link_layer},
                            {"port_gid", format_gid(p.port_gid())}, {"pkeys", p.pkeys.size()}});
+        }
         emit({{"tag", tag}, {"ok", true}, {"ports", out}});
     }
 
@@ -340,9 +342,9 @@ int main(int argc, char **argv) {
             }
         });
         json ports = json::array();
-        for (const auto &p : svc.ports())
-            ports.push_back({{"device", p.device}, {"port", p.port_num}, {"lid", p.lid},
-                             {"sm_lid", p.sm_lid}, {"port_gid", format_gid(p.port_gid())}});
+        for (const port::RegisteredPort &r : svc.ports())
+            ports.push_back({{"device", r.device()}, {"port", r.number()}, {"lid", r.attributes.lid},
+                             {"sm_lid", r.attributes.sm_lid}, {"port_gid", format_gid(r.gid())}});
         emit({{"ready", true}, {"ports", ports},
               {"sa_timeout_bound_ms", sa::timeout_bound(cfg.sa).count()}});
         const int rc = loop.run();

@@ -133,28 +133,35 @@ private:
 
 // One host: the daemon's Service (with its engine) and port monitor over its own SA client
 // and transaction layer, wired as HostPorts wires them, with the host's SimSa endpoint in
-// place of the umad transport. One port, one client holding every membership.
-class Host final : private port::PortEventSink, private MembershipEventSink {
+// place of the umad transport. One port, one client holding every membership. The port
+// monitor's events pass through the host on their way to the Service, so that it can count
+// them and join once the port is usable.
+class Host final : private port::PortEventSink, private PortListener, private MembershipEventSink {
 public:
     Host(std::uint32_t index, const DesConfig &cfg, Timers &timers, SimSa &sa, Tally &tally)
         : cfg_(cfg), timers_(timers), tally_(tally), index_(index),
           txns_(sa.endpoint(sa.add_host(gid_of(index))), timers, txn_config(cfg, index)), client_(txns_),
           counting_(client_, tally), service_(engine_config(cfg, index), counting_, timers),
-          poller_(txns_, client_, timers, *this, monitor_config(cfg, index)) {
-        poller_.set_pkey_reader([](const port::PolledPort &) { return std::vector<std::uint16_t>{0xffff}; });
+          poller_(txns_, client_, timers, service_.ports(), *this, monitor_config(cfg, index)) {
+        poller_.set_pkey_reader([](const port::RegisteredPort &) { return std::vector<std::uint16_t>{0xffff}; });
         // The engine notes the start and the end of every port re-join as warnings, whatever
         // started it (the port rules, or an audit that found the port's state gone).
         service_.add_observer([this](const EngineNote &n) {
             if (n.kind == EngineNote::Kind::warning)
                 track_rejoin();
         });
-        // As HostPorts::open wires it.
-        service_.set_state_lost_listener([this](PortIndex port) {
-            ++tally_.audit_rejoins;
-            pending_ = cfg_.groups; // as for port_invalidated
-            txns_.restart_congestion(port);
-            poller_.on_state_lost(port);
+        // As HostPorts::open wires it, with the SA at kSaAddress's QP and Q_Key.
+        txns_.set_sa_route([this](PortIndex port) -> std::optional<sa::MadAddress> {
+            const port::PortAttributes &p = service_.ports().at(port).attributes;
+            if (!p.sm_lid)
+                return std::nullopt;
+            sa::MadAddress a = kSaAddress;
+            a.dlid = p.sm_lid;
+            a.sl = p.sm_sl;
+            a.pkey_index = port::pkey_index_or_default(p.pkeys);
+            return a;
         });
+        service_.add_port_listener(*this);
     }
     ~Host() override = default;
     Host(const Host &) = delete;
@@ -177,8 +184,8 @@ public:
         a.pkeys = {0xffff};
         port_ = service_.add_port(a, true);
         client_id_ = service_.add_client(ClientInfo{static_cast<pid_t>(1000 + index_), 0, 0, "des"}, this);
-        route_sa();
-        poller_.start(port_, port::PolledPort{a.device, a.port_num, a.pkeys});
+        txns_.sa_route_changed(port_);
+        poller_.start(port_);
     }
 
     // The SM restarted and asked every port to re-register: the verbs event the daemon gets
@@ -311,7 +318,7 @@ private:
         }
     }
 
-    // port::PortEventSink, as HostPorts forwards it.
+    // port::PortEventSink: what the port monitor tells the Service, counted on the way.
     void port_usable(PortIndex port, bool usable, const std::string &why) override {
         service_.port_usable(port, usable, why);
         if (usable && !joined_) {
@@ -321,13 +328,12 @@ private:
     }
     void port_invalidated(PortIndex port, port::Trigger trigger, const std::string &why) override {
         ++tally_.invalidations;
-        pending_ = cfg_.groups; // every membership re-joins again, those restored included
-        txns_.restart_congestion(port); // as HostPorts does
+        invalidating_ = true; // the re-join it starts is not the engine's own (an audit's)
         service_.port_invalidated(port, trigger, why);
+        invalidating_ = false;
     }
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override {
         service_.sa_moved(port, sm_lid, sm_sl);
-        route_sa();
     }
     void sm_seen(PortIndex port, std::uint16_t lid, std::uint64_t guid, std::uint32_t act_count) override {
         service_.sm_seen(port, lid, guid, act_count);
@@ -336,20 +342,19 @@ private:
         service_.port_info(port, lid, state, mtu);
     }
     void audit_due(PortIndex port) override { service_.audit_due(port); }
+    void pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) override {
+        service_.pkey_table(port, pkeys);
+    }
 
-    // HostPorts::route_sa with its sa_address_of: the SM's LID and SL on QP1, the P_Key index
-    // of 0xFFFF.
-    void route_sa() {
-        const port::PortAttributes &p = service_.ports().at(port_);
-        if (!p.sm_lid) {
-            txns_.clear_sa_address(port_);
-            return;
-        }
-        sa::MadAddress a = kSaAddress;
-        a.dlid = p.sm_lid;
-        a.sl = p.sm_sl;
-        a.pkey_index = port::pkey_index_or_default(p.pkeys);
-        txns_.set_sa_address(port_, a);
+    // PortListener, as HostPorts is: the SA MADs follow the SM; every re-join of the port (the
+    // port monitor's or an audit's) restarts the SA window and the SMInfo baseline.
+    void sa_route_changed(PortIndex port) override { txns_.sa_route_changed(port); }
+    void memberships_gone(PortIndex port) override {
+        if (!invalidating_)
+            ++tally_.audit_rejoins;
+        pending_ = cfg_.groups; // every membership re-joins again, those restored included
+        txns_.restart_congestion(port);
+        poller_.on_memberships_gone(port);
     }
 
     void membership_event(ClientId, MembershipId, const MembershipEvent &ev) override {
@@ -379,6 +384,7 @@ private:
     unsigned pending_ = 0; // memberships not restored since the port's last invalidation
     bool settled_ = true;  // see Tally::unsettled
     bool joined_ = false, polls_stopped_ = false;
+    bool invalidating_ = false; // inside port_invalidated
     port::PollStats final_polls_;
 };
 

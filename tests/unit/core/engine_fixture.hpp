@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Shared setup for the engine tests: one engine over a fake SA and a fake clock.
+// Shared setup for the engine tests: one engine over a port registry, a fake SA and a fake
+// clock.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include "core/engine.hpp"
 #include "fakes/fake_sa.hpp"
+#include "port/port_registry.hpp"
 #include "fakes/fake_timers.hpp"
 
 namespace mcastd::test {
@@ -18,6 +20,34 @@ inline Gid gid(const char *text) {
     if (!g)
         throw std::invalid_argument(text);
     return *g;
+}
+
+// A usable port as discovery would report it: `dev`/`num` with the port GID `prefix`:`guid`.
+inline port::PortAttributes port_attributes(const char *dev, std::uint8_t num, std::uint64_t prefix,
+                                            std::uint64_t guid, const char *link_layer = "InfiniBand") {
+    port::PortAttributes a;
+    a.device = dev;
+    a.port_num = num;
+    a.gid_prefix = prefix;
+    a.port_guid = guid;
+    a.link_layer = link_layer;
+    return a;
+}
+
+// The port goes into the registry and the engine serves it, as Service::add_port does.
+inline PortIndex serve_port(port::PortRegistry &ports, Engine &engine, const port::PortAttributes &a,
+                            bool usable = true) {
+    const PortIndex p = ports.add(a, usable);
+    engine.add_port(p);
+    return p;
+}
+
+// The port's usable flag changes in the registry and the engine hears of it, as
+// Service::port_usable does.
+inline void set_usable(port::PortRegistry &ports, Engine &engine, PortIndex p, bool usable,
+                       const std::string &why = {}) {
+    if (ports.set_usable(p, usable))
+        engine.port_usable_changed(p, why);
 }
 
 // Records what the engine tells clients outside of join answers.
@@ -45,7 +75,7 @@ class EngineFixture : public ::testing::Test {
 protected:
     static constexpr std::uint64_t kPrefix = 0xfe80000000000000ULL;
 
-    explicit EngineFixture(EngineConfig cfg = {}) : engine(cfg, sa, timers) {
+    explicit EngineFixture(EngineConfig cfg = {}) : engine(cfg, ports, sa, timers) {
         engine.set_event_sink(&sink);
         port = add_port("mlx5_0", 1, 0x100003);
         client = engine.add_client(ClientInfo{100, 1000, 1000, "app"});
@@ -53,10 +83,13 @@ protected:
     }
 
     PortIndex add_port(const char *dev, std::uint8_t num, std::uint64_t guid) {
-        const Gid g = make_gid(kPrefix, guid);
-        const PortIndex p = engine.add_port(dev, num, g, true);
-        sa.port_gids[p] = g;
+        const PortIndex p = serve_port(ports, engine, port_attributes(dev, num, kPrefix, guid));
+        sa.port_gids[p] = ports.gid(p);
         return p;
+    }
+
+    void set_usable(PortIndex p, bool usable, const std::string &why = {}) {
+        test::set_usable(ports, engine, p, usable, why);
     }
 
     Gid port_gid(PortIndex p = 0) const { return sa.port_gids.at(p); }
@@ -106,6 +139,7 @@ protected:
 
     FakeTimers timers;
     FakeSa sa;
+    port::PortRegistry ports;
     Engine engine;
     RecordingSink sink;
     PortIndex port = 0;

@@ -487,7 +487,7 @@ TEST_F(EngineTest, UnknownDeviceOrPortIsNamed) {
     auto p = join(client, request(kGroup, join::full, "mlx5_0", 2));
     EXPECT_EQ(p->code(), Errc::no_such_port);
     EXPECT_NE(p->message().find("port 2"), std::string::npos);
-    engine.set_port_active(port, false);
+    set_usable(port, false);
     auto i = join(client, request(kGroup, join::full));
     EXPECT_EQ(i->code(), Errc::port_not_active);
     EXPECT_EQ(requests(), 0u);

@@ -19,9 +19,9 @@ protected:
 
     // The successor: a fresh engine over the same SA, with the predecessor's port.
     std::unique_ptr<Engine> successor() {
-        auto e = std::make_unique<Engine>(EngineConfig{}, sa, timers);
+        auto e = std::make_unique<Engine>(EngineConfig{}, ports, sa, timers);
         e->set_event_sink(&sink);
-        e->add_port("mlx5_0", 1, port_gid(), true);
+        e->add_port(port);
         return e;
     }
 

@@ -95,8 +95,8 @@ TEST_F(EngineAssignedMgid, AnRdmaCmOneIsLeftAlone) {
 TEST_F(EngineAssignedMgid, ASignatureIsRefusedEvenWhenClientsMayNameIt) {
     EngineConfig cfg;
     cfg.allow_ipoib_mgids = true;
-    Engine allowing(cfg, sa, timers);
-    allowing.add_port("mlx5_0", 1, port_gid(), true);
+    Engine allowing(cfg, ports, sa, timers);
+    allowing.add_port(port);
     const ClientId c = allowing.add_client(ClientInfo{100, 1000, 1000, "app"});
     sa.state.assign_next = gid("ff12:601b::1");
     JoinResult res;

@@ -27,7 +27,8 @@ std::uint8_t cover(std::uint8_t b) { return (b & join::full) ? b | join::send_on
 struct World {
     FakeTimers timers;
     FakeSa sa;
-    Engine engine{EngineConfig{}, sa, timers};
+    port::PortRegistry registry;
+    Engine engine{EngineConfig{}, registry, sa, timers};
     RecordingSink sink;
     std::mt19937 rng;
 
@@ -68,8 +69,8 @@ struct World {
     explicit World(unsigned seed) : rng(seed) {
         engine.set_event_sink(&sink);
         for (std::uint8_t n = 1; n <= 2; ++n) {
-            const Gid g = make_gid(kPrefix, 0x100000u + n);
-            const PortIndex p = engine.add_port("mlx5_0", n, g, true);
+            const PortIndex p = serve_port(registry, engine, port_attributes("mlx5_0", n, kPrefix, 0x100000u + n));
+            const Gid g = registry.gid(p);
             sa.port_gids[p] = g;
             ports.push_back(p);
             port_gids.push_back(g);
@@ -206,10 +207,10 @@ struct World {
     // A port's link goes down and comes back: the SA drops the port meanwhile.
     void do_port_flap() {
         const PortIndex p = pick(ports);
-        engine.set_port_active(p, false, "port down");
+        set_usable(registry, engine, p, false, "port down");
         sa.state.drop_port(port_gids[p]);
         partial_progress();
-        engine.set_port_active(p, true, "port up");
+        set_usable(registry, engine, p, true, "port up");
         others_rejoin(p);
         engine.invalidate_port(p, "port came back");
     }

@@ -240,7 +240,7 @@ TEST_F(EngineRead, APortsMembershipsPerJoinStateCountTheActiveOnesPerBit) {
     EXPECT_EQ(engine.memberships(second), (PortMemberships{1, 0, 1, 0}));
     join(client, request(gid("ff15::5"), join::full)); // pending: the SA has not answered
     EXPECT_EQ(engine.memberships(port), (PortMemberships{3, 1, 0, 1}));
-    engine.set_port_active(port, false, "port down"); // told lost, kept: not active
+    set_usable(port, false, "port down"); // told lost, kept: not active
     settle();
     EXPECT_EQ(engine.memberships(port), (PortMemberships{3, 1, 0, 1}))
         << "a port that is down keeps its memberships for the re-join";

@@ -126,7 +126,7 @@ TEST_F(Rejoin, PortDownTellsLostAndComingBackRestores) {
     join(client, request(kA, join::full), &a);
     settle();
     sa.state.groups.erase(kA); // the SA drops a port whose link went down
-    engine.set_port_active(port, false, "port down");
+    set_usable(port, false, "port down");
     ASSERT_EQ(events_for(a).size(), 1u);
     const auto lost = events_for(a)[0].ev;
     EXPECT_EQ(lost.kind, Kind::lost);
@@ -138,7 +138,7 @@ TEST_F(Rejoin, PortDownTellsLostAndComingBackRestores) {
     auto refused = join(other, request(kA, join::full));
     EXPECT_EQ(refused->code(), Errc::port_not_active);
 
-    engine.set_port_active(port, true, "port up");
+    set_usable(port, true, "port up");
     settle();
     EXPECT_EQ(sa_bits(kA), join::full);
     ASSERT_EQ(events_for(a).size(), 2u);
@@ -320,7 +320,7 @@ TEST_F(Rejoin, TheAuditFindingALostFullMembershipRejoinsTheWholePort) {
     join(client, request(kB, join::send_only_full), &b);
     settle();
     std::vector<PortIndex> lost; // the port rules hear of it: a new SMInfo baseline
-    engine.set_state_lost_listener([&](PortIndex p) { lost.push_back(p); });
+    engine.set_memberships_gone_listener([&](PortIndex p) { lost.push_back(p); });
     sm_restart(/*taken=*/1);
     engine.audit_next(port); // one Get, of kA
     settle();
@@ -339,6 +339,22 @@ TEST_F(Rejoin, TheAuditFindingALostFullMembershipRejoinsTheWholePort) {
         << pv.rejoin_reason;
 }
 
+TEST_F(Rejoin, AnInvalidationTellsTheListenerOnceAsTheAuditDoes) {
+    // The port's event sources and the audit end in the same re-join, which says so once.
+    join(client, request(kA, join::full));
+    settle();
+    std::vector<PortIndex> gone;
+    engine.set_memberships_gone_listener([&](PortIndex p) {
+        gone.push_back(p);
+        EXPECT_TRUE(engine.ports()[p].rejoining) << "told once the re-join is under way";
+    });
+    engine.invalidate_port(port, "SM restarted");
+    EXPECT_EQ(gone, std::vector<PortIndex>{port}) << "before invalidate_port returns";
+    settle();
+    EXPECT_EQ(gone, std::vector<PortIndex>{port}) << "once";
+    EXPECT_EQ(sa_bits(kA), join::full);
+}
+
 TEST_F(Rejoin, TheAuditRejoinsJustTheGroupOfALostNonMember) {
     // A non-member loses its membership legitimately when the group's last full member
     // leaves (the SA deletes the group): that says nothing about the port's other groups.
@@ -349,7 +365,7 @@ TEST_F(Rejoin, TheAuditRejoinsJustTheGroupOfALostNonMember) {
     settle();
     sa.state.groups.at(kB).members.erase(port_gid()); // lost at the SA, silently
     bool lost = false;
-    engine.set_state_lost_listener([&](PortIndex) { lost = true; });
+    engine.set_memberships_gone_listener([&](PortIndex) { lost = true; });
     engine.audit_next(port);
     engine.audit_next(port);
     settle();

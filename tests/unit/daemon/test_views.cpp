@@ -28,12 +28,20 @@ port::PortAttributes attrs() {
 
 const TimePoint kNow = TimePoint{} + 1000s;
 
+// The registry's entry of a port with these attributes.
+port::RegisteredPort registered(const port::PortAttributes &a, port::SmView sm = {}, bool usable = false) {
+    port::RegisteredPort p;
+    p.attributes = a;
+    p.sm = sm;
+    p.usable = usable;
+    return p;
+}
+
 TEST(StatusView, SmAndMtuOfAPort) {
-    const Service::SmView sm{1, 0x0002c90300000001, 42, true};
+    const port::SmView sm{1, 0x0002c90300000001, 42, true};
     PortView pv;
-    pv.active = true;
     pv.groups = 4;
-    const auto ps = port_status(attrs(), pv, sm, kNow);
+    const auto ps = port_status(registered(attrs(), sm, true), pv, kNow);
     EXPECT_EQ(ps.state, "ACTIVE");
     EXPECT_EQ(ps.mtu, 4096u);
     EXPECT_EQ(ps.sm_guid, 0x0002c90300000001u);
@@ -46,7 +54,7 @@ TEST(StatusView, SmAndMtuOfAPort) {
 TEST(StatusView, UnknownSmAndMtuStayUnset) {
     auto a = attrs();
     a.mtu = 0; // no PortInfo answer yet
-    const auto ps = port_status(a, PortView{}, Service::SmView{}, kNow);
+    const auto ps = port_status(registered(a), PortView{}, kNow);
     EXPECT_EQ(ps.mtu, 0u);
     EXPECT_FALSE(ps.sm_guid);
     EXPECT_FALSE(ps.sm_act_count);
@@ -58,7 +66,7 @@ TEST(StatusView, RunningRejoinHasNoDuration) {
     pv.rejoin_reason = "SM changed";
     pv.rejoin_started = kNow - 2500ms;
     pv.rejoin_groups = 7;
-    const auto ps = port_status(attrs(), pv, Service::SmView{}, kNow);
+    const auto ps = port_status(registered(attrs()), pv, kNow);
     EXPECT_TRUE(ps.rejoining);
     ASSERT_TRUE(ps.last_rejoin);
     EXPECT_EQ(ps.last_rejoin->reason, "SM changed");
@@ -73,7 +81,7 @@ TEST(StatusView, FinishedRejoinHasItsDuration) {
     pv.rejoin_started = kNow - 60s;
     pv.rejoin_finished = kNow - 60s + 420ms;
     pv.rejoin_groups = 3;
-    const auto ps = port_status(attrs(), pv, Service::SmView{}, kNow);
+    const auto ps = port_status(registered(attrs()), pv, kNow);
     ASSERT_TRUE(ps.last_rejoin);
     EXPECT_DOUBLE_EQ(ps.last_rejoin->started_ago_s, 60.0);
     ASSERT_TRUE(ps.last_rejoin->duration_s);

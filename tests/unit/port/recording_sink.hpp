@@ -4,6 +4,7 @@
 // `why` texts are kept, so a test can also check that a cause names the real values.
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
@@ -36,6 +37,8 @@ public:
     }
     void port_invalidated(PortIndex port, Trigger trigger, const std::string &why) override {
         add("invalidated " + std::to_string(port) + " " + trigger_name(trigger) + " " + why);
+        if (on_invalidated)
+            on_invalidated(port);
     }
     void sa_moved(PortIndex port, std::uint16_t sm_lid, std::uint8_t sm_sl) override {
         add("sa_moved " + std::to_string(port) + " " + std::to_string(sm_lid) + " " +
@@ -53,6 +56,15 @@ public:
             std::to_string(state) + " " + std::to_string(mtu));
     }
     void audit_due(PortIndex port) override { add("audit " + std::to_string(port)); }
+    void pkey_table(PortIndex port, const std::vector<std::uint16_t> &pkeys) override {
+        std::string line = "pkeys " + std::to_string(port);
+        for (std::uint16_t k : pkeys) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, " %04x", k);
+            line += hex;
+        }
+        add(line);
+    }
 
     // Everything recorded since the last take(), and forgets it.
     std::vector<std::string> take() { return std::exchange(lines, {}); }
@@ -70,6 +82,9 @@ public:
     std::function<void(const std::string &line)> on_call;
     // What Service does with sa_moved: point the SA transactions at the new SM.
     std::function<void(PortIndex, std::uint16_t, std::uint8_t)> on_sa_moved;
+    // What the daemon does with port_invalidated: the engine re-joins the port, and its one
+    // "memberships gone" path comes back to the port rules (on_memberships_gone).
+    std::function<void(PortIndex)> on_invalidated;
 
 private:
     void add(std::string line) {

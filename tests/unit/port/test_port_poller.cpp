@@ -19,6 +19,7 @@
 #include "sa/transactions.hpp"
 #include "unit/fakes/fake_mad_transport.hpp"
 #include "unit/fakes/fake_timers.hpp"
+#include "unit/fakes/sa_routes.hpp"
 #include "unit/port/recording_sink.hpp"
 
 namespace mcastd::port {
@@ -80,10 +81,13 @@ protected:
         tc.first_tid = 0x01000000;
         txns = std::make_unique<sa::MadTransactions>(net, timers, tc);
         client = std::make_unique<sa::SaClient>(*txns);
-        // What Service does with sa_moved.
+        routes = std::make_unique<mcastd::test::SaRoutes>(*txns);
+        // What Service does with sa_moved: the registry has the SM, the SA MADs follow.
         sink.on_sa_moved = [this](PortIndex port, std::uint16_t lid, std::uint8_t sl) {
-            txns->set_sa_address(port, sa::MadAddress{.dlid = lid, .sl = sl});
+            routes->set(port, sa::MadAddress{.dlid = lid, .sl = sl});
         };
+        // And with port_invalidated: the re-join comes back to the poller.
+        sink.on_invalidated = [this](PortIndex port) { mon->on_memberships_gone(port); };
     }
     ~Poller() override {
         mon.reset(); // before the transactions it uses
@@ -92,15 +96,25 @@ protected:
     void make(MonitorConfig cfg = {}) {
         if (!cfg.seed)
             cfg.seed = 42;
-        mon = std::make_unique<PortPoller>(*txns, *client, timers, sink, cfg);
+        mon = std::make_unique<PortPoller>(*txns, *client, timers, registry, sink, cfg);
         mon->set_note_sink([this](PortIndex port, const Note &n) {
             notes.push_back(std::to_string(port) + " " + n.text);
         });
         t0 = timers.now();
     }
 
+    // Watches port `port` of the registry, adding it first (ports are added in index order).
     void start(PortIndex port = 0, std::uint8_t num = 1, std::vector<std::uint16_t> pkeys = {0xffff}) {
-        mon->start(port, PolledPort{.device = "mlx5_0", .port_num = num, .pkeys = std::move(pkeys)});
+        if (!registry.get(port)) {
+            ASSERT_EQ(port, registry.size()) << "ports are added in index order";
+            PortAttributes a;
+            a.device = "mlx5_0";
+            a.port_num = num;
+            registry.add(a, false);
+        }
+        ASSERT_EQ(registry.at(port).number(), num);
+        registry.set_pkeys(port, std::move(pkeys));
+        mon->start(port);
     }
 
     // Plays the fabric for every send not yet seen: the local port answers PortInfo from
@@ -179,6 +193,8 @@ protected:
     FakeMadTransport net;
     std::unique_ptr<sa::MadTransactions> txns;
     std::unique_ptr<sa::SaClient> client;
+    std::unique_ptr<mcastd::test::SaRoutes> routes;
+    PortRegistry registry; // the Service's, in the daemon
     RecordingSink sink;
     std::unique_ptr<PortPoller> mon;
     std::vector<std::string> notes;
@@ -488,14 +504,14 @@ TEST_F(Poller, StateLostMakesTheNextSmInfoSampleTheBaseline) {
     make(MonitorConfig{.jitter_percent = 0});
     start();
     run_for(2s); // the baseline at 0 s
-    mon->on_state_lost(0); // an audit found the port's state gone; the engine re-joins it
+    mon->on_memberships_gone(0); // an audit found the port's state gone; the engine re-joins it
     EXPECT_TRUE(sink.take("invalidated").empty());
     sm.act_count = 5; // the restarted SM the audit found
     run_for(9s);
     EXPECT_EQ(sa_times(), (std::vector<Duration>{0s, 10s})) << "at the poll's normal time";
     EXPECT_TRUE(sink.take("invalidated").empty()) << "the new baseline, not a second re-join";
     EXPECT_EQ(mon->rules(0)->sm_baseline()->act_count, 5u);
-    mon->on_state_lost(7); // not watched: ignored
+    mon->on_memberships_gone(7); // not watched: ignored
 }
 
 TEST_F(Poller, NoSmInfoWhileThePortIsNotUsable) {
@@ -579,31 +595,28 @@ TEST_F(Poller, PkeyChangeRereadsTheTableAndInvalidatesOnlyWhenTheIndexMoved) {
     make();
     std::vector<std::uint16_t> table{0xffff, 0x8001};
     std::vector<std::string> read_for;
-    mon->set_pkey_reader([&](const PolledPort &p) -> std::variant<std::vector<std::uint16_t>, Error> {
-        read_for.push_back(p.device + "/" + std::to_string(p.port_num));
+    mon->set_pkey_reader([&](const RegisteredPort &p) -> std::variant<std::vector<std::uint16_t>, Error> {
+        read_for.push_back(p.name);
         return table;
     });
-    std::vector<std::vector<std::uint16_t>> heard;
-    mon->set_pkey_listener([&](PortIndex, const std::vector<std::uint16_t> &t) { heard.push_back(t); });
     start(0, 1, {0xffff, 0x8001});
     run_for(2s);
     sink.take();
 
     mon->on_verbs_event(0, VerbsEvent::pkey_change); // same index
     EXPECT_EQ(read_for, Lines{"mlx5_0/1"});
-    EXPECT_TRUE(sink.take("invalidated").empty());
+    EXPECT_EQ(sink.take(), Lines{"pkeys 0 ffff 8001"}) << "the sink hears the table, nothing else";
     table = {0x8001, 0xffff};
     mon->on_verbs_event(0, VerbsEvent::pkey_change);
-    EXPECT_EQ(sink.take("invalidated"), Lines{"invalidated 0 pkey-change the default P_Key 0xffff "
-                                              "moved from index 0 to 1"});
-    ASSERT_EQ(heard.size(), 2u);
-    EXPECT_EQ(heard[1], table) << "the listener hears the new table (for the SA address)";
+    EXPECT_EQ(sink.take(), (Lines{"pkeys 0 8001 ffff", "invalidated 0 pkey-change the default P_Key 0xffff "
+                                                       "moved from index 0 to 1"}))
+        << "the new table (for the SA address) before the invalidation";
     EXPECT_EQ(mon->stats(0).pkey_reads, 2u);
 }
 
 TEST_F(Poller, FailedPkeyReadIsNotedAndChangesNothing) {
     make();
-    mon->set_pkey_reader([](const PolledPort &) -> std::variant<std::vector<std::uint16_t>, Error> {
+    mon->set_pkey_reader([](const RegisteredPort &) -> std::variant<std::vector<std::uint16_t>, Error> {
         return Error{Errc::no_such_port, "mlx5_0 has no port 1", std::nullopt};
     });
     start();
@@ -695,7 +708,7 @@ TEST_F(Poller, InvalidConfigIsRefusedNamingTheField) {
     };
     for (const auto &[cfg, why] : bad) {
         try {
-            PortPoller m(*txns, *client, timers, sink, cfg);
+            PortPoller m(*txns, *client, timers, registry, sink, cfg);
             ADD_FAILURE() << why << ": accepted";
         } catch (const std::invalid_argument &e) {
             EXPECT_EQ(std::string(e.what()), "port monitor config: " + why);

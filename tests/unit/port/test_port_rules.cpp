@@ -39,6 +39,11 @@ bool contains(const std::string &s, const std::string &part) { return s.find(par
 
 class Rules : public ::testing::Test {
 protected:
+    // As in the daemon: the re-join an invalidation starts comes back to the rules.
+    Rules() {
+        sink.on_invalidated = [this](PortIndex) { w.on_memberships_gone(); };
+    }
+
     // Rules that have seen a usable port (LID 3, SM at LID 1), with the recording cleared.
     void baseline_usable() {
         w.on_portinfo(port_info());
@@ -489,9 +494,9 @@ TEST_F(RulesAfterBaseline, EveryOtherInvalidationTakesANewBaseline) {
     }
 }
 
-TEST_F(RulesAfterBaseline, StateLostTakesANewBaselineAndInvalidatesNothing) {
+TEST_F(RulesAfterBaseline, MembershipsGoneTakesANewBaselineAndInvalidatesNothing) {
     // The engine re-joins the port itself (an audit found a full membership gone).
-    w.on_state_lost();
+    w.on_memberships_gone();
     EXPECT_TRUE(sink.take().empty()) << "the engine re-joins it already";
     EXPECT_FALSE(w.sm_baseline());
     w.on_sminfo(sm(5));
@@ -499,6 +504,16 @@ TEST_F(RulesAfterBaseline, StateLostTakesANewBaselineAndInvalidatesNothing) {
     w.on_sminfo(sm(8));
     w.on_sminfo(sm(2));
     EXPECT_EQ(sink.take("invalidated").size(), 1u) << "a restart after the new baseline";
+}
+
+TEST_F(RulesAfterBaseline, TheBaselineGoesWithTheReJoinNotWithTheInvalidation) {
+    // The rules only report; the re-join the daemon starts is what drops the baseline, once,
+    // whichever found the loss. A sink that starts none leaves it.
+    sink.on_invalidated = nullptr;
+    w.on_verbs_event(VerbsEvent::client_reregister);
+    EXPECT_EQ(sink.take("invalidated").size(), 1u);
+    ASSERT_TRUE(w.sm_baseline());
+    EXPECT_EQ(w.sm_baseline()->act_count, 84u);
 }
 
 // ---- verbs events ----

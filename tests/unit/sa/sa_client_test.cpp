@@ -14,6 +14,7 @@
 #include "sa/transactions.hpp"
 #include "unit/fakes/fake_mad_transport.hpp"
 #include "unit/fakes/fake_timers.hpp"
+#include "unit/fakes/sa_routes.hpp"
 
 namespace mcastd::sa {
 namespace {
@@ -41,7 +42,8 @@ protected:
         TransactionConfig cfg;
         cfg.first_tid = 0x5a5a0001;
         txns = std::make_unique<MadTransactions>(net, timers, cfg);
-        txns->set_sa_address(0, kSa);
+        routes = std::make_unique<test::SaRoutes>(*txns);
+        routes->set(0, kSa);
         client = std::make_unique<SaClient>(*txns);
         t0 = timers.now();
     }
@@ -74,6 +76,7 @@ protected:
     FakeTimers timers;
     FakeMadTransport net;
     std::unique_ptr<MadTransactions> txns;
+    std::unique_ptr<test::SaRoutes> routes; // what the port registry would answer
     std::unique_ptr<SaClient> client;
     std::vector<SaResult> results;
     TimePoint t0;
@@ -161,13 +164,13 @@ TEST_F(SaClientTest, UnreachableSaTimesOutBounced) {
 }
 
 TEST_F(SaClientTest, NoSmAndSendErrorsCountAsUnreachable) {
-    txns->clear_sa_address(0);
+    routes->clear(0);
     submit(SaMethod::set, create_record(), field::create_mask);
     timers.run_until_idle();
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(results[0].bounced);
 
-    txns->set_sa_address(0, kSa);
+    routes->set(0, kSa);
     net.fail_next_sends({-5, -5, -5, -5, -5, -5});
     submit(SaMethod::set, create_record(), field::create_mask);
     timers.run_until_idle();

@@ -16,6 +16,7 @@
 #include "sa/transactions.hpp"
 #include "unit/fakes/fake_mad_transport.hpp"
 #include "unit/fakes/fake_timers.hpp"
+#include "unit/fakes/sa_routes.hpp"
 
 namespace mcastd::sa {
 namespace {
@@ -50,7 +51,8 @@ protected:
         if (!cfg.first_tid)
             cfg.first_tid = 0x10000000;
         tx = std::make_unique<MadTransactions>(net, timers, cfg);
-        tx->set_sa_address(0, kSa);
+        routes = std::make_unique<test::SaRoutes>(*tx);
+        routes->set(0, kSa);
         t0 = timers.now();
     }
 
@@ -106,6 +108,7 @@ protected:
     FakeTimers timers;
     FakeMadTransport net;
     std::unique_ptr<MadTransactions> tx;
+    std::unique_ptr<test::SaRoutes> routes; // what the port registry would answer
     std::vector<Done> done;
     std::vector<Id> ids;
     TimePoint t0;
@@ -167,7 +170,7 @@ TEST_F(Transactions, TidsFromOneCounterAcrossTransactionsAndPorts) {
     TransactionConfig cfg;
     cfg.first_tid = 0xfffffffe;
     make(cfg);
-    tx->set_sa_address(1, kSa);
+    routes->set(1, kSa);
     submit(0);
     submit(1);
     submit(0);
@@ -383,11 +386,11 @@ TEST_F(Transactions, SendErrorThenSuccess) {
 
 TEST_F(Transactions, NoSaAddressIsAFailedTry) {
     make();
-    tx->clear_sa_address(0);
+    routes->clear(0);
     submit();
     timers.advance(300ms);
     EXPECT_TRUE(net.sent().empty());
-    tx->set_sa_address(0, kSa); // the SM appears: the next try goes out
+    routes->set(0, kSa); // the SM appears: the next try goes out
     timers.advance(600ms);
     ASSERT_EQ(net.sent().size(), 1u);
     answer(net.last());
@@ -399,7 +402,7 @@ TEST_F(Transactions, LidZeroIsNoAddressAndUnknownPortsHaveNone) {
     make();
     MadAddress no_sm = kSa;
     no_sm.dlid = 0;
-    tx->set_sa_address(0, no_sm);
+    routes->set(0, no_sm);
     submit(0);
     submit(7); // never configured
     timers.run_until_idle();
@@ -419,7 +422,7 @@ TEST_F(Transactions, SaAddressChangeIsFollowedAtTheNextTry) {
     MadAddress moved = kSa;
     moved.dlid = 5;
     moved.sl = 3;
-    tx->set_sa_address(0, moved);
+    routes->set(0, moved);
     EXPECT_EQ(tx->sa_address(0), moved);
     timers.advance(300ms);
     ASSERT_EQ(net.sent().size(), 2u);
@@ -437,7 +440,7 @@ TEST_F(Transactions, LocalSmpRoute) {
     smp[1] = mad::class_smp_directed;
     smp[2] = 1;
     smp[3] = mad::method_get;
-    tx->clear_sa_address(0); // not needed for a local SMP
+    routes->clear(0); // not needed for a local SMP
     submit(0, Route::local_smp, smp);
     ASSERT_EQ(net.sent().size(), 2u) << "local SMPs bypass the SA window and pacing";
     const Sent s = net.last();
@@ -510,7 +513,7 @@ TEST_F(Transactions, WindowLimitsInFlightAndQueuesFifo) {
     TransactionConfig cfg;
     cfg.window = 2;
     make(cfg);
-    tx->set_sa_address(1, kSa);
+    routes->set(1, kSa);
     for (int i = 0; i < 5; ++i)
         submit(0);
     submit(1); // another port has its own window
@@ -692,7 +695,7 @@ TEST_F(Transactions, PacingIsPerPortAndRoundsUpToTheMicrosecond) {
     cfg.pacing_rate = 3; // 333333333 ns: waits are rounded up to 333334 us
     cfg.first_timeout = 1000ms; // no retransmit competes for the tokens
     make(cfg);
-    tx->set_sa_address(1, kSa);
+    routes->set(1, kSa);
     submit(0);
     submit(0);
     submit(1);
@@ -794,7 +797,7 @@ TEST_F(Transactions, OnlyGarbageAnswersEndInATimeout) {
 
 TEST_F(Transactions, AnswerOnTheWrongPortIsRejected) {
     make();
-    tx->set_sa_address(1, kSa);
+    routes->set(1, kSa);
     submit(0);
     net.deliver(1, response_to(net.last()));
     EXPECT_TRUE(done.empty());
@@ -819,7 +822,7 @@ TEST_F(Transactions, MalformedAndForeignMadsAreCounted) {
 
 TEST_F(Transactions, StatsPerPortAndTotal) {
     make();
-    tx->set_sa_address(1, kSa);
+    routes->set(1, kSa);
     submit(0);
     submit(1);
     answer(net.sent()[0]);
@@ -1084,14 +1087,14 @@ TEST_F(Transactions, CongestionControlRestartsWithANewSmAndKeepsPacingAsAHardCap
     }
     EXPECT_GT(tx->congestion(0)->window(), 1.0);
     // Another SM: start again from one MAD.
-    tx->set_sa_address(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
+    routes->set(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
     EXPECT_EQ(tx->congestion(0)->window(), 1.0);
     EXPECT_FALSE(tx->congestion(0)->srtt());
     // The same SM again changes nothing.
     timers.advance(20ms);
     answer(net.sent()[net.sent().size() - tx->in_flight(0)]);
     const double w = tx->congestion(0)->window();
-    tx->set_sa_address(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
+    routes->set(0, MadAddress{.dlid = 7, .dqp = 1, .sl = 0, .qkey = 0x80010000, .pkey_index = 0});
     EXPECT_EQ(tx->congestion(0)->window(), w);
 }
 
@@ -1108,6 +1111,26 @@ TEST_F(Transactions, CongestionControlRestartsWhenThePortReJoins) {
     tx->restart_congestion(0);
     EXPECT_EQ(tx->congestion(0)->window(), 1.0);
     EXPECT_FALSE(tx->congestion(0)->srtt());
+}
+
+TEST_F(Transactions, ATryThatFindsAnotherSmRestartsTheWindowUntold) {
+    // The route is the registry's answer at every try: an SM that moved before anyone said
+    // so is still another SM, whose round trips nothing learned says anything about.
+    make(with_congestion());
+    std::uint16_t sm = 1;
+    tx->set_sa_route([&sm](PortIndex) { return std::optional(MadAddress{.dlid = sm, .dqp = 1}); });
+    for (int i = 0; i < 8; ++i) {
+        submit();
+        timers.advance(1ms);
+        answer(net.last());
+    }
+    ASSERT_GT(tx->congestion(0)->window(), 1.0);
+    sm = 9;
+    EXPECT_EQ(tx->sa_address(0)->dlid, 9) << "asked, not kept";
+    ASSERT_GT(tx->congestion(0)->window(), 1.0) << "nothing sent to it yet";
+    submit();
+    EXPECT_EQ(net.last().addr.dlid, 9);
+    EXPECT_EQ(tx->congestion(0)->window(), 1.0);
 }
 
 TEST_F(Transactions, APollHasASlotOfItsOwnBesideTheWindowAndNeverMoreThanOne) {

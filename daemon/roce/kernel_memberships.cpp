@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+#include "roce/kernel_memberships.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace mcastd::roce {
+
+namespace {
+
+// What a refused call means for the join: the client's socket, namespace or netdev cannot do
+// it (invalid-argument), the kernel's per-socket limit (limit), or something unexpected.
+Errc errc_of(int err) {
+    switch (err) {
+    case ENODEV:
+    case ENXIO:
+    case EADDRNOTAVAIL:
+    case EINVAL:
+    case EAFNOSUPPORT:
+    case ENOTSOCK:
+    case EBADF:
+        return Errc::invalid_argument;
+    case ENOBUFS:
+    case ENOMEM:
+        return Errc::limit;
+    default:
+        return Errc::internal;
+    }
+}
+
+Error refused(std::string call, int err) { return Error{errc_of(err), call + ": " + errno_text(err), {}}; }
+
+std::string on(const IpAddress &group, const std::string &netdev) { return format_ip(group) + " on " + netdev; }
+
+} // namespace
+
+std::string errno_text(int err) {
+    const char *name = ::strerrorname_np(err);
+    return std::string(name ? name : "errno " + std::to_string(err)) + " (" + std::strerror(err) + ")";
+}
+
+const char *membership_option(const IpAddress &group, bool add) {
+    if (group.is_v4())
+        return add ? "IP_ADD_MEMBERSHIP" : "IP_DROP_MEMBERSHIP";
+    return add ? "IPV6_ADD_MEMBERSHIP" : "IPV6_DROP_MEMBERSHIP";
+}
+
+bool says_full(const IpAddress &group, int err) { return err == (group.is_v4() ? ENOBUFS : ENOMEM); }
+
+KernelMemberships::~KernelMemberships() {
+    for (auto &[id, s] : sockets_)
+        sys_.close(s.fd);
+}
+
+unsigned KernelMemberships::holders(const MembershipKey &key) const {
+    auto it = held_.find(key);
+    return it == held_.end() ? 0 : it->second.holders;
+}
+
+std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std::string &netdev,
+                                                              const IpAddress &group) {
+    const bool v6 = !group.is_v4();
+    const auto kind = sys_.kind(fd);
+    if (const Errno *err = std::get_if<Errno>(&kind))
+        return refused("the socket handed with the join", err->value);
+    const SocketKind k = std::get<SocketKind>(kind);
+    if (k.family != (v6 ? AF_INET6 : AF_INET) || k.type != SOCK_DGRAM)
+        return Error{Errc::invalid_argument,
+                     std::string("the socket handed with the join must be a UDP socket of the group's family (") +
+                         (v6 ? "AF_INET6" : "AF_INET") + ") made in the client's network namespace",
+                     {}};
+    const auto cookie = sys_.netns_cookie(fd);
+    if (const Errno *err = std::get_if<Errno>(&cookie))
+        return refused("SO_NETNS_COOKIE", err->value); // Linux 5.14 or later
+    const auto index = sys_.ifindex(fd, netdev);
+    if (const Errno *err = std::get_if<Errno>(&index))
+        return refused("SIOCGIFINDEX " + netdev + " in the client's network namespace", err->value);
+    const MembershipKey key{std::get<std::uint64_t>(cookie), std::get<int>(index), group};
+
+    if (auto it = held_.find(key); it != held_.end()) {
+        ++it->second.holders; // the kernel holds it already: one more to count, nothing to send
+        return key;
+    }
+    std::variant<SocketId, Error> made = SocketId{0};
+    if (auto kept = add_on_kept(key, netdev))
+        made = std::move(*kept);
+    else
+        made = add_on_handed(fd, key, netdev);
+    if (Error *err = std::get_if<Error>(&made))
+        return std::move(*err);
+    note_held(std::get<SocketId>(made), key);
+    return key;
+}
+
+std::optional<std::variant<KernelMemberships::SocketId, Error>>
+KernelMemberships::add_on_kept(const MembershipKey &key, const std::string &netdev) {
+    auto pool = room_.find(Pool{key.netns, !key.group.is_v4()});
+    if (pool == room_.end())
+        return std::nullopt;
+    std::set<SocketId> &room = pool->second;
+    while (!room.empty()) {
+        const SocketId id = *room.begin();
+        const int err = sys_.add_membership(sockets_.at(id).fd, key.group, key.ifindex);
+        if (!err)
+            return id;
+        if (!says_full(key.group, err))
+            return refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
+        room.erase(room.begin()); // full: it gets room again when one of its memberships goes
+    }
+    return std::nullopt;
+}
+
+std::variant<KernelMemberships::SocketId, Error> KernelMemberships::add_on_handed(int fd, const MembershipKey &key,
+                                                                                  const std::string &netdev) {
+    const auto copy = sys_.keep(fd);
+    if (const Errno *err = std::get_if<Errno>(&copy))
+        return refused("F_DUPFD_CLOEXEC of the socket handed with the join", err->value);
+    const int kept = std::get<int>(copy);
+    if (const int err = sys_.add_membership(kept, key.group, key.ifindex)) {
+        sys_.close(kept);
+        Error e = refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
+        if (says_full(key.group, err))
+            e.message += key.group.is_v4() ? " on a socket holding nothing (net.ipv4.igmp_max_memberships)"
+                                           : " on a socket holding nothing (net.core.optmem_max)";
+        return e;
+    }
+    const SocketId id = next_++;
+    sockets_.emplace(id, Socket{kept, key.netns, !key.group.is_v4(), 0});
+    room_[Pool{key.netns, !key.group.is_v4()}].insert(id);
+    return id;
+}
+
+void KernelMemberships::note_held(SocketId id, const MembershipKey &key) {
+    ++sockets_.at(id).held;
+    held_.emplace(key, Held{id, 1});
+}
+
+std::optional<Error> KernelMemberships::release(const MembershipKey &key) {
+    auto it = held_.find(key);
+    if (it == held_.end() || --it->second.holders > 0)
+        return std::nullopt;
+    const SocketId id = it->second.socket;
+    held_.erase(it);
+    std::optional<Error> out;
+    if (const int err = sys_.drop_membership(sockets_.at(id).fd, key.group, key.ifindex))
+        out = refused(std::string(membership_option(key.group, false)) + " " + format_ip(key.group) +
+                          " on interface " + std::to_string(key.ifindex),
+                      err);
+    unhold(id);
+    return out;
+}
+
+void KernelMemberships::unhold(SocketId id) {
+    Socket &s = sockets_.at(id);
+    const Pool pool{s.netns, s.v6};
+    if (--s.held > 0) {
+        room_[pool].insert(id); // the kernel counts one fewer on it
+        return;
+    }
+    sys_.close(s.fd); // a socket that holds nothing costs a descriptor for nothing
+    sockets_.erase(id);
+    if (auto r = room_.find(pool); r != room_.end()) {
+        r->second.erase(id);
+        if (r->second.empty())
+            room_.erase(r);
+    }
+}
+
+std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipKey &key, const std::string &netdev) {
+    auto it = held_.find(key);
+    if (it == held_.end())
+        return Error{Errc::internal, "no kernel membership of " + format_ip(key.group) + " to re-assert", {}};
+    const SocketId id = it->second.socket;
+    const int fd = sockets_.at(id).fd;
+    const auto index = sys_.ifindex(fd, netdev);
+    if (const Errno *err = std::get_if<Errno>(&index))
+        return refused("SIOCGIFINDEX " + netdev + " in the client's network namespace", err->value);
+    if (std::get<int>(index) == key.ifindex) {
+        // Still held (EADDRINUSE): nothing goes out. Made again (0): the kernel reports it.
+        const int err = sys_.add_membership(fd, key.group, key.ifindex);
+        if (err && err != EADDRINUSE)
+            return refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
+        return key;
+    }
+    // The netdev came back under another index: one holder moves there, on a kept socket.
+    MembershipKey moved = key;
+    moved.ifindex = std::get<int>(index);
+    if (auto there = held_.find(moved); there != held_.end()) {
+        ++there->second.holders;
+    } else {
+        auto kept = add_on_kept(moved, netdev);
+        if (!kept)
+            return Error{Errc::limit,
+                         std::string(membership_option(key.group, true)) + " " + on(key.group, netdev) +
+                             ": every socket kept for the namespace is full",
+                         {}};
+        if (Error *err = std::get_if<Error>(&*kept))
+            return std::move(*err);
+        note_held(std::get<SocketId>(*kept), moved);
+    }
+    release(key); // the old index is gone: its drop may fail, and nothing is left to keep
+    return moved;
+}
+
+} // namespace mcastd::roce

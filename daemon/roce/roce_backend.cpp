@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+#include "roce/roce_backend.hpp"
+
+#include <algorithm>
+
+namespace mcastd::roce {
+
+namespace {
+
+Error invalid(std::string message) { return Error{Errc::invalid_argument, std::move(message), {}}; }
+
+std::string type_text(GidType t) { return std::string(gid_type_name(t)); }
+
+bool is_v4_gid(const Gid &gid) { return IpAddress{gid}.is_v4(); }
+
+} // namespace
+
+std::variant<RoceGroup, Error> resolve_group(const Gid &mgid, const RoceJoin *roce, GidType default_type) {
+    // The type the join asks for, if any (a pointer: GCC 12 misreads a copied optional here).
+    const GidType *asked = roce && roce->gid_type ? &*roce->gid_type : nullptr;
+    if (asked && *asked != GidType::roce_v1 && *asked != GidType::roce_v2)
+        return invalid("gid_type " + type_text(*asked) + " is not a RoCE GID type (roce_v1 or roce_v2)");
+    RoceGroup g;
+    if (roce && roce->group) {
+        g.ip = *roce->group;
+        if (!is_multicast_group(g.ip))
+            return invalid(format_ip(g.ip) + " is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+        g.type = asked ? *asked : default_type;
+        g.mgid = roce_mgid(g.ip, g.type);
+        if (!is_zero(mgid) && mgid != g.mgid)
+            return invalid("mgid " + format_gid(mgid) + " is not the group " + format_ip(g.ip) + ", whose MGID on " +
+                           type_text(g.type) + " is " + format_gid(g.mgid));
+        return g;
+    }
+    if (is_zero(mgid))
+        return invalid("a join on a RoCE port names an IP multicast group or its MGID: there is no SA to assign one");
+    const auto ip = roce_ip_group(mgid);
+    if (!ip)
+        return invalid("mgid " + format_gid(mgid) +
+                       " names no IP multicast group (an IPv6 group ff00::/8, or an IPv4 group as ::ffff:a.b.c.d "
+                       "on RoCE v2 or ff0e::ffff:a.b.c.d on RoCE v1)");
+    g.ip = *ip;
+    g.mgid = mgid;
+    if (!ip->is_v4()) {
+        g.type = asked ? *asked : default_type;
+        return g;
+    }
+    // An IPv4 group's MGID says which RoCE version it is for.
+    g.type = mgid == roce_mgid(*ip, GidType::roce_v2) ? GidType::roce_v2 : GidType::roce_v1;
+    if (const GidType want = asked ? *asked : g.type; want != g.type)
+        return invalid("mgid " + format_gid(mgid) + " is the group " + format_ip(*ip) + " on " + type_text(g.type) +
+                       ", not on " + type_text(want));
+    return g;
+}
+
+std::optional<RoceGid> source_gid(const std::vector<RoceGid> &gids, GidType type, const IpAddress &group) {
+    const RoceGid *best = nullptr;
+    bool best_matches = false;
+    for (const RoceGid &e : gids) {
+        if (e.type != type)
+            continue;
+        const bool matches = is_v4_gid(e.gid) == group.is_v4();
+        if (type == GidType::roce_v2 && !matches)
+            continue; // a RoCE v2 packet's source address is of the group's family
+        if (!best || (matches && !best_matches) || (matches == best_matches && e.index < best->index)) {
+            best = &e;
+            best_matches = matches;
+        }
+    }
+    if (!best)
+        return std::nullopt;
+    return *best;
+}
+
+GidType RoceBackend::default_type(const std::optional<RocePort> &port) const {
+    return port && port->default_type ? *port->default_type : GidType::roce_v2;
+}
+
+std::variant<Gid, Error> RoceBackend::group_of(PortIndex port, const JoinRequest &req) const {
+    auto g = resolve_group(req.mgid, req.roce.get(), default_type(ports_.port(port)));
+    if (Error *err = std::get_if<Error>(&g))
+        return std::move(*err);
+    const RoceGroup &group = std::get<RoceGroup>(g);
+    if (rdma_cm_refuses(group.ip, group.type) && !options_.ipv6_on_roce_v2)
+        return invalid("the IPv6 group " + format_ip(group.ip) +
+                       " on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to make; "
+                       "so does this daemon (join it on roce_v1, or an IPv4 group)");
+    return group.mgid;
+}
+
+std::variant<RoceBackend::Made, Error> RoceBackend::prepare(const FabricJoin &join) const {
+    const auto port = ports_.port(join.port);
+    if (!port)
+        return Error{Errc::internal, "port " + std::to_string(join.port) + " is not a RoCE port the daemon knows", {}};
+    // A re-join (no join's attachment) makes the group as it was made.
+    const auto before = groups_.find({join.port, join.mgid});
+    const RoceJoin *roce = join.roce.get();
+    RoceJoin as_before;
+    if (!roce && before != groups_.end()) {
+        as_before.gid_type = before->second.group.type;
+        roce = &as_before;
+    }
+    auto g = resolve_group(join.mgid, roce, default_type(port));
+    if (Error *err = std::get_if<Error>(&g))
+        return std::move(*err);
+    Made made{std::get<RoceGroup>(g), {}};
+    const auto source = source_gid(port->gids, made.group.type, made.group.ip);
+    if (!source)
+        return invalid(port->name + " has no " + type_text(made.group.type) + " GID" +
+                       (made.group.type == GidType::roce_v2
+                            ? std::string(" with an IP") + (made.group.ip.is_v4() ? "v4" : "v6") + " address"
+                            : std::string()) +
+                       " for the group " + format_ip(made.group.ip));
+    made.source = *source;
+    return made;
+}
+
+MembershipBackend::Id RoceBackend::make(const FabricJoin &join, Done done) {
+    const Id id = next_++;
+    auto made = prepare(join);
+    if (Error *err = std::get_if<Error>(&made)) {
+        done(FabricResult{std::move(*err), {}});
+        return id;
+    }
+    const Made &m = std::get<Made>(made);
+    const auto mtu = ports_.netdev_mtu(m.source.netdev);
+    const std::uint8_t ib_mtu = mtu ? roce_mtu(*mtu) : 0;
+    if (!ib_mtu) {
+        done(FabricResult{Error{Errc::internal,
+                                mtu ? "the MTU of " + m.source.netdev + " (" + std::to_string(*mtu) +
+                                          " bytes) is too small for RoCE"
+                                    : "cannot read the MTU of " + m.source.netdev,
+                                {}},
+                          {}});
+        return id;
+    }
+    // The record as rdma_cm's cma_iboe_join_multicast makes it (doc/roce-multicast.md §1).
+    const GroupParams &p = join.params;
+    McRecord r;
+    r.mgid = m.group.mgid;
+    r.port_gid = m.source.gid;
+    r.mlid = 0;
+    r.qkey = p.qkey.value_or(options_.default_qkey);
+    r.pkey = kRocePkey;
+    r.mtu_selector = Selector::exactly;
+    r.mtu = ib_mtu;
+    r.rate_selector = Selector::exactly;
+    r.rate = 0; // the port's current rate
+    r.hop_limit = roce_hop_limit(m.group.ip, m.group.type);
+    r.tclass = p.tclass.value_or(0);
+    r.sl = p.sl.value_or(0);
+    r.flow_label = p.flow_label.value_or(0);
+    groups_.insert_or_assign({join.port, join.mgid}, m);
+    done(FabricResult{std::nullopt, r});
+    return id;
+}
+
+MembershipBackend::Id RoceBackend::drop(const FabricLeave &leave, Done done) {
+    if (!leave.kept)
+        groups_.erase({leave.port, leave.mgid}); // its members' kernel memberships went with them
+    done(FabricResult{});
+    return next_++;
+}
+
+std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
+    const auto made = groups_.find({member.port, member.mgid});
+    if (made == groups_.end())
+        return Error{Errc::internal, "group " + format_gid(member.mgid) + " was not made before its member joined", {}};
+    const Made &m = made->second;
+    const RoceJoin *roce = member.roce.get();
+    // One MGID of an IPv6 group serves both RoCE versions; the group is sent from one type.
+    if (roce && roce->gid_type && *roce->gid_type != m.group.type)
+        return Error{Errc::conflict,
+                     "the group " + format_ip(m.group.ip) + " is joined on " + type_text(m.group.type) + ", not " +
+                         type_text(*roce->gid_type),
+                     {}};
+    if (!holds_ip_membership(member.bits))
+        return std::nullopt; // a sender: no report (doc/roce-multicast.md §7)
+    if (auto held = members_.find(member.id); held != members_.end()) {
+        if (!member.rejoin)
+            return std::nullopt;
+        auto now = kernel_.reassert(held->second.key, m.source.netdev);
+        if (Error *err = std::get_if<Error>(&now))
+            return std::move(*err);
+        held->second = Held{std::get<MembershipKey>(now), m.source.netdev};
+        return std::nullopt;
+    }
+    if (!roce || roce->fd < 0)
+        return invalid("a " + join_state_name(member.bits) + " join on a RoCE port hands over a UDP socket made in the "
+                       "client's network namespace (SCM_RIGHTS), on which the daemon holds the group's " +
+                       (m.group.ip.is_v4() ? "IGMP" : "MLD") + " membership");
+    auto key = kernel_.acquire(roce->fd, m.source.netdev, m.group.ip);
+    if (Error *err = std::get_if<Error>(&key))
+        return std::move(*err);
+    members_.emplace(member.id, Held{std::get<MembershipKey>(key), m.source.netdev});
+    return std::nullopt;
+}
+
+std::optional<Error> RoceBackend::remove_member(const FabricMember &member) {
+    auto held = members_.find(member.id);
+    if (held == members_.end())
+        return std::nullopt;
+    const MembershipKey key = held->second.key;
+    members_.erase(held);
+    return kernel_.release(key);
+}
+
+} // namespace mcastd::roce

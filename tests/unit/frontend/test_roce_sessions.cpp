@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// A RoCE port at the front door: a join hands over the socket its client made (SCM_RIGHTS),
+// which the socket transport gives the join and the engine its port's membership backend; a
+// request carrying more than one descriptor is refused, and every descriptor a request does not
+// use is closed. An IP group has its MGID before the access policy judges the join.
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <set>
+
+#include "fakes/fake_ethernet_backend.hpp"
+#include "front_door.hpp"
+
+namespace mcastd::test {
+namespace {
+
+// Built before the front door and gone after it: the service's engine calls it to the end.
+struct EthernetBackendFirst {
+    FakeEthernetBackend eth;
+};
+
+class Outlet final : public frontend::SessionOutlet {
+public:
+    void membership_event(MembershipId, const MembershipEvent &) override {}
+    void disconnect(const std::string &) override {}
+};
+
+policy::Policy joiners_only() {
+    policy::Rule r;
+    r.name = "joiners"; // everyone, any MGID, no creates
+    policy::Policy p;
+    p.rules.push_back(r);
+    return p;
+}
+
+class RoceDoor : public EthernetBackendFirst, public FrontDoor {
+protected:
+    RoceDoor() : FrontDoor({}, joiners_only()) {
+        service.set_membership_backend(LinkLayer::ethernet, eth);
+        port::PortAttributes rxe = test_port();
+        rxe.device = "rxe0";
+        rxe.link_layer = "Ethernet";
+        service.add_port(rxe, true);
+    }
+
+    static proto::Join roce_join(const char *mgid) {
+        proto::Join j = join_of(mgid);
+        j.request.device = "rxe0";
+        return j;
+    }
+
+    // Sends a request with `fds` beside it (SCM_RIGHTS).
+    static void send_with(int fd, std::uint64_t id, const proto::Request &r, const std::vector<int> &fds) {
+        const std::string msg = proto::encode_request(id, r);
+        iovec iov{const_cast<char *>(msg.data()), msg.size()};
+        alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))] = {};
+        msghdr mh{};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = control;
+        mh.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
+        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
+        ASSERT_EQ(::sendmsg(fd, &mh, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
+    }
+
+    // A UDP socket, as a client makes one in its namespace; the test keeps it and its inode.
+    int udp() {
+        const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        EXPECT_GE(fd, 0);
+        sockets_.push_back(fd);
+        return fd;
+    }
+    static ino_t inode(int fd) {
+        struct stat st {};
+        return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
+    }
+    // How many descriptors of this process refer to the socket `fd` refers to (the test's own
+    // included).
+    static int copies(int fd) {
+        const ino_t want = inode(fd);
+        int n = 0;
+        DIR *d = ::opendir("/proc/self/fd");
+        const int dir_fd = ::dirfd(d);
+        while (const dirent *e = ::readdir(d)) {
+            const int other = std::atoi(e->d_name);
+            if (e->d_name[0] == '.' || other == dir_fd)
+                continue;
+            n += inode(other) == want;
+        }
+        ::closedir(d);
+        return n;
+    }
+    ~RoceDoor() override {
+        for (int fd : sockets_)
+            ::close(fd);
+    }
+
+private:
+    std::vector<int> sockets_;
+};
+
+TEST_F(RoceDoor, AJoinTakesTheSocketItCarriesAndTheDaemonKeepsNoCopy) {
+    const int c = greeted();
+    const int s = udp();
+    send_with(c, 2, roce_join("ff0e::ffff:ef01:203"), {s});
+    const proto::Reply r = reply(c);
+    ASSERT_TRUE(ok(r)) << failure(r).error.message;
+    ASSERT_EQ(eth.added.size(), 1u);
+    ASSERT_TRUE(eth.added[0].roce);
+    EXPECT_EQ(inode(eth.added[0].roce->fd), inode(s)) << "the client's socket reached the backend";
+    EXPECT_NE(eth.added[0].roce->fd, s) << "a descriptor of the daemon's own";
+    EXPECT_EQ(copies(s), 2) << "the test's, and the RoceJoin's the fake backend's records share";
+    eth.made.clear(); // the fake lets go of it, as the real backend does once it has added the member
+    eth.added.clear();
+    eth.members.clear();
+    EXPECT_EQ(copies(s), 1) << "neither the transport, the session nor the engine kept it";
+}
+
+TEST_F(RoceDoor, MoreThanOneDescriptorIsRefusedAndEveryOneClosed) {
+    const int c = greeted();
+    const int a = udp(), b = udp();
+    send_with(c, 2, roce_join("ff0e::ffff:ef01:203"), {a, b});
+    const proto::Reply r = reply(c);
+    EXPECT_EQ(r.id, 2u);
+    EXPECT_EQ(failure(r).error.code, Errc::invalid_argument);
+    EXPECT_EQ(failure(r).field, "/mgid") << "the group the socket was for";
+    EXPECT_EQ(failure(r).error.message,
+              "a request carries at most one descriptor (the socket of a join on a RoCE port); this one carried 2");
+    EXPECT_TRUE(eth.made.empty()) << "the join never reached the engine";
+    EXPECT_EQ(copies(a), 1);
+    EXPECT_EQ(copies(b), 1);
+
+    std::vector<int> many;
+    for (int i = 0; i < 6; ++i)
+        many.push_back(udp());
+    send_with(c, 3, roce_join("ff0e::ffff:ef01:203"), many);
+    const proto::Reply r2 = reply(c);
+    EXPECT_EQ(failure(r2).error.message, "a request carries at most one descriptor (the socket of a join on a RoCE "
+                                         "port); this one carried more than 4");
+    for (int fd : many)
+        EXPECT_EQ(copies(fd), 1) << "those past the room were closed by the kernel, the rest by the daemon";
+    send(c, 4, roce_join("ff0e::ffff:ef01:203"));
+    EXPECT_TRUE(ok(reply(c))) << "the connection goes on";
+}
+
+TEST_F(RoceDoor, ADescriptorARequestDoesNotUseIsClosedAndTheRequestServed) {
+    const int c = greeted();
+    const int s = udp();
+    send_with(c, 2, proto::Status{}, {s});
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_EQ(copies(s), 1);
+    send_with(c, 3, join_of("ff15::1"), {s}); // a join on an InfiniBand port has no use for one
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_EQ(copies(s), 1) << "closed once its join was answered";
+    // Before hello: refused, and closed as well.
+    const int fresh = connect();
+    send_with(fresh, 1, roce_join("ff0e::ffff:ef01:203"), {s});
+    EXPECT_FALSE(ok(reply(fresh)));
+    EXPECT_EQ(copies(s), 1);
+}
+
+TEST_F(RoceDoor, AnIpGroupHasItsMgidBeforeThePolicyJudgesIt) {
+    Outlet outlet;
+    auto opened = sessions.open(frontend::Door::dbus,
+                                frontend::Credentials{ClientInfo{::getpid(), 1001, 1001, "app"}, {}, "/user.slice"},
+                                outlet);
+    auto &s = *std::get<std::unique_ptr<frontend::ClientSession>>(opened);
+    JoinRequest req = roce_join("::").request;
+    req.mgid = kZeroGid;
+    req.roce = std::make_shared<const RoceJoin>(IpAddress::v4({239, 1, 2, 3}), std::nullopt, -1);
+    const frontend::JoinAnswer a = join_now(s, req);
+    ASSERT_FALSE(a.failure) << "not a create, which the rule does not allow: " << a.failure->error.message;
+    EXPECT_EQ(format_gid(a.record.mgid), "::ffff:239.1.2.3");
+    ASSERT_EQ(eth.made.size(), 1u);
+    EXPECT_EQ(eth.made[0].mgid, a.record.mgid);
+
+    req.device = test_port().device; // an InfiniBand port: an IP group names nothing there
+    const frontend::JoinAnswer ib = join_now(s, req);
+    ASSERT_TRUE(ib.failure);
+    EXPECT_EQ(ib.failure->field, "/ip");
+    EXPECT_EQ(ib.failure->error.message,
+              test_port().device + "/1 is an InfiniBand port: an IP multicast group names a group on RoCE ports only");
+    EXPECT_TRUE(sa.log.empty()) << "nothing reached the SA";
+}
+
+} // namespace
+} // namespace mcastd::test
