@@ -7,8 +7,10 @@ MCASTD_PACKAGES=(
     libgtest-dev libgmock-dev
     ibsim-utils libumad2sim0 opensm infiniband-diags
     groff-base  # the man page lint in the library's install test
+    abigail-tools  # abidw/abidiff: librdmamcast's ABI against its baseline (LibAbi.*)
     dbus-daemon  # tests/system/dbus: a private bus
     systemd      # busctl, systemd-analyze, systemd-socket-activate, systemd-journald, journalctl
+    iproute2     # ip, bridge: the Ethernet bed (tests/ethernet)
 )
 
 mcastd_install_deps() {

@@ -7,10 +7,12 @@
 #include <new>
 #include <string>
 
+#include "abi.hpp"
 #include "client_impl.hpp"
 #include "rdmamcast/client.h"
 
 using rdmamcast::detail::ErrorState;
+using rdmamcast::detail::Struct;
 namespace proto = mcastd::proto;
 
 namespace {
@@ -60,11 +62,17 @@ std::int64_t start_join(rdmamcast_client &c, const rdmamcast_join_params *p, voi
     return c.start_join(request, context, sync);
 }
 
-int list(rdmamcast_client *c, bool own, rdmamcast_group_list **out) {
+int list(rdmamcast_client *c, bool own, rdmamcast_group_list **out, const rdmamcast_sizes *sizes) {
     if (!c || !out)
         return -EINVAL;
     *out = nullptr;
     return guarded(c->error, [&] {
+        c->error.clear();
+        if (int rc = rdmamcast::detail::check_sizes(
+                sizes, {Struct::group_list, Struct::port_groups, Struct::group, Struct::member},
+                own ? "rdmamcast_list_own" : "rdmamcast_list", c->error);
+            rc < 0)
+            return rc;
         proto::ListResult result;
         if (int rc = c->list(own, result); rc < 0)
             return rc;
@@ -103,8 +111,9 @@ const char *rdmamcast_daemon_version(const rdmamcast_client *c) {
     return c ? c->daemon.c_str() : "";
 }
 
-const rdmamcast_error *rdmamcast_last_error(const rdmamcast_client *c) {
-    return c ? c->error.get() : connect_error.get();
+const rdmamcast_error *rdmamcast_last_error_sized(const rdmamcast_client *c,
+                                                  const rdmamcast_sizes *sizes) {
+    return rdmamcast::detail::error_for(sizes, c ? c->error.get() : connect_error.get());
 }
 
 int rdmamcast_join(rdmamcast_client *c, const rdmamcast_join_params *p, rdmamcast_record *rec_out,
@@ -205,17 +214,32 @@ int rdmamcast_evict_membership(rdmamcast_client *c, uint64_t membership, uint64_
                    [&] { return evict(*c, proto::Evict{std::nullopt, membership}, released); });
 }
 
-int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) { return list(c, false, out); }
+int rdmamcast_list_sized(rdmamcast_client *c, rdmamcast_group_list **out,
+                         const rdmamcast_sizes *sizes) {
+    return list(c, false, out, sizes);
+}
 
-int rdmamcast_list_own(rdmamcast_client *c, rdmamcast_group_list **out) { return list(c, true, out); }
+int rdmamcast_list_own_sized(rdmamcast_client *c, rdmamcast_group_list **out,
+                             const rdmamcast_sizes *sizes) {
+    return list(c, true, out, sizes);
+}
 
 void rdmamcast_list_free(rdmamcast_group_list *list) { rdmamcast::detail::free_list(list); }
 
-int rdmamcast_status(rdmamcast_client *c, rdmamcast_daemon_status **out) {
+int rdmamcast_status_sized(rdmamcast_client *c, rdmamcast_daemon_status **out,
+                           const rdmamcast_sizes *sizes) {
     if (!c || !out)
         return -EINVAL;
     *out = nullptr;
     return guarded(c->error, [&] {
+        c->error.clear();
+        if (int rc = rdmamcast::detail::check_sizes(
+                sizes,
+                {Struct::daemon_status, Struct::counters, Struct::port_status, Struct::rejoin,
+                 Struct::port_sa, Struct::user_usage},
+                "rdmamcast_status", c->error);
+            rc < 0)
+            return rc;
         proto::StatusResult result;
         if (int rc = c->decode_result(c->call(proto::Status{}), proto::decode_status_result,
                                       result);
@@ -239,10 +263,19 @@ int rdmamcast_set_reconnect(rdmamcast_client *c, int enable, unsigned timeout_ms
 
 int rdmamcast_event_fd(const rdmamcast_client *c) { return c ? c->epoll.get() : -EINVAL; }
 
-int rdmamcast_next_event(rdmamcast_client *c, rdmamcast_event *ev) {
+int rdmamcast_next_event_sized(rdmamcast_client *c, rdmamcast_event *ev,
+                               const rdmamcast_sizes *sizes) {
     if (!c || !ev)
         return -EINVAL;
-    return guarded(c->error, [&] { return c->next_event(*ev); });
+    return guarded(c->error, [&] {
+        c->error.clear();
+        if (int rc = rdmamcast::detail::check_sizes(
+                sizes, {Struct::event, Struct::record, Struct::error}, "rdmamcast_next_event",
+                c->error);
+            rc < 0)
+            return rc;
+        return c->next_event(*ev);
+    });
 }
 
 const char *rdmamcast_join_state_name(uint8_t join_state) {
@@ -267,5 +300,29 @@ int rdmamcast_join_state_parse(const char *name, uint8_t *join_state) {
 }
 
 double rdmamcast_rate_gbps(uint8_t rate) { return mcastd::rate_mbps(rate) / 1000.0; }
+
+// ---- the entry points of programs built before RDMAMCAST_1.5 ----
+// They passed no sizes: theirs are those of the 1.4 headers, which are this library's or
+// smaller (structures only grow; abi.cpp), so they are served as this library's own.
+
+const rdmamcast_error *rdmamcast_last_error(const rdmamcast_client *c) {
+    return rdmamcast_last_error_sized(c, rdmamcast_compiled_sizes());
+}
+
+int rdmamcast_next_event(rdmamcast_client *c, rdmamcast_event *ev) {
+    return rdmamcast_next_event_sized(c, ev, rdmamcast_compiled_sizes());
+}
+
+int rdmamcast_list(rdmamcast_client *c, rdmamcast_group_list **out) {
+    return rdmamcast_list_sized(c, out, rdmamcast_compiled_sizes());
+}
+
+int rdmamcast_list_own(rdmamcast_client *c, rdmamcast_group_list **out) {
+    return rdmamcast_list_own_sized(c, out, rdmamcast_compiled_sizes());
+}
+
+int rdmamcast_status(rdmamcast_client *c, rdmamcast_daemon_status **out) {
+    return rdmamcast_status_sized(c, out, rdmamcast_compiled_sizes());
+}
 
 } // extern "C"

@@ -111,9 +111,12 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out
     const auto *bytes = reinterpret_cast<const unsigned char *>(p);
     for (std::size_t i = sizeof(*p); i < p->size; ++i)
         if (bytes[i] != 0)
-            return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -E2BIG,
-                             "join: the parameters use fields this librdmamcast (" +
-                                 std::string(rdmamcast_version()) + ") does not know");
+            return error.set(RDMAMCAST_E_ABI, -E2BIG,
+                             "join: struct rdmamcast_join_params is " + std::to_string(p->size) +
+                                 " bytes in this program and " + std::to_string(sizeof(*p)) +
+                                 " in librdmamcast " + rdmamcast_version() +
+                                 ", and the program sets fields past those it knows: it was "
+                                 "built against a newer librdmamcast, and needs it");
     if (p->flags & ~kKnownJoinFlags)
         return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EOPNOTSUPP,
                          "join: unknown flags " + hex(p->flags & ~kKnownJoinFlags));

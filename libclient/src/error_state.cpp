@@ -44,6 +44,8 @@ constexpr CodeInfo kCodes[] = {
     {RDMAMCAST_E_SYSTEM, EIO, "system", "a system call failed"},
     {RDMAMCAST_E_PROTOCOL, EPROTO, "protocol", "the daemon sent a message this library cannot decode"},
     {RDMAMCAST_E_DISCONNECTED, ECONNRESET, "disconnected", "the connection to the daemon is closed"},
+    {RDMAMCAST_E_ABI, EINVAL, "abi",
+     "the program was built against a newer librdmamcast than the one it runs with"},
 };
 
 const CodeInfo *find(rdmamcast_errc code) {

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +15,6 @@
 #include <functional>
 #include <list>
 #include <mutex>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -82,24 +80,6 @@ std::string topology(int hcas) {
     for (int i = 1; i <= hcas; ++i)
         net << "\nHca\t1 \"H" << i << "\"\n[1]\t\"S1\"[" << i << "]\n";
     return net.str();
-}
-
-// Unique per Fabric, also across processes: ibsim's sockets are abstract, so two fabrics
-// with the same name would cross-connect instead of failing.
-std::string make_sockname() {
-    static std::atomic<unsigned> counter{0};
-    std::random_device rd;
-    std::ostringstream s;
-    s << "mcastd-" << ::getpid() << "-" << counter++ << "-" << std::hex << rd();
-    return s.str();
-}
-
-fs::path make_scratch() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/mcastd-sim-XXXXXX";
-    if (!::mkdtemp(tmpl.data()))
-        throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
-    return tmpl;
 }
 
 std::string join_argv(const std::vector<std::string> &argv) {
@@ -249,8 +229,10 @@ Fabric::Fabric(Options opts) : impl_(std::make_unique<Impl>()) {
         throw std::invalid_argument("Fabric: hcas must be 1..253, got " +
                                     std::to_string(d.opts.hcas));
     d.check_node(d.opts.sm_node);
-    d.sockname = make_sockname();
-    d.scratch = make_scratch();
+    // Unique per Fabric, also across processes: ibsim's sockets are abstract, so two fabrics
+    // with the same name would cross-connect instead of failing.
+    d.sockname = unique_name("mcastd");
+    d.scratch = make_scratch_dir("mcastd-sim");
     d.opensm_conf = d.scratch / "opensm.conf";
     // Always pass our own -F so the host's /etc/opensm/opensm.conf cannot change the test.
     std::string conf = d.opts.sa_db_dump ? "sa_db_dump TRUE\n" : "# defaults (mcastd::sim::Fabric)\n";
@@ -311,15 +293,7 @@ RunResult Fabric::run_on(const std::string &node, std::vector<std::string> argv,
     fs::create_directories(impl_->cli_dir(node));
     Process p(Process::Options{.argv = std::move(argv), .env = std::move(env),
                                .cwd = impl_->cli_dir(node)});
-    RunResult r;
-    auto code = p.wait(timeout);
-    if (!code)
-        p.stop(2s); // hung (e.g. waiting for a dead ibsim): it reports -1
-    else if (*code < 128)
-        r.exit_code = *code;
-    r.out = p.read_all(0ms); // complete: the child has been reaped
-    r.err = p.stderr_text();
-    return r;
+    return finish(p, timeout); // a hung tool (e.g. waiting for a dead ibsim) reports -1
 }
 
 void Fabric::console(const std::string &command) {

@@ -91,6 +91,27 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+// Waits for `p` to exit, stopping it (TERM, then KILL after 2 s) once `timeout` has passed, and
+// collects what it wrote. exit_code is -1 after a timeout or a signal.
+RunResult finish(Process &p, std::chrono::milliseconds timeout);
+
+// Where the executable `name` is: the first match in PATH, then /usr/sbin, /sbin, /usr/bin and
+// /bin (the administration tools live there even when a test's PATH lacks them); nullopt when
+// none. A name with a slash is taken as it is.
+std::optional<std::filesystem::path> find_tool(const std::string &name);
+
+// "<prefix>-<pid>-<n>-<random hex>": a name no other test, in this process or another, has. For
+// what is global to the machine: abstract sockets, network namespaces.
+std::string unique_name(const std::string &prefix);
+
+// True when `name` is `prefix`, a pid, then anything but a digit (unique_name("P") makes
+// "P-<pid>-..." for the prefix "P-"), and no process has that pid any more: what a test that
+// was killed before its teardown left behind.
+bool left_by_dead_process(const std::string &name, const std::string &prefix);
+
+// A new directory $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR), mode 0700; throws with errno.
+std::filesystem::path make_scratch_dir(const std::string &prefix);
+
 // The whole content of a text file (opensm-sa.dump, logs); "" when it cannot be read.
 std::string read_text_file(const std::filesystem::path &path);
 

@@ -11,10 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -520,6 +524,66 @@ void Process::stop(std::chrono::milliseconds grace) {
         signal(SIGKILL);
         impl_->reap(std::chrono::milliseconds(-1));
     }
+}
+
+RunResult finish(Process &p, std::chrono::milliseconds timeout) {
+    RunResult r;
+    const auto code = p.wait(timeout);
+    if (!code)
+        p.stop(2s);
+    else if (*code < 128)
+        r.exit_code = *code;
+    r.out = p.read_all(0ms); // complete: the child has been reaped
+    r.err = p.stderr_text();
+    return r;
+}
+
+std::optional<std::filesystem::path> find_tool(const std::string &name) {
+    if (name.find('/') != std::string::npos)
+        return ::access(name.c_str(), X_OK) == 0 ? std::optional<std::filesystem::path>(name)
+                                                  : std::nullopt;
+    std::vector<std::string> dirs;
+    if (const char *path = std::getenv("PATH")) {
+        std::istringstream in(path);
+        for (std::string d; std::getline(in, d, ':');)
+            if (!d.empty())
+                dirs.push_back(d);
+    }
+    for (const char *d : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"})
+        dirs.emplace_back(d);
+    for (const auto &d : dirs) {
+        const std::filesystem::path p = std::filesystem::path(d) / name;
+        if (::access(p.c_str(), X_OK) == 0)
+            return p;
+    }
+    return std::nullopt;
+}
+
+std::string unique_name(const std::string &prefix) {
+    static std::atomic<unsigned> counter{0};
+    std::random_device rd;
+    std::ostringstream s;
+    s << prefix << "-" << ::getpid() << "-" << counter++ << "-" << std::hex << rd();
+    return s.str();
+}
+
+bool left_by_dead_process(const std::string &name, const std::string &prefix) {
+    if (!name.starts_with(prefix))
+        return false;
+    const std::string rest = name.substr(prefix.size());
+    const auto end = rest.find_first_not_of("0123456789");
+    if (end == 0 || end > 9) // no pid, or more digits than a pid has
+        return false;
+    const auto pid = static_cast<pid_t>(std::stol(rest.substr(0, end)));
+    return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+std::filesystem::path make_scratch_dir(const std::string &prefix) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+    if (!::mkdtemp(tmpl.data()))
+        throw_errno("mkdtemp " + tmpl);
+    return tmpl;
 }
 
 } // namespace mcastd::sim

@@ -236,11 +236,14 @@ TEST_F(RestartSim, OrphansOfACrashAreDeletedWithinTheGrace) {
     // both wait for the grace (3 s) and are then deleted.
     const auto t0 = std::chrono::steady_clock::now();
     d = start(R"({"restart":{"grace_ms":3000}})");
-    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::11"), port, std::nullopt, 4s));
-    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::12"), port, std::nullopt, 4s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::11"), port, std::nullopt, 10s));
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::12"), port, std::nullopt, 10s));
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     EXPECT_GE(took.count(), 2500) << "released before the grace";
-    EXPECT_LE(took.count(), 4000) << "grace + 1 s";
+    // Generous: the clock includes the daemon's start on a loaded 2-core machine (seen 4.0 s
+    // with a busy loop beside the suite). What it tells apart is "at the end of the grace" from
+    // "never" or "at some later timer" (the audit's is a minute and more).
+    EXPECT_LE(took.count(), 8000) << "grace + start-up";
     EXPECT_TRUE(d->process().wait_for_stderr("not resumed within restart.grace_ms", 1s));
 }
 

@@ -20,30 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The tool's full path: PATH, then the sbin directories a non-login root shell may lack.
-std::optional<std::string> find_tool(const std::string &name) {
-    std::vector<std::string> dirs;
-    if (const char *path = std::getenv("PATH")) {
-        std::istringstream in(path);
-        for (std::string d; std::getline(in, d, ':');)
-            if (!d.empty())
-                dirs.push_back(d);
-    }
-    for (const char *d : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"})
-        dirs.emplace_back(d);
-    for (const auto &d : dirs) {
-        const fs::path p = fs::path(d) / name;
-        if (::access(p.c_str(), X_OK) == 0)
-            return p.string();
-    }
-    return std::nullopt;
-}
-
 std::string tool(const std::string &name) {
     auto p = find_tool(name);
     if (!p)
         throw std::runtime_error("no " + name + " in PATH, /usr/sbin or /sbin");
-    return *p;
+    return p->string();
 }
 
 // Runs an administration command to completion: its exit code and everything it printed.

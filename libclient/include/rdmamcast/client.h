@@ -34,15 +34,26 @@
  *   A client handle is not thread-safe: use it from one thread at a time (or one handle per
  *   thread; handles are independent). Functions that take no handle are thread-safe.
  *
- * ABI
+ * ABI (libclient/ABI.md)
  *   Only rdmamcast_* symbols are exported (SONAME librdmamcast.so.1), versioned RDMAMCAST_1.0,
  *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), RDMAMCAST_1.2 for rdmamcast_evict_uid()
  *   and rdmamcast_evict_membership(), RDMAMCAST_1.3 for rdmamcast_join_start() and
- *   rdmamcast_join_cancel(), and RDMAMCAST_1.4 for rdmamcast_list_own() and
- *   rdmamcast_disconnect_uid().
- *   Structures the library fills in (records, events, errors, list and status results) only
- *   ever grow at the end or into their reserved space; rdmamcast_join_params, which the caller
- *   fills in, carries its own size so that an older or newer caller keeps working.
+ *   rdmamcast_join_cancel(), RDMAMCAST_1.4 for rdmamcast_list_own() and
+ *   rdmamcast_disconnect_uid(), and RDMAMCAST_1.5 for the *_sized entry points.
+ *   Every structure is one of three kinds, so that a program keeps working with a newer library
+ *   and fails cleanly with an older one:
+ *   - Fixed: rdmamcast_record and rdmamcast_event never change size (the caller allocates
+ *     them, and events embed records). New fields take their reserved space, where zero means
+ *     "not known", as from an older library.
+ *   - Sized by the caller: rdmamcast_join_params carries its own size (set by its initialisers);
+ *     fields are only appended.
+ *   - Sized by the call: the structures the library allocates (the error, list and status
+ *     trees) are only appended to. The functions that hand them out, rdmamcast_last_error(),
+ *     rdmamcast_next_event(), rdmamcast_list(), rdmamcast_list_own() and rdmamcast_status(),
+ *     are inline functions here that pass the *_sized entry points the sizes of the structures
+ *     as this program was compiled (rdmamcast_compiled_sizes()). A library that knows smaller
+ *     ones refuses with RDMAMCAST_E_ABI rather than hand out less than the program reads; one
+ *     older than RDMAMCAST_1.5 does not load the program.
  */
 #ifndef RDMAMCAST_CLIENT_H
 #define RDMAMCAST_CLIENT_H
@@ -71,6 +82,11 @@ extern "C" {
 
 struct rdmamcast_client;
 
+/* The sizes of the public structures as this translation unit compiled them (see ABI above;
+ * defined at the end of this header). */
+struct rdmamcast_sizes;
+static inline const struct rdmamcast_sizes *rdmamcast_compiled_sizes(void);
+
 /* ---- errors ---- */
 
 /*
@@ -98,6 +114,8 @@ enum rdmamcast_errc {
 	RDMAMCAST_E_SYSTEM = 65,       /* a system call failed; the return value is its -errno */
 	RDMAMCAST_E_PROTOCOL = 66,     /* -EPROTO: the daemon sent something undecodable */
 	RDMAMCAST_E_DISCONNECTED = 67, /* -ECONNRESET, -EPIPE, -ENOTCONN: the connection is gone */
+	RDMAMCAST_E_ABI = 68,          /* -EINVAL (-E2BIG for join parameters): the program was
+					  built against a newer librdmamcast than it runs with (1.5) */
 };
 
 /*
@@ -125,9 +143,20 @@ struct rdmamcast_error {
 
 /*
  * The last error on c. With c == NULL: the last failed rdmamcast_connect() of the calling
- * thread, which has no handle to carry it.
+ * thread, which has no handle to carry it. Never NULL. If this program's struct rdmamcast_error
+ * is larger than the library's, it says so (RDMAMCAST_E_ABI), with every field past the
+ * library's zero, instead of the last call's error.
  */
+RDMAMCAST_EXPORT const struct rdmamcast_error *
+rdmamcast_last_error_sized(const struct rdmamcast_client *c, const struct rdmamcast_sizes *sizes);
+#ifndef RDMAMCAST_BUILDING_LIBRARY
+static inline const struct rdmamcast_error *rdmamcast_last_error(const struct rdmamcast_client *c)
+{
+	return rdmamcast_last_error_sized(c, rdmamcast_compiled_sizes());
+}
+#else
 RDMAMCAST_EXPORT const struct rdmamcast_error *rdmamcast_last_error(const struct rdmamcast_client *c);
+#endif
 
 /* "sa-error", "not-found", ... as in PROTOCOL.md; the library's own codes are "unknown",
  * "system", "protocol" and "disconnected"; "" for RDMAMCAST_E_NONE. The string is static. */
@@ -538,7 +567,17 @@ RDMAMCAST_EXPORT int rdmamcast_event_fd(const struct rdmamcast_client *c);
  * first and then returns the RDMAMCAST_EVENT_RECONNECTED event. The descriptor stays the same
  * across a reconnect.
  */
+RDMAMCAST_EXPORT int rdmamcast_next_event_sized(struct rdmamcast_client *c,
+					       struct rdmamcast_event *ev,
+					       const struct rdmamcast_sizes *sizes);
+#ifndef RDMAMCAST_BUILDING_LIBRARY
+static inline int rdmamcast_next_event(struct rdmamcast_client *c, struct rdmamcast_event *ev)
+{
+	return rdmamcast_next_event_sized(c, ev, rdmamcast_compiled_sizes());
+}
+#else
 RDMAMCAST_EXPORT int rdmamcast_next_event(struct rdmamcast_client *c, struct rdmamcast_event *ev);
+#endif
 
 /* ---- list and status ---- */
 
@@ -589,11 +628,28 @@ struct rdmamcast_group_list {
 
 /* Every group the daemon handles, per port. The daemon answers in pages of at most 64 KiB;
  * the library asks for each and returns them as one list. Free with rdmamcast_list_free(). */
-RDMAMCAST_EXPORT int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out);
+RDMAMCAST_EXPORT int rdmamcast_list_sized(struct rdmamcast_client *c,
+					 struct rdmamcast_group_list **out,
+					 const struct rdmamcast_sizes *sizes);
 /* The same for this handle's own memberships only: the groups its connection has members in,
  * with only those members (RDMAMCAST_1.4). -EINVAL from a daemon older than it. */
+RDMAMCAST_EXPORT int rdmamcast_list_own_sized(struct rdmamcast_client *c,
+					     struct rdmamcast_group_list **out,
+					     const struct rdmamcast_sizes *sizes);
+#ifndef RDMAMCAST_BUILDING_LIBRARY
+static inline int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out)
+{
+	return rdmamcast_list_sized(c, out, rdmamcast_compiled_sizes());
+}
+static inline int rdmamcast_list_own(struct rdmamcast_client *c, struct rdmamcast_group_list **out)
+{
+	return rdmamcast_list_own_sized(c, out, rdmamcast_compiled_sizes());
+}
+#else
+RDMAMCAST_EXPORT int rdmamcast_list(struct rdmamcast_client *c, struct rdmamcast_group_list **out);
 RDMAMCAST_EXPORT int rdmamcast_list_own(struct rdmamcast_client *c,
 					struct rdmamcast_group_list **out);
+#endif
 RDMAMCAST_EXPORT void rdmamcast_list_free(struct rdmamcast_group_list *list);
 
 /* A port's latest re-join of its groups (after an SM restart or failover, a LID change, the port
@@ -680,8 +736,60 @@ struct rdmamcast_daemon_status {
 };
 
 /* The daemon's ports, counters and users. Free with rdmamcast_status_free(). */
+RDMAMCAST_EXPORT int rdmamcast_status_sized(struct rdmamcast_client *c,
+					   struct rdmamcast_daemon_status **out,
+					   const struct rdmamcast_sizes *sizes);
+#ifndef RDMAMCAST_BUILDING_LIBRARY
+static inline int rdmamcast_status(struct rdmamcast_client *c, struct rdmamcast_daemon_status **out)
+{
+	return rdmamcast_status_sized(c, out, rdmamcast_compiled_sizes());
+}
+#else
 RDMAMCAST_EXPORT int rdmamcast_status(struct rdmamcast_client *c, struct rdmamcast_daemon_status **out);
+#endif
 RDMAMCAST_EXPORT void rdmamcast_status_free(struct rdmamcast_daemon_status *status);
+
+/* ---- ABI ---- */
+
+/*
+ * The sizes of the structures a program was compiled with, which the *_sized entry points take
+ * (RDMAMCAST_1.5). The inline functions above pass rdmamcast_compiled_sizes(); a program (or a
+ * binding) calling an entry point directly passes its own. For each structure the library hands
+ * out, a size up to the library's is served (the program reads the fields it knows); a larger
+ * one is refused with RDMAMCAST_E_ABI, -EINVAL. The fixed structures must match exactly. Later
+ * versions append members for new structures: a member the caller's table lacks is a structure
+ * it does not know.
+ */
+struct rdmamcast_sizes {
+	uint32_t size; /* sizeof(struct rdmamcast_sizes) */
+	uint32_t error;
+	uint32_t record; /* fixed */
+	uint32_t event;  /* fixed */
+	uint32_t member;
+	uint32_t group;
+	uint32_t port_groups;
+	uint32_t group_list;
+	uint32_t rejoin;
+	uint32_t port_sa;
+	uint32_t port_status;
+	uint32_t counters;
+	uint32_t user_usage;
+	uint32_t daemon_status;
+};
+
+static inline const struct rdmamcast_sizes *rdmamcast_compiled_sizes(void)
+{
+	static const struct rdmamcast_sizes sizes = {
+		sizeof(struct rdmamcast_sizes),      sizeof(struct rdmamcast_error),
+		sizeof(struct rdmamcast_record),     sizeof(struct rdmamcast_event),
+		sizeof(struct rdmamcast_member),     sizeof(struct rdmamcast_group),
+		sizeof(struct rdmamcast_port_groups), sizeof(struct rdmamcast_group_list),
+		sizeof(struct rdmamcast_rejoin),     sizeof(struct rdmamcast_port_sa),
+		sizeof(struct rdmamcast_port_status), sizeof(struct rdmamcast_counters),
+		sizeof(struct rdmamcast_user_usage), sizeof(struct rdmamcast_daemon_status),
+	};
+	return &sizes;
+}
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,10 @@
 //       else log(std::get<rdmamcast::Error>(r).what());
 //   });
 //
+// It is compiled into the program, on the program's side of the ABI: its calls go through the
+// inline functions of <rdmamcast/client.h>, which pass the library the sizes of the structures
+// as this program's headers have them (libclient/ABI.md).
+//
 // A Client and the Memberships joined through it share one connection, which closes when the
 // last of them is gone; like the C handle, they are not thread-safe. When a version 2 daemon
 // restarts, the connection is made again and next_event() returns a ReconnectedEvent: the

@@ -14,7 +14,14 @@ std::string unit_quoted(const std::string &assignment) {
 }
 
 void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit) {
-    std::string conf = "# The lab's changes to the shipped unit (tests/system/lab/daemon_unit.cpp).\n[Service]\n";
+    // The units start only where the kernel has an RDMA device; the simulated fabric stands in
+    // for one, so the condition is reset (an empty assignment), for the socket as well.
+    const std::string no_device_condition = "[Unit]\nConditionDirectoryNotEmpty=\n";
+    lab.write_unit("rdma-mcastd.socket.d/fabric.conf",
+                   "# The simulated fabric is the lab's RDMA device (tests/system/lab/daemon_unit.cpp).\n" +
+                       no_device_condition);
+    std::string conf = "# The lab's changes to the shipped unit (tests/system/lab/daemon_unit.cpp).\n" +
+                       no_device_condition + "[Service]\n";
     // Attached to the node. umad2sim writes a sys-<pid> tree into the working directory (and
     // leaves it behind after a kill -9): one of its own, not the state directory.
     for (const auto &[k, v] : fabric.node_env(unit.node))

@@ -36,8 +36,9 @@ std::string unit_quoted(const std::string &assignment);
 
 // Writes rdma-mcastd.service.d/lab.conf (the fabric's environment for `node`, the working
 // directory; for a built daemon also the build tree bound in and the daemon started with the
-// lab's config), the config file and the working directory. The socket unit is left as shipped. The caller adds its own drop-ins,
-// then daemon_reload()s.
+// lab's config), the config file and the working directory, and for both units the reset of
+// their condition on an RDMA device (the lab's kernel has none: the fabric stands in). The
+// caller adds its own drop-ins, then daemon_reload()s.
 void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit);
 
 } // namespace mcastd::lab

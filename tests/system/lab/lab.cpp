@@ -201,43 +201,17 @@ void remove_cgroup_tree(const fs::path &dir, std::string &problems) {
             problems += "cannot remove the lab's cgroup " + d.string() + ": " + std::strerror(errno) + "\n";
 }
 
-// The pid in a name made by this harness ("mcastd-lab.PID.N", "mcastd-lab-canary.PID.N") when
-// that process is gone: what a test killed before its teardown left behind.
-bool left_by_dead_process(const std::string &name, const std::string &prefix) {
-    if (!name.starts_with(prefix))
-        return false;
-    const std::string rest = name.substr(prefix.size());
-    const auto dot = rest.find('.');
-    if (dot == std::string::npos || !all_digits(rest.substr(0, dot)))
-        return false;
-    const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, dot)));
-    return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
-}
-
 // Removes the empty cgroups and the canaries of labs whose test process died before its
 // teardown (SIGKILL, a crash): their namespaces died with them, these did not.
 void sweep_leftovers(const fs::path &cgroup_parent) {
     std::error_code ec;
     std::string ignored;
     for (const auto &e : fs::directory_iterator(cgroup_parent, ec))
-        if (left_by_dead_process(e.path().filename().string(), "mcastd-lab.") && wait_cgroup_empty(e.path(), 0ms))
+        if (sim::left_by_dead_process(e.path().filename().string(), "mcastd-lab.") && wait_cgroup_empty(e.path(), 0ms))
             remove_cgroup_tree(e.path(), ignored);
     for (const auto &e : fs::directory_iterator("/tmp", ec))
-        if (left_by_dead_process(e.path().filename().string(), "mcastd-lab-canary."))
+        if (sim::left_by_dead_process(e.path().filename().string(), "mcastd-lab-canary."))
             fs::remove(e.path(), ec);
-}
-
-// Waits for `p` (stopping it after `timeout`) and collects what it said.
-RunResult finish(sim::Process &p, std::chrono::milliseconds timeout) {
-    RunResult r;
-    const auto code = p.wait(timeout);
-    if (!code)
-        p.stop(2s);
-    else if (*code < 128)
-        r.exit_code = *code;
-    r.out = p.read_all(0ms);
-    r.err = p.stderr_text();
-    return r;
 }
 
 } // namespace
@@ -456,7 +430,7 @@ struct Lab::Impl {
 
     sim::RunResult run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
         sim::Process p = spawn(std::move(argv), "Lab::run");
-        return finish(p, timeout);
+        return sim::finish(p, timeout);
     }
 
     std::string teardown() {
@@ -529,7 +503,7 @@ std::optional<std::string> Lab::unavailable(Root root) {
 
 RunResult host_run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
     sim::Process p(sim::Process::Options{.argv = std::move(argv), .cwd = "/"});
-    return finish(p, timeout);
+    return sim::finish(p, timeout);
 }
 
 Lab::Lab() : Lab(Options{}) {}

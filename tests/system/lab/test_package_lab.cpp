@@ -319,7 +319,8 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
     const RunResult upgraded = install(newer);
     ASSERT_EQ(upgraded.exit_code, 0) << said(upgraded);
     std::printf("[ figures ] dpkg -i of the newer packages: %lld ms\n", ms(Clock::now() - u0));
-    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s));
+    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s)) << said(upgraded)
+                                                                                           << lab->journal();
     EXPECT_NE(main_pid(), pid_before_upgrade) << "the upgrade did not restart the daemon";
     const RunResult version = lab->run({"dpkg-query", "-W", "-f", "${Version}", "rdma-mcastd"});
     EXPECT_NE(version.out.find("+labupgrade1"), std::string::npos) << said(version);
@@ -343,6 +344,55 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
 
     EXPECT_TRUE(lab->canary_intact()) << lab->canary();
     std::printf("[ figures ] test body: %lld ms\n", ms(Clock::now() - t0));
+}
+
+// The lab's kernel has no RDMA device, as a host the package may be installed on: before the
+// fabric's drop-in is added, nothing starts and nothing fails. Then, attached to the fabric and
+// running, the daemon is stopped by the administrator: an upgrade leaves it stopped.
+TEST_F(PackageLab, NoRdmaDeviceNothingStartsAndAnUpgradeLeavesAStoppedDaemonStopped) {
+    const RunResult policy = lab->run({"rm", "-f", "/usr/sbin/policy-rc.d"});
+    ASSERT_EQ(policy.exit_code, 0) << said(policy);
+    const RunResult installed = install(debs);
+    ASSERT_EQ(installed.exit_code, 0) << said(installed) << lab->diagnostics();
+    EXPECT_EQ(lab->systemctl({"is-enabled", kSocketUnit}).out, "enabled\n");
+    for (const char *unit : {kSocketUnit, kService}) {
+        EXPECT_EQ(lab->show(unit, "ActiveState"), "inactive") << unit << "\n" << lab->diagnostics();
+        EXPECT_EQ(lab->show(unit, "ConditionResult"), "no") << unit << ": its condition was not checked";
+        EXPECT_EQ(lab->show(unit, "Result"), "success") << unit;
+    }
+    EXPECT_EQ(lab->show(kService, "NRestarts"), "0");
+    EXPECT_EQ(lab->show(kService, "ExecMainPID"), "0") << "the daemon ran";
+    // A client is told there is no daemon, at once.
+    const RunResult status = lab->run({"env", "-u", "RDMA_MCASTD_SOCKET", "rdma-mcastctl", "status"}, 30s);
+    EXPECT_NE(status.exit_code, 0) << said(status);
+    EXPECT_NE((status.out + status.err).find(kSocket), std::string::npos) << said(status);
+
+    // Attached to the fabric, started, then stopped by the administrator.
+    install_daemon_unit(*lab, *fabric, {.node = kNode});
+    lab->daemon_reload();
+    ASSERT_EQ(lab->systemctl({"start", kSocketUnit, kService}).exit_code, 0) << lab->diagnostics();
+    ASSERT_EQ(lab->show(kService, "ActiveState"), "active") << lab->journal(kService);
+    ASSERT_EQ(lab->systemctl({"stop", kSocketUnit, kService}).exit_code, 0);
+    ASSERT_EQ(lab->show(kService, "ActiveState"), "inactive");
+
+    std::vector<fs::path> newer;
+    for (const auto &deb : debs)
+        newer.push_back(repack_newer(deb, scratch));
+    const RunResult upgraded = install(newer);
+    ASSERT_EQ(upgraded.exit_code, 0) << said(upgraded);
+    const RunResult version = lab->run({"dpkg-query", "-W", "-f", "${Version}", "rdma-mcastd"});
+    EXPECT_NE(version.out.find("+labupgrade1"), std::string::npos) << said(version);
+    for (const char *unit : {kSocketUnit, kService})
+        EXPECT_EQ(lab->show(unit, "ActiveState"), "inactive") << "the upgrade started " << unit << "\n"
+                                                              << lab->journal(kService);
+
+    // The administrator starts it again: the upgraded daemon serves.
+    ASSERT_EQ(lab->systemctl({"start", kSocketUnit}).exit_code, 0);
+    const RunResult joined = lab->run({"env", "-u", "RDMA_MCASTD_SOCKET", "rdma-mcastctl", "join", "--device",
+                                       "ibsim0", "--port", "1", "--mgid", kMgidA},
+                                      60s);
+    EXPECT_EQ(joined.exit_code, 0) << said(joined) << lab->journal(kService);
+    EXPECT_TRUE(lab->canary_intact()) << lab->canary();
 }
 
 } // namespace

@@ -55,6 +55,17 @@ pkg-config)
     # shellcheck disable=SC2046
     "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -o "$work/consumer" \
         "$dir/tests/unit/libclient/consumer/consumer.cpp" $(pkg-config --cflags --libs rdmamcast)
+    # Built against these headers, a program reaches the structures the library allocates
+    # through the entry points that take its sizes (RDMAMCAST_1.5, libclient/ABI.md), never
+    # through those kept for programs built before them.
+    for program in consumer mcast_example; do
+        nm -D --undefined-only "$work/$program" | grep -q ' rdmamcast_last_error_sized@RDMAMCAST_1\.5$' ||
+            { echo "$program does not call rdmamcast_last_error_sized@RDMAMCAST_1.5"; exit 1; }
+        if nm -D --undefined-only "$work/$program" |
+            grep -E ' rdmamcast_(last_error|next_event|list|list_own|status)@'; then
+            echo "$program calls the entry points of programs built before RDMAMCAST_1.5"; exit 1
+        fi
+    done
     export LD_LIBRARY_PATH="$lib"
     "$work/consumer" /nonexistent/rdma-mcastd.sock
     # No daemon there: the example reports it and fails; a usage error is exit 2.
