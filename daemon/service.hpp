@@ -63,8 +63,13 @@ public:
 
     // ---- ports ----
 
-    // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
+    // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM
+    // (InfiniBand), ACTIVE (Ethernet).
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
+    // The port's GID table as read now (HostPorts::reread_gid_table): the registry keeps it, and
+    // what changed since the last read is returned (and logged), for the RoCE memberships that
+    // send from its entries.
+    port::GidTableChange gid_table(PortIndex port, std::vector<port::GidEntry> entries);
     // Every port served, with its facts: the one place every layer looks ports up (find).
     const port::PortRegistry &ports() const { return ports_; }
     // Where the SA counters for `status` come from.
@@ -98,6 +103,9 @@ public:
     ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
+    // A join on an Ethernet (RoCE) port fails at once (no_such_port, naming the port): the
+    // engine's memberships are made at the SA, which such a port has none of, and RoCE's are
+    // not in yet.
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
     // Every SA Delete a client's release caused, with its uid (Engine::set_delete_meter).
     void set_delete_meter(std::function<void(uid_t)> meter) { engine_.set_delete_meter(std::move(meter)); }

@@ -86,4 +86,26 @@ GidTableChange diff_gid_tables(std::span<const GidEntry> before, std::span<const
     return c;
 }
 
+std::string describe(const GidEntry &e) {
+    std::string s = std::to_string(e.index) + " " + format_gid(e.gid) + " " + std::string(gid_type_name(e.type));
+    if (!e.netdev.empty())
+        s += " " + e.netdev;
+    return s;
+}
+
+std::string describe(const GidTableChange &c) {
+    std::string out;
+    const auto part = [&out](const char *what, const std::vector<GidEntry> &entries) {
+        if (entries.empty())
+            return;
+        out += (out.empty() ? "" : "; ") + std::string(what);
+        for (std::size_t i = 0; i < entries.size(); ++i)
+            out += (i ? ", " : " ") + describe(entries[i]);
+    };
+    part("removed", c.removed);
+    part("added", c.added);
+    part("moved", c.moved);
+    return out;
+}
+
 } // namespace mcastd::port

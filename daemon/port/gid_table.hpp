@@ -82,4 +82,9 @@ struct GidTableChange {
 };
 GidTableChange diff_gid_tables(std::span<const GidEntry> before, std::span<const GidEntry> after);
 
+// "3 ::ffff:10.77.0.1 roce_v2 veth1": an entry for the log.
+std::string describe(const GidEntry &entry);
+// "removed 1 ::ffff:10.77.0.1 roce_v2 veth1; added 2 ..." (the parts that are not empty).
+std::string describe(const GidTableChange &change);
+
 } // namespace mcastd::port

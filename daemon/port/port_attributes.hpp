@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/gid.hpp"
+#include "common/link_layer.hpp"
 #include "port/gid_table.hpp"
 
 namespace mcastd::port {
@@ -89,7 +90,8 @@ struct PortAttributes {
     std::vector<GidEntry> gids;
 
     Gid port_gid() const { return make_gid(gid_prefix, port_guid); }
-    bool is_infiniband() const { return link_layer == "InfiniBand" || link_layer == "IB"; }
+    // By the registry's one rule (link_layer_from): anything but "Ethernet" is InfiniBand.
+    bool is_infiniband() const { return link_layer_from(link_layer) == LinkLayer::infiniband; }
     bool is_active() const { return state == static_cast<std::uint8_t>(PortState::active); }
 
     bool operator==(const PortAttributes &) const = default;

@@ -127,5 +127,17 @@ TEST(GidTable, AChangeNamesWhatWentWhatCameAndWhatMoved) {
     EXPECT_EQ(other.added, std::vector<GidEntry>{elsewhere});
 }
 
+TEST(GidTable, AChangeIsDescribedForTheLog) {
+    const GidEntry v4{1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"};
+    const GidEntry ib{0, gid("fe80::2:c903:0:1"), GidType::ib, ""};
+    EXPECT_EQ(describe(v4), "1 ::ffff:10.77.0.1 roce_v2 veth1");
+    EXPECT_EQ(describe(ib), "0 fe80::2:c903:0:1 ib");
+    GidEntry moved = v4;
+    moved.index = 2;
+    EXPECT_EQ(describe(GidTableChange{{v4, ib}, {}, {moved}}),
+              "removed 1 ::ffff:10.77.0.1 roce_v2 veth1, 0 fe80::2:c903:0:1 ib; moved 2 ::ffff:10.77.0.1 roce_v2 veth1");
+    EXPECT_EQ(describe(GidTableChange{}), "");
+}
+
 } // namespace
 } // namespace mcastd::port
