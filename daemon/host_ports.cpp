@@ -32,13 +32,17 @@ bool named(const std::vector<std::string> &names, const port::PortAttributes &p)
 }
 
 bool wanted(const std::vector<std::string> &names, const port::PortAttributes &p) {
-    return names.empty() ? p.is_infiniband() : named(names, p);
+    return names.empty() || named(names, p);
 }
 
 } // namespace
 
 HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
-    : loop_(loop), cfg_(std::move(cfg)), transport_(loop), txns_(transport_, loop.timers(), cfg_.sa),
+    : HostPorts(loop, cfg, port::host_port_source(cfg.sysfs_root)) {}
+
+HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg, std::unique_ptr<port::PortSource> source)
+    : loop_(loop), cfg_(std::move(cfg)), source_(std::move(source)), transport_(loop),
+      txns_(transport_, loop.timers(), cfg_.sa),
       sa_client_(txns_), sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
     // Fails here, before any port is opened, on a config the poller refuses.
     if (auto why = port::check_monitor_config(cfg_.monitor))
@@ -83,6 +87,13 @@ void HostPorts::open(Service &service) {
     // The event sources tell the Service what they observe; it decides.
     poller_ = std::make_unique<port::PortPoller>(txns_, sa_client_, loop_.timers(), service.ports(), service,
                                                  cfg_.monitor);
+    // A P_Key table re-read (after PKEY_CHANGE) asks the same source discovery did.
+    poller_->set_pkey_reader([this](const port::RegisteredPort &p) -> std::variant<std::vector<std::uint16_t>, Error> {
+        auto r = source_->read_port(p.device(), p.number());
+        if (auto *e = std::get_if<Error>(&r))
+            return std::move(*e);
+        return std::move(std::get<port::PortAttributes>(r).pkeys);
+    });
     poller_->set_note_sink([this](PortIndex port, const port::Note &n) {
         using L = port::Note::Level;
         const auto level = n.level == L::error     ? spdlog::level::err
@@ -107,7 +118,7 @@ void HostPorts::watch_sa_load() {
 }
 
 void HostPorts::open_ports() {
-    port::Discovery found = port::discover_ports();
+    port::Discovery found = source_->discover();
     for (const Error &e : found.errors)
         spdlog::warn("port discovery: {}", e.message);
     for (const std::string &name : cfg_.ports) {
@@ -116,23 +127,57 @@ void HostPorts::open_ports() {
             throw std::runtime_error("configured port '" + name + "' does not exist");
     }
     for (const port::PortAttributes &p : found.ports) {
-        const std::string name = port_name(p.device, p.port_num);
         if (!wanted(cfg_.ports, p)) {
-            spdlog::info("{}: skipped ({} link layer or not configured)", name, p.link_layer);
+            spdlog::info("{}: skipped (not configured)", port_name(p.device, p.port_num));
             continue;
         }
-        const auto index = static_cast<PortIndex>(service_->ports().size());
-        transport_.open_port(index, p.device, p.port_num);
-        // Until the first PortInfo answer, trust the (possibly stale) sysfs view.
-        if (service_->add_port(p, p.is_active() && p.sm_lid != 0) != index)
-            throw std::logic_error("port index mismatch between the service and the transport");
-        txns_.sa_route_changed(index);
-        spdlog::info("{}: {} LID {} SM LID {} PortGID {}", name, port::port_state_name(p.state), p.lid, p.sm_lid,
-                     format_gid(p.port_gid()));
-        poller_->start(index);
+        if (p.is_infiniband())
+            open_infiniband(p);
+        else
+            open_ethernet(p);
     }
     if (service_->ports().empty())
-        throw std::runtime_error("no usable InfiniBand port found");
+        throw std::runtime_error("no usable RDMA port found (" + source_->name() + ")");
+}
+
+void HostPorts::open_infiniband(const port::PortAttributes &p) {
+    const auto index = static_cast<PortIndex>(service_->ports().size());
+    transport_.open_port(index, p.device, p.port_num);
+    // Until the first PortInfo answer, trust the (possibly stale) sysfs view.
+    if (service_->add_port(p, p.is_active() && p.sm_lid != 0) != index)
+        throw std::logic_error("port index mismatch between the service and the transport");
+    txns_.sa_route_changed(index);
+    spdlog::info("{}: {} LID {} SM LID {} PortGID {}", port_name(p.device, p.port_num), port::port_state_name(p.state),
+                 p.lid, p.sm_lid, format_gid(p.port_gid()));
+    poller_->start(index);
+}
+
+// No SA, no SM, no LID: nothing to open or poll. Usable while ACTIVE.
+void HostPorts::open_ethernet(const port::PortAttributes &p) {
+    service_->add_port(p, p.is_active());
+    std::string gids;
+    for (const port::GidEntry &e : p.gids)
+        gids += (gids.empty() ? "" : ", ") + port::describe(e);
+    spdlog::info("{}: {} Ethernet (RoCE), GID table: {}", port_name(p.device, p.port_num),
+                 port::port_state_name(p.state), gids.empty() ? "empty" : gids);
+}
+
+bool HostPorts::infiniband(PortIndex port) const {
+    const port::RegisteredPort *p = service_ ? service_->ports().get(port) : nullptr;
+    return p && p->link_layer == LinkLayer::infiniband;
+}
+
+std::variant<port::GidTableChange, Error> HostPorts::reread_gid_table(PortIndex port) {
+    const port::RegisteredPort *p = service_ ? service_->ports().get(port) : nullptr;
+    if (!p)
+        return Error{Errc::no_such_port, "no port with index " + std::to_string(port), {}};
+    auto read = source_->read_gid_table(p->device(), p->number());
+    if (auto *e = std::get_if<Error>(&read))
+        return std::move(*e);
+    port::GidTable &table = std::get<port::GidTable>(read);
+    for (const std::string &problem : table.problems)
+        spdlog::warn("{}: {}", p->name, problem);
+    return service_->gid_table(port, std::move(table.entries));
 }
 
 // Verbs async events exist on real hardware only (none under the simulator).
@@ -156,11 +201,18 @@ void HostPorts::refresh_port(PortIndex port, std::function<void()> done) {
         done();
 }
 
+void HostPorts::sa_route_changed(PortIndex port) {
+    if (infiniband(port))
+        txns_.sa_route_changed(port);
+}
+
 // Whatever found the loss (the port rules, or the engine's audit), once per re-join and before
 // any of its Sets is submitted: every host is about to re-join at once, so the SA window starts
 // again from one MAD, and the re-join covers any SM restart before it, so the next SMInfo
 // sample is the new baseline (PortRules).
 void HostPorts::memberships_gone(PortIndex port) {
+    if (!infiniband(port))
+        return; // a RoCE port has no SA window and no SMInfo baseline
     txns_.restart_congestion(port);
     poller_->on_memberships_gone(port);
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// HostPorts: the host's InfiniBand ports as the daemon drives them, the I/O half of the daemon.
-// Discovery, one libibumad port each, the SA transaction layer over them (TIDs, retransmits,
-// window), and the event sources (PortInfo and SMInfoRecord polls, the audit clock, verbs async
-// events). It adds the ports to the Service's registry and points the event sources at the
-// Service, which decides what they mean for the memberships. What HostPorts must do itself in
-// turn (the SA MADs follow the SM; a re-join restarts the SA window and the SMInfo baseline) it
-// hears as the Service's PortListener, each in one place.
+// HostPorts: the host's ports as the daemon drives them, the I/O half of the daemon. Discovery
+// through one PortSource (InfiniBand ports from libibumad, Ethernet ones from a directory laid
+// out like /sys/class/infiniband: port/port_source.hpp); for each InfiniBand port one libibumad
+// port, the SA transaction layer over them (TIDs, retransmits, window), and the event sources
+// (PortInfo and SMInfoRecord polls, the audit clock, verbs async events). An Ethernet (RoCE) port
+// has no SA and no SM: it is registered with its GID table and none of that is started for it.
+// It adds the ports to the Service's registry and points the event sources at the Service, which
+// decides what they mean for the memberships. What HostPorts must do itself in turn (the SA
+// MADs follow the SM; a re-join restarts the SA window and the SMInfo baseline) it hears as the
+// Service's PortListener, each in one place.
 #pragma once
 
 #include <functional>
@@ -16,6 +19,8 @@
 #include "port/port_attributes.hpp"
 #include "port/port_events.hpp"
 #include "port/port_poller.hpp"
+#include "port/port_source.hpp"
+#include "port/sysfs_ports.hpp"
 #include "port/verbs_events.hpp"
 #include "port_backend.hpp"
 #include "runtime/event_loop.hpp"
@@ -37,16 +42,21 @@ inline sa::TransactionConfig daemon_sa_defaults() {
 struct HostPortsConfig {
     sa::TransactionConfig sa = daemon_sa_defaults();
     port::MonitorConfig monitor; // the port event sources' polls
-    // Restrict the daemon to these "device" or "device/port" names; empty means every
-    // InfiniBand port found.
+    // Restrict the daemon to these "device" or "device/port" names; empty means every port
+    // found, of either link layer.
     std::vector<std::string> ports;
+    // Where Ethernet (RoCE) ports and GID tables are read: a directory laid out like
+    // /sys/class/infiniband. Not a key of the config file: --sysfs-root, for tests and diagnosis.
+    std::string sysfs_root = port::kSysfsRoot;
     bool operator==(const HostPortsConfig &) const = default;
 };
 
 class HostPorts final : public PortBackend, private PortListener {
 public:
-    // The umad transport and the SA transaction layer, with no port open yet.
+    // The umad transport and the SA transaction layer, with no port open yet. Ports are found
+    // through `source`; by default the host's (libibumad, and cfg.sysfs_root for RoCE ports).
     HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg);
+    HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg, std::unique_ptr<port::PortSource> source);
     ~HostPorts() override;
     HostPorts(const HostPorts &) = delete;
     HostPorts &operator=(const HostPorts &) = delete;
@@ -60,20 +70,31 @@ public:
     // Asks the port itself for its PortInfo now (a directed-route SMP, answered locally), and
     // acts on what changed; `done` runs once an answer newer than this call is applied.
     void refresh_port(PortIndex port, std::function<void()> done = {});
+    // Reads the port's GID table afresh and hands it to the Service, which keeps it: what changed
+    // since the last read, or why it could not be read. A RoCE membership polls it to learn that
+    // its source address went away, or came back (perhaps at another index).
+    std::variant<port::GidTableChange, Error> reread_gid_table(PortIndex port);
     const sa::MadTransactions &transactions() const { return txns_; }
+    // Whether the port's PortInfo and SMInfo polls and audit clock run (InfiniBand ports only).
+    bool polled(PortIndex port) const { return poller_ && poller_->watching(port); }
 
 private:
     void open_ports();
+    void open_infiniband(const port::PortAttributes &p);
+    void open_ethernet(const port::PortAttributes &p);
     void watch_verbs();
+    // The port's link layer is InfiniBand: it has an SA stack and is polled.
+    bool infiniband(PortIndex port) const;
 
     // PortListener
-    void sa_route_changed(PortIndex port) override { txns_.sa_route_changed(port); }
+    void sa_route_changed(PortIndex port) override;
     void memberships_gone(PortIndex port) override;
 
     void watch_sa_load(); // every kSaLoadInterval: the journal hears of amplification
 
     runtime::EventLoop &loop_;
     HostPortsConfig cfg_;
+    std::unique_ptr<port::PortSource> source_;
     sa::UmadTransport transport_;
     sa::MadTransactions txns_;
     sa::SaClient sa_client_;

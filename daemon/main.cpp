@@ -15,6 +15,7 @@
 #include "host_ports.hpp"
 #include "logging/logging.hpp"
 #include "mcastd/version.hpp"
+#include "port/sysfs_ports.hpp"
 #include "restart/state_file.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/signals.hpp"
@@ -32,7 +33,10 @@ struct Args {
     std::optional<std::string> log_level;
     std::string log_target = "auto";
     std::optional<std::string> state_dir;
+    std::optional<std::string> sysfs_root;
 };
+
+constexpr int kSysfsRootOption = 0x100; // long only: a diagnostic option
 
 // --state-dir, else the service manager's RuntimeDirectory= (the first, when it lists several).
 std::string state_dir(const Args &a) {
@@ -56,10 +60,13 @@ void usage(std::FILE *to) {
                  "                        stderr is connected to it)\n"
                  "  -d, --state-dir DIR   keep the restart state here (default: $RUNTIME_DIRECTORY,\n"
                  "                        set by systemd; without either, a restart loses everything)\n"
+                 "      --sysfs-root DIR  read RoCE (Ethernet) ports and GID tables from DIR, laid\n"
+                 "                        out like %s (the default), for tests\n"
+                 "                        and diagnosis; InfiniBand ports come from libibumad\n"
                  "  -h, --help            show this help and exit\n"
                  "  -V, --version         show the version and exit\n\n"
                  "See rdma-mcastd(8) and rdma-mcastd.json(5).\n",
-                 kDefaultConfig);
+                 kDefaultConfig, port::kSysfsRoot);
 }
 
 // Returns the exit code to stop with, or nullopt to run.
@@ -69,6 +76,7 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
                                   {"log-level", required_argument, nullptr, 'l'},
                                   {"log-target", required_argument, nullptr, 't'},
                                   {"state-dir", required_argument, nullptr, 'd'},
+                                  {"sysfs-root", required_argument, nullptr, kSysfsRootOption},
                                   {"help", no_argument, nullptr, 'h'},
                                   {"version", no_argument, nullptr, 'V'},
                                   {nullptr, 0, nullptr, 0}};
@@ -79,6 +87,7 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
         case 'l': a.log_level = optarg; break;
         case 't': a.log_target = optarg; break;
         case 'd': a.state_dir = optarg; break;
+        case kSysfsRootOption: a.sysfs_root = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': std::printf("rdma-mcastd %s\n", MCASTD_VERSION); return 0;
         default: usage(stderr); return 2;
@@ -89,6 +98,11 @@ std::optional<int> parse_args(int argc, char **argv, Args &a) {
         usage(stderr);
         return 2;
     }
+    if (a.sysfs_root)
+        if (auto why = port::sysfs_root_problem(*a.sysfs_root)) {
+            std::fprintf(stderr, "rdma-mcastd: --sysfs-root: %s\n", why->c_str());
+            return 2;
+        }
     return std::nullopt;
 }
 
@@ -101,6 +115,7 @@ config::ConfigResult load_effective_config(const Args &a) {
         if (a.log_level)
             cfg->log_level = *a.log_level;
         cfg->state_dir = state_dir(a);
+        cfg->host.sysfs_root = a.sysfs_root.value_or(port::kSysfsRoot);
     }
     return loaded;
 }

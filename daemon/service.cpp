@@ -32,6 +32,14 @@ PortIndex Service::add_port(const port::PortAttributes &p, bool usable) {
     return index;
 }
 
+port::GidTableChange Service::gid_table(PortIndex port, std::vector<port::GidEntry> entries) {
+    port::GidTableChange change = port::diff_gid_tables(ports_.at(port).attributes.gids, entries);
+    ports_.set_gids(port, std::move(entries));
+    if (!change.empty())
+        spdlog::info("{}: GID table: {}", port_name(*this, port), port::describe(change));
+    return change;
+}
+
 void Service::port_usable(PortIndex port, bool usable, const std::string &why) {
     spdlog::log(usable ? spdlog::level::info : spdlog::level::warn, "{}: {}", port_name(*this, port),
                 usable ? "usable" : why);
@@ -85,6 +93,11 @@ void Service::remove_client(ClientId client) {
 }
 
 MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
+    if (const auto port = ports_.find(req.device, req.port); port && ports_.link_layer(*port) == LinkLayer::ethernet) {
+        done(JoinResult{0, Error{Errc::no_such_port, "RoCE memberships are not available on " + ports_.name(*port) +
+                                                         " yet (link layer Ethernet: no SA to join at)", {}}, {}});
+        return 0;
+    }
     return engine_.join(client, req, std::move(done), std::move(gates));
 }
 

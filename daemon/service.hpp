@@ -68,10 +68,15 @@ public:
     void set_membership_backend(LinkLayer link_layer, MembershipBackend &backend) {
         engine_.set_backend(link_layer, backend);
     }
-    // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM.
-    // Its link layer picks how its memberships are made: throws std::invalid_argument naming
-    // the port when no backend serves it (set_membership_backend).
+    // A port the engine serves, with what discovery knows of it. `usable`: ACTIVE with an SM
+    // (InfiniBand), ACTIVE (Ethernet). Its link layer picks how its memberships are made:
+    // throws std::invalid_argument naming the port when no backend serves it
+    // (set_membership_backend).
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
+    // The port's GID table as read now (HostPorts::reread_gid_table): the registry keeps it, and
+    // what changed since the last read is returned (and logged), for the RoCE memberships that
+    // send from its entries.
+    port::GidTableChange gid_table(PortIndex port, std::vector<port::GidEntry> entries);
     // Every port served, with its facts: the one place every layer looks ports up (find).
     const port::PortRegistry &ports() const { return ports_; }
     // Where the SA counters for `status` come from.
@@ -105,6 +110,9 @@ public:
     ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
+    // A join on an Ethernet (RoCE) port fails at once (no_such_port, naming the port): the
+    // engine's memberships are made at the SA, which such a port has none of, and RoCE's are
+    // not in yet.
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
     // The MGID of the group a join names (Engine::group_of): on a RoCE port its IP group's. The
     // session asks before the access policy judges the join, which decides by MGID.

@@ -2,6 +2,7 @@
 #include "frontend/process_identity.hpp"
 
 #include "common/utf8.hpp"
+#include "runtime/small_file.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -24,30 +25,6 @@
 namespace mcastd::frontend {
 
 namespace {
-
-// The whole of a small /proc file, read at `dir`; the errno on failure.
-int read_at(int dir, const char *name, std::string &out) {
-    const int fd = ::openat(dir, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    out.clear();
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return err;
-        }
-        if (n == 0)
-            break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return 0;
-}
 
 template <class T> std::optional<T> number(std::string_view s) {
     T v{};
@@ -195,7 +172,7 @@ std::variant<ProcessIdentity, std::string> read_identity(pid_t pid, const Pidfd 
     const char *failed = nullptr;
     int err = 0;
     for (auto [name, text] : {std::pair{"stat", &stat}, std::pair{"status", &status}, std::pair{"cgroup", &cgroup}})
-        if ((err = read_at(dfd, name, *text)) != 0) {
+        if ((err = runtime::read_small_file(dfd, name, *text)) != 0) {
             failed = name;
             break;
         }
@@ -246,7 +223,7 @@ std::uint64_t process_start_time(pid_t pid) {
     if (dfd < 0)
         return 0;
     std::string stat;
-    const int err = read_at(dfd, "stat", stat);
+    const int err = runtime::read_small_file(dfd, "stat", stat);
     ::close(dfd);
     const auto fields = err ? std::nullopt : parse_stat(stat);
     return fields ? fields->start_time : 0;

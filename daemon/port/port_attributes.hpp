@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the daemon knows about one local CA port: pure data, no libibumad.
 //
-// port_discovery.hpp fills PortAttributes from libibumad (sysfs); portinfo_smp.hpp decodes the
-// live PortInfo attribute that a directed-route SMP returns. Both use the IBA encodings below.
+// A PortSource (port_source.hpp) fills PortAttributes: libibumad for InfiniBand ports,
+// sysfs_ports.hpp for Ethernet ones; portinfo_smp.hpp decodes the live PortInfo attribute that a
+// directed-route SMP returns. They use the IBA encodings below.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "common/gid.hpp"
+#include "common/link_layer.hpp"
+#include "port/gid_table.hpp"
 
 namespace mcastd::port {
 
@@ -58,9 +61,10 @@ std::optional<std::uint16_t> find_full_member_pkey(std::span<const std::uint16_t
 std::uint16_t pkey_index_or_default(std::span<const std::uint16_t> table,
                                     std::uint16_t pkey = kDefaultPkey);
 
-// One port of one CA, as libibumad reports it. On hardware sysfs is live; under umad2sim it
+// One port of one CA, as discovery reports it. On hardware sysfs is live; under umad2sim it
 // is a snapshot taken when the process first touched the device (doc/testbed.md §5,
-// quirk 1), so the live LID/state/SM LID come from the PortInfo SMP instead.
+// quirk 1), so an InfiniBand port's live LID/state/SM LID come from the PortInfo SMP instead.
+// An Ethernet (RoCE) port has no LID, SM or P_Key that matter: its GID table does.
 struct PortAttributes {
     std::string device;           // CA name: "mlx5_0", "ibsim0"
     std::uint8_t port_num = 0;    // 1-based on a CA (0 is a switch's management port)
@@ -81,9 +85,13 @@ struct PortAttributes {
     // Active MTU (IBA enum 1 = 256 .. 5 = 4096): not in sysfs, so 0 until a PortInfo SMP
     // answered (Service::refresh_port).
     std::uint8_t mtu = 0;
+    // The used entries of the GID table, in index order: read for Ethernet ports (a RoCE
+    // membership's source GID and netdev); empty for InfiniBand, where the port GID is enough.
+    std::vector<GidEntry> gids;
 
     Gid port_gid() const { return make_gid(gid_prefix, port_guid); }
-    bool is_infiniband() const { return link_layer == "InfiniBand" || link_layer == "IB"; }
+    // By the registry's one rule (link_layer_from): anything but "Ethernet" is InfiniBand.
+    bool is_infiniband() const { return link_layer_from(link_layer) == LinkLayer::infiniband; }
     bool is_active() const { return state == static_cast<std::uint8_t>(PortState::active); }
 
     bool operator==(const PortAttributes &) const = default;

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/port_name.hpp"
+#include "port/sysfs_ports.hpp"
+
 namespace mcastd::port {
 
 namespace {
@@ -101,6 +104,15 @@ std::variant<PortAttributes, Error> discover_port(std::string_view device, unsig
     PortAttributes a = port_from_umad(p);
     umad_release_port(&p);
     return a;
+}
+
+std::variant<GidTable, Error> UmadPortSource::read_gid_table(std::string_view device, unsigned port) const {
+    return error(Errc::internal, "libibumad reads no GID table (" + port_name(device, port) + ")");
+}
+
+std::unique_ptr<PortSource> host_port_source(const std::string &sysfs_root) {
+    return std::make_unique<CombinedPortSource>(std::make_unique<UmadPortSource>(),
+                                                std::make_unique<SysfsPortSource>(sysfs_root));
 }
 
 } // namespace mcastd::port

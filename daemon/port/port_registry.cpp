@@ -56,6 +56,8 @@ void PortRegistry::set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys) {
 
 void PortRegistry::set_sm(PortIndex port, const SmView &sm) { mut(port).sm = sm; }
 
+void PortRegistry::set_gids(PortIndex port, std::vector<GidEntry> gids) { mut(port).attributes.gids = std::move(gids); }
+
 std::optional<PortIndex> PortRegistry::find(std::string_view device, std::uint8_t port) const {
     for (const RegisteredPort &p : ports_)
         if (p.device() == device && p.number() == port)
@@ -77,7 +79,7 @@ Error PortRegistry::not_found(std::string_view device, std::uint8_t port) const 
         if (names.find(p.device()) == std::string::npos)
             names += (names.empty() ? "" : ", ") + p.device();
     return Error{Errc::no_such_device,
-                 "no InfiniBand device '" + std::string(device) + "' (devices: " + (names.empty() ? "none" : names) +
+                 "no RDMA device '" + std::string(device) + "' (devices: " + (names.empty() ? "none" : names) +
                      ")",
                  {}};
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRegistry: every port the daemon serves, once. Per port its index, device, number, link
 // layer, the attributes discovery and the PortInfo polls report (GID, LID, P_Keys, state, MTU,
-// the SM's LID and SL), the master SM as last seen, and whether it is usable. Every layer looks
+// the SM's LID and SL; an Ethernet port's GID table), the master SM as last seen, and whether it
+// is usable. Every layer looks
 // ports up here (find), the engine through PortFacts; the modules around a port keep only
 // what is genuinely theirs (the poller's timers, the SA window), indexed by PortIndex.
 //
@@ -36,7 +37,8 @@ struct RegisteredPort {
     // What discovery found, kept up to date from the PortInfo polls and the P_Key re-reads.
     PortAttributes attributes;
     SmView sm;
-    bool usable = false; // memberships can be made now (InfiniBand: ACTIVE with an SM)
+    // Memberships can be made now: InfiniBand, ACTIVE with an SM; Ethernet (no SM), ACTIVE.
+    bool usable = false;
 
     const std::string &device() const { return attributes.device; }
     std::uint8_t number() const { return attributes.port_num; }
@@ -68,6 +70,8 @@ public:
     void set_port_info(PortIndex port, std::uint16_t lid, std::uint8_t state, std::uint8_t mtu);
     void set_pkeys(PortIndex port, std::vector<std::uint16_t> pkeys);
     void set_sm(PortIndex port, const SmView &sm);
+    // The GID table as read now (an Ethernet port's: addresses come and go with the netdev's).
+    void set_gids(PortIndex port, std::vector<GidEntry> gids);
 
     // ---- PortFacts ----
     std::optional<PortIndex> find(std::string_view device, std::uint8_t port) const override;

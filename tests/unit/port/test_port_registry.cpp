@@ -63,11 +63,11 @@ TEST(PortRegistry, WhatFindDidNotFindIsNamedWithWhatExists) {
     r.add(attrs("mlx5_1", 1), true);
     const Error dev = r.not_found("mlx9_9", 1);
     EXPECT_EQ(dev.code, Errc::no_such_device);
-    EXPECT_EQ(dev.message, "no InfiniBand device 'mlx9_9' (devices: mlx5_0, mlx5_1)");
+    EXPECT_EQ(dev.message, "no RDMA device 'mlx9_9' (devices: mlx5_0, mlx5_1)");
     const Error port = r.not_found("mlx5_0", 3);
     EXPECT_EQ(port.code, Errc::no_such_port);
     EXPECT_EQ(port.message, "mlx5_0 has no port 3 (ports: 1, 2)");
-    EXPECT_EQ(PortRegistry{}.not_found("mlx5_0", 1).message, "no InfiniBand device 'mlx5_0' (devices: none)");
+    EXPECT_EQ(PortRegistry{}.not_found("mlx5_0", 1).message, "no RDMA device 'mlx5_0' (devices: none)");
 }
 
 TEST(PortRegistry, UpdatesKeepOneCopyOfEachFact) {

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// Ethernet (RoCE) ports in the daemon, before RoCE memberships exist: HostPorts registers them
+// from discovery with their link layer and GID table, usable while ACTIVE, and starts none of
+// the InfiniBand machinery for them (no umad port, no PortInfo or SMInfo polls, no SA window);
+// a join on one fails at once naming the port, with no SA MAD; a re-read of the GID table
+// reaches the registry and says what changed.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <system_error>
+#include <vector>
+
+#include "fakes/fake_port.hpp"
+#include "fakes/fake_sa.hpp"
+#include "fakes/fake_timers.hpp"
+#include "host_ports.hpp"
+#include "service.hpp"
+
+namespace mcastd::test {
+namespace {
+
+using port::GidEntry;
+using mcastd::GidType;
+
+Gid gid(const char *text) { return *parse_gid(text); }
+
+const GidEntry kLinkLocal{0, gid("fe80::4dff:fe00:1"), GidType::roce_v1, "veth1"};
+const GidEntry kIpv4{1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"};
+
+port::PortAttributes roce_port(const char *device = "rxe1", std::uint8_t num = 1, bool active = true) {
+    port::PortAttributes a;
+    a.device = device;
+    a.port_num = num;
+    a.link_layer = "Ethernet";
+    a.state = static_cast<std::uint8_t>(active ? port::PortState::active : port::PortState::down);
+    a.gid_prefix = 0xfe80000000000000ULL;
+    a.port_guid = 0x00004dfffe000001ULL;
+    a.gids = {kLinkLocal, kIpv4};
+    return a;
+}
+
+JoinRequest join_on(const char *device, const char *mgid) {
+    JoinRequest r = join_request(mgid);
+    r.device = device;
+    return r;
+}
+
+// ---- the Service ----
+
+class EthernetService : public ::testing::Test {
+protected:
+    EthernetService() : service(EngineConfig{}, sa, timers) {
+        ib = service.add_port(test_port(), true);
+        sa.port_gids[ib] = test_port().port_gid();
+        roce = service.add_port(roce_port(), true);
+        client = service.add_client(ClientInfo{100, 1000, 1000, "app"}, nullptr);
+    }
+
+    FakeTimers timers;
+    FakeSa sa;
+    Service service;
+    PortIndex ib = 0, roce = 0;
+    ClientId client = 0;
+};
+
+TEST_F(EthernetService, TheRegistryHasTheLinkLayerAndTheGidTable) {
+    EXPECT_EQ(service.ports().link_layer(ib), LinkLayer::infiniband);
+    EXPECT_EQ(service.ports().link_layer(roce), LinkLayer::ethernet);
+    EXPECT_EQ(service.ports().at(roce).attributes.gids, (std::vector<GidEntry>{kLinkLocal, kIpv4}));
+    const std::vector<PortView> views = service.port_views();
+    ASSERT_EQ(views.size(), 2u);
+}
+
+TEST_F(EthernetService, AJoinOnAnEthernetPortFailsAtOnceNamingThePortAndSendsNothing) {
+    std::optional<JoinResult> got;
+    service.join(client, join_on("rxe1", "ff12::1"), [&](const JoinResult &r) { got = r; });
+    ASSERT_TRUE(got) << "answered before join() returns";
+    ASSERT_TRUE(got->error);
+    EXPECT_EQ(got->error->code, Errc::no_such_port);
+    EXPECT_EQ(got->error->message,
+              "RoCE memberships are not available on rxe1/1 yet (link layer Ethernet: no SA to join at)");
+    sa.run();
+    EXPECT_TRUE(sa.log.empty()) << "no SA MAD for an Ethernet port";
+    EXPECT_EQ(service.group_count(roce), 0u);
+    EXPECT_TRUE(service.memberships_of(client).empty());
+
+    // The InfiniBand port beside it joins as ever.
+    std::optional<JoinResult> on_ib;
+    service.join(client, join_request("ff12::1"), [&](const JoinResult &r) { on_ib = r; });
+    for (int i = 0; i < 100 && !on_ib; ++i)
+        sa.run();
+    ASSERT_TRUE(on_ib);
+    EXPECT_FALSE(on_ib->error) << on_ib->error->message;
+}
+
+TEST_F(EthernetService, AGidTableReadIsKeptAndWhatChangedIsSaid) {
+    // The IPv4 address removed from the netdev.
+    const port::GidTableChange gone = service.gid_table(roce, {kLinkLocal});
+    EXPECT_EQ(gone.removed, std::vector<GidEntry>{kIpv4});
+    EXPECT_EQ(service.ports().at(roce).attributes.gids, std::vector<GidEntry>{kLinkLocal});
+    // Back, at index 2.
+    GidEntry again = kIpv4;
+    again.index = 2;
+    const port::GidTableChange back = service.gid_table(roce, {kLinkLocal, again});
+    EXPECT_EQ(back.added, std::vector<GidEntry>{again});
+    EXPECT_TRUE(service.gid_table(roce, {kLinkLocal, again}).empty());
+}
+
+// ---- HostPorts ----
+
+// Discovery as a fixed list, GID tables from a map the test edits.
+struct ScriptedSource final : port::PortSource {
+    port::Discovery found;
+    std::vector<GidEntry> table;
+    std::string name() const override { return "scripted"; }
+    port::Discovery discover() const override { return found; }
+    std::variant<port::PortAttributes, Error> read_port(std::string_view, unsigned) const override {
+        return found.ports.at(0);
+    }
+    std::variant<port::GidTable, Error> read_gid_table(std::string_view device, unsigned) const override {
+        if (device != "rxe1")
+            return Error{Errc::no_such_device, "no RDMA device '" + std::string(device) + "'", {}};
+        return port::GidTable{table, {"gids/9: 'x' is not a GID"}};
+    }
+};
+
+class EthernetHostPorts : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto src = std::make_unique<ScriptedSource>();
+        source = src.get();
+        source->found.ports = {roce_port("rxe1", 1), roce_port("rxe2", 1, false)};
+        source->table = {kLinkLocal, kIpv4};
+        try {
+            host = std::make_unique<HostPorts>(loop, HostPortsConfig{}, std::move(src));
+        } catch (const std::system_error &e) { // umad_init: no ib_umad on this machine
+            GTEST_SKIP() << e.what();
+        }
+        service = std::make_unique<Service>(EngineConfig{}, host->sa(), loop.timers());
+        host->open(*service);
+    }
+    void TearDown() override {
+        if (host)
+            host->quiesce();
+        service.reset();
+        host.reset();
+    }
+
+    runtime::EventLoop loop{runtime::EventLoop::Kind::fresh};
+    ScriptedSource *source = nullptr;
+    std::unique_ptr<HostPorts> host;
+    std::unique_ptr<Service> service;
+};
+
+TEST_F(EthernetHostPorts, EthernetPortsAreRegisteredUsableWhileActiveAndNotPolled) {
+    const port::PortRegistry &ports = service->ports();
+    ASSERT_EQ(ports.size(), 2u);
+    EXPECT_EQ(ports.link_layer(0), LinkLayer::ethernet);
+    EXPECT_EQ(ports.name(0), "rxe1/1");
+    EXPECT_TRUE(ports.usable(0)) << "ACTIVE: no SM needed";
+    EXPECT_FALSE(ports.usable(1)) << "DOWN";
+    EXPECT_EQ(ports.at(0).attributes.gids, (std::vector<GidEntry>{kLinkLocal, kIpv4}));
+    for (PortIndex p : {PortIndex{0}, PortIndex{1}}) {
+        EXPECT_FALSE(host->polled(p)) << "no PortInfo or SMInfo polls, no audit clock";
+        EXPECT_EQ(host->transactions().congestion(p), nullptr) << "no SA window";
+        // What the Service tells its listeners about a port does nothing on an Ethernet one.
+        service->port_invalidated(p, port::Trigger::port_up, "test");
+        EXPECT_EQ(host->transactions().congestion(p), nullptr) << "memberships gone: no SA window restarted";
+        service->sa_moved(p, 1, 0);
+        EXPECT_EQ(host->transactions().congestion(p), nullptr) << "SA route: none";
+    }
+    EXPECT_EQ(host->transactions().total_stats().sent, 0u) << "no MAD for an Ethernet port";
+}
+
+TEST_F(EthernetHostPorts, AGidTableReReadReachesTheRegistryAndSaysWhatChanged) {
+    source->table = {kLinkLocal};
+    const auto gone = host->reread_gid_table(0);
+    ASSERT_TRUE(std::holds_alternative<port::GidTableChange>(gone)) << std::get<Error>(gone).message;
+    EXPECT_EQ(std::get<port::GidTableChange>(gone).removed, std::vector<GidEntry>{kIpv4});
+    EXPECT_EQ(service->ports().at(0).attributes.gids, std::vector<GidEntry>{kLinkLocal});
+
+    const auto unchanged = host->reread_gid_table(0);
+    ASSERT_TRUE(std::holds_alternative<port::GidTableChange>(unchanged));
+    EXPECT_TRUE(std::get<port::GidTableChange>(unchanged).empty());
+
+    const auto unread = host->reread_gid_table(1);
+    ASSERT_TRUE(std::holds_alternative<Error>(unread));
+    EXPECT_EQ(std::get<Error>(unread).code, Errc::no_such_device);
+    EXPECT_EQ(service->ports().at(1).attributes.gids, (std::vector<GidEntry>{kLinkLocal, kIpv4}))
+        << "a failed read changes nothing";
+    EXPECT_EQ(std::get<Error>(host->reread_gid_table(7)).code, Errc::no_such_port);
+}
+
+TEST(EthernetHostPortsConfig, OnlyTheConfiguredPortsAreServedAndNoneIsAnError) {
+    runtime::EventLoop loop{runtime::EventLoop::Kind::fresh};
+    auto make = [&](std::vector<std::string> names) {
+        auto src = std::make_unique<ScriptedSource>();
+        src->found.ports = {roce_port("rxe1", 1), roce_port("rxe2", 1)};
+        HostPortsConfig cfg;
+        cfg.ports = std::move(names);
+        return std::make_unique<HostPorts>(loop, cfg, std::move(src));
+    };
+    std::unique_ptr<HostPorts> host;
+    try {
+        host = make({"rxe2"});
+    } catch (const std::system_error &e) {
+        GTEST_SKIP() << e.what();
+    }
+    Service service(EngineConfig{}, host->sa(), loop.timers());
+    host->open(service);
+    ASSERT_EQ(service.ports().size(), 1u);
+    EXPECT_EQ(service.ports().name(0), "rxe2/1");
+
+    auto missing = make({"mlx5_0"});
+    Service other(EngineConfig{}, missing->sa(), loop.timers());
+    EXPECT_THROW(
+        {
+            try {
+                missing->open(other);
+            } catch (const std::runtime_error &e) {
+                EXPECT_STREQ(e.what(), "configured port 'mlx5_0' does not exist");
+                throw;
+            }
+        },
+        std::runtime_error);
+
+    auto none = std::make_unique<HostPorts>(loop, HostPortsConfig{}, std::make_unique<ScriptedSource>());
+    Service empty(EngineConfig{}, none->sa(), loop.timers());
+    try {
+        none->open(empty);
+        ADD_FAILURE() << "no port at all must stop the daemon";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "no usable RDMA port found (scripted)");
+    }
+}
+
+} // namespace
+} // namespace mcastd::test
