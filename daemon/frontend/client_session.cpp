@@ -52,6 +52,24 @@ template <class T> void respond_with(const Respond &respond, std::variant<T, pro
         respond(std::get<proto::Failure>(std::move(out)));
 }
 
+// RoCE's join keys (PROTOCOL.md, "RoCE ports") decode, but this daemon serves InfiniBand ports
+// only, where they have no meaning. Refused here, where the protocol's Join becomes the
+// engine's JoinRequest and they would be dropped: an `ip` join's zero MGID would read as a
+// create, and RoCE v2's ::ffff:a.b.c.d would go to the SA as an MGID.
+std::optional<proto::Failure> refuse_roce_join(const proto::Join &j) {
+    constexpr const char *kWhy = ": RoCE ports (link layer Ethernet) are not served by this daemon";
+    if (j.ip)
+        return proto::Failure::of(Errc::invalid_argument, std::string("an IP multicast group needs a RoCE port") + kWhy,
+                                  "/ip");
+    if (j.gid_type)
+        return proto::Failure::of(Errc::invalid_argument, std::string("a GID type needs a RoCE port") + kWhy,
+                                  "/gid_type");
+    if (!is_zero(j.request.mgid) && j.request.mgid[0] != 0xff)
+        return proto::Failure::of(Errc::invalid_argument,
+                                  format_gid(j.request.mgid) + " is RoCE v2's MGID of an IPv4 group" + kWhy, "/mgid");
+    return std::nullopt;
+}
+
 } // namespace
 
 // A join between its admission and its answer.
@@ -157,6 +175,10 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
     std::visit(overloaded{
                    [&](const proto::Hello &r) { respond_with(respond, hello(r)); },
                    [&](const proto::Join &r) {
+                       if (auto no = refuse_roce_join(r)) {
+                           respond(std::move(*no));
+                           return;
+                       }
                        join(id, r.request, [respond](const JoinAnswer &a) {
                            if (a.failure)
                                respond(*a.failure);
