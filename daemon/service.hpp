@@ -119,6 +119,8 @@ public:
     // ---- what it shows ----
 
     std::vector<PortView> port_views() const { return engine_.ports(); }
+    // A port's active memberships per JoinState bit (Engine::memberships: O(groups), for status).
+    PortMemberships port_memberships(PortIndex port) const { return engine_.memberships(port); }
     std::vector<GroupView> group_views() const { return engine_.groups(); }
     // A read of the groups from a cursor (Engine::groups_from): what a page of `list` reads.
     GroupRead group_views_from(const std::optional<GroupCursor> &from, std::size_t max_members,

@@ -191,6 +191,7 @@ proto::PortStatus port_status(const port::PortAttributes &a, const PortView &eng
     }
     ps.rejoining = engine_port.rejoining;
     ps.last_rejoin = last_rejoin(engine_port, now);
+    ps.rejoins = engine_port.rejoins;
     return ps;
 }
 
@@ -211,12 +212,13 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
         out.ports.push_back(port_status(service.ports()[i], engine_ports[i], service.sm(i), now));
         if (const auto cc = service.sa_congestion(i))
             out.ports.back().sa = proto::SaCongestion{cc->window, cc->slow_start, ms(cc->srtt), ms(cc->timeout)};
+        out.ports.back().memberships = service.port_memberships(i);
     }
     const EngineStats &e = service.stats();
     const SaCounters t = service.sa_counters();
     out.counters = proto::Counters{t.sent,    t.retransmits,  t.timeouts,   t.bounces,   e.joins,
                                    e.joins_local, e.joins_failed, e.leaves, e.sa_sets, e.sa_deletes,
-                                   e.sa_gets, t.responses, t.late, amplification(t)};
+                                   e.sa_gets, t.responses, t.late, amplification(t), e.restored, e.lost};
     return out;
 }
 

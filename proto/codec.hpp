@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,6 +114,22 @@ inline constexpr std::array<std::string_view, 4> kJoinStateNames{
 // RECORD and the values inside it. Encoders are the daemon's (server -> client); readers are
 // the client's, tolerant of unknown keys and strict on the known ones.
 void write_record(JsonWriter &w, const McRecord &r);
+// {"full": n, "nonmember": n, "sendonly-nonmember": n, "sendonly-full": n}: a count per
+// JoinState bit (list's `counts`, status's per-port `memberships`).
+template <class T> void write_join_state_counts(JsonWriter &w, const std::array<T, 4> &counts) {
+    w.begin_object();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        w.member(kJoinStateNames[i], counts[i]);
+    w.end_object();
+}
+template <class T>
+std::array<T, 4> read_join_state_counts(const json_check::ObjectReader &in, std::string_view key) {
+    const json_check::ObjectReader counts(in.required(key), in.pointer(key));
+    std::array<T, 4> out{};
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<T>(counts.required_uint(kJoinStateNames[i], 0, std::numeric_limits<T>::max()));
+    return out;
+}
 void write_gid(JsonWriter &w, const Gid &g);
 void write_join_state(JsonWriter &w, std::uint8_t bits);
 

@@ -89,10 +89,7 @@ void write_group(JsonWriter &w, const GroupInfo &g, bool members = true) {
     w.key("foreign");
     write_bits_as_names(w, g.foreign);
     w.key("counts");
-    w.begin_object();
-    for (std::size_t i = 0; i < g.counts.size(); ++i)
-        w.member(kJoinStateNames[i], g.counts[i]);
-    w.end_object();
+    write_join_state_counts(w, g.counts);
     w.key("members");
     w.begin_array();
     if (members)
@@ -159,10 +156,7 @@ GroupInfo read_group(const ObjectReader &in) {
     g.busy = in.required_boolean("busy");
     g.held = bits_from_names(in, "held");
     g.foreign = bits_from_names(in, "foreign");
-    const ObjectReader counts(in.required("counts"), in.pointer("counts"));
-    for (std::size_t i = 0; i < g.counts.size(); ++i)
-        g.counts[i] = static_cast<std::uint32_t>(
-            counts.required_uint(codec::kJoinStateNames[i], 0, 0xffffffff));
+    g.counts = codec::read_join_state_counts<std::uint32_t>(in, "counts");
     for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
         const ObjectReader m(v, ptr);
         MemberInfo info;

@@ -235,6 +235,11 @@ struct PortStatus {
     std::optional<RejoinStatus> last_rejoin{}; // nullopt: never re-joined
     std::uint64_t max_groups = 0;              // access.quotas.groups_per_port; 0: none
     std::optional<SaCongestion> sa{};          // nullopt: sa.congestion_control off (or older)
+    // Version 2 additions; 0 from an older daemon. Active memberships per JoinState bit (full,
+    // nonmember, sendonly-nonmember, sendonly-full; one of several bits counts under each), and
+    // the re-joins of the port's groups started since the daemon started.
+    std::array<std::uint64_t, 4> memberships{};
+    std::uint64_t rejoins = 0;
 };
 // One uid's share of the daemon, against its quotas (access.quotas; 0: no quota).
 struct UserUsage {
@@ -261,6 +266,15 @@ struct Counters {
     // per transaction ended (answered or timed out) is the amplification; 0 before any.
     std::uint64_t sa_responses = 0, sa_late = 0;
     double sa_amplification = 0;
+    // Membership events the daemon told its clients (version 2; 0 from an older daemon).
+    std::uint64_t restored = 0, lost = 0;
+};
+// How often the front door refused something for one reason since the daemon started: the
+// config key of the rule, quota or limit that refused (a small fixed set; PROTOCOL.md).
+struct RefusalCount {
+    std::string reason;
+    std::uint64_t count = 0;
+    bool operator==(const RefusalCount &) const = default;
 };
 struct StatusResult {
     std::string daemon;
@@ -270,6 +284,7 @@ struct StatusResult {
     std::vector<PortStatus> ports;
     Counters counters;
     std::vector<UserUsage> users{}; // every uid holding or waiting for a membership, by uid
+    std::vector<RefusalCount> refused{}; // every reason the daemon counts, 0 included (version 2)
 };
 struct EvictResult {
     std::uint64_t released = 0;     // memberships released

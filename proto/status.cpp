@@ -83,6 +83,9 @@ void write_port_status(JsonWriter &w, const PortStatus &p) {
         write_nullable(w, "timeout_ms", c->timeout_ms);
         w.end_object();
     }
+    w.key("memberships");
+    write_join_state_counts(w, p.memberships);
+    w.member("rejoins", p.rejoins);
     w.end_object();
 }
 
@@ -137,12 +140,19 @@ void write_result(JsonWriter &w, const StatusResult &r) {
     w.member("sa_responses", c.sa_responses);
     w.member("sa_late", c.sa_late);
     w.member("sa_amplification", c.sa_amplification);
+    w.member("restored", c.restored);
+    w.member("lost", c.lost);
     w.end_object();
     w.key("users");
     w.begin_array();
     for (const UserUsage &u : r.users)
         write_user_usage(w, u);
     w.end_array();
+    w.key("refused");
+    w.begin_object();
+    for (const RefusalCount &n : r.refused)
+        w.member(n.reason, n.count);
+    w.end_object();
 }
 
 } // namespace codec
@@ -236,6 +246,9 @@ StatusResult read_status(const ObjectReader &in) {
             cc.timeout_ms = nullable_number(c, "timeout_ms");
             s.sa = cc;
         }
+        if (p.has("memberships")) // absent from an older daemon
+            s.memberships = codec::read_join_state_counts<std::uint64_t>(p, "memberships");
+        s.rejoins = p.uint("rejoins", 0, UINT64_MAX).value_or(0);
         r.ports.push_back(std::move(s));
     });
     const ObjectReader c(in.required("counters"), in.pointer("counters"));
@@ -254,6 +267,8 @@ StatusResult read_status(const ObjectReader &in) {
     n.sa_responses = c.uint("sa_responses", 0, UINT64_MAX).value_or(0);
     n.sa_late = c.uint("sa_late", 0, UINT64_MAX).value_or(0);
     n.sa_amplification = c.number("sa_amplification").value_or(0);
+    n.restored = c.uint("restored", 0, UINT64_MAX).value_or(0);
+    n.lost = c.uint("lost", 0, UINT64_MAX).value_or(0);
     // Absent from a daemon older than the access policy; an entry, once there, is complete.
     if (in.has("users"))
         for_each_element(in, "users", [&](const json &v, const std::string &ptr) {
@@ -279,6 +294,11 @@ StatusResult read_status(const ObjectReader &in) {
             usage.sa_mads_per_second = u.uint("sa_mads_per_second", 0, UINT64_MAX).value_or(0);
             r.users.push_back(std::move(usage));
         });
+    if (const json *refused = in.object("refused")) { // absent from an older daemon
+        const ObjectReader counts(*refused, in.pointer("refused"));
+        for (const auto &item : refused->items())
+            r.refused.push_back(RefusalCount{item.key(), counts.required_uint(item.key(), 0, UINT64_MAX)});
+    }
     return r;
 }
 

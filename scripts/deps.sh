@@ -11,6 +11,7 @@ MCASTD_PACKAGES=(
     dbus-daemon  # tests/system/dbus: a private bus
     systemd      # busctl, systemd-analyze, systemd-socket-activate, systemd-journald, journalctl
     iproute2     # ip, bridge: the Ethernet bed (tests/ethernet)
+    prometheus   # promtool: rdma-mcastctl metrics judged by Prometheus' own checker (test_metrics_sim)
 )
 
 mcastd_install_deps() {

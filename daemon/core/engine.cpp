@@ -278,8 +278,17 @@ std::vector<PortView> Engine::ports() const {
         const Port &p = ports[i];
         const RejoinProgress &r = p.rejoin;
         out.push_back(PortView{i, p.device, p.num, p.port_gid, p.active, r.running(), r.reason(), r.started(), r.finished(),
-                               r.groups(), p.groups.size()});
+                               r.groups(), p.groups.size(), r.count()});
     }
+    return out;
+}
+
+PortMemberships Engine::memberships(PortIndex port) const {
+    PortMemberships out{};
+    impl_->state.ports.at(port).groups.for_each([&](const Group &g) {
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] += g.count[i];
+    });
     return out;
 }
 

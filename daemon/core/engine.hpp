@@ -128,6 +128,10 @@ struct EngineStats {
     std::uint64_t sa_sets = 0;
     std::uint64_t sa_deletes = 0;
     std::uint64_t sa_gets = 0;
+    // Membership events told to members: `restored` (holds again, or its record changed) and
+    // `lost` (the SA no longer holds it, or its port went down).
+    std::uint64_t restored = 0;
+    std::uint64_t lost = 0;
 };
 
 // A read-only snapshot for listings (`rdma-mcastctl list`).
@@ -191,7 +195,11 @@ struct PortView {
     std::optional<TimePoint> rejoin_started, rejoin_finished;
     std::size_t rejoin_groups = 0; // groups the last re-join covered
     std::size_t groups = 0;        // groups the engine keeps on the port
+    std::uint64_t rejoins = 0;     // re-joins started since the port was added
 };
+// Active memberships of a port per JoinState bit (index 0 = 0x1 ... 3 = 0x8, as BitCounts); a
+// membership of several bits counts under each.
+using PortMemberships = std::array<std::uint64_t, 4>;
 
 class Engine {
 public:
@@ -271,6 +279,9 @@ public:
     bool has_group(PortIndex port, const Gid &mgid) const;
     std::size_t group_count(PortIndex port) const;
     std::vector<PortView> ports() const;
+    // The port's active memberships per JoinState bit: its groups' counts summed, O(groups) (not
+    // O(memberships)); for `status`, not for every page of `list` as ports() is.
+    PortMemberships memberships(PortIndex port) const;
     // Every group with every member, in GroupKey order.
     std::vector<GroupView> groups() const;
     // The groups in GroupKey order from `from` on (from the start when unset), costing what it

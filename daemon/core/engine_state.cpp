@@ -30,6 +30,7 @@ void EngineState::note_group(EngineNote::Kind kind, const Group &g, std::uint8_t
 }
 
 void EngineState::event(ClientId client, MembershipId id, MembershipEvent ev) {
+    ++(ev.kind == MembershipEvent::Kind::restored ? stats.restored : stats.lost);
     if (sink)
         deferred.emplace_back(Event{client, id, std::move(ev)});
 }

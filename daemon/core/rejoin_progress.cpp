@@ -7,6 +7,7 @@ namespace mcastd {
 
 void RejoinProgress::start(TimePoint now, std::string why) {
     if (!running_) {
+        ++count_;
         running_ = pending_ > 0;
         started_ = now;
         groups_ = pending_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ public:
     const std::optional<TimePoint> &started() const { return started_; }
     const std::optional<TimePoint> &finished() const { return finished_; }
     std::size_t groups() const { return groups_; } // groups the latest re-join covered
+    // Re-joins started since the port was added (a start that continues one that runs is not
+    // another): what `status` and the metrics count.
+    std::uint64_t count() const { return count_; }
 
 private:
     bool running_ = false;
@@ -46,6 +50,7 @@ private:
     std::optional<TimePoint> started_, finished_;
     std::size_t groups_ = 0;
     std::size_t pending_ = 0;
+    std::uint64_t count_ = 0;
 };
 
 // The audit goes round a port's groups in MGID order, one Get at a time: the first group after

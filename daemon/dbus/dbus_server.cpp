@@ -201,6 +201,7 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
     auto identified = identify(m);
     if (auto *e = std::get_if<Error>(&identified)) {
         logging::log_refused_client(ClientInfo{0, kUnknownUid, kUnknownGid, sender}, e->message);
+        sessions_.refusals().count(frontend::refusal::kIdentity);
         return *e;
     }
     frontend::Credentials who = std::get<frontend::Credentials>(std::move(identified));

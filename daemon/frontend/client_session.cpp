@@ -169,6 +169,7 @@ void ClientSession::handle(std::uint64_t id, const proto::Request &request, cons
     // it only its leaves.
     if (greeted_ && !std::holds_alternative<proto::Leave>(request) && !std::holds_alternative<proto::Hello>(request))
         if (auto no = not_allowed()) {
+            sessions_.refusals().count(refusal::kAllowLists);
             respond(std::move(*no));
             return;
         }
@@ -223,6 +224,7 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
     if (!sessions_.policy().admits(who_.caller())) {
         const std::string why = policy::not_admitted(c.uid);
         logging::log_refused_client(c, why);
+        sessions_.refusals().count(refusal::kAllowLists);
         refused_ = true;
         return proto::Failure::of(Errc::denied, why);
     }
@@ -257,17 +259,24 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
                                   "/id");
     if (door_ == Door::daemon)
         return std::nullopt; // the daemon's own groups are bounded by its config
-    if (auto no = not_allowed())
+    Refusals &refusals = sessions_.refusals();
+    if (auto no = not_allowed()) {
+        refusals.count(refusal::kAllowLists);
         return no;
+    }
     const Limits &lim = sessions_.limits();
-    if (pending_.size() >= lim.max_requests_in_flight)
+    if (pending_.size() >= lim.max_requests_in_flight) {
+        refusals.count(refusal::kRequestsInFlight);
         return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
                                                    " joins waiting for the SA on this connection (limit " +
                                                    std::to_string(lim.max_requests_in_flight) + ")");
-    if (held() + pending_.size() >= lim.max_memberships_per_client)
+    }
+    if (held() + pending_.size() >= lim.max_memberships_per_client) {
+        refusals.count(refusal::kMembershipsPerClient);
         return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held()) +
                                                    " memberships (limit " +
                                                    std::to_string(lim.max_memberships_per_client) + ")");
+    }
     return std::nullopt;
 }
 
@@ -324,6 +333,7 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         auto admitted = sessions_.admit(*this, ask, by_name);
         if (auto *no = std::get_if<proto::Failure>(&admitted)) {
             logging::log_refused(who_.who, ask, no->error);
+            sessions_.refusals().count(no->error);
             done(JoinAnswer{0, std::move(*no), {}});
             return 0;
         }
@@ -350,8 +360,10 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         }
         if (failed) {
             uncharge(pj->grant);
-            if (failed->error.policy)
+            if (failed->error.policy) {
                 logging::log_refused(who_.who, pj->request, failed->error);
+                sessions_.refusals().count(failed->error);
+            }
             done(JoinAnswer{res.id, std::move(failed), {}});
             return;
         }
@@ -470,10 +482,14 @@ std::optional<proto::Failure> ClientSession::set_monitor(bool on) {
     Accounts &acc = sessions_.accounts();
     const bool counted = door_ != Door::daemon;
     if (on && counted) {
-        if (auto no = not_allowed())
+        if (auto no = not_allowed()) {
+            sessions_.refusals().count(refusal::kAllowLists);
             return no;
-        if (auto no = acc.may_monitor(who_.who.uid))
+        }
+        if (auto no = acc.may_monitor(who_.who.uid)) {
+            sessions_.refusals().count(no->error);
             return no;
+        }
     }
     if (counted)
         acc.monitoring(who_.who.uid, on);

@@ -67,9 +67,12 @@ std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door
     if (door != Door::daemon)
         no = accounts_.may_connect(who.who.uid);
     // A socket client hears this in its hello's answer; a D-Bus caller in its first call's.
-    if (!no && door == Door::dbus && !policy_.admits(who.caller()))
+    if (!no && door == Door::dbus && !policy_.admits(who.caller())) {
         no = proto::Failure::of(Errc::denied, policy::not_admitted(who.who.uid));
+        refusals_.count(refusal::kAllowLists);
+    }
     if (no) {
+        refusals_.count(no->error); // a share's: its key
         logging::log_refused_client(who.who, no->error.message);
         return std::move(*no);
     }
@@ -104,6 +107,7 @@ void Sessions::reclient(ClientSession &s, ClientId before, ClientId now) {
 ClientSession *Sessions::restore(const RestoredSession &saved, std::string &why) {
     // The previous instance admitted it, but the limits may have changed with the restart.
     if (auto no = accounts_.may_connect(saved.who.who.uid)) {
+        refusals_.count(no->error);
         why = no->error.message;
         return nullptr;
     }
@@ -313,6 +317,7 @@ void Sessions::annotate(proto::StatusResult &out) {
     }
     for (auto &[uid, u] : users)
         out.users.push_back(std::move(u));
+    out.refused = refusals_.snapshot();
 }
 
 } // namespace mcastd::frontend

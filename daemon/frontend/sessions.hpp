@@ -4,8 +4,9 @@
 // holds the rules in force (limits, the access policy; a reload replaces them for the next
 // request) and does what reaches across sessions: a reload's review, root's evict, the parts of
 // `list` and `status` only the front door knows. Each uid's share of everything shared is its
-// account (accounts.hpp), names map to groups in the name registry (name_registry.hpp), and the
-// daemon's activity reaches monitors through the monitor outlet (monitor_outlet.hpp).
+// account (accounts.hpp), names map to groups in the name registry (name_registry.hpp), the
+// daemon's activity reaches monitors through the monitor outlet (monitor_outlet.hpp), and what
+// was refused is counted by reason (refusals.hpp).
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "frontend/limits.hpp"
 #include "frontend/monitor_outlet.hpp"
 #include "frontend/name_registry.hpp"
+#include "frontend/refusals.hpp"
 
 namespace mcastd::frontend {
 
@@ -70,6 +72,10 @@ public:
     const Accounts &accounts() const { return accounts_; }
     NameRegistry &names() { return names_; }
     MonitorOutlet &monitors() { return monitors_; }
+    // What the front door refused, by reason: counted where each refusal is decided, by the
+    // sessions and by the transports' doors (a caller nobody could identify, no hello in time).
+    Refusals &refusals() { return refusals_; }
+    const Refusals &refusals() const { return refusals_; }
     Service &service() const { return service_; }
     const std::string &daemon_name() const { return daemon_name_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
@@ -137,6 +143,7 @@ private:
     Accounts accounts_;
     NameRegistry names_;
     MonitorOutlet monitors_;
+    Refusals refusals_;
     std::chrono::steady_clock::time_point started_;
     std::uint64_t next_id_ = 1;
     std::unordered_set<ClientSession *> all_;

@@ -90,6 +90,7 @@ public:
             hello_timer_ = 0;
             if (session_->greeted())
                 return;
+            srv_.sessions_.refusals().count(frontend::refusal::kHelloTimeout);
             logging::log_refused_client(
                 this->who(), fmt::format("it said no hello within {} ms (config limits.hello_timeout_ms); closing it",
                                    deadline.count()));
@@ -390,6 +391,7 @@ void SocketServer::adopt(int fd) {
             // Never judged by another process's cgroup: told why, and closed.
             const std::string why = "cannot identify the caller: " + peer.unidentified;
             logging::log_refused_client(peer.who.who, why);
+            sessions_.refusals().count(frontend::refusal::kIdentity);
             const std::string msg = proto::encode_error(std::nullopt, proto::Failure::of(Errc::denied, why));
             ::send(fd, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
             return;

@@ -31,11 +31,14 @@ constexpr const char *kStatusHelp =
     "Usage: rdma-mcastctl status [--json]\n"
     "\n"
     "Shows the daemon's version and uptime, its ports (state, LID, SM LID, rate, MTU,\n"
-    "groups), each port's master SM (LID, GUID, ActCount) and latest re-join (when, how\n"
-    "long, how many groups, why), each user's memberships and created groups against its\n"
-    "quotas (3/4096; no quota: 3) with how many are flagged, and the daemon's counters: SA\n"
-    "MADs sent, retransmits, timeouts, joins and leaves. A port's GROUPS is shown against its\n"
-    "cap the same way.\n";
+    "groups), each port's master SM (LID, GUID, ActCount), its re-joins and the latest one\n"
+    "(when, how long, how many groups, why), its active memberships by join state, each\n"
+    "user's share of the daemon against its quotas (3/4096; no quota: 3): memberships,\n"
+    "created groups, groups on its busiest port, clients, monitors, bytes queued for it, SA\n"
+    "MADs it may send now (and its rate), and how many memberships are flagged; what the\n"
+    "daemon refused by reason (the config key that refused), and its counters: SA MADs\n"
+    "sent, retransmits, timeouts, joins, leaves, restored and lost events. A port's GROUPS\n"
+    "is shown against its cap the same way.\n";
 
 constexpr const char *kMonitorHelp =
     "Usage: rdma-mcastctl monitor [--json]\n"

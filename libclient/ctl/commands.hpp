@@ -17,6 +17,7 @@ int cmd_list(Options &opts, int argc, char **argv);
 int cmd_status(Options &opts, int argc, char **argv);
 int cmd_monitor(Options &opts, int argc, char **argv);
 int cmd_evict(Options &opts, int argc, char **argv);
+int cmd_metrics(Options &opts, int argc, char **argv);
 
 // Parses a command's options: `extra` are the command's own (handled by `on_option`), plus
 // --socket, --json, --no-reconnect and -h/--help, which every command accepts. Positional arguments are a

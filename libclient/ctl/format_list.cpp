@@ -44,12 +44,13 @@ std::string duration_text(double s) {
 
 // Per port: the master SM, and the latest re-join of the port's groups.
 std::string sm_rejoin_table(const std::vector<rdmamcast::PortStatus> &ports) {
-    Table t({"DEVICE", "PORT", "SM_LID", "SM_GUID", "SM_ACT_COUNT", "REJOINED", "DURATION",
+    Table t({"DEVICE", "PORT", "SM_LID", "SM_GUID", "SM_ACT_COUNT", "REJOINS", "REJOINED", "DURATION",
              "GROUPS", "REASON"});
     for (const auto &p : ports) {
         std::vector<std::string> row{p.device, std::to_string(p.port), std::to_string(p.sm_lid),
                                      p.sm_guid ? guid_text(*p.sm_guid) : "-",
-                                     p.sm_act_count ? std::to_string(*p.sm_act_count) : "-"};
+                                     p.sm_act_count ? std::to_string(*p.sm_act_count) : "-",
+                                     std::to_string(p.rejoins)};
         if (const auto &r = p.last_rejoin) {
             row.push_back(age_text(r->started_ago_s) + " ago");
             row.push_back(r->duration_s ? duration_text(*r->duration_s) : "running");
@@ -106,6 +107,34 @@ Json sa_window_json(const rdmamcast::PortSa &w) {
 
 const char *const kBitNames[4] = {"full", "nonmember", "sendonly-nonmember", "sendonly-full"};
 
+// Per port: its active memberships by join state.
+std::string memberships_table(const std::vector<rdmamcast::PortStatus> &ports) {
+    Table t({"DEVICE", "PORT", "FULL", "NONMEMBER", "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
+    for (const auto &p : ports)
+        t.add({p.device, std::to_string(p.port), std::to_string(p.memberships[0]), std::to_string(p.memberships[1]),
+               std::to_string(p.memberships[2]), std::to_string(p.memberships[3])});
+    return t.render();
+}
+
+Json memberships_json(const std::array<std::uint64_t, 4> &counts) {
+    Json j = Json::object();
+    for (std::size_t b = 0; b < 4; ++b)
+        j[kBitNames[b]] = counts[b];
+    return j;
+}
+
+// What the daemon refused since it started, the reasons it refused any for.
+std::string refused_table(const std::vector<rdmamcast::Refusal> &refused) {
+    Table t({"REFUSED", "REASON"});
+    bool any = false;
+    for (const auto &r : refused)
+        if (r.count) {
+            t.add({std::to_string(r.count), r.reason});
+            any = true;
+        }
+    return any ? t.render() : "nothing refused\n";
+}
+
 // A count against its quota: "3/4096", or "3" when there is none (0).
 std::string of_quota(std::uint64_t n, std::uint64_t quota) {
     return quota ? std::to_string(n) + "/" + std::to_string(quota) : std::to_string(n);
@@ -115,10 +144,16 @@ std::string of_quota(std::uint64_t n, std::uint64_t quota) {
 std::string users_table(const std::vector<rdmamcast::UserUsage> &users) {
     if (users.empty())
         return "no users\n";
-    Table t({"UID", "USER", "MEMBERSHIPS", "CREATED", "FLAGGED"});
+    Table t({"UID", "USER", "MEMBERSHIPS", "CREATED", "GROUPS/PORT", "CLIENTS", "MONITORS", "QUEUED", "SA_TOKENS",
+             "FLAGGED"});
     for (const auto &u : users)
         t.add({std::to_string(u.uid), u.user.empty() ? "-" : u.user,
                of_quota(u.memberships, u.memberships_quota), of_quota(u.creates, u.creates_quota),
+               of_quota(u.groups_per_port, u.groups_per_port_quota), of_quota(u.clients, u.clients_quota),
+               of_quota(u.monitors, u.monitors_quota), of_quota(u.queued_bytes, u.queued_bytes_quota),
+               // What it may send now and its rate; no budget (root, or none configured): "-".
+               u.sa_mads_per_second ? amount_text(u.sa_tokens) + " (" + std::to_string(u.sa_mads_per_second) + "/s)"
+                                    : "-",
                std::to_string(u.flagged)});
     return t.render();
 }
@@ -228,8 +263,10 @@ std::string status_text(const rdmamcast::Status &s) {
         out += '\n' + sm_rejoin_table(s.ports);
         if (std::string sa = sa_window_table(s.ports); !sa.empty())
             out += '\n' + sa;
+        out += '\n' + memberships_table(s.ports);
     }
     out += '\n' + users_table(s.users);
+    out += '\n' + refused_table(s.refused);
     out += '\n';
     const auto &c = s.counters;
     Table t({"SA MADs sent", std::to_string(c.sa_mads_sent)});
@@ -247,6 +284,8 @@ std::string status_text(const rdmamcast::Status &s) {
     t.add({"joins answered locally", std::to_string(c.joins_local)});
     t.add({"joins failed", std::to_string(c.joins_failed)});
     t.add({"leaves", std::to_string(c.leaves)});
+    t.add({"restored events", std::to_string(c.restored)});
+    t.add({"lost events", std::to_string(c.lost)});
     return out + t.render();
 }
 
@@ -271,6 +310,8 @@ Json status_json(const rdmamcast::Status &s) {
                              {"max_groups", p.max_groups}});
         if (p.sa) // as the protocol: absent with congestion control off
             ports.back()["sa"] = sa_window_json(*p.sa);
+        ports.back()["memberships"] = memberships_json(p.memberships);
+        ports.back()["rejoins"] = p.rejoins;
     }
     Json users = Json::array();
     for (const auto &u : s.users)
@@ -280,7 +321,20 @@ Json status_json(const rdmamcast::Status &s) {
                              {"memberships_quota", u.memberships_quota},
                              {"creates", u.creates},
                              {"creates_quota", u.creates_quota},
-                             {"flagged", u.flagged}});
+                             {"flagged", u.flagged},
+                             {"clients", u.clients},
+                             {"clients_quota", u.clients_quota},
+                             {"monitors", u.monitors},
+                             {"monitors_quota", u.monitors_quota},
+                             {"queued_bytes", u.queued_bytes},
+                             {"queued_bytes_quota", u.queued_bytes_quota},
+                             {"groups_per_port", u.groups_per_port},
+                             {"groups_per_port_quota", u.groups_per_port_quota},
+                             {"sa_tokens", u.sa_tokens},
+                             {"sa_mads_per_second", u.sa_mads_per_second}});
+    Json refused = Json::object();
+    for (const auto &r : s.refused)
+        refused[r.reason] = r.count;
     const auto &c = s.counters;
     return Json{{"daemon", s.daemon},
                 {"protocol", s.protocol},
@@ -300,8 +354,11 @@ Json status_json(const rdmamcast::Status &s) {
                                   {"sa_amplification", c.sa_amplification},
                                   {"sa_sets", c.sa_sets},
                                   {"sa_deletes", c.sa_deletes},
-                                  {"sa_gets", c.sa_gets}}},
-                {"users", users}};
+                                  {"sa_gets", c.sa_gets},
+                                  {"restored", c.restored},
+                                  {"lost", c.lost}}},
+                {"users", users},
+                {"refused", refused}};
 }
 
 } // namespace ctl

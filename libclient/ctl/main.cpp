@@ -23,6 +23,7 @@ constexpr const char *kUsage =
     "            the access rule that admitted them\n"
     "  status    ports, counters, and each user's memberships against its quotas\n"
     "  monitor   print the daemon's activity until interrupted\n"
+    "  metrics   the daemon's state in the Prometheus text format (--output FILE)\n"
     "  evict     root only: release a user's memberships, or one membership\n"
     "\n"
     "Options:\n"
@@ -50,6 +51,7 @@ constexpr Command kCommands[] = {
     {"status", ctl::cmd_status},
     {"monitor", ctl::cmd_monitor},
     {"evict", ctl::cmd_evict},
+    {"metrics", ctl::cmd_metrics},
 };
 
 int usage_error(std::string_view command, const std::string &message) {

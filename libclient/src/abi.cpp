@@ -53,6 +53,7 @@ StructInfo info(Struct s) {
         return {"rdmamcast_user_usage", &rdmamcast_sizes::user_usage, sizeof(rdmamcast_user_usage), false};
     case Struct::daemon_status:
         return {"rdmamcast_daemon_status", &rdmamcast_sizes::daemon_status, sizeof(rdmamcast_daemon_status), false};
+    case Struct::refusal: return {"rdmamcast_refusal", &rdmamcast_sizes::refusal, sizeof(rdmamcast_refusal), false};
     }
     return {"?", &rdmamcast_sizes::size, 0, true};
 }

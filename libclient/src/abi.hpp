@@ -26,6 +26,7 @@ enum class Struct {
     counters,
     user_usage,
     daemon_status,
+    refusal,
 };
 
 // 0 when `caller` admits every structure of `structs`: a table this library can read, each

@@ -253,7 +253,7 @@ int rdmamcast_status_sized(rdmamcast_client *c, rdmamcast_daemon_status **out,
         if (int rc = rdmamcast::detail::check_sizes(
                 sizes,
                 {Struct::daemon_status, Struct::counters, Struct::port_status, Struct::rejoin,
-                 Struct::port_sa, Struct::user_usage},
+                 Struct::port_sa, Struct::user_usage, Struct::refusal},
                 "rdmamcast_status", c->error);
             rc < 0)
             return rc;

@@ -455,7 +455,8 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
     *counters = rdmamcast_counters{c.sa_mads_sent, c.sa_retransmits, c.sa_timeouts, c.sa_bounces,
                                    c.joins,        c.joins_local,    c.joins_failed, c.leaves,
                                    c.sa_responses, c.sa_late,        c.sa_amplification,
-                                   c.sa_sets,      c.sa_deletes,     c.sa_gets};
+                                   c.sa_sets,      c.sa_deletes,     c.sa_gets,
+                                   c.restored,     c.lost};
     pub.counters = counters;
     pub.num_ports = status.ports.size();
     pub.ports = arena->array<rdmamcast_port_status>(status.ports.size());
@@ -497,6 +498,8 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
             cs->timeout_ms = w->timeout_ms.value_or(0);
             cp->sa = cs;
         }
+        std::copy(p.memberships.begin(), p.memberships.end(), cp->memberships);
+        cp->rejoins = p.rejoins;
         pub.ports[i] = cp;
     }
     pub.num_users = status.users.size();
@@ -511,7 +514,25 @@ rdmamcast_daemon_status *status_to_c(const mcastd::proto::StatusResult &status) 
         cu->creates = u.creates;
         cu->creates_quota = u.creates_quota;
         cu->flagged = u.flagged;
+        cu->clients = u.clients;
+        cu->clients_quota = u.clients_quota;
+        cu->monitors = u.monitors;
+        cu->monitors_quota = u.monitors_quota;
+        cu->queued_bytes = u.queued_bytes;
+        cu->queued_bytes_quota = u.queued_bytes_quota;
+        cu->groups_per_port = u.groups_per_port;
+        cu->groups_per_port_quota = u.groups_per_port_quota;
+        cu->sa_tokens = u.sa_tokens;
+        cu->sa_mads_per_second = u.sa_mads_per_second;
         pub.users[i] = cu;
+    }
+    pub.num_refused = status.refused.size();
+    pub.refused = arena->array<rdmamcast_refusal>(status.refused.size());
+    for (std::size_t i = 0; i < status.refused.size(); ++i) {
+        auto *cr = arena->make<rdmamcast_refusal>();
+        cr->reason = arena->str(status.refused[i].reason);
+        cr->count = status.refused[i].count;
+        pub.refused[i] = cr;
     }
     holder->arena = arena.release();
     return &holder.release()->pub;

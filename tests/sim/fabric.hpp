@@ -100,6 +100,11 @@ RunResult finish(Process &p, std::chrono::milliseconds timeout);
 // none. A name with a slash is taken as it is.
 std::optional<std::filesystem::path> find_tool(const std::string &name);
 
+// One line per thread of process `pid`: its id, name, state, kernel wait channel and the
+// syscall it is in (/proc/<pid>/task/*), for a test that finds a process not answering: where
+// it is stuck is what the next run cannot reproduce.
+std::string thread_states(pid_t pid);
+
 // "<prefix>-<pid>-<n>-<random hex>": a name no other test, in this process or another, has. For
 // what is global to the machine: abstract sockets, network namespaces.
 std::string unique_name(const std::string &prefix);

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -557,6 +559,28 @@ std::optional<std::filesystem::path> find_tool(const std::string &name) {
             return p;
     }
     return std::nullopt;
+}
+
+std::string thread_states(pid_t pid) {
+    namespace fs = std::filesystem;
+    const auto first_line = [](const fs::path &p) {
+        std::ifstream in(p);
+        std::string line;
+        std::getline(in, line);
+        return line;
+    };
+    std::string out;
+    std::error_code ec;
+    for (const auto &task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        // stat: "tid (comm) S ..."; the name may hold spaces, the state follows its ')'.
+        const std::string stat = first_line(task.path() / "stat");
+        const auto close = stat.rfind(')');
+        const std::string state = close != std::string::npos && close + 2 < stat.size() ? stat.substr(close + 2, 1) : "?";
+        out += "  " + task.path().filename().string() + " " + first_line(task.path() / "comm") + " " + state +
+               " wchan=" + first_line(task.path() / "wchan") + " syscall=" + first_line(task.path() / "syscall") +
+               "\n";
+    }
+    return out.empty() ? "  (no such process)\n" : out;
 }
 
 std::string unique_name(const std::string &prefix) {

@@ -220,7 +220,8 @@ protected:
     void TearDown() override {
         if (HasFailure())
             for (auto &d : daemons_)
-                std::printf("--- rdma-mcastd log ---\n%s\n", d->process().stderr_text().c_str());
+                std::printf("--- rdma-mcastd log ---\n%s\n--- its threads now ---\n%s", d->process().stderr_text().c_str(),
+                            thread_states(d->process().pid()).c_str());
         daemons_.clear(); // before the fabric
     }
     std::vector<std::unique_ptr<Daemon>> daemons_;

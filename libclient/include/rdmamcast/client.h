@@ -757,6 +757,11 @@ struct rdmamcast_port_status {
 	uint64_t max_groups;    /* the cap on groups (access.quotas.groups_per_port); 0: none (1.2) */
 	/* The port's SA window; NULL with sa.congestion_control off, or from an older daemon (1.3) */
 	const struct rdmamcast_port_sa *sa;
+	/* 1.5; 0 from an older daemon: */
+	uint64_t memberships[4]; /* active memberships per JoinState bit: full, nonmember,
+				    sendonly-nonmember, sendonly-full (one of several bits counts
+				    under each) */
+	uint64_t rejoins;        /* re-joins of the port's groups started since the daemon started */
 };
 
 struct rdmamcast_counters {
@@ -775,6 +780,8 @@ struct rdmamcast_counters {
 				    0 before any: well above 1, the SA serves retransmits */
 	/* MCMemberRecord transactions the daemon started (1.3; 0 from an older daemon): */
 	uint64_t sa_sets, sa_deletes, sa_gets;
+	/* Membership events told to clients, one per membership (1.5; 0 from an older daemon): */
+	uint64_t restored, lost;
 };
 
 /* One uid's share of the daemon against its quotas (access.quotas; a quota of 0 is none). */
@@ -784,6 +791,23 @@ struct rdmamcast_user_usage {
 	uint64_t memberships, memberships_quota; /* held or waiting */
 	uint64_t creates, creates_quota;         /* groups its joins created that still exist */
 	uint64_t flagged; /* memberships the rules in force now would refuse */
+	/* Its shares of what every client shares, against each share (limits, access.quotas; 0:
+	 * none, as for root). 1.5; 0 from an older daemon: */
+	uint64_t clients, clients_quota;           /* connections and D-Bus callers */
+	uint64_t monitors, monitors_quota;         /* monitor subscriptions */
+	uint64_t queued_bytes, queued_bytes_quota; /* what the daemon owes its connections now */
+	uint64_t groups_per_port, groups_per_port_quota; /* groups on its busiest port */
+	double sa_tokens;            /* SA MADs it may send now; below 0, a debt its next join
+					waits out */
+	uint64_t sa_mads_per_second; /* its SA budget's rate */
+};
+
+/* What the daemon refused since it started, for one reason: the config key of the rule, quota
+ * or limit that refused ("access.rules", "limits.max_clients_per_uid", ...; rdma-mcastd's
+ * PROTOCOL.md lists them), or "identity" (1.5). */
+struct rdmamcast_refusal {
+	const char *reason;
+	uint64_t count;
 };
 
 struct rdmamcast_daemon_status {
@@ -797,6 +821,10 @@ struct rdmamcast_daemon_status {
 	/* Every uid holding or waiting for a membership, by uid (1.2; none from an older daemon). */
 	size_t num_users;
 	struct rdmamcast_user_usage **users;
+	/* Every reason the daemon counts refusals for, 0 included, by reason (1.5; none from an
+	 * older daemon). */
+	size_t num_refused;
+	struct rdmamcast_refusal **refused;
 };
 
 /* The daemon's ports, counters and users. Free with rdmamcast_status_free(). */
@@ -839,6 +867,7 @@ struct rdmamcast_sizes {
 	uint32_t counters;
 	uint32_t user_usage;
 	uint32_t daemon_status;
+	uint32_t refusal;
 };
 
 static inline const struct rdmamcast_sizes *rdmamcast_compiled_sizes(void)
@@ -851,6 +880,7 @@ static inline const struct rdmamcast_sizes *rdmamcast_compiled_sizes(void)
 		sizeof(struct rdmamcast_rejoin),     sizeof(struct rdmamcast_port_sa),
 		sizeof(struct rdmamcast_port_status), sizeof(struct rdmamcast_counters),
 		sizeof(struct rdmamcast_user_usage), sizeof(struct rdmamcast_daemon_status),
+		sizeof(struct rdmamcast_refusal),
 	};
 	return &sizes;
 }

@@ -29,6 +29,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -498,6 +499,10 @@ struct PortStatus {
     std::optional<Rejoin> last_rejoin; // nullopt: none yet
     std::uint64_t max_groups = 0;      // access.quotas.groups_per_port; 0: none
     std::optional<PortSa> sa;          // nullopt: congestion control off, or an older daemon
+    // Active memberships per JoinState bit (full, nonmember, sendonly-nonmember, sendonly-full)
+    // and the re-joins started since the daemon started; 0 from an older daemon.
+    std::array<std::uint64_t, 4> memberships{};
+    std::uint64_t rejoins = 0;
 };
 
 // One uid's share of the daemon against its quotas (0: no quota).
@@ -507,6 +512,19 @@ struct UserUsage {
     std::uint64_t memberships = 0, memberships_quota = 0;
     std::uint64_t creates = 0, creates_quota = 0;
     std::uint64_t flagged = 0;
+    // Its shares against each share (0: none); 0 from an older daemon.
+    std::uint64_t clients = 0, clients_quota = 0;
+    std::uint64_t monitors = 0, monitors_quota = 0;
+    std::uint64_t queued_bytes = 0, queued_bytes_quota = 0;
+    std::uint64_t groups_per_port = 0, groups_per_port_quota = 0;
+    double sa_tokens = 0;
+    std::uint64_t sa_mads_per_second = 0;
+};
+
+// What the daemon refused since it started for one reason (the config key that refused).
+struct Refusal {
+    std::string reason;
+    std::uint64_t count = 0;
 };
 
 struct Status {
@@ -517,6 +535,7 @@ struct Status {
     rdmamcast_counters counters{};
     std::vector<PortStatus> ports;
     std::vector<UserUsage> users; // by uid; empty from an older daemon
+    std::vector<Refusal> refused; // every reason, 0 included; empty from an older daemon
 };
 
 // ---- client and memberships ----
@@ -740,7 +759,7 @@ public:
         rdmamcast_daemon_status *s = nullptr;
         check(rdmamcast_status(c_.get(), &s));
         std::unique_ptr<rdmamcast_daemon_status, decltype(&rdmamcast_status_free)> guard(s, rdmamcast_status_free);
-        Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}, {}};
+        Status out{s->daemon, s->protocol, s->uptime_s, s->clients, *s->counters, {}, {}, {}};
         for (std::size_t i = 0; i < s->num_ports; ++i) {
             const auto &p = *s->ports[i];
             PortStatus ps{p.device, p.port, p.state, p.lid, p.sm_lid, p.sm_sl,
@@ -762,13 +781,20 @@ public:
                 if (w->has_timeout)
                     ps.sa->timeout_ms = w->timeout_ms;
             }
+            std::copy(std::begin(p.memberships), std::end(p.memberships), ps.memberships.begin());
+            ps.rejoins = p.rejoins;
             out.ports.push_back(std::move(ps));
         }
         for (std::size_t i = 0; i < s->num_users; ++i) {
             const auto &u = *s->users[i];
             out.users.push_back(UserUsage{u.uid, u.user, u.memberships, u.memberships_quota,
-                                          u.creates, u.creates_quota, u.flagged});
+                                          u.creates, u.creates_quota, u.flagged,
+                                          u.clients, u.clients_quota, u.monitors, u.monitors_quota,
+                                          u.queued_bytes, u.queued_bytes_quota, u.groups_per_port,
+                                          u.groups_per_port_quota, u.sa_tokens, u.sa_mads_per_second});
         }
+        for (std::size_t i = 0; i < s->num_refused; ++i)
+            out.refused.push_back(Refusal{s->refused[i]->reason, s->refused[i]->count});
         return out;
     }
 

@@ -43,6 +43,7 @@ constexpr const char *kUser = "mcastuser";
 constexpr const char *kMgidA = "ff15::7a:1"; // the user's, held from activation to upgrade
 constexpr const char *kMgidB = "ff15::7a:2"; // joined after the bad reload and the watchdog
 constexpr const char *kMgidC = "ff15::7a:3"; // held across the upgrade, left by the removal
+constexpr const char *kMetricsTimer = "rdma-mcastd-metrics.timer";
 
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
@@ -203,6 +204,9 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
     ASSERT_EQ(group.exit_code, 0) << "the package made no group rdma-mcast: " << said(group);
     const RunResult catalog = lab->run({"journalctl", "--list-catalog"});
     EXPECT_NE(catalog.out.find("rdma-mcastd"), std::string::npos) << "the catalog is not in the journal's database";
+    // The metrics' timer too (its service then skips each run: the lab has no node_exporter).
+    EXPECT_EQ(lab->systemctl({"is-enabled", kMetricsTimer}).out, "enabled\n");
+    EXPECT_EQ(lab->show(kMetricsTimer, "ActiveState"), "active") << lab->journal(kMetricsTimer);
 
     // The service waits for its first client.
     if (lab->show(kService, "ActiveState") != "inactive") {
@@ -319,7 +323,8 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
     const RunResult upgraded = install(newer);
     ASSERT_EQ(upgraded.exit_code, 0) << said(upgraded);
     std::printf("[ figures ] dpkg -i of the newer packages: %lld ms\n", ms(Clock::now() - u0));
-    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s));
+    EXPECT_TRUE(until([&] { return lab->show(kService, "ActiveState") == "active"; }, 30s)) << said(upgraded)
+                                                                                           << lab->journal();
     EXPECT_NE(main_pid(), pid_before_upgrade) << "the upgrade did not restart the daemon";
     const RunResult version = lab->run({"dpkg-query", "-W", "-f", "${Version}", "rdma-mcastd"});
     EXPECT_NE(version.out.find("+labupgrade1"), std::string::npos) << said(version);
@@ -332,11 +337,13 @@ TEST_F(PackageLab, InstallUseReloadWatchdogUpgradeRemoveUnderSystemd) {
     const RunResult listed = lab->run({"env", "-u", "RDMA_MCASTD_SOCKET", "rdma-mcastctl", "list"});
     EXPECT_NE(listed.out.find(kMgidC), std::string::npos) << "the new daemon does not hold " << kMgidC << ":\n"
                                                          << listed.out;
+    EXPECT_EQ(lab->show(kMetricsTimer, "ActiveState"), "active") << lab->journal(kMetricsTimer);
 
     // apt-get remove stops it (SIGTERM): nothing is left at the SA.
     const RunResult removed = lab->run({"apt-get", "remove", "-y", "-q", "rdma-mcastd"}, 120s);
     ASSERT_EQ(removed.exit_code, 0) << said(removed);
     EXPECT_NE(lab->show(kService, "ActiveState"), "active");
+    EXPECT_NE(lab->show(kMetricsTimer, "ActiveState"), "active");
     EXPECT_TRUE(at_sa(kMgidC, std::nullopt)) << "the removed daemon left " << kMgidC << " at the SA";
     EXPECT_FALSE(fabric->sa_join_state(*parse_gid(kMgidA), port));
     EXPECT_FALSE(fabric->sa_join_state(*parse_gid(kMgidB), port));

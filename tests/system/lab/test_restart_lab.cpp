@@ -90,10 +90,14 @@ public:
         std::vector<std::string> missing; // "+T ms: MGID none"
     };
 
+    // The gaps include the watch's two ends: from its start to the first answered poll, and
+    // from the last one to the stop, so that a bound on max_gap_ms covers the whole window.
     Report stop() {
         if (thread_.joinable()) {
             stop_ = true;
             thread_.join();
+            std::lock_guard lock(mu_);
+            report_.max_gap_ms = std::max(report_.max_gap_ms, ms(Clock::now() - last_.value_or(start_)));
         }
         std::lock_guard lock(mu_);
         return report_;
@@ -101,8 +105,6 @@ public:
 
 private:
     void loop(Fabric &fabric) {
-        const auto start = Clock::now();
-        std::optional<Clock::time_point> last;
         while (!stop_) {
             const auto at = Clock::now();
             const sim::RunResult r = fabric.run_on(kVia, argv_, 5s);
@@ -114,7 +116,7 @@ private:
                     ++answered;
                 else if (line.ends_with(" none")) {
                     ++answered;
-                    none.push_back("+" + std::to_string(ms(at - start)) + " ms: " + line);
+                    none.push_back("+" + std::to_string(ms(at - start_)) + " ms: " + line);
                 }
             }
             std::lock_guard lock(mu_);
@@ -123,15 +125,16 @@ private:
                 continue;
             }
             ++report_.polls;
-            if (last)
-                report_.max_gap_ms = std::max(report_.max_gap_ms, ms(at - *last));
-            last = at;
+            report_.max_gap_ms = std::max(report_.max_gap_ms, ms(at - last_.value_or(start_)));
+            last_ = at;
             report_.missing.insert(report_.missing.end(), none.begin(), none.end());
         }
     }
 
     std::vector<std::string> argv_;
     std::size_t expected_ = 0;
+    const Clock::time_point start_ = Clock::now();
+    std::optional<Clock::time_point> last_; // the start of the last answered poll (under mu_)
     std::atomic<bool> stop_{false};
     std::mutex mu_;
     Report report_;
@@ -313,12 +316,13 @@ protected:
                                                   s += "  " + m + "\n";
                                               return s;
                                           }();
-        // The poller asks again as soon as it has an answer: every 5-60 ms here, 262 ms once
-        // with three sim tests at a time on two cores. A short absence would take a Delete and
-        // a Set, which OpenSM's log (below) shows at any cadence; the bound only keeps the
-        // poller from going quiet.
-        EXPECT_GE(w.polls, 10) << when << ": too few SA polls to judge";
-        EXPECT_LE(w.max_gap_ms, 1000) << when << ": the SA went unwatched for too long";
+        // The poller asks again as soon as it has an answer: every 5-60 ms on a quiet machine,
+        // 560 ms with three sim tests and a busy loop on two cores (load 14), when 9 polls
+        // fitted the window. A short absence would take a Delete and a Set, which OpenSM's log
+        // (below) shows at any cadence; the bounds only make sure the poller watched the whole
+        // window (the gaps include its two ends), so they are generous: 2 s, at least 2 polls.
+        EXPECT_GE(w.polls, 2) << when << ": too few SA polls to judge";
+        EXPECT_LE(w.max_gap_ms, 2000) << when << ": the SA went unwatched for too long";
         // Sets and Deletes: the Gets are this test's own watcher's (and the daemon's audits).
         for (const auto &r : requests_since(log_offset))
             for (const auto &g : all_groups())

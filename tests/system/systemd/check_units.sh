@@ -5,7 +5,7 @@
 #   check_units.sh verify   SRC_DIR BUILD_DIR   every unit verifies with no message at all
 #   check_units.sh security SERVICE_FILE MAX    the exposure rating is MAX or better (lower)
 #
-# verify takes every *.service and *.socket in SRC_DIR (other helpers' units included) and
+# verify takes every *.service, *.socket and *.timer in SRC_DIR (other helpers' units included) and
 # BUILD_DIR (units configured from *.in, with ExecStart= naming the built daemon, since verify
 # checks that the binary exists). D-Bus activation files are also called *.service but are not
 # units: they are recognised by their [D-BUS Service] section and skipped.
@@ -13,7 +13,7 @@ set -euo pipefail
 
 verify() {
     local units=() f
-    for f in "$1"/*.service "$1"/*.socket "$2"/*.service "$2"/*.socket; do
+    for f in "$1"/*.service "$1"/*.socket "$1"/*.timer "$2"/*.service "$2"/*.socket "$2"/*.timer; do
         [ -f "$f" ] || continue
         grep -q '^\[D-BUS Service\]' "$f" && continue
         units+=("$f")

@@ -224,5 +224,27 @@ TEST_F(EngineRead, OnlyAClientsOwnMembershipsWithTheWholeGroupsHeaders) {
     EXPECT_TRUE(engine.groups_from(std::nullopt, 10, ClientId{999}).groups.empty()) << "no such client";
 }
 
+// What `status` shows per port: active memberships per JoinState bit, pending and lost ones
+// not counted, a membership of two bits under both.
+TEST_F(EngineRead, APortsMembershipsPerJoinStateCountTheActiveOnesPerBit) {
+    const PortIndex second = add_port("mlx5_1", 1, 0x100004);
+    join(client, request(gid("ff15::1"), join::full));
+    join(other, request(gid("ff15::1"), join::full));
+    join(client, request(gid("ff15::2"), join::send_only_full));
+    join(client, request(gid("ff15::3"), join::full | join::non_member));
+    join(other, request(gid("ff15::4"), join::full, "mlx5_1", 1)); // creates it: a full member must
+    settle();
+    join(client, request(gid("ff15::4"), join::send_only_non_member, "mlx5_1", 1));
+    settle();
+    EXPECT_EQ(engine.memberships(port), (PortMemberships{3, 1, 0, 1}));
+    EXPECT_EQ(engine.memberships(second), (PortMemberships{1, 0, 1, 0}));
+    join(client, request(gid("ff15::5"), join::full)); // pending: the SA has not answered
+    EXPECT_EQ(engine.memberships(port), (PortMemberships{3, 1, 0, 1}));
+    engine.set_port_active(port, false, "port down"); // told lost, kept: not active
+    settle();
+    EXPECT_EQ(engine.memberships(port), (PortMemberships{3, 1, 0, 1}))
+        << "a port that is down keeps its memberships for the re-join";
+}
+
 } // namespace
 } // namespace mcastd::test

@@ -65,6 +65,9 @@ TEST_F(Rejoin, SmRestartRejoinsEveryGroupAndTellsEachMemberWithTheNewMlid) {
     EXPECT_EQ(pv.rejoin_groups, 2u);
     EXPECT_EQ(pv.rejoin_reason, "SM restarted");
     ASSERT_TRUE(pv.rejoin_started && pv.rejoin_finished);
+    EXPECT_EQ(pv.rejoins, 1u);
+    EXPECT_EQ(engine.stats().restored, 3u) << "one restored event per membership";
+    EXPECT_EQ(engine.stats().lost, 0u);
 }
 
 TEST_F(Rejoin, ARejoinWithNoGroupsFinishesAsItStarts) {
@@ -141,6 +144,22 @@ TEST_F(Rejoin, PortDownTellsLostAndComingBackRestores) {
     ASSERT_EQ(events_for(a).size(), 2u);
     EXPECT_EQ(events_for(a)[1].ev.kind, Kind::restored);
     EXPECT_EQ(engine.groups()[0].members[0].state, MemberView::State::active);
+    EXPECT_EQ(engine.stats().lost, 1u);
+    EXPECT_EQ(engine.stats().restored, 1u);
+}
+
+TEST_F(Rejoin, EachRejoinStartedCountsOnceAndOneThatRunsIsNotCountedAgain) {
+    join(client, request(kA, join::full));
+    settle();
+    EXPECT_EQ(engine.ports()[port].rejoins, 0u);
+    sm_restart();
+    engine.invalidate_port(port, "SM restarted");
+    engine.invalidate_port(port, "SM restarted, seen by the poll too"); // before it ran: the same one
+    settle();
+    EXPECT_EQ(engine.ports()[port].rejoins, 1u);
+    engine.invalidate_port(port, "client reregister");
+    settle();
+    EXPECT_EQ(engine.ports()[port].rejoins, 2u);
 }
 
 TEST_F(Rejoin, AnEventDuringTheRejoinStartsItAgain) {

@@ -31,6 +31,19 @@ TEST(RejoinProgress, EndsWhenItsLastGroupIsDone) {
     EXPECT_FALSE(r.finish(t0 + std::chrono::seconds(1), false)) << "ends once";
 }
 
+TEST(RejoinProgress, CountsTheRejoinsStartedNotTheStartsThatContinueOne) {
+    RejoinProgress r;
+    EXPECT_EQ(r.count(), 0u);
+    r.group_marked();
+    r.start(t0, "SM restart");
+    r.start(t0, "SM restart seen again"); // continues the one that runs
+    EXPECT_EQ(r.count(), 1u);
+    r.group_done();
+    ASSERT_TRUE(r.finish(t0, false));
+    r.start(t0 + std::chrono::seconds(1), "LID change"); // nothing to redo: still a re-join
+    EXPECT_EQ(r.count(), 2u);
+}
+
 TEST(RejoinProgress, NothingToRedoIsDoneAsItStarts) {
     RejoinProgress r;
     r.start(t0, "LID change");

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `status` per port: the SM, the MTU and the last re-join, built from hand-made engine and port
-// state (the sim tier checks the same fields against a real OpenSM).
+// state (the sim tier checks the same fields against a real OpenSM); and the whole of it from a
+// Service over the fake SA: memberships per JoinState, re-joins and the events they told.
 #include <gtest/gtest.h>
 
+#include "fakes/fake_port.hpp"
+#include "fakes/fake_sa.hpp"
+#include "fakes/fake_timers.hpp"
 #include "views.hpp"
 
 namespace mcastd {
@@ -74,6 +78,51 @@ TEST(StatusView, FinishedRejoinHasItsDuration) {
     EXPECT_DOUBLE_EQ(ps.last_rejoin->started_ago_s, 60.0);
     ASSERT_TRUE(ps.last_rejoin->duration_s);
     EXPECT_DOUBLE_EQ(*ps.last_rejoin->duration_s, 0.42);
+}
+
+struct NoSink final : MembershipEventSink {
+    void membership_event(ClientId, MembershipId, const MembershipEvent &) override {}
+};
+
+TEST(StatusView, APortsMembershipsPerJoinStateItsRejoinsAndTheEventsTheyTold) {
+    test::FakeSa sa;
+    test::FakeTimers timers;
+    Service service(EngineConfig{}, sa, timers);
+    const PortIndex p = service.add_port(test::test_port(), true);
+    sa.port_gids[p] = test::test_port().port_gid();
+    NoSink sink;
+    const ClientId a = service.add_client(ClientInfo{1, 1000, 100, "a"}, &sink);
+    const ClientId b = service.add_client(ClientInfo{2, 1001, 100, "b"}, &sink);
+    const auto join = [&](ClientId c, const char *mgid, std::uint8_t bits) {
+        JoinRequest r = test::join_request(mgid);
+        r.join_state = bits;
+        bool ok = false;
+        service.join(c, r, [&ok](const JoinResult &res) { ok = !res.error; });
+        sa.run();
+        EXPECT_TRUE(ok) << mgid;
+    };
+    join(a, "ff15::1", join::full);
+    join(b, "ff15::1", join::full);
+    join(a, "ff15::2", join::send_only_full);
+    const StatusExtras extras{"rdma-mcastd test", std::chrono::steady_clock::now(), 2};
+    proto::StatusResult st = status_view(service, extras);
+    ASSERT_EQ(st.ports.size(), 1u);
+    EXPECT_EQ(st.ports[0].memberships, (std::array<std::uint64_t, 4>{2, 0, 0, 1}));
+    EXPECT_EQ(st.ports[0].rejoins, 0u);
+    EXPECT_EQ(st.counters.restored, 0u);
+
+    service.port_invalidated(p, port::Trigger::sm_restart, "SM restarted");
+    for (int i = 0; i < 100 && (sa.pending() || !service.idle()); ++i) {
+        sa.run();
+        timers.step();
+    }
+    st = status_view(service, extras);
+    EXPECT_EQ(st.ports[0].rejoins, 1u);
+    EXPECT_EQ(st.counters.restored, 3u) << "one per membership";
+    EXPECT_EQ(st.counters.lost, 0u);
+    service.port_usable(p, false, "port down");
+    st = status_view(service, extras);
+    EXPECT_EQ(st.counters.lost, 3u);
 }
 
 } // namespace

@@ -253,7 +253,7 @@ TEST(AbiSizes, AStatusStructureLargerThanTheLibrarysIsRefused) {
     rdmamcast_daemon_status *s = nullptr;
     for (auto member : {&rdmamcast_sizes::daemon_status, &rdmamcast_sizes::counters,
                         &rdmamcast_sizes::port_status, &rdmamcast_sizes::rejoin,
-                        &rdmamcast_sizes::port_sa, &rdmamcast_sizes::user_usage}) {
+                        &rdmamcast_sizes::port_sa, &rdmamcast_sizes::user_usage, &rdmamcast_sizes::refusal}) {
         auto newer = sizes_with(member, 8);
         EXPECT_EQ(rdmamcast_status_sized(c.get(), &s, &newer), -EINVAL);
         EXPECT_EQ(s, nullptr);
@@ -265,6 +265,20 @@ TEST(AbiSizes, AStatusStructureLargerThanTheLibrarysIsRefused) {
                        newer.counters, sizeof(rdmamcast_counters));
     EXPECT_TRUE(d.requests_of<proto::Status>().empty());
     ASSERT_EQ(rdmamcast_status(c.get(), &s), 0);
+    rdmamcast_status_free(s);
+}
+
+// A table from before struct rdmamcast_refusal (RDMAMCAST_1.5's first, 56 bytes) names no size
+// for it: the program cannot reach the refusals, and its status is served.
+TEST(AbiSizes, ATableWithoutTheRefusalsSizeIsServed) {
+    FakeDaemon d(script);
+    auto c = connect_to(d);
+    auto first = *rdmamcast_compiled_sizes();
+    first.size = offsetof(rdmamcast_sizes, refusal);
+    ASSERT_EQ(first.size, 56u);
+    first.refusal = 1u << 30; // past its size: never read
+    rdmamcast_daemon_status *s = nullptr;
+    ASSERT_EQ(rdmamcast_status_sized(c.get(), &s, &first), 0) << rdmamcast_last_error(c.get())->message;
     rdmamcast_status_free(s);
 }
 

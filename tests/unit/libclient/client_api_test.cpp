@@ -858,7 +858,12 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
         st.ports[0].sa = proto::SaCongestion{3.5, true, 0.41, 300};
         st.ports[1].sa = proto::SaCongestion{1, true, std::nullopt, std::nullopt};
         st.users.push_back({0, "root", 2, 0, 0, 0, 0});
-        st.users.push_back({1001, "bob", 3, 4096, 1, 64, 1});
+        st.users.push_back({1001, "bob", 3, 4096, 1, 64, 1, 2, 256, 1, 4, 4096, 8388608, 3, 256, -1.5, 50});
+        st.ports[0].memberships = {6, 1, 0, 2};
+        st.ports[0].rejoins = 3;
+        st.counters.restored = 14;
+        st.counters.lost = 7;
+        st.refused = {{"access.rules", 2}, {"limits.hello_timeout_ms", 0}};
         s.reply(env.id, st);
         return true;
     });
@@ -866,6 +871,28 @@ TEST(ClientStatus, DecodesPortsAndCounters) {
     rdmamcast_daemon_status *s = nullptr;
     ASSERT_EQ(rdmamcast_status(c.get(), &s), 0) << rdmamcast_last_error(c.get())->message;
     EXPECT_STREQ(s->daemon, "rdma-mcastd 0.1.0");
+    const std::uint64_t memberships[4] = {6, 1, 0, 2};
+    EXPECT_TRUE(std::equal(std::begin(memberships), std::end(memberships), s->ports[0]->memberships));
+    EXPECT_EQ(s->ports[0]->rejoins, 3u);
+    EXPECT_EQ(s->ports[1]->rejoins, 0u);
+    EXPECT_EQ(s->counters->restored, 14u);
+    EXPECT_EQ(s->counters->lost, 7u);
+    ASSERT_EQ(s->num_refused, 2u);
+    EXPECT_STREQ(s->refused[0]->reason, "access.rules");
+    EXPECT_EQ(s->refused[0]->count, 2u);
+    EXPECT_STREQ(s->refused[1]->reason, "limits.hello_timeout_ms");
+    EXPECT_EQ(s->refused[1]->count, 0u);
+    const rdmamcast_user_usage &shares = *s->users[1];
+    EXPECT_EQ(shares.clients, 2u);
+    EXPECT_EQ(shares.clients_quota, 256u);
+    EXPECT_EQ(shares.monitors, 1u);
+    EXPECT_EQ(shares.monitors_quota, 4u);
+    EXPECT_EQ(shares.queued_bytes, 4096u);
+    EXPECT_EQ(shares.queued_bytes_quota, 8388608u);
+    EXPECT_EQ(shares.groups_per_port, 3u);
+    EXPECT_EQ(shares.groups_per_port_quota, 256u);
+    EXPECT_DOUBLE_EQ(shares.sa_tokens, -1.5);
+    EXPECT_EQ(shares.sa_mads_per_second, 50u);
     EXPECT_EQ(s->protocol, proto::kVersion);
     EXPECT_DOUBLE_EQ(s->uptime_s, 12.5);
     EXPECT_EQ(s->clients, 3u);
@@ -971,6 +998,12 @@ TEST(ClientStatus, AnOlderDaemonHasNoUsersNorMaxGroups) {
     EXPECT_EQ(s->counters->sa_sets, 0u);
     EXPECT_EQ(s->counters->sa_gets, 0u);
     EXPECT_EQ(s->num_users, 0u);
+    // Older than the metrics' figures too: 0 and none.
+    EXPECT_EQ(s->ports[0]->rejoins, 0u);
+    EXPECT_EQ(s->ports[0]->memberships[0], 0u);
+    EXPECT_EQ(s->counters->restored, 0u);
+    EXPECT_EQ(s->counters->lost, 0u);
+    EXPECT_EQ(s->num_refused, 0u);
     rdmamcast_status_free(s);
 }
 

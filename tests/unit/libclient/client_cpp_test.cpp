@@ -369,7 +369,12 @@ TEST(ClientCpp, ListAndStatus) {
             st.counters.sa_amplification = 1.5;
             st.ports[0].max_groups = 16;
             st.ports[0].sa = proto::SaCongestion{0.5, false, 12.5, std::nullopt};
-            st.users.push_back({1000, "alice", 2, 10, 1, 0, 1});
+            st.users.push_back({1000, "alice", 2, 10, 1, 0, 1, 1, 256, 0, 4, 512, 8388608, 2, 256, 199.5, 50});
+            st.ports[1].memberships = {1, 0, 3, 0};
+            st.ports[1].rejoins = 4;
+            st.counters.restored = 2;
+            st.counters.lost = 1;
+            st.refused = {{"access.rules", 5}};
             s.reply(env.id, st);
             return true;
         }
@@ -418,6 +423,22 @@ TEST(ClientCpp, ListAndStatus) {
     EXPECT_EQ(st.users[0].uid, 1000u);
     EXPECT_EQ(st.users[0].user, "alice");
     EXPECT_EQ(st.users[0].memberships, 2u);
+    EXPECT_EQ(st.users[0].clients, 1u);
+    EXPECT_EQ(st.users[0].clients_quota, 256u);
+    EXPECT_EQ(st.users[0].monitors_quota, 4u);
+    EXPECT_EQ(st.users[0].queued_bytes, 512u);
+    EXPECT_EQ(st.users[0].queued_bytes_quota, 8388608u);
+    EXPECT_EQ(st.users[0].groups_per_port, 2u);
+    EXPECT_EQ(st.users[0].groups_per_port_quota, 256u);
+    EXPECT_DOUBLE_EQ(st.users[0].sa_tokens, 199.5);
+    EXPECT_EQ(st.users[0].sa_mads_per_second, 50u);
+    EXPECT_EQ(st.ports[1].memberships, (std::array<std::uint64_t, 4>{1, 0, 3, 0}));
+    EXPECT_EQ(st.ports[1].rejoins, 4u);
+    EXPECT_EQ(st.counters.restored, 2u);
+    EXPECT_EQ(st.counters.lost, 1u);
+    ASSERT_EQ(st.refused.size(), 1u);
+    EXPECT_EQ(st.refused[0].reason, "access.rules");
+    EXPECT_EQ(st.refused[0].count, 5u);
     EXPECT_EQ(st.users[0].memberships_quota, 10u);
     EXPECT_EQ(st.users[0].creates, 1u);
     EXPECT_EQ(st.users[0].creates_quota, 0u);

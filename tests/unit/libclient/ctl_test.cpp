@@ -4,10 +4,14 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "client_testing.hpp"
+#include "metrics.hpp"
 #include "process.hpp"
 
 namespace {
@@ -76,7 +80,7 @@ TEST(CtlUsage, HelpAndVersion) {
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("Usage: rdma-mcastctl"), std::string::npos);
     EXPECT_NE(r.out.find("Exit status"), std::string::npos);
-    for (const char *cmd : {"join", "list", "status", "monitor", "evict"}) {
+    for (const char *cmd : {"join", "list", "status", "monitor", "evict", "metrics"}) {
         auto h = run({kCtl, cmd, "--help"});
         EXPECT_EQ(h.exit_code, 0) << cmd;
         EXPECT_NE(h.out.find(std::string("Usage: rdma-mcastctl ") + cmd), std::string::npos)
@@ -728,9 +732,16 @@ FakeDaemon::Handler views() {
             // Port 1's SA window; port 2's has had no answer yet; mlx5_1 has none.
             st.ports[0].sa = proto::SaCongestion{16, false, 0.41, 300};
             st.ports[1].sa = proto::SaCongestion{3.5, true, std::nullopt, std::nullopt};
-            st.users.push_back({0, "root", 1, 0, 0, 0, 0});
-            st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1});
-            st.users.push_back({4242, "", 2, 4096, 0, 64, 0});
+            st.users.push_back({0, "root", 1, 0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 1, 256, 0, 0});
+            st.users.push_back({1000, "alice", 3, 4096, 1, 64, 1, 1, 256, 0, 4, 512, 8388608, 2, 256, 199.5, 50});
+            st.users.push_back({4242, "", 2, 4096, 0, 64, 0, 1, 256, 1, 4, 0, 8388608, 1, 256, -2, 50});
+            st.ports[0].memberships = {6, 1, 0, 2};
+            st.ports[0].rejoins = 3;
+            st.ports[1].rejoins = 1;
+            st.counters.restored = 14;
+            st.counters.lost = 7;
+            st.refused = {{"access.allow_uids,access.allow_gids", 0}, {"access.rules", 2},
+                          {"limits.hello_timeout_ms", 11}};
             s.reply(env.id, st);
             return true;
         }
@@ -854,7 +865,17 @@ TEST(CtlStatus, JsonAndHuman) {
     EXPECT_EQ(j["ports"].at(1)["max_groups"], 1024);
     ASSERT_EQ(j["users"].size(), 3u);
     EXPECT_EQ(j["users"].at(1), json::parse(R"({"uid": 1000, "user": "alice", "memberships": 3,
-        "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1})"));
+        "memberships_quota": 4096, "creates": 1, "creates_quota": 64, "flagged": 1,
+        "clients": 1, "clients_quota": 256, "monitors": 0, "monitors_quota": 4, "queued_bytes": 512,
+        "queued_bytes_quota": 8388608, "groups_per_port": 2, "groups_per_port_quota": 256,
+        "sa_tokens": 199.5, "sa_mads_per_second": 50})"));
+    EXPECT_EQ(j["ports"].at(0)["memberships"], json::parse(R"({"full": 6, "nonmember": 1,
+        "sendonly-nonmember": 0, "sendonly-full": 2})"));
+    EXPECT_EQ(j["ports"].at(0)["rejoins"], 3);
+    EXPECT_EQ(j["counters"]["restored"], 14);
+    EXPECT_EQ(j["counters"]["lost"], 7);
+    EXPECT_EQ(j["refused"], json::parse(R"({"access.allow_uids,access.allow_gids": 0,
+        "access.rules": 2, "limits.hello_timeout_ms": 11})"));
     EXPECT_EQ(j["ports"].at(0)["sa"],
               json::parse(R"({"window": 16, "slow_start": false, "srtt_ms": 0.41, "timeout_ms": 300})"));
     EXPECT_EQ(j["ports"].at(1)["sa"], json::parse(R"({"window": 3.5, "slow_start": true,
@@ -884,20 +905,39 @@ TEST(CtlStatus, HumanShowsEachUsersShareAndEachPortsCap) {
     EXPECT_NE(h.out.find("100 Gb/s  -     2/1024"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("100 Gb/s  4096  4 "), std::string::npos) << h.out;
     // Users after the ports, before the counters; no quota shows the bare count.
-    const auto users = h.out.find("UID   USER   MEMBERSHIPS  CREATED  FLAGGED\n"
-                                  "0     root   1            0        0\n"
-                                  "1000  alice  3/4096       1/64     1\n"
-                                  "4242  -      2/4096       0/64     0\n");
+    const auto users = h.out.find(
+        "UID   USER   MEMBERSHIPS  CREATED  GROUPS/PORT  CLIENTS  MONITORS  QUEUED       SA_TOKENS   FLAGGED\n"
+        "0     root   1            0        1/256        2        1         0            -           0\n"
+        "1000  alice  3/4096       1/64     2/256        1/256    0/4       512/8388608  200 (50/s)  1\n"
+        "4242  -      2/4096       0/64     1/256        1/256    1/4       0/8388608    -2 (50/s)   0\n");
     ASSERT_NE(users, std::string::npos) << h.out;
     EXPECT_LT(h.out.find("SM_GUID"), users);
     EXPECT_GT(h.out.find("SA MADs sent"), users);
+}
+
+TEST(CtlStatus, HumanShowsEachPortsMembershipsByJoinStateTheRefusalsAndTheEvents) {
+    FakeDaemon d(views());
+    auto h = ctl(d, {"status"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    const auto memberships = h.out.find("DEVICE  PORT  FULL  NONMEMBER  SENDONLY-NONMEMBER  SENDONLY-FULL\n"
+                                        "mlx5_0  1     6     1          0                   2\n"
+                                        "mlx5_0  2     0     0          0                   0\n");
+    ASSERT_NE(memberships, std::string::npos) << h.out;
+    // The reasons refused at all, after the users and before the counters.
+    const auto refused = h.out.find("REFUSED  REASON\n"
+                                    "2        access.rules\n"
+                                    "11       limits.hello_timeout_ms\n\n");
+    ASSERT_NE(refused, std::string::npos) << h.out;
+    EXPECT_LT(h.out.find("UID"), refused);
+    EXPECT_GT(h.out.find("SA MADs sent"), refused);
+    EXPECT_NE(h.out.find("restored events         14\nlost events             7\n"), std::string::npos) << h.out;
 }
 
 TEST(CtlStatus, AnOlderDaemonHasNoUsers) {
     FakeDaemon d; // its default status: no ports, no users
     auto h = ctl(d, {"status"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
-    EXPECT_NE(h.out.find("no ports\n\nno users\n"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("no ports\n\nno users\n\nnothing refused\n"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("SA amplification        -\n"), std::string::npos) << h.out; // none ended
 }
 
@@ -911,7 +951,7 @@ TEST(CtlStatus, HumanShowsEachPortsSaWindowAndTheSaCounters) {
                                "mlx5_0  2     3.5 (slow start)  -        -\n\n");
     ASSERT_NE(sa, std::string::npos) << h.out;
     EXPECT_LT(h.out.find("SM_GUID"), sa);
-    EXPECT_EQ(h.out.find("mlx5_1  1", sa), std::string::npos) << h.out;
+    EXPECT_EQ(h.out.substr(sa, h.out.find("\n\n", sa) - sa).find("mlx5_1  1"), std::string::npos) << h.out;
     // The SA counters with the others, after the users.
     const auto counters = h.out.find("SA bounces              0\n"
                                      "SA answers              9\n"
@@ -940,6 +980,91 @@ TEST(CtlStatus, NoPortWithASaWindowShowsNoSaTable) {
     auto r = ctl(d, {"--json", "status"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(json::parse(r.out)["ports"].at(0).contains("sa"));
+}
+
+// ---- metrics ----
+
+TEST(CtlMetrics, PrintsTheStatusAsPrometheusTextWithUpOne) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"metrics"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("# HELP rdma_mcastd_up ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_up 1\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_port_memberships{device=\"mlx5_0\",port=\"1\",join_state=\"full\"} 6\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_user_quota{uid=\"1000\",user=\"alice\",resource=\"queued_bytes\"} 8388608\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nrdma_mcastd_refusals_total{reason=\"limits.hello_timeout_ms\"} 11\n"), std::string::npos)
+        << r.out;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+// A scratch directory for --output, removed with everything in it.
+struct Scratch {
+    Scratch() {
+        char tmpl[] = "/tmp/mcastctl-out-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+    }
+    ~Scratch() { std::filesystem::remove_all(dir); }
+    std::vector<std::string> entries() const {
+        std::vector<std::string> out;
+        for (const auto &e : std::filesystem::directory_iterator(dir))
+            out.push_back(e.path().filename());
+        return out;
+    }
+    std::string read(const std::string &name) const {
+        std::ifstream f(dir + "/" + name);
+        std::stringstream b;
+        b << f.rdbuf();
+        return b.str();
+    }
+    std::string dir;
+};
+
+TEST(CtlMetrics, OutputWritesTheFileWholeAndNothingElse) {
+    FakeDaemon d(views());
+    Scratch out;
+    const std::string file = out.dir + "/rdma-mcastd.prom";
+    auto r = ctl(d, {"metrics", "--output", file});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(out.entries(), std::vector<std::string>{"rdma-mcastd.prom"}) << "no temporary left";
+    EXPECT_EQ(out.read("rdma-mcastd.prom"), ctl(d, {"metrics"}).out);
+}
+
+TEST(CtlMetrics, ADaemonThatCannotBeAskedIsUpZeroWithTheExitStatusOfWhy) {
+    Scratch out;
+    const std::string file = out.dir + "/rdma-mcastd.prom";
+    auto r = run({kCtl, "--socket", out.dir + "/no-daemon.sock", "metrics", "--output", file});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("rdma-mcastctl: metrics: "), std::string::npos) << r.err;
+    EXPECT_EQ(out.read("rdma-mcastd.prom"), ctl::metrics_unreachable_text());
+    auto printed = run({kCtl, "--socket", out.dir + "/no-daemon.sock", "metrics"});
+    EXPECT_EQ(printed.exit_code, 3);
+    EXPECT_EQ(printed.out, ctl::metrics_unreachable_text());
+    // A daemon that refuses the caller is up to nobody either: 0, and exit status 4.
+    FakeDaemon refusing([](Session &s, const proto::RequestEnvelope &env) {
+        if (!std::holds_alternative<proto::Status>(env.request))
+            return false;
+        s.fail(env.id, mcastd::Errc::denied, "uid 1000 may not use rdma-mcastd");
+        return true;
+    });
+    auto denied = ctl(refusing, {"metrics"});
+    EXPECT_EQ(denied.exit_code, 4) << denied.err;
+    EXPECT_EQ(denied.out, ctl::metrics_unreachable_text());
+}
+
+TEST(CtlMetrics, JsonAndAnEmptyOutputAreUsageErrors) {
+    auto r = run({kCtl, "--json", "metrics"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--json does not apply"), std::string::npos) << r.err;
+    r = run({kCtl, "metrics", "--output", ""});
+    EXPECT_EQ(r.exit_code, 2);
+    r = run({kCtl, "metrics", "--output"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--output needs a value"), std::string::npos) << r.err;
 }
 
 // ---- evict ----
@@ -1010,14 +1135,14 @@ TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {
     ASSERT_EQ(h.exit_code, 0) << h.err;
     EXPECT_NE(h.out.find("RATE      MTU   GROUPS"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("100 Gb/s  4096  4"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("DEVICE  PORT  SM_LID  SM_GUID             SM_ACT_COUNT  REJOINED   "
+    EXPECT_NE(h.out.find("DEVICE  PORT  SM_LID  SM_GUID             SM_ACT_COUNT  REJOINS  REJOINED   "
                          "DURATION  GROUPS  REASON\n"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("mlx5_0  1     1       0x0002c90300000001  5123          5m10s ago  "
+    EXPECT_NE(h.out.find("mlx5_0  1     1       0x0002c90300000001  5123          3        5m10s ago  "
                          "0.420 s   4       SM changed\n"), std::string::npos) << h.out;
     // Unknown SM, a re-join under way, and none ever.
-    EXPECT_NE(h.out.find("mlx5_0  2     1       -                   -             3.2 s ago  "
+    EXPECT_NE(h.out.find("mlx5_0  2     1       -                   -             1        3.2 s ago  "
                          "running   2       port active again\n"), std::string::npos) << h.out;
-    EXPECT_NE(h.out.find("mlx5_1  1     0       -                   -             never      "
+    EXPECT_NE(h.out.find("mlx5_1  1     0       -                   -             0        never      "
                          "-         -       -\n"), std::string::npos) << h.out;
 }
 

@@ -402,6 +402,38 @@ TEST(ProtoIncoming, AnOlderDaemonsStatusHasNoUsersNorMaxGroups) {
     EXPECT_TRUE(std::get<StatusResult>(r).users.empty());
 }
 
+TEST(ProtoIncoming, AnOlderDaemonsStatusHasNoMembershipsRejoinsEventCountsNorRefusals) {
+    json j = status_with("memberships", json(json::value_t::discarded));
+    j["ports"][0].erase("rejoins");
+    j["counters"].erase("restored");
+    j["counters"].erase("lost");
+    j.erase("refused");
+    auto r = decode_status_result(j);
+    ASSERT_TRUE(std::holds_alternative<StatusResult>(r)) << std::get<Error>(r).message;
+    const StatusResult &st = std::get<StatusResult>(r);
+    EXPECT_EQ(st.ports.at(0).memberships, (std::array<std::uint64_t, 4>{}));
+    EXPECT_EQ(st.ports.at(0).rejoins, 0u);
+    EXPECT_EQ(st.counters.restored, 0u);
+    EXPECT_EQ(st.counters.lost, 0u);
+    EXPECT_TRUE(st.refused.empty());
+}
+
+TEST(ProtoIncoming, StatusMembershipsAndRefusalsAreCheckedWithTheirPointers) {
+    const auto fails_with = [](const json &j, const std::string &says) {
+        auto r = decode_status_result(j);
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << says;
+        EXPECT_NE(std::get<Error>(r).message.find(says), std::string::npos) << std::get<Error>(r).message;
+    };
+    json j = status_with("memberships", json::parse(R"({"full":1,"nonmember":0,"sendonly-nonmember":0})"));
+    fails_with(j, "/ports/0/memberships/sendonly-full: required");
+    fails_with(status_with("rejoins", -1), "/ports/0/rejoins: -1 out of range");
+    j = status_with("rejoins", 1);
+    j["refused"] = json::parse(R"({"access.rules": "many"})");
+    fails_with(j, "/refused/access.rules: expected an integer");
+    j["refused"] = json::array();
+    fails_with(j, "/refused");
+}
+
 TEST(ProtoIncoming, StatusUsersAreCheckedWithTheirPointers) {
     const json user = json::parse(R"({"uid":1001,"user":"bob","memberships":3,
         "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0})");

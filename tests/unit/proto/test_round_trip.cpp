@@ -488,6 +488,11 @@ StatusResult sample_status() {
     s.users.push_back(UserUsage{0, "root", 2, 0, 1, 0, 0});
     s.users.push_back(UserUsage{1001, "bob", 3, 4096, 1, 64, 0});
     s.users.push_back(UserUsage{4294967294u, "", UINT64_MAX, UINT64_MAX, 0, 1, UINT64_MAX});
+    s.ports[0].memberships = {3, 1, 0, UINT64_MAX};
+    s.ports[0].rejoins = 2;
+    s.counters.restored = 7;
+    s.counters.lost = UINT64_MAX;
+    s.refused = {{"access.rules", 2}, {"limits.hello_timeout_ms", 0}, {"access.quotas.creates_per_uid", UINT64_MAX}};
     return s;
 }
 
@@ -522,6 +527,8 @@ TEST(ProtoRoundTrip, StatusResult) {
         EXPECT_EQ(a.started_ago_s, b.started_ago_s);
         EXPECT_EQ(a.duration_s, b.duration_s);
         EXPECT_EQ(a.groups, b.groups);
+        EXPECT_EQ(out.ports[i].memberships, in.ports[i].memberships);
+        EXPECT_EQ(out.ports[i].rejoins, in.ports[i].rejoins);
     }
     const Counters &a = out.counters, &b = in.counters;
     EXPECT_EQ(a.sa_mads_sent, b.sa_mads_sent);
@@ -535,6 +542,11 @@ TEST(ProtoRoundTrip, StatusResult) {
     EXPECT_EQ(a.sa_sets, b.sa_sets);
     EXPECT_EQ(a.sa_deletes, b.sa_deletes);
     EXPECT_EQ(a.sa_gets, b.sa_gets);
+    EXPECT_EQ(a.restored, b.restored);
+    EXPECT_EQ(a.lost, b.lost);
+    // An object on the wire: the client reads its reasons in key order.
+    EXPECT_EQ(out.refused, (std::vector<RefusalCount>{{"access.quotas.creates_per_uid", UINT64_MAX},
+                                                      {"access.rules", 2}, {"limits.hello_timeout_ms", 0}}));
     ASSERT_EQ(out.users.size(), in.users.size());
     for (std::size_t i = 0; i < in.users.size(); ++i) {
         const UserUsage &ua = out.users[i], &ub = in.users[i];
@@ -675,7 +687,7 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     for (const auto &[k, v] : j.items())
         keys.push_back(k);
     EXPECT_EQ(keys, (std::vector<std::string>{"clients", "counters", "daemon", "ports",
-                                              "protocol", "uptime_s", "users"}));
+                                              "protocol", "refused", "uptime_s", "users"}));
     EXPECT_EQ(j.at("uptime_s"), 12.5);
     EXPECT_EQ(j.at("ports").at(0), json::parse(R"({"device":"mlx5_0","port":1,
         "state":"ACTIVE","lid":3,"sm_lid":1,"sm_sl":0,"port_gid":"fe80::10:3",
@@ -683,7 +695,11 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
         "sm_guid":"0x0002c90300000001","sm_act_count":4294967295,"rejoining":false,
         "last_rejoin":{"reason":"SM changed","started_ago_s":310.25,"duration_s":0.5,
                        "groups":4},"max_groups":1024,
-        "sa":{"window":2.5,"slow_start":false,"srtt_ms":0.75,"timeout_ms":300}})"));
+        "sa":{"window":2.5,"slow_start":false,"srtt_ms":0.75,"timeout_ms":300},
+        "memberships":{"full":3,"nonmember":1,"sendonly-nonmember":0,"sendonly-full":18446744073709551615},
+        "rejoins":2})"));
+    EXPECT_EQ(j.at("refused"), json::parse(R"({"access.rules":2,"limits.hello_timeout_ms":0,
+        "access.quotas.creates_per_uid":18446744073709551615})"));
     EXPECT_EQ(j.at("ports").at(1).at("max_groups"), 0); // no cap: 0, not absent
     EXPECT_EQ(j.at("users").at(1), json::parse(R"({"uid":1001,"user":"bob","memberships":3,
         "memberships_quota":4096,"creates":1,"creates_quota":64,"flagged":0,"clients":0,"clients_quota":0,
@@ -698,7 +714,8 @@ TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
     auto s = sample_status();
     s.ports[1].last_rejoin.reset();
     EXPECT_TRUE(json::parse(encode_reply(6, s)).at("result").at("ports").at(1).at("last_rejoin").is_null());
-    EXPECT_EQ(j.at("counters").size(), 14u);
+    EXPECT_EQ(j.at("counters").size(), 16u);
+    EXPECT_EQ(j.at("counters").at("restored"), 7);
     EXPECT_EQ(j.at("counters").at("sa_amplification"), 1.25);
     // No congestion control on a port (or a daemon without it): no "sa" object.
     EXPECT_FALSE(j.at("ports").at(1).contains("sa"));
