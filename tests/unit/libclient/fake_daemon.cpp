@@ -198,12 +198,12 @@ void FakeDaemon::run() {
                 continue; // closed by a posted function above
             ssize_t len = ::recv(s.fd(), nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
             std::string msg(len > 0 ? static_cast<std::size_t>(len) : 0, '\0');
-            std::vector<PassedFd> fds;
+            std::vector<PassedFd> passed;
             if (len > 0) {
                 std::vector<int> received;
                 len = receive_with_fds(s.fd(), msg, received, MSG_DONTWAIT);
                 for (int fd : received) { // looked at, then closed: the test only asks what came
-                    fds.push_back(describe(fd));
+                    passed.push_back(describe(fd));
                     ::close(fd);
                 }
             }
@@ -214,7 +214,7 @@ void FakeDaemon::run() {
                 cv_.notify_all();
                 continue;
             }
-            handle(index[k], msg, std::move(fds));
+            handle(index[k], msg, std::move(passed));
         }
     }
 }
