@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/gid.hpp"
+#include "common/roce_address.hpp"
 
 namespace mcastd {
 
@@ -46,6 +47,11 @@ inline constexpr std::uint64_t scope = 1ULL << 15;
 inline constexpr std::uint64_t join_state = 1ULL << 16;
 inline constexpr std::uint64_t proxy_join = 1ULL << 17;
 
+// Not MCMemberRecord components: the fields a RoCE record adds (doc/roce-multicast.md), in
+// bits the IBA mask never uses, so that a `restored` event can say they changed.
+inline constexpr std::uint64_t sgid_index = 1ULL << 32;
+inline constexpr std::uint64_t netdev = 1ULL << 33;
+
 // The minimum for any Set or Delete (OpenSM JOIN_MC_COMP_MASK). Cannot create.
 inline constexpr std::uint64_t join_mask = mgid | port_gid | join_state;
 // The minimum to create a group (OpenSM REQUIRED_MC_CREATE_COMP_MASK, 0x130C7).
@@ -74,6 +80,15 @@ struct McRecord {
     std::uint8_t scope = 0;      // 4 bits
     std::uint8_t join_state = 0; // 4 bits
     bool proxy_join = false;
+    // Where the group lives. On an InfiniBand port (the default, and all an older daemon
+    // knows) the rest is unused. On an Ethernet (RoCE) port the group is an IP multicast group
+    // (roce_ip_group(mgid)) reached from the GID at sgid_index, of type gid_type, whose
+    // netdev (its gid_attrs/ndevs entry) holds the host's IGMP/MLD membership; mlid is 0 and
+    // the destination MAC is roce_dmac(mgid).
+    LinkLayer link_layer = LinkLayer::infiniband;
+    GidType gid_type = GidType::ib;
+    std::uint8_t sgid_index = 0;
+    std::string netdev{};
 
     bool operator==(const McRecord &) const = default;
 };

@@ -30,6 +30,10 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
                                                              logging::log_folded(s, frontend::user_name(s.uid));
                                                          });
     service_ = std::make_unique<Service>(cfg_.engine, ports_->sa(), loop_.timers());
+    roce_syscalls_ = std::make_unique<roce::LinuxSyscalls>();
+    roce_ports_ = std::make_unique<roce::RegistryRocePorts>(service_->ports());
+    roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_);
+    service_->set_membership_backend(LinkLayer::ethernet, *roce_);
     ports_->open(*service_);
     service_->add_observer(logging::membership_log(*service_, *routine_));
     notifier_ = std::make_unique<runtime::Notifier>(loop_.timers(), [this] { return status_line(*service_); });

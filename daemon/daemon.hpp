@@ -28,6 +28,9 @@
 #include "port_backend.hpp"
 #include "reload.hpp"
 #include "restart/keeper.hpp"
+#include "roce/linux_syscalls.hpp"
+#include "roce/registry_roce_ports.hpp"
+#include "roce/roce_backend.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/notifier.hpp"
 #include "server/activation.hpp"
@@ -83,6 +86,12 @@ private:
     std::unique_ptr<logging::RoutineLimiter> routine_;
     // In start order.
     std::unique_ptr<PortBackend> ports_;
+    // Ethernet (RoCE) ports' memberships: made right after the Service (their view of the
+    // ports is its registry), before any port is added; declared before it because the
+    // engine's backend must outlive the engine. Its kernel memberships end with it.
+    std::unique_ptr<roce::LinuxSyscalls> roce_syscalls_;
+    std::unique_ptr<roce::RegistryRocePorts> roce_ports_;
+    std::unique_ptr<roce::RoceBackend> roce_;
     std::unique_ptr<Service> service_;
     std::unique_ptr<runtime::Notifier> notifier_;
     std::unique_ptr<frontend::Sessions> sessions_;

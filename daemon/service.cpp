@@ -93,11 +93,6 @@ void Service::remove_client(ClientId client) {
 }
 
 MembershipId Service::join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates) {
-    if (const auto port = ports_.find(req.device, req.port); port && ports_.link_layer(*port) == LinkLayer::ethernet) {
-        done(JoinResult{0, Error{Errc::no_such_port, "RoCE memberships are not available on " + ports_.name(*port) +
-                                                         " yet (link layer Ethernet: no SA to join at)", {}}, {}});
-        return 0;
-    }
     return engine_.join(client, req, std::move(done), std::move(gates));
 }
 

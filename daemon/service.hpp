@@ -110,9 +110,6 @@ public:
     ClientId add_client(ClientInfo info, MembershipEventSink *sink);
     // Releases every membership of the client as if it had left (engine.hpp).
     void remove_client(ClientId client);
-    // A join on an Ethernet (RoCE) port fails at once (no_such_port, naming the port): the
-    // engine's memberships are made at the SA, which such a port has none of, and RoCE's are
-    // not in yet.
     MembershipId join(ClientId client, const JoinRequest &req, JoinCallback done, JoinGates gates = {});
     // The MGID of the group a join names (Engine::group_of): on a RoCE port its IP group's. The
     // session asks before the access policy judges the join, which decides by MGID.

@@ -134,6 +134,10 @@ void write_gid(JsonWriter &w, const Gid &g);
 void write_join_state(JsonWriter &w, std::uint8_t bits);
 
 McRecord read_record(const json_check::ObjectReader &in);
+// "link_layer" (RECORD, and a `list` port): written always; absent (an older daemon) reads as
+// InfiniBand.
+void write_link_layer(JsonWriter &w, LinkLayer layer);
+LinkLayer read_link_layer(const json_check::ObjectReader &in);
 Gid read_gid(const json_check::ObjectReader &in, std::string_view key);
 std::uint8_t read_join_state(const json_check::ObjectReader &in, std::string_view key);
 

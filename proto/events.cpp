@@ -20,7 +20,7 @@ struct FieldName {
 };
 constexpr std::uint64_t kMtuBits = field::mtu | field::mtu_selector;
 constexpr std::uint64_t kRateBits = field::rate | field::rate_selector;
-constexpr std::array<FieldName, 14> kChangedNames{{
+constexpr std::array<FieldName, 16> kChangedNames{{
     {field::mlid, "mlid"},
     {field::mgid, "mgid"},
     {field::port_gid, "port_gid"},
@@ -35,6 +35,8 @@ constexpr std::array<FieldName, 14> kChangedNames{{
     {field::hop_limit, "hop_limit"},
     {field::scope, "scope"},
     {field::join_state, "join_state"},
+    {field::sgid_index, "sgid_index"},
+    {field::netdev, "netdev"},
 }};
 
 } // namespace

@@ -5,8 +5,12 @@
 #include "codec.hpp"
 #include "join_decoder.hpp"
 
+#include <iterator>
+#include <vector>
+
 #include "common/device_name.hpp"
 #include "common/named_group.hpp"
+#include "common/roce_address.hpp"
 
 namespace mcastd::proto {
 
@@ -40,12 +44,20 @@ std::optional<Selected> selected(const ObjectReader &in, std::string_view key,
 
 } // namespace
 
-JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
+namespace {
+
+// The join keys; with `roce`, RoCE's "ip" and "gid_type" too (else they are unknown keys).
+Join read_join(const ObjectReader &in, std::span<const std::string_view> also_allowed, bool roce) {
+    constexpr std::string_view kRoceKeys[] = {"ip", "gid_type"};
+    std::vector<std::string_view> allowed(also_allowed.begin(), also_allowed.end());
+    if (roce)
+        allowed.insert(allowed.end(), std::begin(kRoceKeys), std::end(kRoceKeys));
     in.require_only({"device", "port", "mgid", "create", "name", "scope", "join_state", "qkey", "pkey",
                      "sl", "traffic_class", "flow_label", "hop_limit", "mtu", "mtu_selector",
                      "rate", "rate_selector"},
-                    also_allowed);
-    JoinRequest r;
+                    allowed);
+    Join join;
+    JoinRequest &r = join.request;
 
     const auto device = in.required_string("device");
     if (auto why = device_name_problem(device))
@@ -53,10 +65,11 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
     r.device = device;
     r.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
 
-    // Exactly one of mgid, create and name.
+    // Exactly one of mgid, create, name and (RoCE) ip.
     const auto mgid_text = in.string("mgid");
     const auto create = in.boolean("create");
     const auto group_name = in.string("name");
+    const auto ip_text = in.string("ip");
     if (create && !*create)
         in.fail("create", "must be true when given (join an existing group by its mgid)");
     if (mgid_text && create)
@@ -64,8 +77,26 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
     if (group_name && (mgid_text || create))
         in.fail("name", std::string("name and ") + (mgid_text ? "mgid" : "create") +
                             " exclude each other (the daemon maps the name to its mgid)");
-    if (!mgid_text && !create && !group_name)
-        in.fail("mgid", "required key is missing (or create: true for a new group, or name for a named group)");
+    if (ip_text && (mgid_text || create || group_name))
+        in.fail("ip", std::string("ip and ") + (mgid_text ? "mgid" : create ? "create" : "name") +
+                          " exclude each other (the daemon maps the IP group to its mgid)");
+    if (!mgid_text && !create && !group_name && !ip_text)
+        in.fail("mgid", roce ? "required key is missing (or create: true for a new group, name for a named group, "
+                               "or ip for an IP multicast group on a RoCE port)"
+                             : "required key is missing (or create: true for a new group, or name for a named group)");
+    if (ip_text) {
+        auto ip = parse_ip(*ip_text);
+        if (!ip)
+            in.fail("ip", quoted(*ip_text) + " is not an IPv4 or IPv6 address");
+        if (!is_multicast_group(*ip))
+            in.fail("ip", quoted(*ip_text) + " is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+        join.ip = ip;
+    }
+    if (auto type = in.string("gid_type")) {
+        join.gid_type = parse_roce_gid_type(*type);
+        if (!join.gid_type)
+            in.fail("gid_type", quoted(*type) + " is not a RoCE GID type (roce_v1 or roce_v2)");
+    }
     if (group_name) {
         if (auto why = group_name_problem(*group_name))
             in.fail("name", "the group name " + *why);
@@ -75,8 +106,14 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
         auto g = parse_gid(*mgid_text);
         if (!g)
             in.fail("mgid", quoted(*mgid_text) + " is not a GID in IPv6 text form");
-        if ((*g)[0] != 0xff)
-            in.fail("mgid", quoted(*mgid_text) + " is not a multicast GID (those begin with ff)");
+        // RoCE v2's MGID of an IPv4 group, ::ffff:a.b.c.d, is the one multicast MGID outside
+        // ff00::/8 (a daemon refuses it on an InfiniBand port).
+        const auto group = roce ? roce_ip_group(*g) : std::nullopt;
+        if ((*g)[0] != 0xff && !(group && group->is_v4()))
+            in.fail("mgid", quoted(*mgid_text) +
+                                (roce ? " is not a multicast GID (those begin with ff, or are RoCE v2's "
+                                        "::ffff:a.b.c.d of an IPv4 multicast group)"
+                                      : " is not a multicast GID (those begin with ff)"));
         r.mgid = *g;
     }
     if (auto scope = in.uint_as<std::uint8_t>("scope", 1, 15)) {
@@ -117,18 +154,34 @@ JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view
         rate = e;
     }
     p.rate = selected(in, "rate", "rate_selector", rate);
-    return r;
+    return join;
+}
+
+} // namespace
+
+Join decode_join_with_ip(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
+    Join join = read_join(in, also_allowed, true);
+    // What the daemon's RoCE backend gets of them (the transport adds the socket it carried).
+    if (join.ip || join.gid_type)
+        join.request.roce = std::make_shared<const RoceJoin>(join.ip, join.gid_type, -1);
+    return join;
+}
+
+JoinRequest decode_join(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
+    return read_join(in, also_allowed, false).request;
 }
 
 namespace codec {
 
-Join decode_join_request(const ObjectReader &in) { return Join{decode_join(in, kEnvelopeKeys)}; }
+Join decode_join_request(const ObjectReader &in) { return decode_join_with_ip(in, kEnvelopeKeys); }
 
 void write_request(JsonWriter &w, const Join &j) {
     const JoinRequest &r = j.request;
     w.member("device", std::string_view(r.device));
     w.member("port", r.port);
-    if (!r.name.empty()) {
+    if (j.ip) {
+        w.member("ip", std::string_view(format_ip(*j.ip)));
+    } else if (!r.name.empty()) {
         w.member("name", std::string_view(r.name));
     } else if (is_zero(r.mgid)) {
         w.member("create", true);
@@ -136,6 +189,8 @@ void write_request(JsonWriter &w, const Join &j) {
         w.key("mgid");
         write_gid(w, r.mgid);
     }
+    if (j.gid_type)
+        w.member("gid_type", gid_type_name(*j.gid_type));
     if (r.scope)
         w.member("scope", *r.scope);
     w.key("join_state");

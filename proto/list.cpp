@@ -106,6 +106,7 @@ void write_port(JsonWriter &w, const PortGroups &p, bool groups = true) {
     w.member("port", p.port);
     w.key("port_gid");
     write_gid(w, p.port_gid);
+    write_link_layer(w, p.link_layer);
     w.key("groups");
     w.begin_array();
     if (groups)
@@ -184,6 +185,7 @@ ListResult read_list(const ObjectReader &in) {
         pg.device = p.required_string("device");
         pg.port = static_cast<std::uint8_t>(p.required_uint("port", 0, 255));
         pg.port_gid = codec::read_gid(p, "port_gid");
+        pg.link_layer = codec::read_link_layer(p);
         for_each_element(p, "groups", [&](const json &gv, const std::string &gptr) {
             pg.groups.push_back(read_group(ObjectReader(gv, gptr)));
         });

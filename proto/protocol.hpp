@@ -72,7 +72,15 @@ struct Hello {
     std::optional<SessionTicket> resume{}; // version 2: take this session back
 };
 struct Join {
-    JoinRequest request; // mgid all zero = "create": true
+    JoinRequest request; // mgid all zero and no ip = "create": true
+    // RoCE (an addition inside version 2, PROTOCOL.md "RoCE ports"): the IP multicast group to
+    // join instead of an MGID (`ip`; never with mgid, name or create, so request.mgid is zero
+    // and request.name empty), and the GID type to join with (`gid_type`, RoCE v1 or v2; unset:
+    // the daemon's choice for the port). The daemon maps the group to its MGID for the port's
+    // GID type (roce_mgid()) before the request reaches the engine: left as it is, the zero MGID
+    // would read as a create.
+    std::optional<IpAddress> ip{};
+    std::optional<GidType> gid_type{};
 };
 struct Leave {
     // Exactly one is set.
@@ -159,6 +167,9 @@ struct PortGroups {
     std::uint8_t port = 0;
     Gid port_gid{};
     std::vector<GroupInfo> groups;
+    // The port's link layer (an addition inside version 2; absent from an older daemon, which
+    // serves InfiniBand ports only).
+    LinkLayer link_layer = LinkLayer::infiniband;
 };
 struct ListResult {
     std::vector<PortGroups> ports;
@@ -368,7 +379,8 @@ std::string_view selector_name(Selector s);
 std::optional<std::uint8_t> mtu_enum_from_bytes(unsigned bytes);
 // Record key names of field:: bits, in the order events list them ("mlid" first). The MTU and
 // rate bits (value or selector) name "mtu" and "rate" (then "rate_gbps", which changes with
-// it); bits no record key shows (packet lifetime, proxy join) are left out.
+// it); bits no record key shows (packet lifetime, proxy join) are left out. RoCE's
+// field::sgid_index and field::netdev name "sgid_index" and "netdev", last.
 std::vector<std::string> changed_field_names(std::uint64_t fields);
 // The inverse, for clients: unknown names are ignored (a newer daemon may add record keys).
 std::uint64_t changed_fields_from_names(const std::vector<std::string> &names);

@@ -95,7 +95,30 @@ void write_record(JsonWriter &w, const McRecord &r) {
     w.member("scope", r.scope);
     w.key("join_state");
     write_join_state(w, r.join_state);
+    write_link_layer(w, r.link_layer);
+    if (r.link_layer == LinkLayer::ethernet) {
+        // RoCE's keys; "ip" and "dmac" follow from the MGID, for people and scripts.
+        w.member("gid_type", gid_type_name(r.gid_type));
+        w.member("sgid_index", r.sgid_index);
+        w.member("netdev", std::string_view(r.netdev));
+        if (auto ip = roce_ip_group(r.mgid))
+            w.member("ip", std::string_view(format_ip(*ip)));
+        w.member("dmac", std::string_view(format_mac(roce_dmac(r.mgid))));
+    }
     w.end_object();
+}
+
+void write_link_layer(JsonWriter &w, LinkLayer layer) { w.member("link_layer", link_layer_name(layer)); }
+
+LinkLayer read_link_layer(const ObjectReader &in) {
+    const auto name = in.string("link_layer");
+    if (!name)
+        return LinkLayer::infiniband; // an older daemon, which serves InfiniBand ports only
+    auto layer = parse_link_layer(*name);
+    if (!layer)
+        in.fail("link_layer", json_check::describe_value(json_check::json(*name)) +
+                                  " is not a link layer (InfiniBand or Ethernet)");
+    return *layer;
 }
 
 Gid read_gid(const ObjectReader &in, std::string_view key) {
@@ -138,6 +161,23 @@ McRecord read_record(const ObjectReader &in) {
     r.hop_limit = static_cast<std::uint8_t>(in.required_uint("hop_limit", 0, 255));
     r.scope = static_cast<std::uint8_t>(in.required_uint("scope", 0, 15));
     r.join_state = read_join_state(in, "join_state");
+    r.link_layer = read_link_layer(in);
+    if (r.link_layer == LinkLayer::ethernet) {
+        const auto type = in.required_string("gid_type");
+        auto t = parse_roce_gid_type(type);
+        if (!t)
+            in.fail("gid_type", json_check::describe_value(json_check::json(type)) +
+                                    " is not a RoCE GID type (roce_v1 or roce_v2)");
+        r.gid_type = *t;
+        r.sgid_index = static_cast<std::uint8_t>(in.required_uint("sgid_index", 0, 255));
+        r.netdev = in.required_string("netdev");
+        // Derived from the MGID: checked for their form, not kept (rdmamcast_record derives
+        // them again, so that they always agree with the MGID it carries).
+        if (auto ip = in.string("ip"); ip && !parse_ip(*ip))
+            in.fail("ip", json_check::describe_value(json_check::json(*ip)) + " is not an IP address");
+        if (auto mac = in.string("dmac"); mac && !parse_mac(*mac))
+            in.fail("dmac", json_check::describe_value(json_check::json(*mac)) + " is not a MAC address");
+    }
     return r;
 }
 

@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char *kHelp =
     "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID... | --mgid-file FILE | --create [--scope S] |\n"
-    "                          --name NAME)"
+    "                          --name NAME | --ip ADDR...) [--gid-type roce_v1|roce_v2]\n"
     "                          [--join-state STATE] [--qkey Q] [--pkey P] [--sl S]\n"
     "                          [--mtu BYTES [--mtu-selector SEL]] [--rate RATE [--rate-selector SEL]]\n"
     "                          [--traffic-class T] [--flow-label F] [--hop-limit H] [--hold]\n"
@@ -35,12 +35,15 @@ constexpr const char *kHelp =
     "stderr says so; with --no-reconnect the command ends there, with exit status 3. If root\n"
     "evicts the membership (rdma-mcastctl evict), the command ends with exit status 4.\n"
     "\n"
-    "Several --mgid, or --mgid-file, join many groups at once: every join is sent at once\n"
+    "On a RoCE port (link layer Ethernet) a group is an IP multicast group: --ip names it, and\n"
+    "the daemon maps it to the MGID of the port's GID type (--gid-type, or the daemon's choice).\n"
+    "\n"
+    "Several --mgid or --ip, or --mgid-file, join many groups at once: every join is sent at once\n"
     "(pipelined; the library keeps at most 64 waiting at the daemon) and each record printed in\n"
     "the order given (with --json, one object per line). If any join fails, each failure is\n"
     "reported, the groups joined are left, and the command exits with the first failure's status.\n"
     "\n"
-    "  --device DEV          the InfiniBand device, e.g. mlx5_0\n"
+    "  --device DEV          the RDMA device, e.g. mlx5_0\n"
     "  --port N              its port (1..254)\n"
     "  --mgid MGID           the group, in IPv6 form (ff15::1:2); may be given several times\n"
     "  --mgid-file FILE      MGIDs to join, one per line (blank lines and # comments skipped;\n"
@@ -49,6 +52,9 @@ constexpr const char *kHelp =
     "  --scope S             with --create: the MGID's scope (1..15; daemon default 5)\n"
     "  --name NAME           the named group NAME: the daemon maps it to an MGID, the same on\n"
     "                        every host configured alike (config groups.names)\n"
+    "  --ip ADDR             on a RoCE port, the IP multicast group (239.1.2.3, ff0e::1:2); may\n"
+    "                        be given several times\n"
+    "  --gid-type TYPE       on a RoCE port, join with a GID of this type: roce_v1 or roce_v2\n"
     "  --join-state STATE    full (default), nonmember, sendonly-nonmember, sendonly-full\n"
     "  --qkey Q              assert the group's Q_Key (decimal or 0x hex)\n"
     "  --pkey P              assert its P_Key (0..0xffff)\n"
@@ -86,6 +92,8 @@ enum : int {
     o_hop_limit,
     o_hold,
     o_name,
+    o_ip,
+    o_gid_type,
 };
 
 rdmamcast::Selector parse_selector(const std::string &text, const char *what) {
@@ -106,7 +114,8 @@ template <class T> T narrow(std::uint64_t v) { return static_cast<T>(v); }
 // What the command line asked for, checked before anything is sent.
 struct JoinArgs {
     std::optional<std::string> device, name, mgid_file;
-    std::vector<std::string> mgids;
+    std::vector<std::string> mgids, ips;
+    std::optional<rdmamcast::GidType> gid_type;
     std::optional<std::uint8_t> port, scope, sl, tclass, hop_limit, rate;
     std::optional<std::uint32_t> qkey, flow_label, mtu;
     std::optional<std::uint16_t> pkey;
@@ -124,6 +133,12 @@ struct JoinArgs {
         case o_mgid_file: mgid_file = a; break;
         case o_create: create = true; break;
         case o_name: name = a; break;
+        case o_ip: ips.push_back(a); break;
+        case o_gid_type:
+            gid_type = rdmamcast::roce_gid_type_from_string(a);
+            if (!gid_type)
+                throw UsageError("--gid-type \"" + a + "\" is not one of roce_v1, roce_v2");
+            break;
         case o_scope: scope = narrow<std::uint8_t>(parse_uint(a, 1, 15, "--scope")); break;
         case o_join_state: {
             std::uint8_t bits = 0;
@@ -162,8 +177,18 @@ struct JoinArgs {
         }
     }
 
-    // The MGIDs of --mgid and --mgid-file, in the order given, checked.
+    // The groups given: the IP groups of --ip, or the MGIDs of --mgid and --mgid-file, in the
+    // order given, checked.
     std::vector<std::string> targets() const {
+        for (const std::string &ip : ips) {
+            const auto bytes = rdmamcast::ip_from_string(ip);
+            if (!bytes)
+                throw UsageError("--ip \"" + ip + "\" is not an IPv4 or IPv6 address");
+            if (!rdmamcast::is_multicast_ip(*bytes))
+                throw UsageError("--ip \"" + ip + "\" is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+        }
+        if (!ips.empty())
+            return ips;
         std::vector<std::string> out = mgids;
         if (mgid_file) {
             std::ifstream file;
@@ -188,14 +213,15 @@ struct JoinArgs {
         return out;
     }
 
-    // The parameters of a join of `mgid`, or (empty) of --create or --name.
-    rdmamcast::JoinParams params(const std::string &mgid = {}) const {
+    // The parameters of a join of `group` (an MGID, or with --ip an IP group), or (empty) of
+    // --create or --name.
+    rdmamcast::JoinParams params(const std::string &group = {}) const {
         if (!device)
             throw UsageError("--device is required");
         if (!port)
             throw UsageError("--port is required");
-        if ((!mgids.empty() || mgid_file.has_value()) + create + name.has_value() != 1)
-            throw UsageError("give exactly one of --mgid (or --mgid-file), --create and --name");
+        if ((!mgids.empty() || mgid_file.has_value()) + create + name.has_value() + !ips.empty() != 1)
+            throw UsageError("give exactly one of --mgid (or --mgid-file), --create, --name and --ip");
         if (scope && !create)
             throw UsageError("--scope applies only with --create");
         if (mtu_sel_given && !mtu)
@@ -208,8 +234,12 @@ struct JoinArgs {
             p.create(scope);
         else if (name)
             p.name(*name); // the daemon checks it (and names what is wrong with it)
+        else if (!ips.empty())
+            p.ip(group); // checked by targets()
         else
-            p.mgid(mgid); // checked by targets()
+            p.mgid(group); // checked by targets()
+        if (gid_type)
+            p.gid_type(*gid_type);
         p.join_state(join_state);
         if (qkey)
             p.qkey(*qkey);
@@ -298,15 +328,18 @@ int cmd_join(Options &opts, int argc, char **argv) {
         {"flow-label", required_argument, nullptr, o_flow_label},
         {"hop-limit", required_argument, nullptr, o_hop_limit},
         {"hold", no_argument, nullptr, o_hold},
+        {"ip", required_argument, nullptr, o_ip},
+        {"gid-type", required_argument, nullptr, o_gid_type},
     };
     if (!parse_options(opts, argc, argv, longopts,
                        [&](int opt, const char *arg) { args.set(opt, arg); })) {
         std::fputs(kHelp, stdout);
         return exit_ok;
     }
-    // One join per MGID given (or the one of --create or --name), each with its record.
-    const std::vector<std::string> targets = args.mgids.empty() && !args.mgid_file ? std::vector<std::string>{}
-                                                                                     : args.targets();
+    // One join per MGID or IP group given (or the one of --create or --name), each with its
+    // record.
+    const std::vector<std::string> targets =
+        args.mgids.empty() && !args.mgid_file && args.ips.empty() ? std::vector<std::string>{} : args.targets();
     std::vector<rdmamcast::JoinParams> params;
     if (targets.empty())
         params.push_back(args.params());
@@ -320,9 +353,9 @@ int cmd_join(Options &opts, int argc, char **argv) {
     std::vector<rdmamcast::Membership> held(params.size());
     auto print = [&](const rdmamcast::Membership &m) {
         if (opts.json)
-            emit(membership_json(m.record(), m.id()));
+            emit(membership_json(m.record(), m.id(), m.netdev()));
         else
-            emit(record_text(m.record(), m.id()));
+            emit(record_text(m.record(), m.id(), m.netdev()));
     };
     if (params.size() == 1) {
         held[0] = client.join(params[0]);
@@ -337,12 +370,14 @@ int cmd_join(Options &opts, int argc, char **argv) {
         pump_events(
             client, *signals,
             [&](const rdmamcast::Event &ev) {
+                std::string netdev; // a restored RoCE membership's
                 for (auto &m : held)
-                    m.update(ev);
+                    if (m.update(ev) && std::holds_alternative<rdmamcast::RestoredEvent>(ev))
+                        netdev = m.netdev();
                 if (opts.json)
-                    emit(event_json(ev));
+                    emit(event_json(ev, netdev));
                 else
-                    emit(event_text(ev) + "\n");
+                    emit(event_text(ev, netdev) + "\n");
                 // Lost with `denied`: an administrator evicted it (rdma-mcastctl evict), and
                 // it will not come back. Holding on would hold nothing.
                 if (const auto *lost = std::get_if<rdmamcast::LostEvent>(&ev);

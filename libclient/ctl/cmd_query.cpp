@@ -13,7 +13,8 @@ namespace {
 constexpr const char *kListHelp =
     "Usage: rdma-mcastctl list [--own] [--json]\n"
     "\n"
-    "Lists every group the daemon handles, per port: MGID, MLID, Q_Key, the JoinState bits\n"
+    "Lists every group the daemon handles, per port (with its link layer, InfiniBand or\n"
+    "Ethernet for RoCE): MGID, MLID, Q_Key, the JoinState bits\n"
     "the daemon holds at the SA (and those another agent held before it), member counts per\n"
     "JoinState bit, and each member's membership id, state, pid, uid and process name, the\n"
     "access rule that admitted it, whether its join created the group, and why the rules in\n"

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,14 +21,16 @@ std::string bits_text(std::uint8_t join_state_bits);
 // ["full", "sendonly-full"]: one name per bit.
 Json bits_json(std::uint8_t join_state_bits);
 
-// The record of a join: key/value lines, or one object.
-std::string record_text(const rdmamcast::Record &r, std::uint64_t membership);
-Json record_json(const rdmamcast::Record &r);
-Json membership_json(const rdmamcast::Record &r, std::uint64_t membership);
+// The record of a join: key/value lines, or one object. On a RoCE port, `netdev` is the
+// membership's (Membership::netdev(); the record has no room for it).
+std::string record_text(const rdmamcast::Record &r, std::uint64_t membership, std::string_view netdev = {});
+Json record_json(const rdmamcast::Record &r, std::string_view netdev = {});
+Json membership_json(const rdmamcast::Record &r, std::uint64_t membership, std::string_view netdev = {});
 
-// One line per event of the daemon (restored, lost, monitor), without the newline.
-std::string event_text(const rdmamcast::Event &ev);
-Json event_json(const rdmamcast::Event &ev);
+// One line per event of the daemon (restored, lost, monitor), without the newline. `netdev`:
+// a restored RoCE membership's.
+std::string event_text(const rdmamcast::Event &ev, std::string_view netdev = {});
+Json event_json(const rdmamcast::Event &ev, std::string_view netdev = {});
 
 std::string list_text(const std::vector<rdmamcast::PortGroups> &ports);
 Json list_json(const std::vector<rdmamcast::PortGroups> &ports);

@@ -167,7 +167,7 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
     for (const auto &p : ports) {
         if (!out.empty())
             out += '\n';
-        out += p.device + " port " + std::to_string(p.port) + "  gid " +
+        out += p.device + " port " + std::to_string(p.port) + "  " + p.link_layer + "  gid " +
                rdmamcast::gid_to_string(p.port_gid) + "  " + std::to_string(p.groups.size()) +
                (p.groups.size() == 1 ? " group\n" : " groups\n");
         if (p.groups.empty())
@@ -236,6 +236,7 @@ Json list_json(const std::vector<rdmamcast::PortGroups> &ports) {
         jports.push_back(Json{{"device", p.device},
                               {"port", p.port},
                               {"port_gid", rdmamcast::gid_to_string(p.port_gid)},
+                              {"link_layer", p.link_layer},
                               {"groups", groups}});
     }
     return Json{{"ports", jports}};

@@ -34,7 +34,7 @@ std::string rate_text(std::uint8_t rate) {
 
 } // namespace
 
-std::string record_text(const rdmamcast::Record &r, std::uint64_t membership) {
+std::string record_text(const rdmamcast::Record &r, std::uint64_t membership, std::string_view netdev) {
     Table t({"membership", std::to_string(membership)});
     t.add({"mgid", rdmamcast::gid_to_string(r.mgid)});
     t.add({"port_gid", rdmamcast::gid_to_string(r.port_gid)});
@@ -49,11 +49,19 @@ std::string record_text(const rdmamcast::Record &r, std::uint64_t membership) {
     t.add({"hop_limit", std::to_string(r.hop_limit)});
     t.add({"scope", std::to_string(r.scope)});
     t.add({"join_state", rdmamcast::join_state_name(r.join_state)});
+    t.add({"link_layer", rdmamcast::link_layer_name(rdmamcast::link_layer(r))});
+    if (rdmamcast::is_roce(r)) {
+        t.add({"gid_type", rdmamcast::gid_type_name(static_cast<rdmamcast::GidType>(r.gid_type))});
+        t.add({"sgid_index", std::to_string(r.sgid_index)});
+        t.add({"netdev", netdev.empty() ? "-" : std::string(netdev)});
+        t.add({"ip", rdmamcast::ip_to_string(r.ip)});
+        t.add({"dmac", rdmamcast::mac_to_string(r.dmac)});
+    }
     return t.render();
 }
 
-Json record_json(const rdmamcast::Record &r) {
-    return Json{{"mgid", rdmamcast::gid_to_string(r.mgid)},
+Json record_json(const rdmamcast::Record &r, std::string_view netdev) {
+    Json out{{"mgid", rdmamcast::gid_to_string(r.mgid)},
                 {"port_gid", rdmamcast::gid_to_string(r.port_gid)},
                 {"mlid", r.mlid},
                 {"qkey", r.qkey},
@@ -66,19 +74,29 @@ Json record_json(const rdmamcast::Record &r) {
                 {"traffic_class", r.traffic_class},
                 {"hop_limit", r.hop_limit},
                 {"scope", r.scope},
-                {"join_state", rdmamcast::join_state_name(r.join_state)}};
+                {"join_state", rdmamcast::join_state_name(r.join_state)},
+                {"link_layer", rdmamcast::link_layer_name(rdmamcast::link_layer(r))}};
+    // As the protocol's RECORD: RoCE's keys on an Ethernet port only.
+    if (rdmamcast::is_roce(r)) {
+        out["gid_type"] = rdmamcast::gid_type_name(static_cast<rdmamcast::GidType>(r.gid_type));
+        out["sgid_index"] = r.sgid_index;
+        out["netdev"] = std::string(netdev);
+        out["ip"] = rdmamcast::ip_to_string(r.ip);
+        out["dmac"] = rdmamcast::mac_to_string(r.dmac);
+    }
+    return out;
 }
 
-Json membership_json(const rdmamcast::Record &r, std::uint64_t membership) {
+Json membership_json(const rdmamcast::Record &r, std::uint64_t membership, std::string_view netdev) {
     Json out{{"membership", membership}};
-    out.update(record_json(r));
+    out.update(record_json(r, netdev));
     return out;
 }
 
 namespace {
 
 // A record key's value as record_text() shows it.
-std::string field_text(const rdmamcast::Record &r, std::string_view name) {
+std::string field_text(const rdmamcast::Record &r, std::string_view name, std::string_view netdev) {
     if (name == "mlid") return hex(r.mlid);
     if (name == "mgid") return rdmamcast::gid_to_string(r.mgid);
     if (name == "port_gid") return rdmamcast::gid_to_string(r.port_gid);
@@ -92,15 +110,17 @@ std::string field_text(const rdmamcast::Record &r, std::string_view name) {
     if (name == "hop_limit") return std::to_string(r.hop_limit);
     if (name == "scope") return std::to_string(r.scope);
     if (name == "join_state") return rdmamcast::join_state_name(r.join_state);
+    if (name == "sgid_index") return std::to_string(r.sgid_index);
+    if (name == "netdev") return netdev.empty() ? "-" : std::string(netdev);
     return "?";
 }
 
 // "changed mlid=0xc00a sl=4 (mgid ff15::1:2)": the new values, MLID first as the event lists
 // them; or "unchanged (mgid ff15::1:2 mlid 0xc001)" when the membership merely holds again.
-std::string changed_text(const rdmamcast::RestoredEvent &r) {
+std::string changed_text(const rdmamcast::RestoredEvent &r, std::string_view netdev) {
     std::string out;
     for (auto name : r.changed_names())
-        out += (out.empty() ? "changed " : " ") + std::string(name) + "=" + field_text(r.record, name);
+        out += (out.empty() ? "changed " : " ") + std::string(name) + "=" + field_text(r.record, name, netdev);
     const std::string mgid = rdmamcast::gid_to_string(r.record.mgid);
     if (out.empty())
         return "unchanged (mgid " + mgid + " mlid " + hex(r.record.mlid) + ")";
@@ -117,9 +137,9 @@ Json error_json(const std::string &code, const std::string &message,
 
 } // namespace
 
-std::string event_text(const rdmamcast::Event &ev) {
+std::string event_text(const rdmamcast::Event &ev, std::string_view netdev) {
     if (const auto *r = std::get_if<rdmamcast::RestoredEvent>(&ev)) {
-        return "restored: membership " + std::to_string(r->membership) + ": " + changed_text(*r);
+        return "restored: membership " + std::to_string(r->membership) + ": " + changed_text(*r, netdev);
     }
     if (const auto *l = std::get_if<rdmamcast::LostEvent>(&ev))
         return "lost: membership " + std::to_string(l->membership) + ": " + l->code_name + ": " +
@@ -134,7 +154,7 @@ std::string event_text(const rdmamcast::Event &ev) {
     return line;
 }
 
-Json event_json(const rdmamcast::Event &ev) {
+Json event_json(const rdmamcast::Event &ev, std::string_view netdev) {
     if (const auto *r = std::get_if<rdmamcast::RestoredEvent>(&ev)) {
         Json changed = Json::array();
         for (auto name : r->changed_names())
@@ -142,7 +162,7 @@ Json event_json(const rdmamcast::Event &ev) {
         return Json{{"event", "restored"},
                     {"membership", r->membership},
                     {"changed", changed},
-                    {"record", record_json(r->record)}};
+                    {"record", record_json(r->record, netdev)}};
     }
     if (const auto *l = std::get_if<rdmamcast::LostEvent>(&ev))
         return Json{{"event", "lost"},

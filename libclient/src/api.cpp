@@ -3,6 +3,7 @@
 // C caller, so allocation failures and surprises become negative codes with a message.
 #include <array>
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -56,7 +57,7 @@ int no_uid(rdmamcast_client &c, const char *what) {
 std::int64_t start_join(rdmamcast_client &c, const rdmamcast_join_params *p, void *context,
                         bool sync) {
     c.error.clear();
-    mcastd::JoinRequest request;
+    proto::Join request;
     if (int rc = rdmamcast::detail::join_request_from_c(p, request, c.error); rc < 0)
         return rc;
     return c.start_join(request, context, sync);
@@ -170,6 +171,22 @@ int rdmamcast_leave(rdmamcast_client *c, uint64_t membership) {
         if (!rc || c->error.get()->code == RDMAMCAST_E_NOT_FOUND)
             c->left(membership);
         return rc ? *rc : 0;
+    });
+}
+
+int rdmamcast_membership_netdev(rdmamcast_client *c, uint64_t membership, char *buf, size_t size) {
+    if (!c)
+        return -EINVAL;
+    return guarded(c->error, [&] {
+        std::string name;
+        if (int rc = c->netdev_of(membership, name); rc < 0)
+            return rc;
+        if (!buf || name.size() >= size)
+            return c->error.set(RDMAMCAST_E_INVALID_ARGUMENT, -ERANGE,
+                                "netdev: " + name + " needs " + std::to_string(name.size() + 1) +
+                                    " bytes, the buffer has " + std::to_string(buf ? size : 0));
+        std::memcpy(buf, name.c_str(), name.size() + 1);
+        return static_cast<int>(name.size());
     });
 }
 

@@ -3,6 +3,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+
+#include "common/roce_address.hpp"
 
 using rdmamcast::detail::ErrorState;
 namespace proto = mcastd::proto;
@@ -224,6 +227,8 @@ int rdmamcast_client::receive(bool dontwait, proto::Reply &reply) {
     if (const auto *s = std::get_if<proto::StoppingEvent>(&event))
         return mark_dead(RDMAMCAST_E_DISCONNECTED, -ECONNRESET,
                          "rdma-mcastd stopped" + (s->message.empty() ? "" : ": " + s->message));
+    if (const auto *r = std::get_if<proto::RestoredEvent>(&event); r && held.count(r->membership))
+        joined(r->membership, r->record); // its netdev may have changed
     push_event(std::move(event));
     return 0;
 }
@@ -407,6 +412,8 @@ void rdmamcast_client::take_session(const proto::HelloResult &result, bool resum
         if (!held.count(m))
             unknown.push_back(m);
     held = std::set<std::uint64_t>(ev.kept.begin(), ev.kept.end());
+    for (std::uint64_t m : ev.lost)
+        netdevs.erase(m);
     const bool renew_monitor = monitoring && !ev.resumed;
     push_event(std::move(ev)); // before anything the new connection brings
 
@@ -426,7 +433,7 @@ void rdmamcast_client::take_session(const proto::HelloResult &result, bool resum
 
 // ---- joins ----
 
-std::int64_t rdmamcast_client::start_join(const mcastd::JoinRequest &request, void *context,
+std::int64_t rdmamcast_client::start_join(const proto::Join &request, void *context,
                                           bool sync) {
     if (dead)
         return fail_dead();
@@ -446,9 +453,19 @@ void rdmamcast_client::send_joins() {
     while (!unsent.empty() && in_flight.size() < RDMAMCAST_JOIN_WINDOW && !broken && !dead) {
         const std::uint64_t join_id = unsent.front();
         PendingJoin &j = joins.at(join_id);
+        Fd membership;
+        if (int rc = membership_socket(j.request, membership); rc < 0) {
+            unsent.pop_front();
+            fail_join(join_id, RDMAMCAST_E_SYSTEM, rc,
+                      "the socket for the host's membership of the group on RoCE port " +
+                          j.request.request.device + "/" + std::to_string(j.request.request.port) +
+                          ": " + std::strerror(-rc));
+            continue;
+        }
         const std::uint64_t wire = next_id++;
-        int rc = rdmamcast::detail::send_message(
-            sock.get(), proto::encode_request(wire, proto::Join{j.request}));
+        // The socket goes with the request or not at all; ours closes here either way.
+        int rc = rdmamcast::detail::send_message(sock.get(), proto::encode_request(wire, j.request),
+                                                 membership ? membership.get() : -1);
         if (rc < 0 && rdmamcast::detail::is_disconnect(rc)) {
             // Still queued: it goes out on the next connection (or fails with the handle).
             connection_lost(rc, kClosed);
@@ -463,6 +480,41 @@ void rdmamcast_client::send_joins() {
         j.wire_id = wire;
         in_flight.emplace(wire, join_id);
     }
+}
+
+int rdmamcast_client::membership_socket(const proto::Join &join, Fd &out) const {
+    const mcastd::JoinRequest &r = join.request;
+    if (!mcastd::holds_ip_membership(r.join_state))
+        return 0;
+    const auto known = link_layers.find({r.device, r.port});
+    if (known != link_layers.end() && known->second == mcastd::LinkLayer::infiniband)
+        return 0;
+    // The group's family: an IPv4 group given as such, or by one of its two MGIDs.
+    const auto group = join.ip ? join.ip : mcastd::roce_ip_group(r.mgid);
+    out = Fd(::socket(group && group->is_v4() ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    return !out && known != link_layers.end() ? -errno : 0;
+}
+
+void rdmamcast_client::joined(std::uint64_t membership, const mcastd::McRecord &record) {
+    held.insert(membership);
+    if (record.link_layer == mcastd::LinkLayer::ethernet)
+        netdevs[membership] = record.netdev;
+    else
+        netdevs.erase(membership);
+}
+
+int rdmamcast_client::netdev_of(std::uint64_t membership, std::string &out) {
+    error.clear();
+    if (!held.count(membership))
+        return error.set(RDMAMCAST_E_NOT_FOUND, -ENOENT,
+                         "netdev: this handle holds no membership " + std::to_string(membership));
+    const auto it = netdevs.find(membership);
+    if (it == netdevs.end())
+        return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -ENODATA,
+                         "netdev: membership " + std::to_string(membership) +
+                             " is on an InfiniBand port, which has no netdev");
+    out = it->second;
+    return 0;
 }
 
 bool rdmamcast_client::route_reply(proto::Reply &reply) {
@@ -493,7 +545,8 @@ bool rdmamcast_client::route_reply(proto::Reply &reply) {
             done.error->set(RDMAMCAST_E_PROTOCOL, -EPROTO, e->message);
         } else {
             done.result = std::move(std::get<proto::JoinResult>(decoded));
-            joined(done.result->membership);
+            joined(done.result->membership, done.result->record);
+            link_layers[{j.request.request.device, j.request.request.port}] = done.result->record.link_layer;
         }
     }
     complete(join_id, std::move(done));

@@ -47,7 +47,7 @@ struct rdmamcast_client {
     // are in flight, completed when its reply comes (or the connection breaks). An asynchronous
     // one completes as a JoinCompletion event; the blocking one (`sync`) into `sync_done`, which
     // wait_join() takes. Returns the join id, or a negative code when the handle is dead.
-    std::int64_t start_join(const mcastd::JoinRequest &request, void *context, bool sync);
+    std::int64_t start_join(const mcastd::proto::Join &request, void *context, bool sync);
     // rdmamcast_join()'s wait: until `join_id` completes. 0 with `result`, or the negative code
     // with `error` set as the completion says.
     int wait_join(std::uint64_t join_id, mcastd::proto::JoinResult &result);
@@ -58,8 +58,14 @@ struct rdmamcast_client {
     // Bookkeeping of the memberships this handle holds, so that a reconnect can tell which
     // came back. `leaving` is the membership of a leave in flight: if the connection breaks
     // before its reply, it is not reported lost when it does not come back.
-    void joined(std::uint64_t membership) { held.insert(membership); }
-    void left(std::uint64_t membership) { held.erase(membership); }
+    void joined(std::uint64_t membership, const mcastd::McRecord &record);
+    void left(std::uint64_t membership) {
+        held.erase(membership);
+        netdevs.erase(membership);
+    }
+    // rdmamcast_membership_netdev(): the netdev of a RoCE membership this handle holds, or
+    // -ENOENT (none such) or -ENODATA (an InfiniBand one), with `error` set.
+    int netdev_of(std::uint64_t membership, std::string &out);
     std::optional<std::uint64_t> leaving;
     // The monitor subscription the daemon last confirmed, renewed on a new session.
     bool monitoring = false;
@@ -88,7 +94,7 @@ struct rdmamcast_client {
 
 private:
     struct PendingJoin {
-        mcastd::JoinRequest request;
+        mcastd::proto::Join request;
         void *context = nullptr;
         bool sync = false;
         std::uint64_t wire_id = 0; // the request id it went out with; 0 while queued locally
@@ -101,6 +107,18 @@ private:
 
     // Sends queued joins while the window has room and the connection is up.
     void send_joins();
+    // The UDP socket a join carries for the daemon to hold the host's IGMP/MLD membership on
+    // (PROTOCOL.md, "RoCE ports"), of the group's family, into `out`: none when the join needs
+    // none (a send-only join, a port that answered as InfiniBand). 0, or -errno when socket()
+    // failed on a port that answered as Ethernet, where the daemon cannot do without it; on a
+    // port not known yet the join goes without (an InfiniBand port needs none; an Ethernet
+    // port's daemon refuses the join, and says why).
+    int membership_socket(const mcastd::proto::Join &join, Fd &out) const;
+    // The link layer of each (device, port) the daemon answered a join on: a port that answered
+    // as InfiniBand gets no socket with its joins.
+    std::map<std::pair<std::string, std::uint8_t>, mcastd::LinkLayer> link_layers;
+    // The netdev of each RoCE membership held, from its latest record.
+    std::unordered_map<std::uint64_t, std::string> netdevs;
     // A reply to a join in flight: completes it and returns true; false for any other reply.
     bool route_reply(mcastd::proto::Reply &reply);
     // Hands a completion to its waiter (the queue, or sync_done), then refills the window.

@@ -10,19 +10,35 @@
 #include <type_traits>
 
 #include "common/named_group.hpp"
+#include "common/roce_address.hpp"
 
 namespace rdmamcast::detail {
 
 namespace {
 
 // The layouts of rdmamcast_join_params; a caller compiled against one passes its size forever,
-// so they are pinned here. V1 ends at reserved0; V2 adds name.
+// so they are pinned here. V1 ends at reserved0; V2 adds name; V3 (1.6) ip and gid_type.
 constexpr std::size_t kJoinParamsSizeV1 = 56;
 constexpr std::size_t kJoinParamsSizeV2 = 64;
-static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV2);
+constexpr std::size_t kJoinParamsSizeV3 = 80;
+static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV3);
 static_assert(offsetof(rdmamcast_join_params, mgid) == 20);
 static_assert(offsetof(rdmamcast_join_params, name) == kJoinParamsSizeV1);
-static_assert(sizeof(rdmamcast_record) == 88);
+static_assert(offsetof(rdmamcast_join_params, ip) == kJoinParamsSizeV2);
+static_assert(offsetof(rdmamcast_join_params, gid_type) == 72 && sizeof(rdmamcast_gid_type) == 4);
+// The record is fixed (ABI.md): RoCE's fields (1.6) took reserved space, every other offset
+// and the size and alignment stay as they were.
+static_assert(sizeof(rdmamcast_record) == 88 && alignof(rdmamcast_record) == 8);
+static_assert(offsetof(rdmamcast_record, join_state) == 53);
+static_assert(offsetof(rdmamcast_record, link_layer) == 54 && offsetof(rdmamcast_record, gid_type) == 55);
+static_assert(offsetof(rdmamcast_record, sgid_index) == 56 && offsetof(rdmamcast_record, dmac) == 58);
+static_assert(offsetof(rdmamcast_record, ip) == 64 && offsetof(rdmamcast_record, reserved) == 80);
+// The C enums are the common ones (common/roce_address.hpp), value for value.
+static_assert(RDMAMCAST_LINK_LAYER_INFINIBAND == static_cast<int>(mcastd::LinkLayer::infiniband) &&
+              RDMAMCAST_LINK_LAYER_ETHERNET == static_cast<int>(mcastd::LinkLayer::ethernet));
+static_assert(RDMAMCAST_GID_TYPE_IB == static_cast<int>(mcastd::GidType::ib) &&
+              RDMAMCAST_GID_TYPE_ROCE_V1 == static_cast<int>(mcastd::GidType::roce_v1) &&
+              RDMAMCAST_GID_TYPE_ROCE_V2 == static_cast<int>(mcastd::GidType::roce_v2));
 static_assert(sizeof(rdmamcast_event) == 16 + 256);
 // The 1.3 completions fit in the union's reserved space: the event keeps its size.
 static_assert(sizeof(rdmamcast_event_joined) <= sizeof(rdmamcast_event::reserved));
@@ -53,7 +69,8 @@ std::string hex(unsigned v) {
 constexpr std::uint32_t kKnownJoinFlags =
     RDMAMCAST_JOIN_CREATE | RDMAMCAST_JOIN_SCOPE | RDMAMCAST_JOIN_QKEY | RDMAMCAST_JOIN_PKEY |
     RDMAMCAST_JOIN_SL | RDMAMCAST_JOIN_TRAFFIC_CLASS | RDMAMCAST_JOIN_FLOW_LABEL |
-    RDMAMCAST_JOIN_HOP_LIMIT | RDMAMCAST_JOIN_MTU | RDMAMCAST_JOIN_RATE;
+    RDMAMCAST_JOIN_HOP_LIMIT | RDMAMCAST_JOIN_MTU | RDMAMCAST_JOIN_RATE | RDMAMCAST_JOIN_IP |
+    RDMAMCAST_JOIN_GID_TYPE;
 
 std::optional<mcastd::Selector> selector_from_c(std::uint8_t s) {
     switch (s) {
@@ -96,7 +113,7 @@ rdmamcast_monitor_kind monitor_kind(std::string_view kind) {
 
 } // namespace
 
-int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out,
+int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out,
                         ErrorState &error) {
     auto invalid = [&](std::string field, std::string message) {
         return error.set(RDMAMCAST_E_INVALID_ARGUMENT, -EINVAL, "join: " + message,
@@ -132,13 +149,48 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out
         return invalid("/join_state", "join_state " + hex(js) +
                                           " is not exactly one JoinState bit");
 
-    mcastd::JoinRequest r;
+    mcastd::proto::Join join;
+    mcastd::JoinRequest &r = join.request;
     r.device = p->device;
     r.port = p->port;
     r.join_state = js;
-    // A caller compiled against V1 has no name field: those bytes are not its.
+    // A caller compiled against V1 has no name field, one compiled against V2 no ip and
+    // gid_type: those bytes are not its.
     const char *name = p->size >= kJoinParamsSizeV2 ? p->name : nullptr;
-    if (name) {
+    const bool v3 = p->size >= kJoinParamsSizeV3;
+    if ((p->flags & (RDMAMCAST_JOIN_IP | RDMAMCAST_JOIN_GID_TYPE)) && !v3)
+        return invalid("", "RDMAMCAST_JOIN_IP and RDMAMCAST_JOIN_GID_TYPE need the ip and gid_type fields, "
+                           "which a struct rdmamcast_join_params of " + std::to_string(p->size) + " bytes has not");
+    if (v3 && p->reserved1 != 0)
+        return error.set(RDMAMCAST_E_ABI, -E2BIG, "join: rdmamcast_join_params.reserved1 is not zero");
+    if (v3 && p->ip && !(p->flags & RDMAMCAST_JOIN_IP))
+        return invalid("/ip", "ip is set but RDMAMCAST_JOIN_IP is not");
+    if (p->flags & RDMAMCAST_JOIN_IP) {
+        if (!p->ip)
+            return invalid("/ip", "RDMAMCAST_JOIN_IP without ip");
+        if (name || (p->flags & RDMAMCAST_JOIN_CREATE))
+            return invalid("/ip", std::string("ip and ") + (name ? "name" : "RDMAMCAST_JOIN_CREATE") +
+                                      " exclude each other");
+        if (!std::all_of(std::begin(p->mgid), std::end(p->mgid), [](std::uint8_t b) { return b == 0; }))
+            return invalid("/ip", "ip and mgid exclude each other (the daemon maps the IP group to its mgid)");
+        const std::string_view text = p->ip;
+        auto ip = text.size() < 64 ? mcastd::parse_ip(text) : std::nullopt;
+        if (!ip)
+            return invalid("/ip", "ip \"" + std::string(text.substr(0, 64)) + "\" is not an IPv4 or IPv6 address");
+        if (!mcastd::is_multicast_group(*ip))
+            return invalid("/ip", "ip " + mcastd::format_ip(*ip) +
+                                      " is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+        join.ip = ip;
+    }
+    if (p->flags & RDMAMCAST_JOIN_GID_TYPE) {
+        if (p->gid_type != RDMAMCAST_GID_TYPE_ROCE_V1 && p->gid_type != RDMAMCAST_GID_TYPE_ROCE_V2)
+            return invalid("/gid_type", "gid_type " + std::to_string(static_cast<int>(p->gid_type)) +
+                                            " is not RDMAMCAST_GID_TYPE_ROCE_V1 or _V2");
+        join.gid_type = static_cast<mcastd::GidType>(p->gid_type);
+    }
+    if (join.ip) {
+        // The group is the IP one; the MGID stays zero for the daemon to fill in.
+    } else if (name) {
         if (p->flags & RDMAMCAST_JOIN_CREATE)
             return invalid("/name", "name and RDMAMCAST_JOIN_CREATE exclude each other");
         mcastd::Gid zero_check{};
@@ -204,7 +256,7 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out
                                                  " is not an rdmamcast_selector");
         g.rate = mcastd::Selected{*sel, p->rate};
     }
-    out = std::move(r);
+    out = std::move(join);
     return 0;
 }
 
@@ -223,6 +275,16 @@ rdmamcast_record record_to_c(const mcastd::McRecord &r) {
     c.hop_limit = r.hop_limit;
     c.scope = r.scope;
     c.join_state = r.join_state;
+    c.link_layer = static_cast<std::uint8_t>(r.link_layer);
+    c.gid_type = static_cast<std::uint8_t>(r.gid_type);
+    if (r.link_layer == mcastd::LinkLayer::ethernet) {
+        // The IP group and the MAC follow from the MGID, as the daemon derived them.
+        c.sgid_index = r.sgid_index;
+        const mcastd::Mac mac = mcastd::roce_dmac(r.mgid);
+        std::memcpy(c.dmac, mac.data(), sizeof c.dmac);
+        if (auto ip = mcastd::roce_ip_group(r.mgid))
+            std::memcpy(c.ip, ip->bytes.data(), sizeof c.ip);
+    }
     return c;
 }
 
@@ -242,6 +304,8 @@ std::uint32_t changed_to_c(std::uint64_t fields) {
         {f::hop_limit, RDMAMCAST_FIELD_HOP_LIMIT},
         {f::scope, RDMAMCAST_FIELD_SCOPE},
         {f::join_state, RDMAMCAST_FIELD_JOIN_STATE},
+        {f::sgid_index, RDMAMCAST_FIELD_SGID_INDEX},
+        {f::netdev, RDMAMCAST_FIELD_NETDEV},
     };
     std::uint32_t out = 0;
     for (const auto &[from, to] : map)
@@ -338,6 +402,7 @@ rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list) {
         cp->device = arena->str(p.device);
         cp->port = p.port;
         copy_gid(cp->port_gid, p.port_gid);
+        cp->link_layer = mcastd::link_layer_name(p.link_layer); // static storage
         cp->num_groups = p.groups.size();
         cp->groups = arena->array<rdmamcast_group>(p.groups.size());
         for (std::size_t j = 0; j < p.groups.size(); ++j) {

@@ -18,7 +18,7 @@ namespace rdmamcast::detail {
 
 // Checks the caller's join parameters and builds the request. Returns 0, or a negative code
 // with `error` describing the offending field.
-int join_request_from_c(const rdmamcast_join_params *p, mcastd::JoinRequest &out,
+int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out,
                         ErrorState &error);
 
 rdmamcast_record record_to_c(const mcastd::McRecord &r);

@@ -62,9 +62,23 @@ int connect_unix(const std::string &path, Fd &out) {
     return 0;
 }
 
-int send_message(int fd, std::string_view message) {
+int send_message(int fd, std::string_view message, int pass_fd) {
+    iovec iov{const_cast<char *>(message.data()), message.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (pass_fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof pass_fd);
+    }
     for (;;) {
-        ssize_t n = ::send(fd, message.data(), message.size(), MSG_NOSIGNAL);
+        ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
         if (n >= 0)
             return static_cast<std::size_t>(n) == message.size() ? 0 : -EMSGSIZE;
         if (errno != EINTR)

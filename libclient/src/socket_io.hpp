@@ -35,8 +35,11 @@ inline constexpr std::size_t kMaxIncomingBytes = 16u << 20;
 // Returns 0 or -errno.
 int connect_unix(const std::string &path, Fd &out);
 
-// Sends one message without raising SIGPIPE. 0 or -errno (-EPIPE when the daemon is gone).
-int send_message(int fd, std::string_view message);
+// Sends one message without raising SIGPIPE. With `pass_fd` (>= 0), that descriptor travels
+// on the same message as SCM_RIGHTS ancillary data, so that the receiver gets both at once or
+// neither (PROTOCOL.md, "RoCE ports"); the caller still owns its copy. 0 or -errno (-EPIPE when
+// the daemon is gone).
+int send_message(int fd, std::string_view message, int pass_fd = -1);
 
 // Receives one whole message, blocking until one arrives unless `dontwait`.
 // Returns 0 with `out` filled, -EAGAIN (dontwait and nothing there), -ECONNRESET when the peer

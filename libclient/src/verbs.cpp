@@ -74,8 +74,11 @@ int rdmamcast_fill_ah_attr(const rdmamcast_record *rec, uint8_t port_num, uint8_
     ah->grh.flow_label = rec->flow_label;
     ah->grh.hop_limit = rec->hop_limit;
     ah->grh.traffic_class = rec->traffic_class;
-    ah->grh.sgid_index = sgid_index;
-    ah->dlid = rec->mlid;
+    // On RoCE the daemon chose the source GID (of the GID type it joined with) and says where
+    // it is; there is no LID: the frames go to the MGID's MAC (the kernel derives it).
+    const bool roce = rec->link_layer == RDMAMCAST_LINK_LAYER_ETHERNET;
+    ah->grh.sgid_index = roce ? rec->sgid_index : sgid_index;
+    ah->dlid = roce ? 0 : rec->mlid;
     ah->sl = rec->sl;
     ah->static_rate = rec->rate;
     ah->port_num = port_num;

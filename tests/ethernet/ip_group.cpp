@@ -4,39 +4,9 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <stdexcept>
 
 namespace mcastd::eth {
-
-std::string format_mac(const Mac &mac) {
-    char text[18];
-    std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-                  mac[4], mac[5]);
-    return text;
-}
-
-std::optional<Mac> parse_mac(std::string_view text) {
-    Mac mac{};
-    if (text.size() != 17)
-        return std::nullopt;
-    for (std::size_t i = 0; i < mac.size(); ++i) {
-        if (i > 0 && text[i * 3 - 1] != ':')
-            return std::nullopt;
-        unsigned byte = 0;
-        for (char c : text.substr(i * 3, 2)) {
-            const int digit = c >= '0' && c <= '9'   ? c - '0'
-                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                     : -1;
-            if (digit < 0)
-                return std::nullopt;
-            byte = byte * 16 + static_cast<unsigned>(digit);
-        }
-        mac[i] = static_cast<std::uint8_t>(byte);
-    }
-    return mac;
-}
 
 std::optional<IpGroup> IpGroup::from_v4(const std::array<std::uint8_t, 4> &bytes) {
     if ((bytes[0] & 0xf0) != 0xe0) // 224.0.0.0/4

@@ -13,14 +13,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/roce_address.hpp"
+
 namespace mcastd::eth {
 
-using Mac = std::array<std::uint8_t, 6>;
-
-// "02:00:4d:00:00:01".
-std::string format_mac(const Mac &mac);
-// Six colon-separated pairs of hex digits; nullopt for anything else.
-std::optional<Mac> parse_mac(std::string_view text);
+// MACs as RoCE's addressing writes and reads them ("02:00:4d:00:00:01").
+using mcastd::format_mac;
+using mcastd::Mac;
+using mcastd::parse_mac;
 
 class IpGroup {
 public:

@@ -39,7 +39,8 @@
  *   RDMAMCAST_1.1 for rdmamcast_set_reconnect(), RDMAMCAST_1.2 for rdmamcast_evict_uid()
  *   and rdmamcast_evict_membership(), RDMAMCAST_1.3 for rdmamcast_join_start() and
  *   rdmamcast_join_cancel(), RDMAMCAST_1.4 for rdmamcast_list_own() and
- *   rdmamcast_disconnect_uid(), and RDMAMCAST_1.5 for the *_sized entry points.
+ *   rdmamcast_disconnect_uid(), RDMAMCAST_1.5 for the *_sized entry points, and RDMAMCAST_1.6
+ *   for rdmamcast_membership_netdev().
  *   Every structure is one of three kinds, so that a program keeps working with a newer library
  *   and fails cleanly with an older one:
  *   - Fixed: rdmamcast_record and rdmamcast_event never change size (the caller allocates
@@ -235,10 +236,32 @@ RDMAMCAST_EXPORT int rdmamcast_join_state_parse(const char *name, uint8_t *join_
 /* A static rate (enum ibv_rate value) in Gb/s, 0 for an unknown value. */
 RDMAMCAST_EXPORT double rdmamcast_rate_gbps(uint8_t rate);
 
+/* A port's link layer (rdmamcast_record.link_layer). Zero is InfiniBand: a record from a
+ * daemon that knows no RoCE says nothing, and is InfiniBand's. */
+enum rdmamcast_link_layer {
+	RDMAMCAST_LINK_LAYER_INFINIBAND = 0,
+	RDMAMCAST_LINK_LAYER_ETHERNET = 1, /* RoCE */
+};
+
+/* The type of the GID a RoCE membership is sent from (rdmamcast_record.gid_type, and a join's
+ * choice: rdmamcast_join_params.gid_type). */
+enum rdmamcast_gid_type {
+	RDMAMCAST_GID_TYPE_IB = 0,      /* an InfiniBand port's GID */
+	RDMAMCAST_GID_TYPE_ROCE_V1 = 1, /* RoCE v1: Ethernet frames, not routed */
+	RDMAMCAST_GID_TYPE_ROCE_V2 = 2, /* RoCE v2: UDP/IP, routable */
+};
+
 /*
  * A group record: what a UD QP needs to attach (mgid, mlid) and to address the group
  * (rdmamcast_fill_ah_attr() in <rdmamcast/verbs.h>). GIDs are in network byte order, as in
  * union ibv_gid; everything else in host order.
+ *
+ * On a RoCE port (link_layer RDMAMCAST_LINK_LAYER_ETHERNET) the group is an IP multicast group:
+ * ip is the group, mgid its MGID for the GID type (an IPv4 group a.b.c.d is ::ffff:a.b.c.d on
+ * RoCE v2, ff0e::ffff:a.b.c.d on RoCE v1; an IPv6 group is its own MGID), mlid is 0, pkey
+ * 0xffff, and the daemon holds the host's IGMP/MLD membership on the netdev of the GID at
+ * sgid_index (rdmamcast_membership_netdev() names it). Fields from link_layer on are zero from a
+ * daemon that knows no RoCE (1.6).
  */
 struct rdmamcast_record {
 	uint8_t mgid[16];     /* the group's MGID (the SA-assigned one after a create) */
@@ -246,7 +269,7 @@ struct rdmamcast_record {
 	uint32_t qkey;        /* the QP's Q_Key must equal it */
 	uint32_t flow_label;  /* 20 bits */
 	uint32_t mtu;         /* bytes: 256..4096 */
-	uint16_t mlid;        /* the AH's DLID and ibv_attach_mcast()'s lid */
+	uint16_t mlid;        /* the AH's DLID and ibv_attach_mcast()'s lid; 0 on RoCE */
 	uint16_t pkey;
 	uint8_t sl;
 	uint8_t rate;         /* static rate: enum ibv_rate */
@@ -254,8 +277,14 @@ struct rdmamcast_record {
 	uint8_t hop_limit;
 	uint8_t scope;        /* the MGID's scope nibble */
 	uint8_t join_state;   /* this membership's RDMAMCAST_JOIN_STATE_* bit */
-	uint8_t reserved0[2];
-	uint64_t reserved[4]; /* zero; a later version may put fields here */
+	uint8_t link_layer;   /* enum rdmamcast_link_layer */
+	uint8_t gid_type;     /* enum rdmamcast_gid_type: RoCE v1 or v2 on RoCE, IB otherwise */
+	/* RoCE only; zero on InfiniBand: */
+	uint8_t sgid_index;   /* the port's GID table index of port_gid: the AH's sgid_index */
+	uint8_t reserved1;    /* zero */
+	uint8_t dmac[6];      /* the destination MAC of the group's frames (01:00:5e:..., 33:33:...) */
+	uint8_t ip[16];       /* the IP group, network byte order; IPv4 as ::ffff:a.b.c.d */
+	uint64_t reserved[1]; /* zero; a later version may put fields here */
 };
 
 /* ---- join ---- */
@@ -273,6 +302,8 @@ enum rdmamcast_join_flags {
 	RDMAMCAST_JOIN_HOP_LIMIT = 1 << 7,
 	RDMAMCAST_JOIN_MTU = 1 << 8,  /* mtu and mtu_selector */
 	RDMAMCAST_JOIN_RATE = 1 << 9, /* rate and rate_selector */
+	RDMAMCAST_JOIN_IP = 1 << 10,       /* ip: join an IP multicast group on a RoCE port (1.6) */
+	RDMAMCAST_JOIN_GID_TYPE = 1 << 11, /* gid_type: the RoCE GID type to join with (1.6) */
 };
 
 /* How mtu and rate compare with the group's. NOT the IBA encoding: zero is "exactly", the
@@ -314,6 +345,16 @@ struct rdmamcast_join_params {
 	 * Excludes RDMAMCAST_JOIN_CREATE and SCOPE, and mgid must be all zero; the record's mgid is
 	 * the group's. The string need only live during the call. NULL: join by mgid or create. */
 	const char *name;
+	/* RoCE (1.6). With RDMAMCAST_JOIN_IP: the IP multicast group to join on a RoCE port, as
+	 * text ("239.1.2.3", "ff0e::1:2"); the daemon maps it to the MGID of the port's GID type.
+	 * Excludes RDMAMCAST_JOIN_CREATE, SCOPE and name, and mgid must be all zero. NULL without
+	 * the flag. The string need only live during the call. */
+	const char *ip;
+	/* With RDMAMCAST_JOIN_GID_TYPE: RDMAMCAST_GID_TYPE_ROCE_V1 or _V2, the GID type to join
+	 * with (an IPv4 group's MGID differs between them). Without it, the daemon's choice for
+	 * the port (its default RoCE mode, else RoCE v2). */
+	enum rdmamcast_gid_type gid_type;
+	uint32_t reserved1; /* zero */
 };
 
 static inline void rdmamcast_join_params_init(struct rdmamcast_join_params *p)
@@ -344,6 +385,12 @@ static inline struct rdmamcast_join_params rdmamcast_join_params_make(void)
  * events. Parameters are checked before anything is sent (-EINVAL with last_error.field).
  * Unknown flags are -EOPNOTSUPP; non-zero bytes past the end of the structure this library
  * knows are -E2BIG.
+ *
+ * On a RoCE port a FullMember or NonMember join needs the host's IP membership of the group,
+ * which the daemon holds on a UDP socket this library makes in the caller's network namespace
+ * and hands over with the request (proto/PROTOCOL.md, "RoCE ports"); it is closed here as soon
+ * as it is sent. The library does so for every such join on a port it has not yet seen answer
+ * as InfiniBand.
  */
 RDMAMCAST_EXPORT int rdmamcast_join(struct rdmamcast_client *c,
 				    const struct rdmamcast_join_params *p,
@@ -399,6 +446,18 @@ RDMAMCAST_EXPORT int rdmamcast_join_start(struct rdmamcast_client *c,
  */
 RDMAMCAST_EXPORT int rdmamcast_join_cancel(struct rdmamcast_client *c, uint64_t join_id);
 
+/*
+ * The netdev of a RoCE membership this handle holds: the network interface of its source GID
+ * (the GID table's gid_attrs/ndevs entry), on which the daemon holds the host's IGMP/MLD
+ * membership, as the latest record the daemon sent for it says (rdmamcast_join(), a JOINED or
+ * RESTORED event). The name is the daemon's, as its network namespace calls the interface.
+ * Copies it, NUL-terminated, into buf (size bytes; IF_NAMESIZE is always enough) and returns its
+ * length; -ENOENT (RDMAMCAST_E_NOT_FOUND) when the handle holds no such membership, -ENODATA
+ * when the membership's port is InfiniBand's, -ERANGE when it does not fit. (RDMAMCAST_1.6)
+ */
+RDMAMCAST_EXPORT int rdmamcast_membership_netdev(struct rdmamcast_client *c, uint64_t membership,
+						 char *buf, size_t size);
+
 /* Leaves a membership of this connection. -ENOENT (RDMAMCAST_E_NOT_FOUND) if there is none. */
 RDMAMCAST_EXPORT int rdmamcast_leave(struct rdmamcast_client *c, uint64_t membership);
 
@@ -444,6 +503,10 @@ enum rdmamcast_record_field {
 	RDMAMCAST_FIELD_HOP_LIMIT = 1 << 10,
 	RDMAMCAST_FIELD_SCOPE = 1 << 11,
 	RDMAMCAST_FIELD_JOIN_STATE = 1 << 12,
+	/* RoCE (1.6): the source GID moved in the port's GID table (rebuild AHs), or its netdev
+	 * changed (see rdmamcast_membership_netdev()). */
+	RDMAMCAST_FIELD_SGID_INDEX = 1 << 13,
+	RDMAMCAST_FIELD_NETDEV = 1 << 14,
 };
 
 enum rdmamcast_event_type {
@@ -619,6 +682,7 @@ struct rdmamcast_port_groups {
 	uint8_t port_gid[16];
 	size_t num_groups;
 	struct rdmamcast_group **groups;
+	const char *link_layer; /* "InfiniBand" or "Ethernet" (1.6; "InfiniBand" from an older daemon) */
 };
 
 struct rdmamcast_group_list {

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <iterator>
@@ -71,6 +72,80 @@ inline std::optional<Gid> gid_from_string(const std::string &text) {
 
 inline std::string join_state_name(std::uint8_t join_state) {
     return rdmamcast_join_state_name(join_state);
+}
+
+// ---- RoCE ----
+
+enum class LinkLayer : std::uint8_t {
+    infiniband = RDMAMCAST_LINK_LAYER_INFINIBAND,
+    ethernet = RDMAMCAST_LINK_LAYER_ETHERNET,
+};
+enum class GidType : std::uint8_t {
+    ib = RDMAMCAST_GID_TYPE_IB,
+    roce_v1 = RDMAMCAST_GID_TYPE_ROCE_V1,
+    roce_v2 = RDMAMCAST_GID_TYPE_ROCE_V2,
+};
+
+inline LinkLayer link_layer(const rdmamcast_record &r) { return static_cast<LinkLayer>(r.link_layer); }
+inline bool is_roce(const rdmamcast_record &r) { return r.link_layer == RDMAMCAST_LINK_LAYER_ETHERNET; }
+
+// "InfiniBand", "Ethernet" (as sysfs and the protocol spell them).
+inline std::string link_layer_name(LinkLayer l) { return l == LinkLayer::ethernet ? "Ethernet" : "InfiniBand"; }
+// "ib", "roce_v1", "roce_v2" (the protocol's gid_type names).
+inline std::string gid_type_name(GidType t) {
+    switch (t) {
+    case GidType::roce_v1: return "roce_v1";
+    case GidType::roce_v2: return "roce_v2";
+    case GidType::ib: break;
+    }
+    return "ib";
+}
+// "roce_v1" or "roce_v2"; nullopt for anything else.
+inline std::optional<GidType> roce_gid_type_from_string(const std::string &name) {
+    if (name == "roce_v1")
+        return GidType::roce_v1;
+    if (name == "roce_v2")
+        return GidType::roce_v2;
+    return std::nullopt;
+}
+
+// "239.1.2.3" or an IPv6 address in text form -> 16 bytes as rdmamcast_record.ip has them
+// (IPv4 as ::ffff:a.b.c.d); nullopt for anything else.
+inline std::optional<Gid> ip_from_string(const std::string &text) {
+    Gid ip{};
+    std::uint8_t v4[4];
+    if (inet_pton(AF_INET, text.c_str(), v4) == 1) {
+        ip[10] = ip[11] = 0xff;
+        std::memcpy(ip.data() + 12, v4, sizeof v4);
+        return ip;
+    }
+    if (inet_pton(AF_INET6, text.c_str(), ip.data()) == 1)
+        return ip;
+    return std::nullopt;
+}
+// Whether 16 bytes of an IP address are an IPv4-mapped one, ::ffff:a.b.c.d.
+inline bool is_ipv4_mapped(const std::uint8_t *ip) {
+    static constexpr std::uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return std::memcmp(ip, v4_mapped, sizeof v4_mapped) == 0;
+}
+// An IP multicast group: IPv4 224.0.0.0/4 (as ::ffff:a.b.c.d) or IPv6 ff00::/8.
+inline bool is_multicast_ip(const Gid &ip) {
+    return is_ipv4_mapped(ip.data()) ? (ip[12] & 0xf0) == 0xe0 : ip[0] == 0xff;
+}
+
+// An IP address of 16 bytes (rdmamcast_record.ip): an IPv4-mapped one (::ffff:a.b.c.d) as a
+// dotted quad, any other in IPv6 text form.
+inline std::string ip_to_string(const std::uint8_t *ip) {
+    char buf[INET6_ADDRSTRLEN];
+    const bool v4 = is_ipv4_mapped(ip);
+    return inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? ip + 12 : ip, buf, sizeof buf) ? buf : "?";
+}
+// "01:00:5e:01:02:03".
+inline std::string mac_to_string(const std::uint8_t *mac) {
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+                  mac[5]);
+    return buf;
 }
 inline double rate_gbps(std::uint8_t rate) { return rdmamcast_rate_gbps(rate); }
 
@@ -141,8 +216,8 @@ enum class Selector : std::uint8_t {
     best = RDMAMCAST_SELECTOR_BEST,
 };
 
-// Builds a join request: the device and port are required, then one of mgid(), create() and
-// name() (the last one called wins).
+// Builds a join request: the device and port are required, then one of mgid(), create(),
+// name() and ip() (the last one called wins).
 class JoinParams {
 public:
     JoinParams(std::string device, std::uint8_t port) : device_(std::move(device)) {
@@ -162,19 +237,39 @@ public:
         std::memcpy(p_.mgid, gid.data(), gid.size());
         p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
         name_.reset();
+        has_ip_ = false;
         return *this;
     }
     // A named group: the daemon maps the name to its MGID (PROTOCOL.md, "Named groups").
     JoinParams &name(std::string n) {
         name_ = std::move(n);
+        has_ip_ = false;
         std::memset(p_.mgid, 0, sizeof p_.mgid);
         p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
+        return *this;
+    }
+    // An IP multicast group on a RoCE port ("239.1.2.3", "ff0e::1:2"): the daemon maps it to
+    // the MGID of the port's GID type. The library checks the text when joining.
+    JoinParams &ip(std::string group) {
+        ip_ = std::move(group);
+        has_ip_ = true;
+        name_.reset();
+        std::memset(p_.mgid, 0, sizeof p_.mgid);
+        p_.flags &= ~std::uint32_t{RDMAMCAST_JOIN_CREATE};
+        return *this;
+    }
+    // The RoCE GID type to join with (GidType::roce_v1 or roce_v2); by default the daemon's
+    // choice for the port.
+    JoinParams &gid_type(GidType t) {
+        p_.gid_type = static_cast<rdmamcast_gid_type>(t);
+        p_.flags |= RDMAMCAST_JOIN_GID_TYPE;
         return *this;
     }
     // Create a group with an MGID the SA assigns, optionally of the given scope (1..15).
     JoinParams &create(std::optional<std::uint8_t> scope = std::nullopt) {
         p_.flags |= RDMAMCAST_JOIN_CREATE;
         name_.reset();
+        has_ip_ = false;
         if (scope)
             set(RDMAMCAST_JOIN_SCOPE, p_.scope, *scope);
         return *this;
@@ -207,6 +302,9 @@ public:
         rdmamcast_join_params p = p_;
         p.device = device_.c_str();
         p.name = name_ ? name_->c_str() : nullptr;
+        p.ip = has_ip_ ? ip_.c_str() : nullptr;
+        if (has_ip_)
+            p.flags |= RDMAMCAST_JOIN_IP;
         return p;
     }
 
@@ -219,6 +317,10 @@ private:
 
     std::string device_;
     std::optional<std::string> name_;
+    // A plain string and a flag, not an optional one: GCC 12 warns of the optional's
+    // destructor (a false -Wmaybe-uninitialized) in programs that build JoinParams inline.
+    std::string ip_;
+    bool has_ip_ = false;
     rdmamcast_join_params p_{};
 };
 
@@ -235,7 +337,7 @@ struct RestoredEvent {
     std::vector<std::string_view> changed_names() const {
         static constexpr std::string_view names[] = {
             "mlid", "mgid", "port_gid", "qkey", "pkey", "sl", "mtu", "rate",
-            "flow_label", "traffic_class", "hop_limit", "scope", "join_state"};
+            "flow_label", "traffic_class", "hop_limit", "scope", "join_state", "sgid_index", "netdev"};
         std::vector<std::string_view> out;
         for (unsigned i = 0; i < std::size(names); ++i)
             if (changed & (1u << i))
@@ -359,6 +461,7 @@ struct PortGroups {
     std::uint8_t port = 0;
     Gid port_gid{};
     std::vector<Group> groups;
+    std::string link_layer = "InfiniBand"; // or "Ethernet" (RoCE)
 };
 
 // A port's latest re-join of its groups.
@@ -472,6 +575,14 @@ public:
     explicit operator bool() const { return c_ != nullptr; }
     std::uint64_t id() const { return id_; }
     const Record &record() const { return record_; }
+    // On a RoCE port, the netdev the daemon holds the host's IP membership on ("" on an
+    // InfiniBand port, or once the membership is gone); see rdmamcast_membership_netdev().
+    std::string netdev() const {
+        char buf[64];
+        if (!c_ || rdmamcast_membership_netdev(c_.get(), id_, buf, sizeof buf) < 0)
+            return {};
+        return buf;
+    }
 
     // Leaves now and reports failure; the object is empty afterwards either way.
     void leave() {
@@ -701,7 +812,7 @@ private:
         std::vector<PortGroups> out;
         for (std::size_t i = 0; i < l->num_ports; ++i) {
             const auto &p = *l->ports[i];
-            PortGroups pg{p.device, p.port, detail::gid(p.port_gid), {}};
+            PortGroups pg{p.device, p.port, detail::gid(p.port_gid), {}, p.link_layer ? p.link_layer : "InfiniBand"};
             for (std::size_t j = 0; j < p.num_groups; ++j) {
                 const auto &g = *p.groups[j];
                 Group og{detail::gid(g.mgid), g.qkey, g.mlid, g.held, g.foreign, g.busy,

@@ -25,13 +25,19 @@ extern "C" {
  * local GID at sgid_index (the one equal to rec->port_gid: look it up with ibv_query_gid),
  * DLID = MLID, and the group's SL, static rate, flow label, hop limit and traffic class.
  * Send with remote_qpn 0xffffff and remote_qkey rec->qkey.
+ *
+ * On a RoCE port (rec->link_layer RDMAMCAST_LINK_LAYER_ETHERNET) the source GID is the one the
+ * daemon joined with, rec->sgid_index (the argument is not used), and DLID is 0: there are no
+ * LIDs on Ethernet, and the device sends to the MGID's multicast MAC (rec->dmac).
  */
 RDMAMCAST_EXPORT int rdmamcast_fill_ah_attr(const struct rdmamcast_record *rec, uint8_t port_num,
 					    uint8_t sgid_index, struct ibv_ah_attr *ah);
 
 /*
  * ibv_attach_mcast()/ibv_detach_mcast() of qp with the record's (mgid, mlid). Send-only
- * memberships need no attachment. The QP's Q_Key must be rec->qkey to receive anything.
+ * memberships need no attachment. The QP's Q_Key must be rec->qkey to receive anything. On a
+ * RoCE port the MLID is 0, which the kernel ignores there (the RoCE annex has no LIDs): the
+ * attachment is by MGID alone, and 0 is a group like any other for these helpers.
  */
 RDMAMCAST_EXPORT int rdmamcast_attach(struct ibv_qp *qp, const struct rdmamcast_record *rec);
 RDMAMCAST_EXPORT int rdmamcast_detach(struct ibv_qp *qp, const struct rdmamcast_record *rec);

@@ -6,9 +6,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "front_door.hpp"
 #include "views.hpp"
@@ -282,6 +285,79 @@ TEST_F(Sessions, BadRequestsAreNamedAndTheConnectionGoesOn) {
     EXPECT_TRUE(ok(reply(c)));
 }
 
+// A message with room for two descriptors (SCM_RIGHTS): one byte, or the text given (which
+// must outlive it).
+struct FdMessage {
+    char byte = 0;
+    alignas(cmsghdr) char buf[CMSG_SPACE(2 * sizeof(int))] = {};
+    iovec iov{&byte, 1};
+    msghdr mh{};
+    explicit FdMessage(std::string_view text = {}) {
+        if (!text.empty())
+            iov = iovec{const_cast<char *>(text.data()), text.size()};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = buf;
+        mh.msg_controllen = sizeof buf;
+    }
+    FdMessage(const FdMessage &) = delete;
+    FdMessage &operator=(const FdMessage &) = delete;
+
+    // Puts one or two descriptors on the message.
+    void put(const int *fds, std::size_t n) {
+        mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+        std::memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+    }
+};
+
+// A request sent with a descriptor on the same message, as librdmamcast sends a join on a port
+// it does not know to be InfiniBand (PROTOCOL.md, "RoCE ports").
+void send_with_fd(int sock, const std::string &msg, int fd) {
+    FdMessage m(msg);
+    m.put(&fd, 1);
+    ASSERT_EQ(::sendmsg(sock, &m.mh, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
+}
+
+// This daemon serves InfiniBand ports only: RoCE's join keys decode, and are refused naming the
+// key before anything reaches the SA (an `ip` join would otherwise read as a create); the socket
+// such a join carries is not kept; and the connection goes on.
+TEST_F(Sessions, RoceJoinsAreRefusedAndTheirSocketIsNotKept) {
+    const int c = greeted();
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK), 0);
+    proto::Join by_ip = join_of("ff15::1");
+    by_ip.request.mgid = kZeroGid;
+    by_ip.ip = parse_ip("239.1.2.3");
+    send_with_fd(c, proto::encode_request(4, by_ip), pipe_fds[1]);
+    ::close(pipe_fds[1]);
+    const proto::Reply r = reply(c);
+    EXPECT_EQ(r.id, 4u);
+    EXPECT_EQ(failure(r).error.code, Errc::invalid_argument);
+    EXPECT_EQ(failure(r).field, "/ip");
+    EXPECT_NE(failure(r).error.message.find("RoCE"), std::string::npos) << failure(r).error.message;
+    // The pipe's last writer was the copy that travelled to the daemon: it is gone.
+    char byte;
+    EXPECT_EQ(::read(pipe_fds[0], &byte, 1), 0) << "the daemon holds the descriptor it was sent";
+    ::close(pipe_fds[0]);
+
+    proto::Join typed = join_of("ff15::1");
+    typed.gid_type = GidType::roce_v2;
+    send(c, 5, typed);
+    EXPECT_EQ(failure(reply(c)).field, "/gid_type");
+    send(c, 6, join_of("::ffff:239.1.2.3")); // RoCE v2's MGID of an IPv4 group
+    const proto::Failure v2_mgid = failure(reply(c));
+    EXPECT_EQ(v2_mgid.field, "/mgid");
+    EXPECT_NE(v2_mgid.error.message.find("::ffff:239.1.2.3"), std::string::npos) << v2_mgid.error.message;
+    EXPECT_EQ(sa.log.size(), 0u) << "nothing reached the SA";
+
+    send(c, 7, join_of("ff15::1"));
+    EXPECT_TRUE(ok(reply(c)));
+}
+
 TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
     const int watcher = greeted();
     const int quiet = greeted();
@@ -308,21 +384,6 @@ TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
 
 // The same rules for a session of another door, without a transport in between: D-Bus callers
 // live by the limits too, and the daemon's own door by none.
-// One byte, with room for two fds (SCM_RIGHTS).
-struct PairMessage {
-    char byte = 0;
-    alignas(cmsghdr) char buf[CMSG_SPACE(2 * sizeof(int))] = {};
-    iovec iov{&byte, 1};
-    msghdr mh{};
-    PairMessage() {
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = buf;
-        mh.msg_controllen = sizeof buf;
-    }
-    PairMessage(const PairMessage &) = delete;
-    PairMessage &operator=(const PairMessage &) = delete;
-};
 
 // A connection whose client process has exited by the time the daemon takes it is refused,
 // told why, and closed: it is never judged by whatever process has its pid now.
@@ -337,18 +398,12 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
         int pair[2];
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
             ::_exit(1);
-        PairMessage m;
-        cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
-        if (!cm)
-            ::_exit(1);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof pair);
-        std::memcpy(CMSG_DATA(cm), pair, sizeof pair);
+        FdMessage m;
+        m.put(pair, 2);
         ::_exit(::sendmsg(ctl[1], &m.mh, 0) == 1 ? 0 : 1);
     }
     int pair[2] = {-1, -1};
-    PairMessage m;
+    FdMessage m;
     ASSERT_EQ(::recvmsg(ctl[0], &m.mh, MSG_CMSG_CLOEXEC), 1);
     const cmsghdr *got = CMSG_FIRSTHDR(&m.mh);
     ASSERT_NE(got, nullptr);

@@ -83,7 +83,8 @@ bool script(Session &s, const proto::RequestEnvelope &env) {
         s.event(restored);
         s.event(lost);
         s.event(sample_monitor_event());
-        s.reply(env.id, proto::JoinResult{7, sample_record()});
+        // A RoCE port's record: its fields are reserved bytes to the 0.1.0 program.
+        s.reply(env.id, proto::JoinResult{7, sample_roce_record()});
     } else if (r.mgid == gid("ff15::dead")) {
         s.fail(env.id, policy_failure(mcastd::Errc::denied, "rule no-dead refuses ff15::dead",
                                       kDenyRule));
@@ -129,13 +130,15 @@ TEST(AbiCompat, AProgramBuiltOnThe010HeadersReadsWhatATodaysOneReads) {
 
     // And what both read is what the daemon said, the fields added since 1.0 included.
     auto v = lines_of(old.out);
-    const auto rec = sample_record();
+    const auto rec = sample_roce_record();
     EXPECT_EQ(v["end"], "0");
     EXPECT_EQ(v["join"], "0:7");
-    EXPECT_EQ(v["join.record.mlid"], hex(rec.mlid));
+    EXPECT_EQ(v["join.record.mlid"], "0x0");
     EXPECT_EQ(v["join.record.qkey"], hex(rec.qkey));
     EXPECT_EQ(v["join.record.flow_label"], hex(rec.flow_label));
-    EXPECT_EQ(v["join.record.reserved"], "0,0,0,0,0,0");
+    // link_layer 1, gid_type 2, sgid_index 3, a zero, the MAC, the IP group, zeros (1.6).
+    EXPECT_EQ(v["join.record.tail"], "01020300" "01005e010203" "00000000000000000000ffffef010203" "0000000000000000");
+    EXPECT_EQ(v["event.0.restored.record.tail"], std::string(2 * 34, '0')) << "an InfiniBand record";
     EXPECT_EQ(v["event.0.type"], std::to_string(RDMAMCAST_EVENT_RESTORED));
     EXPECT_EQ(v["event.0.restored.record.mlid"], "0xc002");
     EXPECT_EQ(v["event.0.restored.changed"], hex(RDMAMCAST_FIELD_MLID | RDMAMCAST_FIELD_QKEY));
@@ -171,7 +174,8 @@ TEST(AbiCompat, AProgramBuiltOnThe010HeadersReadsWhatATodaysOneReads) {
     EXPECT_EQ(v["status.port.0.rejoin"], "SM changed:30.5:1:0.25:4");
     EXPECT_EQ(v["status.port.0.sa"], "3.5:1:1:0.40999999999999998:1:300");
     EXPECT_EQ(v["status.user.0"], "1001:bob:3:4096:1:64:1");
-    EXPECT_EQ(v["ah"], "0:" + hex(rec.mlid) + ":3:3:1:1:" + hex(rec.flow_label) + ":2:7:32");
+    // The record is RoCE's: no DLID, and the record's GID index rather than the caller's 2.
+    EXPECT_EQ(v["ah"], "0:0x0:3:0:1:1:" + hex(rec.flow_label) + ":3:64:32");
     EXPECT_EQ(v["leave"], "0");
     EXPECT_NE(v["connect_nowhere.message"].find("/nonexistent/rdma-mcastd.sock"),
               std::string::npos);

@@ -13,19 +13,20 @@ v1_2='rdmamcast_evict_uid|rdmamcast_evict_membership'
 v1_3='rdmamcast_join_start|rdmamcast_join_cancel'
 v1_4='rdmamcast_list_own|rdmamcast_disconnect_uid'
 v1_5='rdmamcast_last_error_sized|rdmamcast_next_event_sized|rdmamcast_list_sized|rdmamcast_list_own_sized|rdmamcast_status_sized'
+v1_6='rdmamcast_membership_netdev'
 
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
 bad=$(printf '%s\n' "$exported" |
-    grep -v -E "^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|($v1_1)@@RDMAMCAST_1\.1|($v1_2)@@RDMAMCAST_1\.2|($v1_3)@@RDMAMCAST_1\.3|($v1_4)@@RDMAMCAST_1\.4|($v1_5)@@RDMAMCAST_1\.5|RDMAMCAST_1\.[012345])\$" || true)
+    grep -v -E "^(rdmamcast_[a-z0-9_]+@@RDMAMCAST_1\.0|($v1_1)@@RDMAMCAST_1\.1|($v1_2)@@RDMAMCAST_1\.2|($v1_3)@@RDMAMCAST_1\.3|($v1_4)@@RDMAMCAST_1\.4|($v1_5)@@RDMAMCAST_1\.5|($v1_6)@@RDMAMCAST_1\.6|RDMAMCAST_1\.[0123456])\$" || true)
 # A later node's function must not also (or instead) be in 1.0.
-bad="$bad$(printf '%s\n' "$exported" | grep -E "^($v1_1|$v1_2|$v1_3|$v1_4|$v1_5)@@RDMAMCAST_1\.0\$" || true)"
+bad="$bad$(printf '%s\n' "$exported" | grep -E "^($v1_1|$v1_2|$v1_3|$v1_4|$v1_5|$v1_6)@@RDMAMCAST_1\.0\$" || true)"
 if [ -n "$bad" ]; then
     echo "unexpected exported symbols:"
     printf '%s\n' "$bad"
     exit 1
 fi
-for node in 1.1 1.2 1.3 1.4 1.5; do
-    case $node in 1.1) names=$v1_1 ;; 1.2) names=$v1_2 ;; 1.3) names=$v1_3 ;; 1.4) names=$v1_4 ;; 1.5) names=$v1_5 ;; esac
+for node in 1.1 1.2 1.3 1.4 1.5 1.6; do
+    case $node in 1.1) names=$v1_1 ;; 1.2) names=$v1_2 ;; 1.3) names=$v1_3 ;; 1.4) names=$v1_4 ;; 1.5) names=$v1_5 ;; 1.6) names=$v1_6 ;; esac
     for f in $(printf '%s\n' "$names" | tr '|' ' '); do
         if ! printf '%s\n' "$exported" | grep -q -x "$f@@RDMAMCAST_$node"; then
             echo "$f is not exported in RDMAMCAST_$node"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-mcastctl, run as a process against the fake daemon: flags, output shapes, exit codes.
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -122,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"no_port", {"join", "--device", "d", "--mgid", "ff15::1"}, "--port is required"},
         UsageCase{"mgid_and_create",
                   {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--create"},
-                  "exactly one of --mgid (or --mgid-file), --create and --name"},
+                  "exactly one of --mgid (or --mgid-file), --create, --name and --ip"},
         UsageCase{"bad_mgid_among_several",
                   {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--mgid", "ff15::zz"},
                   "--mgid \"ff15::zz\" is not a GID in IPv6 form"},
@@ -130,10 +131,10 @@ INSTANTIATE_TEST_SUITE_P(
                   {"join", "--device", "d", "--port", "1", "--mgid-file", "/nonexistent/mgids"},
                   "--mgid-file /nonexistent/mgids: No such file or directory"},
         UsageCase{"neither_mgid_nor_create", {"join", "--device", "d", "--port", "1"},
-                  "exactly one of --mgid (or --mgid-file), --create and --name"},
+                  "exactly one of --mgid (or --mgid-file), --create, --name and --ip"},
         UsageCase{"name_and_mgid",
                   {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--name", "job-42"},
-                  "exactly one of --mgid (or --mgid-file), --create and --name"},
+                  "exactly one of --mgid (or --mgid-file), --create, --name and --ip"},
         UsageCase{"name_and_scope",
                   {"join", "--device", "d", "--port", "1", "--name", "job-42", "--scope", "2"},
                   "--scope applies only with --create"},
@@ -142,6 +143,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "--scope applies only with --create"},
         UsageCase{"bad_mgid", {"join", "--device", "d", "--port", "1", "--mgid", "nope"},
                   "--mgid \"nope\""},
+        UsageCase{"ip_and_mgid",
+                  {"join", "--device", "d", "--port", "1", "--mgid", "ff15::1", "--ip", "239.1.2.3"},
+                  "exactly one of --mgid (or --mgid-file), --create, --name and --ip"},
+        UsageCase{"ip_and_name",
+                  {"join", "--device", "d", "--port", "1", "--name", "job", "--ip", "239.1.2.3"},
+                  "exactly one of --mgid (or --mgid-file), --create, --name and --ip"},
+        UsageCase{"ip_not_an_address", {"join", "--device", "d", "--port", "1", "--ip", "239.1.2"},
+                  "--ip \"239.1.2\" is not an IPv4 or IPv6 address"},
+        UsageCase{"ip_unicast", {"join", "--device", "d", "--port", "1", "--ip", "239.1.2.3", "--ip", "10.0.0.1"},
+                  "--ip \"10.0.0.1\" is not an IP multicast group (224.0.0.0/4 or ff00::/8)"},
+        UsageCase{"bad_gid_type",
+                  {"join", "--device", "d", "--port", "1", "--ip", "239.1.2.3", "--gid-type", "RoCE v2"},
+                  "--gid-type \"RoCE v2\" is not one of roce_v1, roce_v2"},
         UsageCase{"port_zero", {"join", "--device", "d", "--port", "0", "--create"},
                   "--port \"0\" is not an integer in 1..254"},
         UsageCase{"negative_qkey",
@@ -192,6 +206,9 @@ TEST(CtlJoin, JsonRecordHasEveryKey) {
     EXPECT_EQ(j["hop_limit"], 7);
     EXPECT_EQ(j["scope"], 5);
     EXPECT_EQ(j["join_state"], "full");
+    EXPECT_EQ(j["link_layer"], "InfiniBand");
+    for (const char *roce : {"gid_type", "sgid_index", "netdev", "ip", "dmac"})
+        EXPECT_FALSE(j.contains(roce)) << roce << " on an InfiniBand port";
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one object, one line";
     // Without --hold the membership is left before exiting.
     auto leaves = d.requests_of<proto::Leave>();
@@ -251,6 +268,68 @@ TEST(CtlJoin, ByNameSendsTheNameAndPrintsTheRecordWithItsMgid) {
     EXPECT_NE(bad.exit_code, 0);
     EXPECT_NE(bad.err.find("the group name has a control character at byte 1"), std::string::npos) << bad.err;
     EXPECT_TRUE(d2.requests_of<proto::Join>().empty());
+}
+
+// On a RoCE port: the IP group and GID type go out, a UDP socket with the join, and the record
+// comes back with RoCE's keys, the netdev included.
+FakeDaemon::Handler roce_join_reply() {
+    return [next = std::uint64_t{20}](Session &s, const proto::RequestEnvelope &env) mutable {
+        const auto *j = std::get_if<proto::Join>(&env.request);
+        if (!j)
+            return false;
+        auto rec = sample_roce_record();
+        if (j->ip)
+            rec.mgid = mcastd::roce_mgid(*j->ip, rec.gid_type);
+        s.reply(env.id, proto::JoinResult{next++, rec});
+        return true;
+    };
+}
+
+TEST(CtlJoin, ByIpOnARocePort) {
+    FakeDaemon d(roce_join_reply());
+    auto r = ctl(d, {"--json", "join", "--device", "rxe0", "--port", "1", "--ip", "239.1.2.3", "--gid-type",
+                     "roce_v2", "--qkey", "0x01234567"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto joins = d.requests_of<proto::Join>();
+    ASSERT_EQ(joins.size(), 1u);
+    EXPECT_EQ(mcastd::format_ip(*joins[0].ip), "239.1.2.3");
+    EXPECT_EQ(joins[0].gid_type, mcastd::GidType::roce_v2);
+    EXPECT_TRUE(mcastd::is_zero(joins[0].request.mgid));
+    EXPECT_EQ(joins[0].request.params.qkey, 0x01234567u);
+    const auto sockets = d.requests();
+    const auto join_msg = std::find_if(sockets.begin(), sockets.end(), [](const Received &q) {
+        return std::holds_alternative<proto::Join>(q.envelope.request);
+    });
+    ASSERT_EQ(join_msg->fds.size(), 1u) << "the socket for the host's IGMP membership";
+    EXPECT_EQ(join_msg->fds[0].domain, AF_INET);
+
+    auto j = json::parse(r.out);
+    EXPECT_EQ(j["membership"], 20);
+    EXPECT_EQ(j["mgid"], "::ffff:239.1.2.3");
+    EXPECT_EQ(j["mlid"], 0);
+    EXPECT_EQ(j["link_layer"], "Ethernet");
+    EXPECT_EQ(j["gid_type"], "roce_v2");
+    EXPECT_EQ(j["sgid_index"], 3);
+    EXPECT_EQ(j["netdev"], "eth7");
+    EXPECT_EQ(j["ip"], "239.1.2.3");
+    EXPECT_EQ(j["dmac"], "01:00:5e:01:02:03");
+
+    auto human = ctl(d, {"join", "--device", "rxe0", "--port", "1", "--ip", "ff0e::1:2", "--ip", "239.1.2.4"});
+    ASSERT_EQ(human.exit_code, 0) << human.err;
+    for (const char *line : {"link_layer     Ethernet\n", "gid_type       roce_v2\n", "sgid_index     3\n",
+                             "netdev         eth7\n", "ip             ff0e::1:2\n", "dmac           33:33:00:01:00:02\n",
+                             "ip             239.1.2.4\n", "dmac           01:00:5e:01:02:04\n"})
+        EXPECT_NE(human.out.find(line), std::string::npos) << line << human.out;
+    EXPECT_EQ(d.requests_of<proto::Join>().size(), 3u);
+}
+
+TEST(CtlJoin, HumanRecordOfAnInfinibandPortSaysSoAndNoMore) {
+    FakeDaemon d(join_reply());
+    auto r = ctl(d, kJoin);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("link_layer     InfiniBand\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("netdev"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("dmac"), std::string::npos) << r.out;
 }
 
 TEST(CtlJoin, GlobalOptionsAlsoWorkAfterTheCommand) {
@@ -391,6 +470,35 @@ TEST(CtlErrors, DaemonGoneDuringJoinIsExitThree) {
 
 // ---- hold ----
 
+// Reads the human record join --hold prints first, up to its last line (`last`: an InfiniBand
+// record's, or "dmac", a RoCE one's); false if it never came.
+bool read_record(Child &child, std::string_view last = "link_layer") {
+    for (;;) {
+        auto l = child.read_line();
+        if (!l)
+            return false;
+        if (l->rfind(last, 0) == 0)
+            return true;
+    }
+}
+
+// A RoCE membership's address moved to another GID index and netdev: the line says both.
+TEST(CtlHold, ARoceRestoreSaysTheNewSourceIndexAndNetdev) {
+    FakeDaemon d(roce_join_reply());
+    Child child({kCtl, "--socket", d.path(), "join", "--device", "rxe0", "--port", "1", "--ip", "239.1.2.3",
+                 "--hold"});
+    ASSERT_TRUE(read_record(child, "dmac"));
+    proto::RestoredEvent re{20, sample_roce_record(), mcastd::field::sgid_index | mcastd::field::netdev};
+    re.record.sgid_index = 9;
+    re.record.netdev = "eth7.100";
+    d.broadcast(re);
+    auto line = child.read_line();
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, "restored: membership 20: changed sgid_index=9 netdev=eth7.100 (mgid ::ffff:239.1.2.3)");
+    child.signal(SIGTERM);
+    EXPECT_EQ(child.wait().exit_code, 0);
+}
+
 TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
     FakeDaemon d(join_reply());
     Child child(hold_args(d, true));
@@ -430,17 +538,6 @@ TEST(CtlHold, PrintsEventsAndLeavesOnSigterm) {
     auto leaves = d.requests_of<proto::Leave>();
     ASSERT_EQ(leaves.size(), 1u);
     EXPECT_EQ(leaves[0].membership, 7u);
-}
-
-// Reads the human record join --hold prints first, up to its last line; false if it never came.
-bool read_record(Child &child) {
-    for (;;) {
-        auto l = child.read_line();
-        if (!l)
-            return false;
-        if (l->rfind("join_state", 0) == 0)
-            return true;
-    }
 }
 
 TEST(CtlHold, HumanEventLinesAndSigint) {
@@ -606,6 +703,7 @@ FakeDaemon::Handler views() {
             g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender",
                                  "root", false, "", "job-42"});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::10:3"), {g}});
+            l.ports.push_back({"rxe0", 1, gid("::ffff:192.168.7.1"), {}, mcastd::LinkLayer::ethernet});
             s.reply(env.id, l);
             return true;
         }
@@ -660,6 +758,8 @@ TEST(CtlList, JsonShape) {
     EXPECT_EQ(port["device"], "mlx5_0");
     EXPECT_EQ(port["port"], 1);
     EXPECT_EQ(port["port_gid"], "fe80::10:3");
+    EXPECT_EQ(port["link_layer"], "InfiniBand");
+    EXPECT_EQ(j["ports"].at(1)["link_layer"], "Ethernet");
     const auto &g = port["groups"].at(0);
     EXPECT_EQ(g["mgid"], "ff15::1:2");
     EXPECT_EQ(g["mlid"], 0xc001);
@@ -687,7 +787,8 @@ TEST(CtlList, HumanTableIsAligned) {
     FakeDaemon d(views());
     auto r = ctl(d, {"list"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("mlx5_0 port 1  gid fe80::10:3  1 group"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mlx5_0 port 1  InfiniBand  gid fe80::10:3  1 group"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("rxe0 port 1  Ethernet  gid ::ffff:192.168.7.1  0 groups"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("ff15::1:2  0xc001  0x12345678"), std::string::npos) << r.out;
     // The members' columns line up: "4242" and "77" start at the same offset.
     auto line_of = [&](const std::string &needle) {

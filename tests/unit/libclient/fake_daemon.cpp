@@ -48,6 +48,21 @@ void Session::close() {
 
 // ---- FakeDaemon ----
 
+namespace {
+
+int socket_option(int fd, int option) {
+    int v = 0;
+    socklen_t len = sizeof v;
+    return ::getsockopt(fd, SOL_SOCKET, option, &v, &len) == 0 ? v : 0;
+}
+
+// The kind of socket a received descriptor is (0s when it is none).
+PassedFd describe(int fd) {
+    return PassedFd{socket_option(fd, SO_DOMAIN), socket_option(fd, SO_TYPE), socket_option(fd, SO_PROTOCOL)};
+}
+
+} // namespace
+
 FakeDaemon::FakeDaemon(Handler handler) : handler_(std::move(handler)) {
     char tmpl[] = "/tmp/rdmamcast-test-XXXXXX";
     if (!mkdtemp(tmpl))
@@ -183,8 +198,15 @@ void FakeDaemon::run() {
                 continue; // closed by a posted function above
             ssize_t len = ::recv(s.fd(), nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
             std::string msg(len > 0 ? static_cast<std::size_t>(len) : 0, '\0');
-            if (len > 0)
-                len = ::recv(s.fd(), msg.data(), msg.size(), MSG_DONTWAIT);
+            std::vector<PassedFd> passed;
+            if (len > 0) {
+                std::vector<int> received;
+                len = receive_with_fds(s.fd(), msg, received, MSG_DONTWAIT);
+                for (int fd : received) { // looked at, then closed: the test only asks what came
+                    passed.push_back(describe(fd));
+                    ::close(fd);
+                }
+            }
             if (len <= 0) {
                 s.close();
                 std::lock_guard lock(mu_);
@@ -192,12 +214,12 @@ void FakeDaemon::run() {
                 cv_.notify_all();
                 continue;
             }
-            handle(index[k], msg);
+            handle(index[k], msg, std::move(passed));
         }
     }
 }
 
-void FakeDaemon::handle(std::size_t index, const std::string &message) {
+void FakeDaemon::handle(std::size_t index, const std::string &message, std::vector<PassedFd> fds) {
     auto decoded = proto::decode_request(message);
     Session &s = sessions_[index];
     if (auto *bad = std::get_if<proto::BadRequest>(&decoded)) {
@@ -207,7 +229,7 @@ void FakeDaemon::handle(std::size_t index, const std::string &message) {
     auto &env = std::get<proto::RequestEnvelope>(decoded);
     {
         std::lock_guard lock(mu_);
-        log_.push_back(Received{index, env});
+        log_.push_back(Received{index, env, std::move(fds)});
         cv_.notify_all();
     }
     if (!handler_ || !handler_(s, env))
@@ -237,6 +259,30 @@ void FakeDaemon::default_answer(Session &s, const proto::RequestEnvelope &env) {
         env.request);
 }
 
+ssize_t receive_with_fds(int sock, std::string &msg, std::vector<int> &fds, int flags) {
+    iovec iov{msg.data(), msg.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))];
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    const ssize_t len = ::recvmsg(sock, &m, flags | MSG_CMSG_CLOEXEC);
+    if (len < 0)
+        return len;
+    msg.resize(static_cast<std::size_t>(len));
+    for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            fds.push_back(fd);
+        }
+    }
+    return len;
+}
+
 proto::Failure policy_failure(mcastd::Errc code, std::string message, mcastd::PolicyRef ref) {
     return proto::Failure{mcastd::Error{code, std::move(message), std::nullopt, std::move(ref)},
                           "", {}};
@@ -259,6 +305,23 @@ mcastd::McRecord sample_record() {
     r.hop_limit = 7;
     r.scope = 5;
     r.join_state = mcastd::join::full;
+    return r;
+}
+
+mcastd::McRecord sample_roce_record() {
+    mcastd::McRecord r = sample_record();
+    r.mgid = *mcastd::parse_gid("::ffff:239.1.2.3");
+    r.port_gid = *mcastd::parse_gid("::ffff:192.168.7.1");
+    r.mlid = 0;
+    r.qkey = mcastd::kRoceDefaultQkey;
+    r.pkey = mcastd::kRocePkey;
+    r.rate = 0;
+    r.hop_limit = 64;
+    r.scope = 0;
+    r.link_layer = mcastd::LinkLayer::ethernet;
+    r.gid_type = mcastd::GidType::roce_v2;
+    r.sgid_index = 3;
+    r.netdev = "eth7";
     return r;
 }
 

@@ -3,10 +3,13 @@
 // the protocol through proto's codec. Each test gives it a handler for the requests it cares
 // about; everything else gets the daemon's ordinary answer (hello -> version 1, leave and
 // monitor -> {}, list and status -> empty results, evict -> none released, join -> "internal:
-// unscripted").
+// unscripted"). Descriptors sent with a request (SCM_RIGHTS) are looked at, logged with it and
+// closed.
 // version2() is a handler for a daemon that speaks version 2 (sessions and resume). A "restart"
 // is close_all(): the daemon keeps listening and takes the client's next connection.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -47,10 +50,19 @@ private:
     int fd_;
 };
 
+// A descriptor that came with a request (SCM_RIGHTS), as the daemon saw it: what kind of
+// socket it is (0s when it is not a socket). The daemon closes it once it has looked.
+struct PassedFd {
+    int domain = 0;   // SO_DOMAIN: AF_INET, AF_INET6, ...
+    int type = 0;     // SO_TYPE: SOCK_DGRAM, ...
+    int protocol = 0; // SO_PROTOCOL: IPPROTO_UDP, ...
+};
+
 // A request as the daemon received it.
 struct Received {
     std::size_t session = 0; // index in accept order
     proto::RequestEnvelope envelope;
+    std::vector<PassedFd> fds{}; // the descriptors on the same message
 };
 
 class FakeDaemon {
@@ -93,7 +105,7 @@ public:
 
 private:
     void run();
-    void handle(std::size_t index, const std::string &message);
+    void handle(std::size_t index, const std::string &message, std::vector<PassedFd> fds);
     void default_answer(Session &s, const proto::RequestEnvelope &env);
 
     Handler handler_;
@@ -111,8 +123,16 @@ private:
     std::thread thread_;
 };
 
+// Receives one message of at most `msg.size()` bytes into `msg` (resized to what came), with
+// the descriptors on it (SCM_RIGHTS, received close-on-exec) appended to `fds`, which the
+// caller then owns. Returns what recvmsg does.
+ssize_t receive_with_fds(int sock, std::string &msg, std::vector<int> &fds, int flags = 0);
+
 // Ready-made values.
 mcastd::McRecord sample_record();
+// A RoCE port's record: 239.1.2.3 on RoCE v2 (MGID ::ffff:239.1.2.3, MLID 0), GID index 3 of
+// netdev "eth7".
+mcastd::McRecord sample_roce_record();
 // A handler under which joins succeed with sample_record(), membership ids counting up from
 // `first`.
 FakeDaemon::Handler joins_from(std::uint64_t first);

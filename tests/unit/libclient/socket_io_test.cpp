@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// librdmamcast's message I/O: one recv per message, whatever its size up to the limit.
+// librdmamcast's message I/O: one recv per message, whatever its size up to the limit; a
+// descriptor rides on the message it is sent with.
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "fake_daemon.hpp"
 #include "socket_io.hpp"
 
 namespace rdmamcast::detail {
@@ -61,6 +68,52 @@ TEST(SocketIo, NothingQueuedIsEagainWithDontwaitAndAClosedPeerIsEconnreset) {
     ::close(p.theirs);
     p.theirs = -1;
     EXPECT_EQ(recv_message(p.ours, false, out), -ECONNRESET);
+}
+
+// What arrived: the message and the descriptors on it (owned here).
+struct WithFds {
+    std::string message = std::string(256, '\0');
+    std::vector<int> fds;
+    ~WithFds() {
+        for (int fd : fds)
+            ::close(fd);
+    }
+};
+
+void receive_with_fds(int sock, WithFds &out) {
+    ASSERT_GT(fake::receive_with_fds(sock, out.message, out.fds), 0) << std::strerror(errno);
+}
+
+ino_t inode(int fd) {
+    struct stat st{};
+    EXPECT_EQ(::fstat(fd, &st), 0);
+    return st.st_ino;
+}
+
+TEST(SocketIo, ADescriptorTravelsOnTheMessageItIsSentWith) {
+    Pair p;
+    const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(udp, 0);
+    ASSERT_EQ(send_message(p.theirs, "with", udp), 0);
+    ASSERT_EQ(send_message(p.theirs, "without"), 0);
+    WithFds with, without;
+    receive_with_fds(p.ours, with);
+    receive_with_fds(p.ours, without);
+    EXPECT_EQ(with.message, "with");
+    ASSERT_EQ(with.fds.size(), 1u);
+    EXPECT_EQ(inode(with.fds[0]), inode(udp)) << "the same socket, not a copy of another";
+    EXPECT_EQ(without.message, "without");
+    EXPECT_TRUE(without.fds.empty());
+    // The sender keeps its own descriptor; closing it is the caller's business.
+    EXPECT_EQ(::fcntl(udp, F_GETFD), FD_CLOEXEC);
+    ::close(udp);
+}
+
+TEST(SocketIo, ABadDescriptorFailsTheSendAndSendsNothing) {
+    Pair p;
+    EXPECT_EQ(send_message(p.theirs, "x", 1 << 20), -EBADF);
+    std::string out;
+    EXPECT_EQ(recv_message(p.ours, true, out), -EAGAIN);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs helpers with libibverbs replaced by a recording fake (the VerbsOps seam), so that
-// attach/detach sequences are checked without hardware.
+// attach/detach sequences are checked without hardware: InfiniBand records, and RoCE ones
+// (MLID 0, the source GID index from the record).
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -101,6 +102,65 @@ TEST_F(Verbs, FillAhAttrCopiesTheRecord) {
     EXPECT_EQ(ah.port_num, 2);
     EXPECT_EQ(ah.src_path_bits, 0);
     EXPECT_EQ(rdmamcast_fill_ah_attr(nullptr, 1, 0, &ah), -EINVAL);
+}
+
+// A RoCE record as the daemon hands it out: 239.1.2.3 on RoCE v2, MLID 0, source GID index 5.
+rdmamcast_record roce_record(std::uint8_t sgid_index = 5, std::uint8_t last_octet = 3) {
+    rdmamcast_record r{};
+    const std::uint8_t mgid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 1, 2, last_octet};
+    std::memcpy(r.mgid, mgid, 16);
+    std::memcpy(r.ip, mgid, 16);
+    const std::uint8_t dmac[6] = {0x01, 0x00, 0x5e, 1, 2, last_octet};
+    std::memcpy(r.dmac, dmac, 6);
+    r.mlid = 0;
+    r.qkey = 0x01234567;
+    r.pkey = 0xffff;
+    r.sl = 3;
+    r.rate = 0;
+    r.flow_label = 0x12345;
+    r.hop_limit = 64;
+    r.traffic_class = 0x68;
+    r.link_layer = RDMAMCAST_LINK_LAYER_ETHERNET;
+    r.gid_type = RDMAMCAST_GID_TYPE_ROCE_V2;
+    r.sgid_index = sgid_index;
+    return r;
+}
+
+TEST_F(Verbs, FillAhAttrOnRoceTakesTheRecordsSourceGidAndNoLid) {
+    auto r = roce_record();
+    ibv_ah_attr ah;
+    std::memset(&ah, 0x5a, sizeof ah);
+    // The caller's sgid_index is an InfiniBand port's; on RoCE the daemon's choice wins.
+    ASSERT_EQ(rdmamcast_fill_ah_attr(&r, 1, 0, &ah), 0);
+    EXPECT_EQ(ah.is_global, 1);
+    EXPECT_EQ(0, std::memcmp(ah.grh.dgid.raw, r.mgid, 16));
+    EXPECT_EQ(ah.grh.sgid_index, 5);
+    EXPECT_EQ(ah.grh.hop_limit, 64);
+    EXPECT_EQ(ah.grh.traffic_class, 0x68);
+    EXPECT_EQ(ah.grh.flow_label, 0x12345u);
+    EXPECT_EQ(ah.dlid, 0);
+    EXPECT_EQ(ah.sl, 3);
+    EXPECT_EQ(ah.static_rate, 0);
+    EXPECT_EQ(ah.port_num, 1);
+    EXPECT_EQ(ah.src_path_bits, 0);
+    // The same record from an InfiniBand port keeps the caller's index and the MLID.
+    auto ib = r;
+    ib.link_layer = RDMAMCAST_LINK_LAYER_INFINIBAND;
+    ib.mlid = 0xc001;
+    ASSERT_EQ(rdmamcast_fill_ah_attr(&ib, 1, 2, &ah), 0);
+    EXPECT_EQ(ah.grh.sgid_index, 2);
+    EXPECT_EQ(ah.dlid, 0xc001);
+}
+
+TEST_F(Verbs, RoceAttachesWithLidZero) {
+    auto r = roce_record();
+    EXPECT_EQ(rdmamcast_attach(qp1_, &r), 0);
+    EXPECT_EQ(rdmamcast_detach(qp1_, &r), 0);
+    ASSERT_EQ(g_calls.size(), 2u);
+    for (const auto &c : g_calls) {
+        EXPECT_EQ(c.lid, 0);
+        EXPECT_EQ(0, std::memcmp(c.gid, r.mgid, 16));
+    }
 }
 
 TEST_F(Verbs, AttachAndDetachPassMgidAndMlid) {
@@ -279,6 +339,48 @@ TEST_F(VerbsAttachSet, LostKeepsTheQpUntilTheRestoreMovesIt) {
     EXPECT_EQ(ah.dlid, 0xc00b);
 }
 
+// On RoCE every group has MLID 0: it is attached by MGID, kept across a restore that moves
+// the source GID (only the AH changes), and moved when the MGID changes.
+TEST_F(VerbsAttachSet, RoceGroupsWithMlidZeroAreGroupsLikeAnyOther) {
+    auto r = roce_record(5, 3);
+    ASSERT_EQ(rdmamcast_attach_set_add(set_, qp1_, 7, &r), 0);
+    ASSERT_EQ(rdmamcast_attach_set_add(set_, qp2_, 8, &r), 0);
+    ASSERT_EQ(g_calls.size(), 2u);
+    EXPECT_TRUE(g_calls[0].attach);
+    EXPECT_EQ(g_calls[0].lid, 0);
+    g_calls.clear();
+
+    // The address came back at another GID table index: no verbs call, a new AH.
+    auto moved = roce_record(9, 3);
+    auto ev = restored(7, moved, RDMAMCAST_FIELD_SGID_INDEX);
+    ibv_ah_attr ah{};
+    EXPECT_EQ(rdmamcast_attach_set_update(set_, &ev, 1, 0, &ah), 0);
+    EXPECT_TRUE(g_calls.empty()) << "MLID 0 to MLID 0 is no change";
+    EXPECT_EQ(ah.is_global, 1);
+    EXPECT_EQ(ah.grh.sgid_index, 9);
+    EXPECT_EQ(ah.dlid, 0);
+
+    // Another group (MGID): detach from the old one at LID 0, attach to the new one at LID 0.
+    auto other = roce_record(9, 4);
+    auto ev2 = restored(7, other, RDMAMCAST_FIELD_MGID);
+    EXPECT_EQ(rdmamcast_attach_set_update(set_, &ev2, 1, 0, nullptr), 1);
+    ASSERT_EQ(g_calls.size(), 2u);
+    EXPECT_FALSE(g_calls[0].attach);
+    EXPECT_EQ(g_calls[0].gid[15], 3);
+    EXPECT_EQ(g_calls[0].lid, 0);
+    EXPECT_TRUE(g_calls[1].attach);
+    EXPECT_EQ(g_calls[1].gid[15], 4);
+    EXPECT_EQ(g_calls[1].lid, 0);
+    g_calls.clear();
+
+    // Removing detaches at LID 0; the other membership's QP is untouched throughout.
+    EXPECT_EQ(rdmamcast_attach_set_remove(set_, qp2_, 8), 0);
+    ASSERT_EQ(g_calls.size(), 1u);
+    EXPECT_EQ(g_calls[0].qp, qp2_);
+    EXPECT_EQ(g_calls[0].gid[15], 3);
+    EXPECT_EQ(g_calls[0].lid, 0);
+}
+
 TEST_F(VerbsAttachSet, NullArguments) {
     auto r = record_with(0xc001);
     EXPECT_EQ(rdmamcast_attach_set_new(nullptr), -EINVAL);
@@ -332,6 +434,21 @@ TEST_F(Verbs, CppAttachSetFollowsTheMlid) {
     ASSERT_EQ(g_calls.size(), 1u);
     EXPECT_FALSE(g_calls[0].attach);
     EXPECT_EQ(g_calls[0].lid, 0xc002);
+}
+
+TEST_F(Verbs, CppAhAttrAndAttachSetOnRoce) {
+    const auto r = roce_record(5);
+    const ibv_ah_attr ah = rdmamcast::ah_attr(r, 1, 0);
+    EXPECT_EQ(ah.grh.sgid_index, 5);
+    EXPECT_EQ(ah.dlid, 0);
+    rdmamcast::AttachSet set;
+    set.add(qp1_, 7, r);
+    ASSERT_EQ(g_calls.size(), 1u);
+    EXPECT_EQ(g_calls[0].lid, 0);
+    auto fresh = set.update(restored_cpp(7, roce_record(6), RDMAMCAST_FIELD_SGID_INDEX), 1, 0);
+    ASSERT_TRUE(fresh) << "a RoCE AH is global like any other, so the set says it changed";
+    EXPECT_EQ(fresh->grh.sgid_index, 6);
+    EXPECT_EQ(g_calls.size(), 1u);
 }
 
 TEST_F(Verbs, CppAttachSetFailuresThrowWithTheErrno) {

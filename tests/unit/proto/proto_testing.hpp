@@ -74,7 +74,10 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
         if (ha->versions != hb.versions || ha->client != hb.client || ha->resume != hb.resume)
             return ::testing::AssertionFailure() << "hello differs";
     } else if (auto *ja = std::get_if<Join>(&a)) {
-        return same_join(ja->request, std::get<Join>(b).request);
+        const auto &jb = std::get<Join>(b);
+        if (ja->ip != jb.ip || ja->gid_type != jb.gid_type)
+            return ::testing::AssertionFailure() << "join's ip or gid_type differs";
+        return same_join(ja->request, jb.request);
     } else if (auto *la = std::get_if<Leave>(&a)) {
         const auto &lb = std::get<Leave>(b);
         if (la->membership != lb.membership || la->join != lb.join)

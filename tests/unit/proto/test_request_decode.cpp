@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "join_decoder.hpp"
 #include "proto_testing.hpp"
 
 namespace mcastd::proto {
@@ -70,6 +71,57 @@ TEST(ProtoRequest, NameLeavesTheMgidToTheDaemon) {
     EXPECT_EQ(r.params.qkey, 7u);
     auto utf8 = accept(R"({"id":3,"op":"join","device":"d","port":1,"name":"gr\u00f6\u00dfe"})");
     EXPECT_EQ(std::get<Join>(utf8.request).request.name, "gr\xc3\xb6\xc3\x9f" "e");
+}
+
+TEST(ProtoRequest, IpNamesAnIpGroupAndLeavesTheMgidToTheDaemon) {
+    auto env = accept(R"({"id":3,"op":"join","device":"rxe0","port":1,"ip":"239.1.2.3","gid_type":"roce_v1",
+                          "join_state":"sendonly-full","qkey":19088743})");
+    const auto &j = std::get<Join>(env.request);
+    ASSERT_TRUE(j.ip);
+    EXPECT_EQ(format_ip(*j.ip), "239.1.2.3");
+    EXPECT_TRUE(j.ip->is_v4());
+    EXPECT_EQ(j.gid_type, GidType::roce_v1);
+    EXPECT_TRUE(is_zero(j.request.mgid));
+    EXPECT_TRUE(j.request.name.empty());
+    EXPECT_FALSE(j.request.scope);
+    EXPECT_EQ(j.request.join_state, join::send_only_full);
+    EXPECT_EQ(j.request.params.qkey, 0x01234567u);
+
+    const auto v6 = std::get<Join>(accept(R"({"id":3,"op":"join","device":"d","port":1,"ip":"FF0E::1:2"})").request);
+    EXPECT_EQ(format_ip(*v6.ip), "ff0e::1:2");
+    EXPECT_FALSE(v6.gid_type) << "the daemon's choice";
+    // The IPv4-mapped spelling is the IPv4 group.
+    const auto mapped = std::get<Join>(accept(R"({"id":3,"op":"join","device":"d","port":1,"ip":"::ffff:224.0.0.251"})").request);
+    EXPECT_EQ(format_ip(*mapped.ip), "224.0.0.251");
+    // gid_type goes with any group, an MGID too (it picks the source GID's type).
+    const auto by_mgid = std::get<Join>(accept(R"({"id":3,"op":"join","device":"d","port":1,"mgid":"::ffff:239.1.2.3","gid_type":"roce_v2"})").request);
+    EXPECT_FALSE(by_mgid.ip);
+    EXPECT_EQ(by_mgid.gid_type, GidType::roce_v2);
+    EXPECT_EQ(by_mgid.request.mgid, gid("::ffff:239.1.2.3"));
+    // An InfiniBand join says neither.
+    const auto ib = std::get<Join>(accept(R"({"id":3,"op":"join","device":"d","port":1,"mgid":"ff15::1"})").request);
+    EXPECT_FALSE(ib.ip);
+    EXPECT_FALSE(ib.gid_type);
+}
+
+// The config's static groups and D-Bus's Join read joins into a JoinRequest, which has no room
+// for an IP group: there the RoCE keys are unknown, not silently dropped.
+TEST(ProtoRequest, TheJoinRequestDecoderRefusesTheRoceKeys) {
+    for (const char *text : {R"({"device":"d","port":1,"ip":"239.1.2.3"})",
+                             R"({"device":"d","port":1,"mgid":"ff15::1","gid_type":"roce_v2"})"}) {
+        const json_check::json j = json_check::json::parse(text);
+        try {
+            (void)decode_join(json_check::ObjectReader(j, ""));
+            ADD_FAILURE() << text << " was accepted";
+        } catch (const json_check::FieldError &e) {
+            EXPECT_NE(e.describe().find("unknown key"), std::string::npos) << e.describe();
+        }
+        EXPECT_NO_THROW((void)decode_join_with_ip(json_check::ObjectReader(j, ""))) << text;
+    }
+    // And RoCE v2's MGID of an IPv4 group is no InfiniBand MGID.
+    const json_check::json v2 = json_check::json::parse(R"({"device":"d","port":1,"mgid":"::ffff:239.1.2.3"})");
+    EXPECT_THROW((void)decode_join(json_check::ObjectReader(v2, "")), json_check::FieldError);
+    EXPECT_EQ(decode_join_with_ip(json_check::ObjectReader(v2, "")).request.mgid, gid("::ffff:239.1.2.3"));
 }
 
 TEST(ProtoRequest, SelectorsDefaultToExactly) {
@@ -335,7 +387,29 @@ const Rejection kRejections[] = {
 
     // join: mgid and create.
     {"neither mgid nor create", join_with(R"("qkey":1)"), 9, "/mgid", "create: true"},
-    {"neither mgid nor name", join_with(R"("qkey":1)"), 9, "/mgid", "or name for a named group"},
+    {"neither mgid nor name", join_with(R"("qkey":1)"), 9, "/mgid", "name for a named group"},
+    {"neither mgid nor ip", join_with(R"("qkey":1)"), 9, "/mgid", "or ip for an IP multicast group"},
+
+    // join: RoCE's ip and gid_type.
+    {"ip and mgid", join_with(R"("mgid":"ff15::1","ip":"239.1.2.3")"), 9, "/ip", "ip and mgid exclude each other"},
+    {"ip and name", join_with(R"("name":"a","ip":"239.1.2.3")"), 9, "/ip", "ip and name exclude each other"},
+    {"ip and create", join_with(R"("create":true,"ip":"239.1.2.3")"), 9, "/ip",
+     "ip and create exclude each other"},
+    {"ip with scope", join_with(R"("ip":"239.1.2.3","scope":5)"), 9, "/scope", "needs create"},
+    {"ip not a string", join_with(R"("ip":4009820675)"), 9, "/ip", "expected a string"},
+    {"ip not an address", join_with(R"("ip":"239.1.2")"), 9, "/ip", "\"239.1.2\" is not an IPv4 or IPv6 address"},
+    {"ip a MAC", join_with(R"("ip":"01:00:5e:01:02:03")"), 9, "/ip", "is not an IPv4 or IPv6 address"},
+    {"ip empty", join_with(R"("ip":"")"), 9, "/ip", "is not an IPv4 or IPv6 address"},
+    {"ip unicast IPv4", join_with(R"("ip":"10.1.2.3")"), 9, "/ip",
+     "\"10.1.2.3\" is not an IP multicast group (224.0.0.0/4 or ff00::/8)"},
+    {"ip class E", join_with(R"("ip":"240.0.0.1")"), 9, "/ip", "is not an IP multicast group"},
+    {"ip unicast IPv6", join_with(R"("ip":"fe80::1")"), 9, "/ip", "is not an IP multicast group"},
+    {"gid_type unknown", join_with(R"("ip":"239.1.2.3","gid_type":"roce_v3")"), 9, "/gid_type",
+     "\"roce_v3\" is not a RoCE GID type (roce_v1 or roce_v2)"},
+    {"gid_type ib", join_with(R"("ip":"239.1.2.3","gid_type":"ib")"), 9, "/gid_type", "is not a RoCE GID type"},
+    {"gid_type as sysfs spells it", join_by_mgid(R"("gid_type":"RoCE v2")"), 9, "/gid_type",
+     "is not a RoCE GID type"},
+    {"gid_type as a number", join_by_mgid(R"("gid_type":2)"), 9, "/gid_type", "expected a string"},
     {"both name and mgid", join_with(R"("mgid":"ff15::1","name":"a")"), 9, "/name",
      "name and mgid exclude each other"},
     {"both name and create", join_with(R"("create":true,"name":"a")"), 9, "/name",
@@ -360,6 +434,8 @@ const Rejection kRejections[] = {
     {"mgid with spaces", join_with(R"("mgid":" ff15::1")"), 9, "/mgid", "is not a GID"},
     {"mgid unicast", join_with(R"("mgid":"fe80::1")"), 9, "/mgid", "not a multicast GID"},
     {"mgid zero", join_with(R"("mgid":"::")"), 9, "/mgid", "not a multicast GID"},
+    {"mgid IPv4-mapped unicast", join_with(R"("mgid":"::ffff:10.1.2.3")"), 9, "/mgid",
+     "not a multicast GID (those begin with ff, or are RoCE v2's ::ffff:a.b.c.d"},
     {"scope without create", join_by_mgid(R"("scope":5)"), 9, "/scope", "needs create"},
     {"scope 0", join_with(R"("create":true,"scope":0)"), 9, "/scope", "0 out of range [1, 15]"},
     {"scope 16", join_with(R"("create":true,"scope":16)"), 9, "/scope", "16 out of range"},

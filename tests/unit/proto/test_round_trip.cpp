@@ -100,6 +100,23 @@ TEST(ProtoRoundTrip, JoinByName) {
               R"("join_state":"sendonly-nonmember","qkey":4660})");
 }
 
+TEST(ProtoRoundTrip, JoinByIpWithAGidType) {
+    JoinRequest r;
+    r.device = "rxe0";
+    r.port = 1;
+    r.join_state = join::non_member;
+    r.params.qkey = 0x01234567;
+    Join j{r, parse_ip("239.1.2.3"), GidType::roce_v2};
+    expect_request_round_trip(5, j);
+    EXPECT_EQ(encode_request(5, j),
+              R"({"id":5,"op":"join","device":"rxe0","port":1,"ip":"239.1.2.3","gid_type":"roce_v2",)"
+              R"("join_state":"nonmember","qkey":19088743})");
+    expect_request_round_trip(6, Join{r, parse_ip("ff0e::1:2"), std::nullopt});
+    // By MGID, with the GID type only.
+    r.mgid = gid("ff0e::ffff:239.1.2.3");
+    expect_request_round_trip(7, Join{r, std::nullopt, GidType::roce_v1});
+}
+
 TEST(ProtoRoundTrip, LeaveListStatusMonitor) {
     expect_request_round_trip(3, Leave{7, std::nullopt});
     expect_request_round_trip(4, Leave{std::nullopt, 2});
@@ -187,6 +204,95 @@ TEST(ProtoRoundTrip, JoinResult) {
     EXPECT_EQ(out.record, in.record);
 }
 
+// A RoCE port's record: 239.1.2.3 on RoCE v2 from GID index 3 of eth7.
+McRecord roce_record() {
+    McRecord r = sample_record();
+    r.mgid = gid("::ffff:239.1.2.3");
+    r.port_gid = gid("::ffff:192.168.7.1");
+    r.mlid = 0;
+    r.qkey = kRoceDefaultQkey;
+    r.pkey = kRocePkey;
+    r.rate = 0;
+    r.hop_limit = 64;
+    r.scope = 0;
+    r.link_layer = LinkLayer::ethernet;
+    r.gid_type = GidType::roce_v2;
+    r.sgid_index = 3;
+    r.netdev = "eth7";
+    return r;
+}
+
+TEST(ProtoRoundTrip, RoceRecords) {
+    for (GidType type : {GidType::roce_v1, GidType::roce_v2})
+        for (const char *group : {"239.1.2.3", "ff0e::1:2"}) {
+            JoinResult in{9, roce_record()};
+            in.record.gid_type = type;
+            in.record.mgid = roce_mgid(*parse_ip(group), type);
+            in.record.sgid_index = 255;
+            const auto out = value_of(decode_join_result(result_of(decode_reply(encode_reply(1, in)))));
+            EXPECT_EQ(out.record, in.record) << gid_type_name(type) << " " << group;
+        }
+}
+
+TEST(ProtoRoundTrip, RoceRecordWireForm) {
+    const json rec = json::parse(encode_reply(2, JoinResult{7, roce_record()})).at("result").at("record");
+    EXPECT_EQ(rec.at("mgid"), "::ffff:239.1.2.3");
+    EXPECT_EQ(rec.at("mlid"), 0);
+    EXPECT_EQ(rec.at("link_layer"), "Ethernet");
+    EXPECT_EQ(rec.at("gid_type"), "roce_v2");
+    EXPECT_EQ(rec.at("sgid_index"), 3);
+    EXPECT_EQ(rec.at("netdev"), "eth7");
+    EXPECT_EQ(rec.at("ip"), "239.1.2.3");
+    EXPECT_EQ(rec.at("dmac"), "01:00:5e:01:02:03");
+    // RoCE v1's MGID for the same group, and its MAC (33:33 and the MGID's low 32 bits).
+    McRecord v1 = roce_record();
+    v1.gid_type = GidType::roce_v1;
+    v1.mgid = gid("ff0e::ffff:239.1.2.3");
+    const json rec1 = json::parse(encode_reply(2, JoinResult{7, v1})).at("result").at("record");
+    EXPECT_EQ(rec1.at("ip"), "239.1.2.3");
+    EXPECT_EQ(rec1.at("dmac"), "33:33:ef:01:02:03");
+    EXPECT_EQ(rec1.at("gid_type"), "roce_v1");
+    // On InfiniBand, the link layer and nothing else of RoCE's.
+    const json ib = json::parse(encode_reply(2, JoinResult{7, sample_record()})).at("result").at("record");
+    EXPECT_EQ(ib.at("link_layer"), "InfiniBand");
+    for (const char *key : {"gid_type", "sgid_index", "netdev", "ip", "dmac"})
+        EXPECT_FALSE(ib.contains(key)) << key;
+}
+
+// The client's decoder: an older daemon's record (no link_layer) is InfiniBand's; an Ethernet
+// one must say what RoCE needs, and the derived keys must at least be what they claim.
+TEST(ProtoRoundTrip, RoceRecordDecoding) {
+    json ib = json::parse(encode_reply(2, JoinResult{7, sample_record()}));
+    ib["result"]["record"].erase("link_layer");
+    const auto older = value_of(decode_join_result(ib.at("result")));
+    EXPECT_EQ(older.record.link_layer, LinkLayer::infiniband);
+    EXPECT_EQ(older.record, sample_record());
+
+    const json roce = json::parse(encode_reply(2, JoinResult{7, roce_record()})).at("result");
+    // Derived keys may be absent (they are the MGID's): nothing is lost.
+    json bare = roce;
+    bare["record"].erase("ip");
+    bare["record"].erase("dmac");
+    EXPECT_EQ(value_of(decode_join_result(bare)).record, roce_record());
+    const std::pair<const char *, json> broken[] = {
+        {"link_layer", "IB"},     {"gid_type", "RoCE v2"}, {"gid_type", nullptr}, {"sgid_index", 256},
+        {"sgid_index", "3"},      {"netdev", 7},           {"ip", "239.1.2"},     {"dmac", "01:00:5e:01:02"},
+    };
+    for (const auto &[key, value] : broken) {
+        json bad = roce;
+        bad["record"][key] = value;
+        auto r = decode_join_result(bad);
+        ASSERT_TRUE(std::holds_alternative<Error>(r)) << key << " = " << value.dump();
+        EXPECT_NE(std::get<Error>(r).message.find(std::string("/record/") + key), std::string::npos)
+            << std::get<Error>(r).message;
+    }
+    for (const char *required : {"gid_type", "sgid_index", "netdev"}) {
+        json bad = roce;
+        bad["record"].erase(required);
+        EXPECT_TRUE(std::holds_alternative<Error>(decode_join_result(bad))) << required;
+    }
+}
+
 TEST(ProtoRoundTrip, RecordWithEveryJoinStateAndRate) {
     for (std::uint8_t rate = 2; rate <= 22; ++rate)
         for (std::uint8_t js : {join::full, join::non_member, join::send_only_non_member,
@@ -236,6 +342,7 @@ ListResult sample_list() {
     ListResult l;
     l.ports.push_back(PortGroups{"mlx5_0", 1, gid("fe80::10:3"), {g, pending}});
     l.ports.push_back(PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
+    l.ports.push_back(PortGroups{"rxe0", 1, gid("::ffff:192.168.7.1"), {}, LinkLayer::ethernet});
     return l;
 }
 
@@ -246,6 +353,7 @@ void expect_same_list(const ListResult &a, const ListResult &b) {
         EXPECT_EQ(pa.device, pb.device);
         EXPECT_EQ(pa.port, pb.port);
         EXPECT_EQ(pa.port_gid, pb.port_gid);
+        EXPECT_EQ(pa.link_layer, pb.link_layer);
         ASSERT_EQ(pa.groups.size(), pb.groups.size());
         for (std::size_t g = 0; g < pa.groups.size(); ++g) {
             const auto &ga = pa.groups[g], &gb = pb.groups[g];
@@ -545,7 +653,7 @@ TEST(ProtoRoundTrip, JoinReplyWireFormIsExactlyTheProtocols) {
               R"({"id":2,"ok":true,"result":{"membership":7,"record":{"mgid":"ff15:401b::1:2",)"
               R"("port_gid":"fe80::2:c903:10:3","mlid":49153,"qkey":305419896,"pkey":65535,)"
               R"("sl":3,"mtu":2048,"rate":16,"rate_gbps":100,"flow_label":74565,)"
-              R"("traffic_class":7,"hop_limit":9,"scope":5,"join_state":"full"}}})");
+              R"("traffic_class":7,"hop_limit":9,"scope":5,"join_state":"full","link_layer":"InfiniBand"}}})");
 }
 
 TEST(ProtoRoundTrip, ListWireFormHasTheProtocolsKeys) {
@@ -565,6 +673,12 @@ TEST(ProtoRoundTrip, ListWireFormHasTheProtocolsKeys) {
     EXPECT_EQ(j.at("result").at("ports").at(0).at("groups").at(1).at("members").at(0).at("flagged"),
               "the rules in force now refuse it (no rule admits it)");
     EXPECT_EQ(j.at("result").at("ports").at(0).at("port_gid"), "fe80::10:3");
+    EXPECT_EQ(j.at("result").at("ports").at(0).at("link_layer"), "InfiniBand");
+    EXPECT_EQ(j.at("result").at("ports").at(2).at("link_layer"), "Ethernet");
+    // A port from an older daemon, which says nothing, is InfiniBand's.
+    json older = j.at("result");
+    older["ports"][2].erase("link_layer");
+    EXPECT_EQ(value_of(decode_list_result(older)).ports[2].link_layer, LinkLayer::infiniband);
 }
 
 TEST(ProtoRoundTrip, StatusWireFormHasTheProtocolsKeys) {
@@ -647,6 +761,10 @@ TEST(ProtoRoundTrip, ChangedListsRecordKeysMlidFirst) {
     EXPECT_EQ(changed_field_names(field::mtu_selector | field::packet_life | field::proxy_join),
               (std::vector<std::string>{"mtu"}));
     EXPECT_EQ(changed_fields_from_names(changed_field_names(all)), all);
+    // RoCE's fields, after the record's own.
+    EXPECT_EQ(changed_field_names(field::netdev | field::sgid_index | field::mlid),
+              (std::vector<std::string>{"mlid", "sgid_index", "netdev"}));
+    EXPECT_EQ(changed_fields_from_names({"netdev", "sgid_index"}), field::netdev | field::sgid_index);
     EXPECT_EQ(changed_fields_from_names({"mlid", "from-the-future"}), field::mlid);
     EXPECT_TRUE(json::parse(encode_event(RestoredEvent{1, sample_record(), 0}))
                     .at("changed")

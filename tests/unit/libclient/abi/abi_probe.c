@@ -67,9 +67,15 @@ static void put_record(FILE *out, const char *p, const struct rdmamcast_record *
 		p, r->sl, p, r->rate);
 	fprintf(out, "%s.traffic_class=%u\n%s.hop_limit=%u\n%s.scope=%u\n%s.join_state=%u\n", p,
 		r->traffic_class, p, r->hop_limit, p, r->scope, p, r->join_state);
-	fprintf(out, "%s.reserved=%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", p,
-		r->reserved0[0], r->reserved0[1], r->reserved[0], r->reserved[1], r->reserved[2],
-		r->reserved[3]);
+	/* What follows join_state was reserved space in 0.1.0 and holds RoCE's fields since 1.6:
+	 * read as the bytes they are, so that both programs print the same whatever the headers
+	 * call them. */
+	const unsigned char *tail = (const unsigned char *)&r->join_state + 1;
+	const unsigned char *end = (const unsigned char *)r + sizeof *r;
+	fprintf(out, "%s.tail=", p);
+	for (; tail < end; tail++)
+		fprintf(out, "%02x", *tail);
+	fprintf(out, "\n");
 }
 
 static void put_error(FILE *out, const char *p, const struct rdmamcast_error *e)
