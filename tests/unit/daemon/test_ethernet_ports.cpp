@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Ethernet (RoCE) ports in the daemon, before RoCE memberships exist: HostPorts registers them
-// from discovery with their link layer and GID table, usable while ACTIVE, and starts none of
-// the InfiniBand machinery for them (no umad port, no PortInfo or SMInfo polls, no SA window);
-// a join on one fails at once naming the port, with no SA MAD; a re-read of the GID table
-// reaches the registry and says what changed.
+// Ethernet (RoCE) ports in the daemon: HostPorts registers them from discovery with their link
+// layer and GID table, usable while ACTIVE, and starts none of the InfiniBand machinery for them
+// (no umad port, no PortInfo or SMInfo polls, no SA window); a join on one is made by the
+// Ethernet membership backend, with no SA MAD; a re-read of the GID table reaches the registry
+// and says what changed. The backend here is the fake one (fakes/fake_ethernet_backend.hpp); the
+// real one is tested in tests/unit/roce.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <system_error>
 #include <vector>
 
+#include "fakes/fake_ethernet_backend.hpp"
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
@@ -47,9 +49,10 @@ JoinRequest join_on(const char *device, const char *mgid) {
 
 // ---- the Service ----
 
-class EthernetService : public ::testing::Test {
+class EthernetService : public EthernetBackendFirst, public ::testing::Test {
 protected:
     EthernetService() : service(EngineConfig{}, sa, timers) {
+        service.set_membership_backend(LinkLayer::ethernet, eth);
         ib = service.add_port(test_port(), true);
         sa.port_gids[ib] = test_port().port_gid();
         roce = service.add_port(roce_port(), true);
@@ -71,18 +74,20 @@ TEST_F(EthernetService, TheRegistryHasTheLinkLayerAndTheGidTable) {
     ASSERT_EQ(views.size(), 2u);
 }
 
-TEST_F(EthernetService, AJoinOnAnEthernetPortFailsAtOnceNamingThePortAndSendsNothing) {
+TEST_F(EthernetService, AJoinOnAnEthernetPortIsMadeByItsBackendAndSendsNoSaMad) {
     std::optional<JoinResult> got;
     service.join(client, join_on("rxe1", "ff12::1"), [&](const JoinResult &r) { got = r; });
-    ASSERT_TRUE(got) << "answered before join() returns";
-    ASSERT_TRUE(got->error);
-    EXPECT_EQ(got->error->code, Errc::no_such_port);
-    EXPECT_EQ(got->error->message,
-              "RoCE memberships are not available on rxe1/1 yet (link layer Ethernet: no SA to join at)");
+    ASSERT_TRUE(got) << "the fake backend answers inside the call";
+    ASSERT_FALSE(got->error) << got->error->message;
+    ASSERT_EQ(eth.made.size(), 1u);
+    EXPECT_EQ(eth.made[0].port, roce);
+    EXPECT_EQ(eth.made[0].mgid, gid("ff12::1"));
+    EXPECT_EQ(got->record.mlid, 0u) << "the backend's record: no MLID on RoCE";
+    EXPECT_EQ(eth.at(roce, gid("ff12::1")).holders, 1u) << "the member was added to the backend";
     sa.run();
     EXPECT_TRUE(sa.log.empty()) << "no SA MAD for an Ethernet port";
-    EXPECT_EQ(service.group_count(roce), 0u);
-    EXPECT_TRUE(service.memberships_of(client).empty());
+    EXPECT_EQ(service.group_count(roce), 1u);
+    EXPECT_EQ(service.memberships_of(client).size(), 1u);
 
     // The InfiniBand port beside it joins as ever.
     std::optional<JoinResult> on_ib;
@@ -137,6 +142,7 @@ protected:
             GTEST_SKIP() << e.what();
         }
         service = std::make_unique<Service>(EngineConfig{}, host->sa(), loop.timers());
+        service->set_membership_backend(LinkLayer::ethernet, eth);
         host->open(*service);
     }
     void TearDown() override {
@@ -147,6 +153,7 @@ protected:
     }
 
     runtime::EventLoop loop{runtime::EventLoop::Kind::fresh};
+    FakeEthernetBackend eth; // declared before the service: it outlives it
     ScriptedSource *source = nullptr;
     std::unique_ptr<HostPorts> host;
     std::unique_ptr<Service> service;
@@ -193,6 +200,7 @@ TEST_F(EthernetHostPorts, AGidTableReReadReachesTheRegistryAndSaysWhatChanged) {
 
 TEST(EthernetHostPortsConfig, OnlyTheConfiguredPortsAreServedAndNoneIsAnError) {
     runtime::EventLoop loop{runtime::EventLoop::Kind::fresh};
+    FakeEthernetBackend eth; // outlives every Service below
     auto make = [&](std::vector<std::string> names) {
         auto src = std::make_unique<ScriptedSource>();
         src->found.ports = {roce_port("rxe1", 1), roce_port("rxe2", 1)};
@@ -207,12 +215,14 @@ TEST(EthernetHostPortsConfig, OnlyTheConfiguredPortsAreServedAndNoneIsAnError) {
         GTEST_SKIP() << e.what();
     }
     Service service(EngineConfig{}, host->sa(), loop.timers());
+    service.set_membership_backend(LinkLayer::ethernet, eth);
     host->open(service);
     ASSERT_EQ(service.ports().size(), 1u);
     EXPECT_EQ(service.ports().name(0), "rxe2/1");
 
     auto missing = make({"mlx5_0"});
     Service other(EngineConfig{}, missing->sa(), loop.timers());
+    other.set_membership_backend(LinkLayer::ethernet, eth);
     EXPECT_THROW(
         {
             try {
@@ -226,6 +236,7 @@ TEST(EthernetHostPortsConfig, OnlyTheConfiguredPortsAreServedAndNoneIsAnError) {
 
     auto none = std::make_unique<HostPorts>(loop, HostPortsConfig{}, std::make_unique<ScriptedSource>());
     Service empty(EngineConfig{}, none->sa(), loop.timers());
+    empty.set_membership_backend(LinkLayer::ethernet, eth);
     try {
         none->open(empty);
         ADD_FAILURE() << "no port at all must stop the daemon";

@@ -189,4 +189,10 @@ private:
     std::deque<Pending> queue_;
 };
 
+// A fixture's first base: the backend is built before the Service (or front door) of the
+// bases after it and gone after it, since the service's engine calls its backend to the end.
+struct EthernetBackendFirst {
+    FakeEthernetBackend eth;
+};
+
 } // namespace mcastd::test

@@ -17,11 +17,6 @@
 namespace mcastd::test {
 namespace {
 
-// Built before the front door and gone after it: the service's engine calls it to the end.
-struct EthernetBackendFirst {
-    FakeEthernetBackend eth;
-};
-
 class Outlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
@@ -121,6 +116,24 @@ TEST_F(RoceDoor, AJoinTakesTheSocketItCarriesAndTheDaemonKeepsNoCopy) {
     eth.added.clear();
     eth.members.clear();
     EXPECT_EQ(copies(s), 1) << "neither the transport, the session nor the engine kept it";
+}
+
+TEST_F(RoceDoor, AnIpGroupAndAGidTypeOverTheSocketReachTheBackendWithTheSocket) {
+    const int c = greeted();
+    const int s = udp();
+    proto::Join j = roce_join("::");
+    j.request.mgid = kZeroGid;
+    j.ip = parse_ip("239.1.2.3");
+    j.gid_type = GidType::roce_v1;
+    send_with(c, 2, j, {s});
+    const proto::Reply r = reply(c);
+    ASSERT_TRUE(ok(r)) << failure(r).error.message;
+    ASSERT_EQ(eth.added.size(), 1u);
+    ASSERT_TRUE(eth.added[0].roce);
+    EXPECT_EQ(eth.added[0].roce->group, parse_ip("239.1.2.3")) << "the decoder's `ip`";
+    EXPECT_EQ(eth.added[0].roce->gid_type, GidType::roce_v1) << "the decoder's `gid_type`";
+    EXPECT_EQ(inode(eth.added[0].roce->fd), inode(s));
+    EXPECT_TRUE(sa.log.empty()) << "nothing reached the SA";
 }
 
 TEST_F(RoceDoor, MoreThanOneDescriptorIsRefusedAndEveryOneClosed) {
