@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/roce_address.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/policy_log.hpp"
 #include "list_cursor.hpp"
@@ -19,6 +20,31 @@
 namespace mcastd::frontend {
 
 namespace {
+
+// RoCE's join keys name nothing on an InfiniBand port (PROTOCOL.md, "RoCE ports"): a source GID
+// type, or RoCE v2's MGID ::ffff:a.b.c.d of an IPv4 group (not in ff00::/8, so no InfiniBand
+// MGID), is refused naming its key rather than sent to the SA. (`ip` is refused by the engine's
+// group_of.) Unknown ports are left to the engine.
+std::optional<proto::Failure> roce_keys_on_infiniband(const port::PortRegistry &ports, PortIndex port,
+                                                      const JoinRequest &ask) {
+    if (port == kNoPort || ports.link_layer(port) != LinkLayer::infiniband)
+        return std::nullopt;
+    const std::string on = ports.name(port) + " is an InfiniBand port: ";
+    if (ask.roce && ask.roce->gid_type)
+        return proto::Failure{
+            Error{Errc::invalid_argument, on + "a GID type names a RoCE source GID, on RoCE ports only", {}},
+            "/gid_type",
+            {}};
+    if (ask.mgid[0] != 0xff && roce_ip_group(ask.mgid))
+        return proto::Failure{Error{Errc::invalid_argument,
+                                    on + format_gid(ask.mgid) +
+                                        " is RoCE v2's MGID of an IPv4 group, which names a group on RoCE ports only",
+                                    {}},
+                              "/mgid",
+                              {}};
+    return std::nullopt;
+}
+
 
 // 128 bits from the kernel's random pool, as 32 lowercase hex digits.
 std::string new_token() {
@@ -313,6 +339,10 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
     }
     pj->grant.mgid = ask.mgid;
     pj->grant.port = sessions_.service().ports().find(ask.device, ask.port).value_or(kNoPort);
+    if (auto no = roce_keys_on_infiniband(sessions_.service().ports(), pj->grant.port, ask)) {
+        done(JoinAnswer{0, std::move(*no), {}});
+        return 0;
+    }
     pj->grant.sa_assigned = is_zero(ask.mgid);
     JoinGates gates;
     if (door_ == Door::daemon) {

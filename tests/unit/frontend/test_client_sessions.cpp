@@ -322,11 +322,12 @@ void send_with_fd(int sock, const std::string &msg, int fd) {
     ASSERT_EQ(::sendmsg(sock, &m.mh, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
 }
 
-// An IP group names a group on RoCE ports only: on this InfiniBand port its join is refused
-// naming `ip` before anything reaches the SA (it would otherwise read as a create); the socket
-// such a join carries is not kept; and the connection goes on. RoCE joins themselves are tested
-// in test_roce_sessions.cpp (a RoCE port beside this one).
-TEST_F(Sessions, AnIpGroupOnAnInfinibandPortIsRefusedAndItsSocketIsNotKept) {
+// RoCE's join keys name nothing on an InfiniBand port (PROTOCOL.md, "RoCE ports"): `ip`,
+// `gid_type` and RoCE v2's ::ffff:a.b.c.d MGID are refused naming the key before anything
+// reaches the SA (an `ip` join would otherwise read as a create); the socket such a join carries
+// is not kept; and the connection goes on. RoCE joins themselves are tested in
+// test_roce_sessions.cpp (a RoCE port beside this one).
+TEST_F(Sessions, RoceKeysOnAnInfinibandPortAreRefusedAndTheirSocketIsNotKept) {
     const int c = greeted();
     int pipe_fds[2];
     ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK), 0);
@@ -345,6 +346,18 @@ TEST_F(Sessions, AnIpGroupOnAnInfinibandPortIsRefusedAndItsSocketIsNotKept) {
     EXPECT_EQ(::read(pipe_fds[0], &byte, 1), 0) << "the daemon holds the descriptor it was sent";
     ::close(pipe_fds[0]);
 
+    proto::Join typed = join_of("ff15::1");
+    typed.gid_type = GidType::roce_v2;
+    send(c, 5, typed);
+    const proto::Failure typed_no = failure(reply(c));
+    EXPECT_EQ(typed_no.field, "/gid_type");
+    EXPECT_EQ(typed_no.error.message,
+              "mlx5_0/1 is an InfiniBand port: a GID type names a RoCE source GID, on RoCE ports only");
+    send(c, 6, join_of("::ffff:239.1.2.3")); // RoCE v2's MGID of an IPv4 group
+    const proto::Failure v2_mgid = failure(reply(c));
+    EXPECT_EQ(v2_mgid.error.code, Errc::invalid_argument);
+    EXPECT_EQ(v2_mgid.field, "/mgid");
+    EXPECT_NE(v2_mgid.error.message.find("::ffff:239.1.2.3"), std::string::npos) << v2_mgid.error.message;
     EXPECT_EQ(sa.log.size(), 0u) << "nothing reached the SA";
 
     send(c, 7, join_of("ff15::1"));
