@@ -306,8 +306,6 @@ TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
         << "a client that did not ask gets no events";
 }
 
-// The same rules for a session of another door, without a transport in between: D-Bus callers
-// live by the limits too, and the daemon's own door by none.
 // One byte, with room for two fds (SCM_RIGHTS).
 struct PairMessage {
     char byte = 0;
@@ -372,6 +370,8 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
     ::close(pair[1]);
 }
 
+// The same rules for a session of another door, without a transport in between: D-Bus callers
+// live by the limits too, and the daemon's own door by none.
 class Outlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
