@@ -388,9 +388,6 @@ TEST_F(Sessions, OnlyMonitoringClientsHearWhatHappens) {
         << "a client that did not ask gets no events";
 }
 
-// The same rules for a session of another door, without a transport in between: D-Bus callers
-// live by the limits too, and the daemon's own door by none.
-
 // A connection whose client process has exited by the time the daemon takes it is refused,
 // told why, and closed: it is never judged by whatever process has its pid now.
 TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
@@ -433,6 +430,8 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
     ::close(pair[1]);
 }
 
+// The same rules for a session of another door, without a transport in between: D-Bus callers
+// live by the limits too, and the daemon's own door by none.
 class Outlet final : public frontend::SessionOutlet {
 public:
     void membership_event(MembershipId, const MembershipEvent &) override {}
