@@ -132,9 +132,9 @@ public:
 
     // ---- adoption after a restart (engine.hpp) ----
 
-    void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
+    void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t uncertain,
                      const std::optional<McRecord> &record) {
-        engine_.adopt_group(port, mgid, held, unsure, record);
+        engine_.adopt_group(port, mgid, held, uncertain, record);
     }
     bool adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
                       const GroupParams &params) {

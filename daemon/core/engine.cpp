@@ -243,7 +243,7 @@ std::optional<Error> Engine::leave(ClientId client, MembershipId id) {
     return std::nullopt;
 }
 
-void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
+void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t uncertain,
                          const std::optional<McRecord> &record) {
     Entry e(impl_->state);
     Port &p = impl_->state.ports.at(port);
@@ -254,7 +254,7 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     Group &g = create_group(impl_->state, port, mgid);
     it->second = g.id;
     g.sa.held = held;
-    g.sa.uncertain = static_cast<std::uint8_t>(unsure & ~held);
+    g.sa.uncertain = static_cast<std::uint8_t>(uncertain & ~held);
     g.sa.probed = true; // what the port held besides the daemon's bits was learned before
     if (record) {
         g.sa.record = *record;

@@ -165,7 +165,7 @@ struct GroupView {
     std::uint8_t foreign = 0; // bits another agent on this port held before the daemon
     // Bits the daemon may have set although the SA never confirmed them: a Set or Delete went
     // unanswered, or one is in flight now. What a successor must check before trusting.
-    std::uint8_t unsure = 0;
+    std::uint8_t uncertain = 0;
     std::array<std::uint32_t, 4> counts{}; // active members per JoinState bit
     bool busy = false;        // an SA transaction is in flight
     std::vector<MemberView> members;
@@ -285,10 +285,10 @@ public:
 
     // ---- adoption, after the daemon restarted (doc/architecture.md §9) ----
     // A group whose bits the previous instance of the daemon set on this port: `held` bits
-    // the SA confirmed, `unsure` ones whose fate it never learned. No MAD is sent: the bits are
+    // the SA confirmed, `uncertain` ones whose fate it never learned. No MAD is sent: the bits are
     // the daemon's own (never foreign), held ones are trusted until an audit says otherwise,
-    // unsure ones are probed when the adoption ends. Call before anything joins the group.
-    void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t unsure,
+    // uncertain ones are probed when the adoption ends. Call before anything joins the group.
+    void adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std::uint8_t uncertain,
                      const std::optional<McRecord> &record);
     // A membership a client held before the restart: active at once under its old id, with no
     // SA work and no answer. Fails (false) when its group was not adopted, the bits are not
@@ -296,7 +296,7 @@ public:
     bool adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
                       const GroupParams &params);
     // Adoption is over: every group is brought in line with its members. Bits nobody holds any
-    // more are deleted (after a probe, for unsure ones), as after any leave.
+    // more are deleted (after a probe, for uncertain ones), as after any leave.
     void end_adoption();
 
     // ---- introspection ----

@@ -595,7 +595,7 @@ void GroupMachine::on_repair_set(Group &g, const Op &op, const SaResult &r) {
 
 void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
     if (op.epoch != s_.ports[g.port].epoch) {
-        g.sa.delete_unsure(op.bits);
+        g.sa.delete_uncertain(op.bits);
         return;
     }
     if (r.ok()) {
@@ -613,7 +613,7 @@ void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
         return;
     }
     // Unanswered, or refused: the SA may or may not still hold these bits.
-    g.sa.delete_unsure(op.bits);
+    g.sa.delete_uncertain(op.bits);
     // 0x0200 on a retransmitted Delete usually means an earlier try went through: re-sync at
     // once. Anything else waits for the backoff.
     if (r.kind == SaResult::Kind::response && r.status == sa_status::req_invalid && r.tries > 1)

@@ -23,9 +23,9 @@ GroupView header(const Group &g) {
     v.record = g.sa.record;
     v.held = g.sa.held;
     v.foreign = g.sa.foreign;
-    v.unsure = g.sa.uncertain;
+    v.uncertain = g.sa.uncertain;
     if (g.op && (g.op->kind == Op::Kind::join_set || g.op->kind == Op::Kind::repair_set || g.op->kind == Op::Kind::del))
-        v.unsure = static_cast<std::uint8_t>(v.unsure | g.op->bits);
+        v.uncertain = static_cast<std::uint8_t>(v.uncertain | g.op->bits);
     v.counts = g.count;
     v.busy = g.op.has_value();
     return v;

@@ -130,7 +130,7 @@ void SaKnowledge::deleted(std::uint8_t del_bits, std::uint8_t remaining) {
     }
 }
 
-void SaKnowledge::delete_unsure(std::uint8_t del_bits) {
+void SaKnowledge::delete_uncertain(std::uint8_t del_bits) {
     held = bits(held & ~del_bits);
     uncertain = bits(uncertain | del_bits);
 }

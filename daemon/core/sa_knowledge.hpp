@@ -78,7 +78,7 @@ struct SaKnowledge {
     // A Delete of `bits` succeeded; `remaining` is the JoinState the DeleteResp carries.
     void deleted(std::uint8_t bits, std::uint8_t remaining);
     // A Delete went unanswered, was refused, or predates the last invalidation.
-    void delete_unsure(std::uint8_t bits);
+    void delete_uncertain(std::uint8_t bits);
     // The port holds nothing here any more: the record and whether the group exists may be
     // stale, so the next join sees the SA afresh.
     void forget();

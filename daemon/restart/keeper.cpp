@@ -43,9 +43,9 @@ SavedState StateKeeper::snapshot(bool clean) const {
     for (const GroupView &g : service_.group_views()) {
         if (is_zero(g.mgid))
             continue; // a group the SA has not named yet: its Set is what it will hold
-        if (g.held || g.unsure)
+        if (g.held || g.uncertain)
             st.ports[g.port].groups.push_back(SavedGroup{
-                g.mgid, g.held, g.unsure, g.have_record ? std::optional<McRecord>(g.record) : std::nullopt});
+                g.mgid, g.held, g.uncertain, g.have_record ? std::optional<McRecord>(g.record) : std::nullopt});
         for (const MemberView &m : g.members)
             if (m.state != MemberView::State::pending)
                 members[m.client].push_back(SavedMembership{m.id, ports.at(g.port).device(), ports.at(g.port).number(), g.mgid,

@@ -26,7 +26,7 @@ protected:
 
     bool engine_counts(const Gid &mgid) const {
         for (const GroupView &g : engine.groups())
-            if (g.mgid == mgid && (g.held || g.unsure || g.foreign))
+            if (g.mgid == mgid && (g.held || g.uncertain || g.foreign))
                 return true;
         return false;
     }
@@ -167,7 +167,7 @@ TEST_F(EngineAssignedMgid, OneWhereAnotherAgentHoldsBitsIsLeftAlone) {
 }
 
 // The restart state saves what the engine counts: a refused MGID is not in it, and a Delete
-// in flight for a non-multicast one is (as unsure bits), so that a successor finishes it.
+// in flight for a non-multicast one is (as uncertain bits), so that a successor finishes it.
 TEST_F(EngineAssignedMgid, WhatTheRestartStateSeesMatches) {
     const Gid bad = gid("fe80::1:3");
     sa.state.assign_next = bad;
@@ -176,7 +176,7 @@ TEST_F(EngineAssignedMgid, WhatTheRestartStateSeesMatches) {
     ASSERT_EQ(sa.log.back().method, SaMethod::del);
     ASSERT_EQ(engine.groups().size(), 1u);
     EXPECT_EQ(engine.groups().at(0).mgid, bad);
-    EXPECT_EQ(engine.groups().at(0).unsure, join::full);
+    EXPECT_EQ(engine.groups().at(0).uncertain, join::full);
     settle();
     EXPECT_TRUE(engine.groups().empty());
 

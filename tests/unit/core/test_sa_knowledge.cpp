@@ -117,12 +117,12 @@ TEST(SaKnowledge, ReconcileNeverDeletesFullWhileSendOnlyFullStays) {
     other.foreign = join::send_only_full;
     EXPECT_EQ(other.reconcile(0, 0), (Step{K::none, 0, true}));
     // 0x8 may be there (an answer was lost): learn the exact state before deleting 0x1.
-    SaKnowledge unsure;
-    unsure.held = join::full;
-    unsure.uncertain = join::send_only_full;
-    EXPECT_EQ(unsure.reconcile(join::send_only_full, 0), (Step{K::resync, 0, false}));
+    SaKnowledge uncertain;
+    uncertain.held = join::full;
+    uncertain.uncertain = join::send_only_full;
+    EXPECT_EQ(uncertain.reconcile(join::send_only_full, 0), (Step{K::resync, 0, false}));
     // An uncertain bit nobody wants is probed before anything is deleted, too.
-    EXPECT_EQ(unsure.reconcile(join::full, 0), (Step{K::resync, 0, false}));
+    EXPECT_EQ(uncertain.reconcile(join::full, 0), (Step{K::resync, 0, false}));
 }
 
 TEST(SaKnowledge, ReconcileRepairsWhatMembersNeedAndRefreshesAStaleRecord) {
