@@ -46,7 +46,7 @@ HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg, std::unique_
       sa_client_(txns_), sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
     // Fails here, before any port is opened, on a config the poller refuses.
     if (auto why = port::check_monitor_config(cfg_.monitor))
-        throw std::invalid_argument("port monitor config: " + *why);
+        throw std::invalid_argument("config monitor: " + *why);
 }
 
 HostPorts::~HostPorts() {

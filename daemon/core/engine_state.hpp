@@ -70,7 +70,7 @@ struct Op {
     };
     Kind kind = Kind::probe_group;
     SaService::TxnId txn = 0; // or the backend's MembershipBackend::Id
-    bool background = false; // submitted as SaUrgency::background (a re-join nobody waits for)
+    bool background = false; // submitted as SaLane::background (a re-join nobody waits for)
     std::uint8_t bits = 0;
     MembershipId member = 0; // join_set only
     bool create = false;     // join_set: the create mask was used

@@ -216,14 +216,14 @@ void GroupMachine::reconcile(Group &g) {
 void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     // A re-join's transactions go behind the clients' at the SA, unless a join of this group
     // waits for the re-join to end (and pump() hastens the one in flight when a join comes).
-    if (g.rejoin && g.queue.empty() && req.urgency == SaUrgency::client)
-        req.urgency = SaUrgency::background;
+    if (g.rejoin && g.queue.empty() && req.lane == SaLane::window)
+        req.lane = SaLane::background;
     // A join's own work (its probes, a refresh it waits for, its Set) is its client's: tenants
     // take turns at the port's SA.
     const bool joins = op.kind == Op::Kind::probe_group || op.kind == Op::Kind::probe_member ||
                        op.kind == Op::Kind::probe_exact || op.kind == Op::Kind::join_set ||
                        op.kind == Op::Kind::refresh;
-    if (joins && !op.resync && req.urgency == SaUrgency::client && !g.queue.empty())
+    if (joins && !op.resync && req.lane == SaLane::window && !g.queue.empty())
         if (const auto c = s_.clients.find(s_.members.at(g.queue.front()).client); c != s_.clients.end())
             req.tenant = c->second.info.uid + 1;
     switch (req.method) {
@@ -232,7 +232,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     case SaMethod::del: ++s_.stats.sa_deletes; break;
     }
     op.epoch = s_.ports[g.port].epoch;
-    op.background = req.urgency == SaUrgency::background;
+    op.background = req.lane == SaLane::background;
     // A group with a transaction in flight is never destroyed (maybe_destroy() waits for it,
     // the engine's destructor cancels it), so the answer may hold on to the group itself.
     Group *grp = &g;
@@ -349,7 +349,7 @@ void GroupMachine::start_refresh(Group &g) {
 void GroupMachine::start_audit(Group &g) {
     submit(g, op_of(Op::Kind::audit),
            SaRequest{g.port, SaMethod::get, member_record(g.mgid, s_.port_gid(g.port), 0),
-                     field::mgid | field::port_gid, SaUrgency::audit});
+                     field::mgid | field::port_gid, SaLane::audit});
 }
 
 void GroupMachine::schedule_retry(Group &g) {

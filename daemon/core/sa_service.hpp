@@ -18,14 +18,22 @@ using PortIndex = std::uint32_t;
 
 enum class SaMethod : std::uint8_t { get, set, del };
 
-// Who waits for a transaction, which decides its place at the port's SA.
-enum class SaUrgency : std::uint8_t {
-    client, // a client waits for it (a join, a leave, a probe for one)
-    // A re-join after the SA may have lost the port: every host of the fabric sends its own at
-    // once, and nobody waits for one in particular, so a client's transaction goes ahead.
+// Which of the port's SA slots a transaction may use, and in what order it gets one. The core
+// picks the lane of its own transactions; the port poller's polls take `poll`.
+enum class SaLane : std::uint8_t {
+    // The port's window (fixed, or learned with congestion control): a client waits for it (a
+    // join, a leave, a probe for one).
+    window,
+    // The same window, but only when no `window` transaction waits for a slot or a pacing
+    // token: a re-join after the SA may have lost the port, which every host of the fabric
+    // sends at once and nobody waits for in particular, goes behind a client's transaction.
     background,
-    // A periodic check that nobody waits for: one at a time per port, beside the joins' window,
-    // so that audits never hold more than one of the SA's slots nor keep a join waiting.
+    // A periodic poll that simply runs again (SMInfoRecord): a slot of its own, one per port,
+    // beside the window, so a poll of a silent SA never keeps a join waiting and never takes
+    // more than one slot.
+    poll,
+    // The same for the engine's audits, in a slot of their own so a poll never waits behind an
+    // audit's tries, and audits never hold more than one of the SA's slots.
     audit,
 };
 
@@ -34,7 +42,7 @@ struct SaRequest {
     SaMethod method = SaMethod::get;
     McRecord record;
     std::uint64_t comp_mask = 0; // field:: bits
-    SaUrgency urgency = SaUrgency::client;
+    SaLane lane = SaLane::window;
     // Who caused it: the uid of the client whose join it serves, plus one; 0 for the daemon's
     // own work (re-joins, repairs, Deletes, audits). Waiting at the port's SA, tenants take
     // turns, so one user's burst does not go ahead of everyone else's next join.
@@ -66,7 +74,7 @@ public:
     virtual TxnId submit(const SaRequest &req, Callback done) = 0;
     // Forgets a transaction; its callback will not run. A no-op for finished ids.
     virtual void cancel(TxnId id) = 0;
-    // A client now waits for a transaction submitted as SaUrgency::background: from here on it
+    // A client now waits for a transaction submitted as SaLane::background: from here on it
     // is the client's. A no-op for finished ids and other urgencies.
     virtual void hasten(TxnId id) = 0;
 };

@@ -71,7 +71,7 @@ PortPoller::PortPoller(sa::MadTransactions &txns, sa::SaClient &sa, Timers &time
     : txns_(txns), sa_(sa), timers_(timers), registry_(ports), sink_(sink), cfg_(std::move(cfg)),
       read_pkeys_(read_pkey_table_umad) {
     if (auto why = check_monitor_config(cfg_))
-        throw std::invalid_argument("port monitor config: " + *why);
+        throw std::invalid_argument("config monitor: " + *why);
     rng_.seed(cfg_.seed ? *cfg_.seed : std::random_device{}());
 }
 

@@ -8,18 +8,6 @@ namespace mcastd::sa {
 
 namespace {
 
-Lane lane_of(SaUrgency u) {
-    switch (u) {
-    case SaUrgency::client:
-        return Lane::window;
-    case SaUrgency::background:
-        return Lane::background;
-    case SaUrgency::audit:
-        return Lane::audit;
-    }
-    return Lane::window;
-}
-
 // A timeout "bounced" when its last try never reached the SA (see sa_client.hpp).
 bool unreachable(TryFailure f) {
     return f == TryFailure::bounced || f == TryFailure::send_failed || f == TryFailure::no_address;
@@ -78,7 +66,7 @@ SaService::TxnId SaClient::submit(const SaRequest &req, Callback done) {
             done(r);
     };
     return txns_.submit(req.port, mad, Route::sa, std::move(on_done), mcmember_validator(method), std::nullopt,
-                        lane_of(req.urgency), req.tenant);
+                        req.lane, req.tenant);
 }
 
 void SaClient::cancel(TxnId id) { txns_.cancel(id); }
@@ -115,7 +103,7 @@ SaService::TxnId SaClient::submit_sm_info(PortIndex port, const SmInfoQuery &que
         if (done)
             done(r);
     };
-    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator, policy, Lane::poll);
+    return txns_.submit(port, mad, Route::sa, std::move(on_done), sminfo_validator, policy, SaLane::poll);
 }
 
 } // namespace mcastd::sa

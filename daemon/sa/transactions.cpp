@@ -36,10 +36,10 @@ std::string hex_tid(std::uint64_t tid) {
 std::string port_name(PortIndex port) { return "port " + std::to_string(port); }
 
 // Whether a lane's transactions take the port's window slots (or one slot of their own).
-bool uses_window(Lane lane) { return lane == Lane::window || lane == Lane::background; }
+bool uses_window(SaLane lane) { return lane == SaLane::window || lane == SaLane::background; }
 
 // The index of a lane beside the window in Port::lane_busy and lane_waiting.
-std::size_t lane_slot(Lane lane) { return lane == Lane::poll ? 0 : 1; }
+std::size_t lane_slot(SaLane lane) { return lane == SaLane::poll ? 0 : 1; }
 
 // Only the window's own transactions teach it. OpenSM serves Sets and Deletes from one queue
 // and Gets from another (doc/sa-multicast.md §6), so a poll's or an audit's prompt answer says
@@ -48,7 +48,7 @@ std::size_t lane_slot(Lane lane) { return lane == Lane::poll ? 0 : 1; }
 template <class T> bool steers_window(const T &t) { return t.route == Route::sa && uses_window(t.lane); }
 
 // A transaction's queue in Port::waiting and Port::ready: background ones wait behind the rest.
-std::size_t rank(Lane lane) { return lane == Lane::background ? 1 : 0; }
+std::size_t rank(SaLane lane) { return lane == SaLane::background ? 1 : 0; }
 
 bool all_empty(const std::array<TenantQueue, 2> &queues) { return queues[0].empty() && queues[1].empty(); }
 
@@ -212,7 +212,7 @@ std::optional<MadAddress> MadTransactions::sa_address(PortIndex port) const {
 
 MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &request, Route route,
                                             Callback done, Validator validate,
-                                            const std::optional<TryPolicy> &policy, Lane lane,
+                                            const std::optional<TryPolicy> &policy, SaLane lane,
                                             std::uint32_t tenant) {
     if (policy) {
         if (auto why = check_try_policy(*policy))
@@ -223,7 +223,7 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
     t.port = port;
     t.mad = request;
     t.route = route;
-    t.lane = route == Route::sa ? lane : Lane::window;
+    t.lane = route == Route::sa ? lane : SaLane::window;
     t.tenant = tenant;
     const std::size_t r = rank(t.lane);
     t.policy = policy ? *policy : try_policy(cfg_);
@@ -261,30 +261,30 @@ MadTransactions::Id MadTransactions::submit(PortIndex port, const MadBuf &reques
 bool MadTransactions::yield_background_slot(Port &p) {
     // The last one that sent nothing yet (background work is the daemon's own: one tenant).
     std::optional<Id> last;
-    p.ready[rank(Lane::background)].for_each([&](Id id) {
+    p.ready[rank(SaLane::background)].for_each([&](Id id) {
         if (txns_.at(id).tries == 0) // a retransmit keeps its slot: its earlier tries may still be answered
             last = id;
     });
     if (!last)
         return false;
     Txn &b = txns_.at(*last);
-    p.ready[rank(Lane::background)].erase(*last);
+    p.ready[rank(SaLane::background)].erase(*last);
     b.stage = Stage::waiting_window;
-    p.waiting[rank(Lane::background)].push_front(b.tenant, *last);
+    p.waiting[rank(SaLane::background)].push_front(b.tenant, *last);
     --p.active;
     return true;
 }
 
 void MadTransactions::hasten(Id id) {
     auto it = txns_.find(id);
-    if (it == txns_.end() || it->second.lane != Lane::background)
+    if (it == txns_.end() || it->second.lane != SaLane::background)
         return;
     Txn &t = it->second;
-    t.lane = Lane::window;
+    t.lane = SaLane::window;
     Port &p = port_state(t.port);
     auto requeue = [id, &t](std::array<TenantQueue, 2> &queues) {
-        queues[rank(Lane::background)].erase(id);
-        queues[rank(Lane::window)].push_back(t.tenant, id);
+        queues[rank(SaLane::background)].erase(id);
+        queues[rank(SaLane::window)].push_back(t.tenant, id);
     };
     switch (t.stage) {
     case Stage::waiting_window:
@@ -631,7 +631,7 @@ std::size_t MadTransactions::in_flight(PortIndex port) const {
     return it == ports_.end() ? 0 : it->second.active;
 }
 
-bool MadTransactions::lane_in_flight(PortIndex port, Lane lane) const {
+bool MadTransactions::lane_in_flight(PortIndex port, SaLane lane) const {
     auto it = ports_.find(port);
     return !uses_window(lane) && it != ports_.end() && it->second.lane_busy[lane_slot(lane)];
 }

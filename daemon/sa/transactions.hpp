@@ -25,14 +25,14 @@
 // it completes (or is cancelled) they are forgotten and later answers are counted as late.
 //
 // Window and pacing (Route::sa only). At most `window` transactions per port are in flight;
-// later ones wait FIFO per port, Lane::background ones behind every other (and a background
+// later ones wait FIFO per port, SaLane::background ones behind every other (and a background
 // one that holds a slot but has sent nothing yet gives it up to a waiting client's). With congestion control on (congestion.hpp) the window is
 // learned per port from the SA's round trips, `window` is its hard cap, and a try's timeout
 // comes from the measured round trip within the try policy's bounds, so a transaction ends
 // after at most max_tries * max_timeout. With pacing_rate > 0 every try (first or retransmit) in
 // the window also takes a token from a per-port bucket of pacing_rate tokens per second holding
 // at most pacing_burst. Both exist to keep a mass rejoin from flooding the SA. Polls and audits
-// (Lane::poll, Lane::audit) are not paced: they run at the rates their own schedule sets, one
+// (SaLane::poll, SaLane::audit) are not paced: they run at the rates their own schedule sets, one
 // at a time, and a poll that waited for a re-join's tokens would notice the next SM change late. Route::local_smp MADs
 // skip both: they never reach the SA, and the PortInfo probe that tells the daemon the SM has
 // moved must not queue behind transactions stuck on the old one.
@@ -99,21 +99,6 @@ std::chrono::milliseconds timeout_bound(const TransactionConfig &cfg);
 enum class Route : std::uint8_t {
     sa,        // the port's SA address (the SaRoute), looked up again at every try
     local_smp, // a directed-route SMP to the local port: permissive DLID 0xFFFF, QP0, Q_Key 0
-};
-
-// Which slots a Route::sa transaction may use, and in what order it gets one.
-enum class Lane : std::uint8_t {
-    window, // the port's window (fixed, or learned with congestion control)
-    // The same window, but only when no `window` transaction waits for a slot or a pacing
-    // token: a re-join that every host of the fabric sends at once goes behind the transaction
-    // a client is waiting for.
-    background,
-    // A periodic poll that simply runs again (SMInfoRecord): a slot of its own, one per port,
-    // beside the window, so a poll of a silent SA never keeps a join waiting and never takes
-    // more than one slot.
-    poll,
-    audit, // the same for the engine's audits, in a slot of their own so a poll never waits
-           // behind an audit's tries
 };
 
 // Why a try failed.
@@ -202,8 +187,8 @@ public:
     // token, tenants take turns (tenant_queue.hpp).
     Id submit(PortIndex port, const MadBuf &request, Route route, Callback done,
               Validator validate = {}, const std::optional<TryPolicy> &policy = std::nullopt,
-              Lane lane = Lane::window, std::uint32_t tenant = 0);
-    // A client now waits for a Lane::background transaction: it becomes a Lane::window one, and
+              SaLane lane = SaLane::window, std::uint32_t tenant = 0);
+    // A client now waits for a SaLane::background transaction: it becomes a SaLane::window one, and
     // if it is still queued, it queues behind the clients' instead of the background's. A no-op
     // for other lanes and for finished or unknown ids.
     void hasten(Id id);
@@ -222,7 +207,7 @@ public:
     TxnStats stats(PortIndex port) const;
     TxnStats total_stats() const;
     std::size_t in_flight(PortIndex port) const; // holding a window slot (not a lane beside it)
-    bool lane_in_flight(PortIndex port, Lane lane) const; // a lane beside the window: its slot is taken
+    bool lane_in_flight(PortIndex port, SaLane lane) const; // a lane beside the window: its slot is taken
     std::size_t queued(PortIndex port) const;    // waiting for a window slot
     // The port's congestion window; nullptr with congestion control off (or an unknown port).
     const CongestionWindow *congestion(PortIndex port) const;
@@ -235,7 +220,7 @@ private:
         PortIndex port = 0;
         MadBuf mad{};
         Route route = Route::sa;
-        Lane lane = Lane::window;
+        SaLane lane = SaLane::window;
         std::uint32_t tenant = 0; // who caused it: tenants take turns in Port::waiting and ready
         TryPolicy policy; // the config's, or the submitter's override
         Callback done;
@@ -255,10 +240,10 @@ private:
     struct Port {
         std::uint16_t window_sm = 0; // the SM LID the window was learned from; 0: none yet
         unsigned active = 0;      // Route::sa transactions holding a window slot
-        // For a window slot, by rank (Lane::window first, then Lane::background); within a rank,
+        // For a window slot, by rank (SaLane::window first, then SaLane::background); within a rank,
         // tenants take turns.
         std::array<TenantQueue, 2> waiting;
-        // The one slot of each lane beside the window (Lane::poll, Lane::audit), and those
+        // The one slot of each lane beside the window (SaLane::poll, SaLane::audit), and those
         // waiting for it.
         std::array<bool, 2> lane_busy{};
         std::array<std::deque<Id>, 2> lane_waiting;

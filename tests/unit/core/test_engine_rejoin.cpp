@@ -232,7 +232,7 @@ TEST_F(Rejoin, RejoinSetsGoBehindTheClientsAtTheSa) {
     settle();
     ASSERT_EQ(sa.count(SaMethod::set), 2) << "the join and its re-join";
     for (std::size_t i = from; i < sa.log.size(); ++i)
-        EXPECT_EQ(sa.log[i].urgency, SaUrgency::background) << "request " << i << " belongs to the re-join";
+        EXPECT_EQ(sa.log[i].lane, SaLane::background) << "request " << i << " belongs to the re-join";
 
     const std::size_t next = sa.log.size();
     auto b = join(other, request(kB, join::full));
@@ -240,7 +240,7 @@ TEST_F(Rejoin, RejoinSetsGoBehindTheClientsAtTheSa) {
     ASSERT_TRUE(b->ok()) << b->message();
     ASSERT_GT(sa.log.size(), next);
     for (std::size_t i = next; i < sa.log.size(); ++i)
-        EXPECT_EQ(sa.log[i].urgency, SaUrgency::client) << "request " << i << " is a client's join";
+        EXPECT_EQ(sa.log[i].lane, SaLane::window) << "request " << i << " is a client's join";
 }
 
 TEST_F(Rejoin, ARejoinAJoinWaitsForIsTheClients) {
@@ -254,7 +254,7 @@ TEST_F(Rejoin, ARejoinAJoinWaitsForIsTheClients) {
     ASSERT_TRUE(waiting->ok()) << waiting->message();
     ASSERT_GT(sa.log.size(), from);
     EXPECT_EQ(sa.log[from].method, SaMethod::set);
-    EXPECT_EQ(sa.log[from].urgency, SaUrgency::client) << "a client waits for this re-join";
+    EXPECT_EQ(sa.log[from].lane, SaLane::window) << "a client waits for this re-join";
     EXPECT_TRUE(sa.hastened.empty()) << "it was the client's from the start";
 }
 
@@ -268,7 +268,7 @@ TEST_F(Rejoin, AJoinHastensTheRejoinTransactionItWaitsFor) {
     while (sa.pending() == 0 && timers.step()) {
     }
     ASSERT_EQ(sa.pending(), 1u);
-    ASSERT_EQ(sa.log.back().urgency, SaUrgency::background);
+    ASSERT_EQ(sa.log.back().lane, SaLane::background);
     auto first = join(other, request(kA, join::full));
     EXPECT_EQ(sa.hastened.size(), 1u);
     auto second = join(other, request(kA, join::full));
@@ -394,10 +394,10 @@ TEST_F(Rejoin, TheAuditGoesRoundTheGroups) {
     for (std::size_t i = from; i < sa.log.size(); ++i) {
         EXPECT_EQ(sa.log[i].method, SaMethod::get);
         EXPECT_EQ(sa.log[i].comp_mask, field::mgid | field::port_gid);
-        EXPECT_EQ(sa.log[i].urgency, SaUrgency::audit) << "an audit goes in the SA's audit lane, not the joins' window";
+        EXPECT_EQ(sa.log[i].lane, SaLane::audit) << "an audit goes in the SA's audit lane, not the joins' window";
     }
     for (std::size_t i = 0; i < from; ++i)
-        EXPECT_EQ(sa.log[i].urgency, SaUrgency::client) << "a join's probe is no audit";
+        EXPECT_EQ(sa.log[i].lane, SaLane::window) << "a join's probe is no audit";
 }
 
 TEST_F(Rejoin, TheAuditTellsMembersAboutANewMlid) {

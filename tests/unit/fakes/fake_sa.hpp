@@ -313,8 +313,8 @@ public:
     void hasten(TxnId id) override {
         hastened.push_back(id);
         for (Pending &p : queue_)
-            if (p.id == id && p.req.urgency == SaUrgency::background)
-                p.req.urgency = SaUrgency::client;
+            if (p.id == id && p.req.lane == SaLane::background)
+                p.req.lane = SaLane::window;
     }
     std::vector<TxnId> hastened; // every hasten() call, in order
 

@@ -393,10 +393,10 @@ TEST_F(Poller, FailedSmInfoPollsRetrySoonerBackingOffToTheInterval) {
     // then every 10 s (each after its 1 s timeout).
     EXPECT_EQ(sa_times(), (std::vector<Duration>{0s, 10s, 12s, 15s, 20s, 29s, 40s, 51s, 62s, 73s,
                                                  84s, 95s}));
-    EXPECT_TRUE(txns->lane_in_flight(0, sa::Lane::poll)) << "the one poll sent at 95 s, and never more";
+    EXPECT_TRUE(txns->lane_in_flight(0, SaLane::poll)) << "the one poll sent at 95 s, and never more";
     EXPECT_EQ(txns->in_flight(0), 0u) << "in the poll's own slot, not the window's";
     run_for(1s);
-    EXPECT_FALSE(txns->lane_in_flight(0, sa::Lane::poll)) << "a poll holds its slot for one timeout only";
+    EXPECT_FALSE(txns->lane_in_flight(0, SaLane::poll)) << "a poll holds its slot for one timeout only";
     EXPECT_EQ(net.sent().size(), log.size());
     EXPECT_EQ(sa_times().size(), mon->stats(0).sminfo_polls) << "one try per poll";
     EXPECT_TRUE(sink.take("invalidated").empty());
@@ -711,7 +711,7 @@ TEST_F(Poller, InvalidConfigIsRefusedNamingTheField) {
             PortPoller m(*txns, *client, timers, registry, sink, cfg);
             ADD_FAILURE() << why << ": accepted";
         } catch (const std::invalid_argument &e) {
-            EXPECT_EQ(std::string(e.what()), "port monitor config: " + why);
+            EXPECT_EQ(std::string(e.what()), "config monitor: " + why);
         }
     }
     EXPECT_EQ(check_monitor_config(MonitorConfig{}), std::nullopt);

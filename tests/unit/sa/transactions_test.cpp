@@ -467,7 +467,7 @@ TEST_F(Transactions, TenantsTakeTurnsForTheWindowAndForPacingTokens) {
         std::vector<std::string> completed;
         auto from = [&](std::uint32_t tenant, std::string label) {
             tx->submit(0, request(), Route::sa, [&completed, label](const TxnOutcome &) { completed.push_back(label); },
-                       {}, std::nullopt, Lane::window, tenant);
+                       {}, std::nullopt, SaLane::window, tenant);
         };
         for (int i = 0; i < 10; ++i)
             from(7, "a" + std::to_string(i)); // one tenant's burst: the first goes at once
@@ -1006,7 +1006,7 @@ TEST_F(Transactions, PollsAndAuditsNeitherGrowNorShrinkTheWindow) {
     const CongestionWindow *cc = tx->congestion(0);
     ASSERT_NE(cc, nullptr);
     const double w0 = cc->window();
-    for (Lane lane : {Lane::poll, Lane::audit}) {
+    for (SaLane lane : {SaLane::poll, SaLane::audit}) {
         tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1s), lane);
         timers.advance(1ms);
         answer(net.last()); // prompt
@@ -1137,13 +1137,13 @@ TEST_F(Transactions, APollHasASlotOfItsOwnBesideTheWindowAndNeverMoreThanOne) {
     TransactionConfig cfg;
     cfg.window = 1;
     make(cfg);
-    const Id p1 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), Lane::poll);
-    const Id p2 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), Lane::poll);
+    const Id p1 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), SaLane::poll);
+    const Id p2 = tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(1000ms), SaLane::poll);
     EXPECT_EQ(net.sent().size(), 1u) << "one poll in flight per port";
     submit(0, Route::sa, request(), {}, TryPolicy::single(5s)); // a join: the window's slot is free
     EXPECT_EQ(net.sent().size(), 2u) << "a poll never keeps a join waiting";
     EXPECT_EQ(tx->in_flight(0), 1u) << "the join's: the poll holds no window slot";
-    EXPECT_TRUE(tx->lane_in_flight(0, sa::Lane::poll));
+    EXPECT_TRUE(tx->lane_in_flight(0, SaLane::poll));
     timers.advance(1000ms); // the first poll times out; the second goes
     EXPECT_EQ(net.sent().size(), 3u);
     EXPECT_NE(p1, p2);
@@ -1153,17 +1153,17 @@ TEST_F(Transactions, AuditsHaveASlotOfTheirOwnSoAPollNeverWaitsBehindOne) {
     TransactionConfig cfg;
     cfg.window = 1;
     make(cfg);
-    const auto lane = [this](Lane l) {
+    const auto lane = [this](SaLane l) {
         tx->submit(0, request(mad::method_get), Route::sa, {}, {}, std::nullopt, l);
     };
-    lane(Lane::audit);
-    lane(Lane::audit);
+    lane(SaLane::audit);
+    lane(SaLane::audit);
     EXPECT_EQ(net.sent().size(), 1u) << "one audit in flight per port";
-    lane(Lane::poll);
+    lane(SaLane::poll);
     EXPECT_EQ(net.sent().size(), 2u) << "a poll does not wait behind the audit's tries";
     submit(0, Route::sa, request(), {}, TryPolicy::single(5s));
     EXPECT_EQ(net.sent().size(), 3u) << "nor does a join";
-    EXPECT_TRUE(tx->lane_in_flight(0, Lane::audit));
+    EXPECT_TRUE(tx->lane_in_flight(0, SaLane::audit));
     EXPECT_EQ(tx->in_flight(0), 1u);
     answer(net.sent()[0]); // the first audit answered: the second goes
     EXPECT_EQ(net.sent().size(), 4u);
@@ -1175,7 +1175,7 @@ TEST_F(Transactions, AClientTransactionGoesAheadOfBackgroundOnesForTheWindow) {
     cfg.window = 1;
     make(cfg);
     const auto background = [this] {
-        return tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+        return tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
     };
     const Id first = background();
     EXPECT_EQ(net.sent().size(), 1u) << "a free window slot takes a background transaction at once";
@@ -1205,7 +1205,7 @@ TEST_F(Transactions, AClientTryGoesAheadOfBackgroundOnesForAPacingToken) {
     cfg.pacing_rate = 10; // one per 100 ms
     make(cfg);
     for (int i = 0; i < 3; ++i)
-        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
     EXPECT_EQ(net.sent().size(), 1u) << "two background tries wait for tokens";
     submit(0, Route::sa, request(mad::method_get));
     EXPECT_EQ(net.sent().size(), 1u) << "the client's waits for the next token too";
@@ -1226,7 +1226,7 @@ TEST_F(Transactions, AClientTransactionTakesTheSlotOfABackgroundOneThatSentNothi
     cfg.first_timeout = cfg.max_timeout = 10s;
     make(cfg);
     for (int i = 0; i < 3; ++i)
-        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+        tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
     ASSERT_EQ(net.sent().size(), 1u);
     ASSERT_EQ(tx->in_flight(0), 2u) << "the second holds a slot, waiting for a token";
     ASSERT_EQ(tx->queued(0), 1u);
@@ -1256,7 +1256,7 @@ TEST_F(Transactions, AHastenedBackgroundTransactionQueuesWithTheClients) {
     cfg.window = 1;
     make(cfg);
     const auto background = [this](std::uint8_t method) {
-        return tx->submit(0, request(method), Route::sa, {}, {}, std::nullopt, Lane::background);
+        return tx->submit(0, request(method), Route::sa, {}, {}, std::nullopt, SaLane::background);
     };
     const Id sent = background(mad::method_set);
     background(mad::method_set);
@@ -1288,10 +1288,10 @@ TEST_F(Transactions, AHastenedBackgroundTransactionGoesWithTheNextToken) {
     cfg.pacing_rate = 10; // one per 100 ms
     cfg.first_timeout = cfg.max_timeout = 10s;
     make(cfg);
-    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
-    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
     const Id hastened =
-        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, Lane::background);
+        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, SaLane::background);
     ASSERT_EQ(net.sent().size(), 1u);
     ASSERT_EQ(tx->in_flight(0), 2u) << "the second holds a slot, waiting for a token";
     ASSERT_EQ(tx->queued(0), 1u);
@@ -1311,10 +1311,10 @@ TEST_F(Transactions, AHastenedTryWaitingForATokenGoesFirst) {
     TransactionConfig cfg;
     cfg.pacing_rate = 10; // one per 100 ms
     make(cfg);
-    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
-    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, Lane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
+    tx->submit(0, request(mad::method_set), Route::sa, {}, {}, std::nullopt, SaLane::background);
     const Id hastened =
-        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, Lane::background);
+        tx->submit(0, request(mad::method_delete), Route::sa, {}, {}, std::nullopt, SaLane::background);
     ASSERT_EQ(net.sent().size(), 1u) << "two background tries wait for tokens";
     tx->hasten(hastened);
     timers.advance(100ms);
@@ -1333,8 +1333,8 @@ TEST_F(Transactions, PollsAndAuditsAreNotPaced) {
     submit(); // takes the token
     submit(); // waits 2 s for the next
     EXPECT_EQ(net.sent().size(), 1u);
-    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), Lane::poll);
-    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), Lane::audit);
+    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), SaLane::poll);
+    tx->submit(0, request(mad::method_get), Route::sa, {}, {}, TryPolicy::single(10s), SaLane::audit);
     EXPECT_EQ(net.sent().size(), 3u) << "the poll and the audit go at once, at their own schedule's rate";
     timers.advance(2s - 1us);
     EXPECT_EQ(net.sent().size(), 3u) << "and took no token from the joins";
