@@ -131,7 +131,7 @@ private:
     Tally &tally_;
 };
 
-// One host: the daemon's Service (with its engine) and port monitor over its own SA client
+// One host: the daemon's Service (with its engine) and port poller over its own SA client
 // and transaction layer, wired as HostPorts wires them, with the host's SimSa endpoint in
 // place of the umad transport. One port, one client holding every membership. The port
 // monitor's events pass through the host on their way to the Service, so that it can count
@@ -170,7 +170,7 @@ public:
     static Gid gid_of(std::uint32_t index) { return make_gid(kSubnetPrefix, 0x100000ULL + index + 1); }
 
     // The daemon starts (HostPorts::open_ports): the port goes to the Service, SA MADs go to
-    // the SM, the port monitor starts. The client joins once the port is seen usable.
+    // the SM, the port poller starts. The client joins once the port is seen usable.
     void boot() {
         port::PortAttributes a;
         a.device = "mlx5_0";
@@ -189,7 +189,7 @@ public:
     }
 
     // The SM restarted and asked every port to re-register: the verbs event the daemon gets
-    // (IBV_EVENT_CLIENT_REREGISTER), handed to the port monitor as VerbsEvents would.
+    // (IBV_EVENT_CLIENT_REREGISTER), handed to the port poller as VerbsEvents would.
     void sm_restarted() { poller_.on_verbs_event(port_, port::VerbsEvent::client_reregister); }
 
     // A client joins a group nobody holds yet (a probe Get, then the Set that creates it), or
@@ -238,7 +238,7 @@ public:
         return seconds(*views.front().rejoin_started - t0);
     }
 
-    // The port monitor's counters until now; it stops (no more polls or audits).
+    // The port poller's counters until now; it stops (no more polls or audits).
     port::PollStats stop_polls() {
         if (!polls_stopped_) {
             final_polls_ = poller_.stats(port_);
@@ -318,7 +318,7 @@ private:
         }
     }
 
-    // port::PortEventSink: what the port monitor tells the Service, counted on the way.
+    // port::PortEventSink: what the port poller tells the Service, counted on the way.
     void port_usable(PortIndex port, bool usable, const std::string &why) override {
         service_.port_usable(port, usable, why);
         if (usable && !joined_) {
@@ -347,7 +347,7 @@ private:
     }
 
     // PortListener, as HostPorts is: the SA MADs follow the SM; every re-join of the port (the
-    // port monitor's or an audit's) restarts the SA window and the SMInfo baseline.
+    // port poller's or an audit's) restarts the SA window and the SMInfo baseline.
     void sa_route_changed(PortIndex port) override { txns_.sa_route_changed(port); }
     void memberships_gone(PortIndex port) override {
         if (!invalidating_)
@@ -520,7 +520,7 @@ DesResult run_des(const DesConfig &given) {
         tally = Tally{};
         // Once every membership is back, the polls stop, and the run goes on only until the SA
         // has served what it still holds and the last answers are in: those late answers
-        // belong to the figures. The port monitors stop one SMInfoRecord period later, if
+        // belong to the figures. The port pollers stop one SMInfoRecord period later, if
         // nothing re-joined meanwhile: a poll may still find the restart and invalidate its
         // port again.
         const Duration settle = std::chrono::duration_cast<Duration>(cfg.monitor.sminfo_interval * 1.1 +

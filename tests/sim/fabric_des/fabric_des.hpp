@@ -36,7 +36,7 @@ struct DesConfig {
     // The daemon's `fabric` keys: `hosts` is this run's, the SA budget this fraction of
     // sa_rate. Applied (sa::apply) over `txn` and `engine` as the config reader does; 0 = none.
     double budget_fraction = 0;
-    // The port monitor (the daemon's PortPoller) of every host: its SMInfoRecord polls and
+    // The port poller (the daemon's PortPoller) of every host: its SMInfoRecord polls and
     // audits are SA Gets. Without `polls`, neither runs (PortInfo polls, which stay local,
     // still do).
     bool polls = true;
@@ -126,7 +126,7 @@ struct DesResult {
     // The engine's SA work (what it asked of its SaService), and how it ended.
     std::uint64_t set_txns = 0, set_ok = 0, set_refused = 0, set_timeouts = 0;
     std::uint64_t get_txns = 0, get_timeouts = 0; // audits and refreshes
-    // The port monitor (summed over hosts): SMInfoRecord polls (and the failed ones), PortInfo
+    // The port poller (summed over hosts): SMInfoRecord polls (and the failed ones), PortInfo
     // polls (local SMPs, answered by the host's HCA, never seen by the SA), audits.
     std::uint64_t sminfo_polls = 0, sminfo_timeouts = 0, portinfo_polls = 0, audits = 0;
     std::uint64_t smps = 0;          // PortInfo SMPs the HCAs answered

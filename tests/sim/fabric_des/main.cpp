@@ -55,7 +55,7 @@ The daemon (defaults are the daemon's):
   --retry-min-ms T      engine retry backoff start (retry.min_ms, 1000)
   --retry-max-ms T      engine retry backoff cap (retry.max_ms, 16000)
   --no-polls            no SMInfoRecord polls (but the first) and no audits; by default the
-                        port monitor runs at its default intervals
+                        port poller runs at its default intervals
   --sminfo-shows-restart
                         SMInfoRecord answers show the new SM (ActCount starts low again);
                         after the CLIENT_REREGISTER's re-join that is the port rules' new
