@@ -106,7 +106,7 @@ bool BackendMachine::drop(Group &g, std::uint8_t bits) {
 bool BackendMachine::start(Group &g, Op op, const Call &call) {
     op.epoch = s_.ports[g.port].epoch;
     g.op = std::move(op);
-    ++s_.busy;
+    ++s_.outstanding;
     // An answer given inside the call waits until the call has returned: the group is then
     // consistent, and the caller goes on with it (it is not advanced from in here, where it
     // could be destroyed under the caller).
@@ -115,7 +115,7 @@ bool BackendMachine::start(Group &g, Op op, const Call &call) {
         std::optional<FabricResult> result;
     };
     auto early = std::make_shared<Early>();
-    Group *grp = &g; // never destroyed while an operation is in flight (busy())
+    Group *grp = &g; // never destroyed while an operation is in flight (in_progress())
     const MembershipBackend::Id id = call([this, grp, early](const FabricResult &r) {
         if (early->inside)
             early->result = r;
@@ -129,7 +129,7 @@ bool BackendMachine::start(Group &g, Op op, const Call &call) {
     }
     const Op done = std::move(*g.op);
     g.op.reset();
-    --s_.busy;
+    --s_.outstanding;
     apply(g, done, *early->result);
     return true;
 }
@@ -138,7 +138,7 @@ void BackendMachine::on_answer(Group &g, const FabricResult &r) {
     Entry e(s_);
     const Op op = std::move(*g.op);
     g.op.reset();
-    --s_.busy;
+    --s_.outstanding;
     apply(g, op, r);
     advance(g.port, g.id);
 }
@@ -211,7 +211,7 @@ void BackendMachine::on_dropped(Group &g, const Op &op, const FabricResult &r) {
         s_.note_group(EngineNote::Kind::warning, g, op.bits, 0,
                       "leave of " + join_state_name(op.bits) + " from " + s_.where(g) + ": " + r.error->message);
     } else {
-        EngineNote n{EngineNote::Kind::sa_left, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
+        EngineNote n{EngineNote::Kind::deleted, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
         n.client_info = op.leaver; // who made the drop due, when a leave did
         s_.note(std::move(n));
     }
@@ -231,7 +231,7 @@ void BackendMachine::abandon(Group &g) { // no retry timer here: a backend's ref
     if (g.op) {
         backend(g).cancel(g.op->txn);
         g.op.reset();
-        --s_.busy;
+        --s_.outstanding;
     }
 }
 

@@ -140,7 +140,7 @@ std::string describe(const EngineNote &n, const std::string &port) {
         return "joined " + group + " as " + join_state_name(n.join_state) + (n.local ? " (answered locally)" : "");
     case EngineNote::Kind::left: return "left " + group;
     case EngineNote::Kind::restored: return n.changed ? "record of " + group + " changed" : group + " holds again";
-    case EngineNote::Kind::sa_left: return "deleted " + join_state_name(n.join_state) + " from " + group;
+    case EngineNote::Kind::deleted: return "deleted " + join_state_name(n.join_state) + " from " + group;
     default: return group;
     }
 }
@@ -333,7 +333,7 @@ GroupRead Engine::groups_from(const std::optional<GroupCursor> &from, std::size_
 
 const EngineStats &Engine::stats() const { return impl_->state.stats; }
 
-bool Engine::idle() const { return impl_->state.busy == 0; }
+bool Engine::idle() const { return impl_->state.outstanding == 0; }
 
 void Engine::when_idle(std::function<void()> fn) {
     Entry e(impl_->state);

@@ -103,7 +103,8 @@ struct EngineNote {
         joined,      // a member joined (record valid)
         left,        // a member left or its client went away
         join_failed, // a join was answered with an error
-        sa_left,     // an SA Delete removed bits (join_state = the bits deleted)
+        deleted,     // the fabric dropped bits nobody needs (an SA Delete, or on RoCE the kernel
+                     // membership closed); join_state = the bits deleted
         lost,        // a member's membership was lost
         restored,    // a member's membership holds again
         warning,     // something an operator should know; see message
@@ -167,7 +168,7 @@ struct GroupView {
     // unanswered, or one is in flight now. What a successor must check before trusting.
     std::uint8_t uncertain = 0;
     std::array<std::uint32_t, 4> counts{}; // active members per JoinState bit
-    bool busy = false;        // an SA transaction is in flight
+    bool busy = false;        // a fabric operation (an SA transaction, a kernel membership call) is in flight
     std::vector<MemberView> members;
 };
 // A group's place in the order reads of the groups follow: by port, then MGID; groups whose

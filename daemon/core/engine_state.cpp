@@ -58,7 +58,7 @@ void EngineState::flush() {
     }
     deferred.clear();
     --depth;
-    if (!idle_waiters.empty() && busy == 0) {
+    if (!idle_waiters.empty() && outstanding == 0) {
         auto waiters = std::move(idle_waiters);
         idle_waiters.clear();
         for (auto &fn : waiters)

@@ -103,7 +103,7 @@ struct Group {
     std::optional<ClientInfo> releaser;
 
     std::uint8_t wanted() const { return wanted_bits(count); }
-    bool busy() const { return op || retry_timer; }
+    bool in_progress() const { return op || retry_timer; } // a fabric operation (SA transaction, kernel call) or its retry
 };
 
 // The engine's state of one port: its memberships. What the port is (name, GID, usable) is the
@@ -167,7 +167,7 @@ struct EngineState {
     ClientId next_client = 1;
     MembershipId next_member = 1;
     // SA transactions in flight, retries and re-join pauses pending: zero means idle.
-    std::size_t busy = 0;
+    std::size_t outstanding = 0;
 
     std::vector<Output> deferred;
     std::vector<std::function<void()>> idle_waiters;

@@ -19,7 +19,7 @@ void GroupDriver::advance(PortIndex port, GroupId id) {
 }
 
 void GroupDriver::maybe_destroy(Group &g) {
-    if (g.busy() || !g.queue.empty() || !g.settled.empty() || !g.sa.nothing_of_ours())
+    if (g.in_progress() || !g.queue.empty() || !g.settled.empty() || !g.sa.nothing_of_ours())
         return;
     Port &p = s_.ports[g.port];
     if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)

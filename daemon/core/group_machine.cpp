@@ -73,12 +73,12 @@ void GroupMachine::abandon(Group &g) {
     if (g.op) {
         s_.sa.cancel(g.op->txn);
         g.op.reset();
-        --s_.busy;
+        --s_.outstanding;
     }
     if (g.retry_timer) {
         s_.timers.cancel(g.retry_timer);
         g.retry_timer = 0;
-        --s_.busy;
+        --s_.outstanding;
     }
 }
 
@@ -238,7 +238,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     Group *grp = &g;
     op.txn = s_.sa.submit(req, [this, grp](const SaResult &r) { on_result(*grp, r); });
     g.op = std::move(op);
-    ++s_.busy;
+    ++s_.outstanding;
 }
 
 // A join's first probe of a group with an explicit MGID is Get(MGID). A new group costs that Get
@@ -362,10 +362,10 @@ void GroupMachine::schedule_retry(Group &g) {
         if (!grp)
             return;
         grp->retry_timer = 0;
-        --s_.busy;
+        --s_.outstanding;
         advance(port, id);
     });
-    ++s_.busy;
+    ++s_.outstanding;
 }
 
 // ---- answers ----
@@ -377,7 +377,7 @@ void GroupMachine::on_result(Group &group, const SaResult &r) {
     const GroupId id = g->id;
     Op op = std::move(*g->op);
     g->op.reset();
-    --s_.busy;
+    --s_.outstanding;
     const bool answered = r.kind == SaResult::Kind::response;
     if (r.ok()) // the group exists (or did a moment ago): a join of it would not create it
         s_.ports[port].absent.forget(is_zero(g->mgid) ? r.record.mgid : g->mgid);
@@ -600,7 +600,7 @@ void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
     }
     if (r.ok()) {
         g.sa.deleted(op.bits, r.record.join_state);
-        EngineNote n{EngineNote::Kind::sa_left, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
+        EngineNote n{EngineNote::Kind::deleted, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
         n.client_info = op.leaver; // who made the Delete due, when a leave did
         s_.note(std::move(n));
         // The port holds nothing here any more, so what the engine knew about the group may be

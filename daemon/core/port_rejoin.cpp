@@ -69,13 +69,13 @@ void PortRejoiner::arm(PortIndex pi) {
     if (p.rejoin_timer)
         s_.timers.cancel(p.rejoin_timer);
     else
-        ++s_.busy;
+        ++s_.outstanding;
     const auto max = std::max<std::int64_t>(s_.cfg.rejoin_jitter.count(), 0);
     const Duration pause{max ? std::uniform_int_distribution<std::int64_t>(0, max)(s_.rng) : 0};
     p.rejoin_timer = s_.timers.start(pause, [this, pi] {
         Entry e(s_);
         s_.ports[pi].rejoin_timer = 0;
-        --s_.busy;
+        --s_.outstanding;
         for (GroupId id : group_ids(s_.ports[pi]))
             driver(pi).advance(pi, id);
         finish(pi);
@@ -100,7 +100,7 @@ void PortRejoiner::audit(PortIndex pi) {
     // The next group after the cursor that holds something and is idle.
     const auto pick = next_to_audit(p.by_mgid, p.audit_cursor, [&p](GroupId id) {
         const Group &g = p.groups.at(id);
-        return !g.busy() && !g.rejoin && g.sa.have_record && g.wanted() &&
+        return !g.in_progress() && !g.rejoin && g.sa.have_record && g.wanted() &&
                ((g.sa.held | g.sa.foreign) & g.wanted());
     });
     if (!pick)
@@ -115,7 +115,7 @@ void PortRejoiner::abandon(Port &p) {
         return;
     s_.timers.cancel(p.rejoin_timer);
     p.rejoin_timer = 0;
-    --s_.busy;
+    --s_.outstanding;
 }
 
 } // namespace mcastd::core

@@ -16,7 +16,7 @@ const char *note_kind(EngineNote::Kind k) {
     case EngineNote::Kind::joined: return "joined";
     case EngineNote::Kind::left: return "left";
     case EngineNote::Kind::join_failed: return "join-failed";
-    case EngineNote::Kind::sa_left: return "deleted";
+    case EngineNote::Kind::deleted: return "deleted";
     case EngineNote::Kind::lost: return "lost";
     case EngineNote::Kind::restored: return "restored";
     case EngineNote::Kind::warning: return "warning";

@@ -51,7 +51,7 @@ constexpr const MessageId &message_id(EngineNote::Kind kind) {
     case EngineNote::Kind::joined: return kJoined;
     case EngineNote::Kind::left: return kLeft;
     case EngineNote::Kind::join_failed: return kJoinFailed;
-    case EngineNote::Kind::sa_left: return kDeleted;
+    case EngineNote::Kind::deleted: return kDeleted;
     case EngineNote::Kind::lost: return kLost;
     case EngineNote::Kind::restored: return kRestored;
     case EngineNote::Kind::warning: return kWarning;

@@ -28,7 +28,7 @@ std::string grouped(std::uint64_t n) {
 constexpr const char *kKindNames[kNoteKinds] = {"joined", "left", "join failed", "deleted",
                                                 "lost",   "restored", "warning"};
 static_assert(static_cast<std::size_t>(EngineNote::Kind::joined) == 0 &&
-              static_cast<std::size_t>(EngineNote::Kind::sa_left) == 3 &&
+              static_cast<std::size_t>(EngineNote::Kind::deleted) == 3 &&
               static_cast<std::size_t>(EngineNote::Kind::restored) == 5);
 
 std::string seconds_text(Duration d) {

@@ -63,7 +63,7 @@ TEST_F(EngineNotes, ADeleteNamesTheClientWhoseLeaveMadeItDue) {
     ASSERT_TRUE(j->ok());
     engine.remove_client(client);
     settle();
-    const EngineNote *deleted = last(EngineNote::Kind::sa_left);
+    const EngineNote *deleted = last(EngineNote::Kind::deleted);
     ASSERT_TRUE(deleted);
     EXPECT_EQ(deleted->client, 0u) << "the client is gone: no id to look up";
     ASSERT_TRUE(deleted->client_info);
@@ -78,10 +78,10 @@ TEST_F(EngineNotes, TheLastLeaverIsTheOneNamed) {
     settle();
     ASSERT_FALSE(engine.leave(client, a));
     settle();
-    EXPECT_FALSE(last(EngineNote::Kind::sa_left)) << "other still holds the bit";
+    EXPECT_FALSE(last(EngineNote::Kind::deleted)) << "other still holds the bit";
     ASSERT_FALSE(engine.leave(other, b));
     settle();
-    const EngineNote *deleted = last(EngineNote::Kind::sa_left);
+    const EngineNote *deleted = last(EngineNote::Kind::deleted);
     ASSERT_TRUE(deleted && deleted->client_info);
     EXPECT_EQ(deleted->client_info->uid, 1001u);
 }

@@ -66,7 +66,7 @@ TEST(NoteFields, SmallMlidKeepsFourDigits) {
 
 TEST(MessageIds, OnePerKindEachA128BitIdInLowercaseHex) {
     const EngineNote::Kind kinds[] = {EngineNote::Kind::joined, EngineNote::Kind::left,
-                                      EngineNote::Kind::join_failed, EngineNote::Kind::sa_left,
+                                      EngineNote::Kind::join_failed, EngineNote::Kind::deleted,
                                       EngineNote::Kind::lost, EngineNote::Kind::restored,
                                       EngineNote::Kind::warning};
     std::set<std::string_view> seen;

@@ -85,7 +85,7 @@ TEST_F(Limiter, DescribeNamesOnlyTheKindsFoldedAndAUidWithoutAName) {
     EXPECT_EQ(describe(s, ""), "uid 0: 1 routine membership line folded in the last 2.5 s (join failed 1)");
     s.folded = 1234567;
     s.by_kind = {};
-    s.by_kind[static_cast<std::size_t>(K::sa_left)] = 1234567;
+    s.by_kind[static_cast<std::size_t>(K::deleted)] = 1234567;
     EXPECT_NE(describe(s, "root").find("1,234,567 routine membership lines"), std::string::npos);
     EXPECT_NE(describe(s, "root").find("(deleted 1,234,567)"), std::string::npos);
 }
