@@ -149,6 +149,30 @@ TEST_F(RoceDaemon, ThreeClientsShareOneKernelMembershipAndTheLastKillDropsIt) {
     std::printf("[ figure ] ... and the bridge's mdb without host 1: %.2f s later\n", seconds(Clock::now() - mdb_from));
 }
 
+// The record a RoCE client gets from the daemon on the bed: the host's RoCE v2 GID and its index
+// on veth1, the group's IP and MAC, MLID 0, hop limit 64 (IPv4 on RoCE v2), the IB MTU of a
+// 1500-byte veth (1024). The membership ends with the one-shot client.
+TEST_F(RoceDaemon, TheRecordIsRoCEs) {
+    EthernetBed &b = bed({.hosts = 1});
+    BedDaemon &d = daemon(1);
+    const RunResult r = d.ctl(1, &alice_, "join", d.on_port({"--ip", "239.1.2.3"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const json rec = json::parse(r.out);
+    EXPECT_EQ(rec.at("link_layer"), "Ethernet");
+    EXPECT_EQ(rec.at("mgid"), "::ffff:239.1.2.3");
+    EXPECT_EQ(rec.at("ip"), "239.1.2.3");
+    EXPECT_EQ(rec.at("dmac"), "01:00:5e:01:02:03");
+    EXPECT_EQ(rec.at("gid_type"), "roce_v2");
+    EXPECT_EQ(rec.at("sgid_index"), 1);
+    EXPECT_EQ(rec.at("port_gid"), "::ffff:10.77.0.1");
+    EXPECT_EQ(rec.at("netdev"), b.ifname(1));
+    EXPECT_EQ(rec.at("mlid"), 0);
+    EXPECT_EQ(rec.at("hop_limit"), 64);
+    EXPECT_EQ(rec.at("mtu"), 1024);
+    EXPECT_TRUE(sim::poll_until(5s, [&] { return !b.users(1, IpGroup::of("239.1.2.3")); }))
+        << "the client's exit left the group";
+}
+
 // Two hosts with members (each its own daemon) and one without: the group's datagrams from a
 // fourth host reach exactly the two.
 TEST_F(RoceDaemon, TrafficReachesExactlyTheMemberHosts) {
