@@ -173,6 +173,25 @@ TEST_F(RoceDaemon, TheRecordIsRoCEs) {
         << "the client's exit left the group";
 }
 
+// An IPv6 group on RoCE v1 (rdma_cm refuses one only on RoCE v2): the daemon holds its MLD
+// membership, which the host's MLD table and the switch's mdb show, and traffic to the group
+// reaches the member host alone.
+TEST_F(RoceDaemon, AnIPv6GroupOnRoceV1IsAnMldMembership) {
+    EthernetBed &b = bed({.hosts = 3, .ipv6 = true});
+    FrameCounter at1 = b.counter(1), at2 = b.counter(2);
+    DatagramSender from3 = b.sender(3);
+    BedDaemon &d = daemon(1);
+    const IpGroup g = IpGroup::of("ff0e::1:2");
+    d.hold(1, &alice_, d.on_port({"--ip", g.text(), "--gid-type", "roce_v1"}));
+    EXPECT_EQ(b.users(1, g), 1);
+    ASSERT_TRUE(mdb_becomes(b, g, {1})) << b.mdb_text();
+    b.wait_until_snooping();
+    from3.send(g);
+    EXPECT_TRUE(at1.wait_for(g, 1, kTrafficTimeout)) << at1.summary();
+    ASSERT_TRUE(b.sync_path(from3, 2, at2));
+    EXPECT_EQ(at2.count(g), 0u) << at2.summary();
+}
+
 // Two hosts with members (each its own daemon) and one without: the group's datagrams from a
 // fourth host reach exactly the two.
 TEST_F(RoceDaemon, TrafficReachesExactlyTheMemberHosts) {
