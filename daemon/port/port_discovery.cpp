@@ -5,6 +5,7 @@
 #include <infiniband/umad.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "common/port_name.hpp"
@@ -53,13 +54,17 @@ std::variant<std::vector<std::string>, Error> list_devices() {
     if (int rc = umad_init(); rc < 0)
         return error(Errc::internal, "libibumad: umad_init failed: " + errno_text(rc) +
                                          " (is the ib_umad kernel module loaded?)");
-    char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
-    int n = umad_get_cas_names(names, UMAD_MAX_DEVICES);
-    if (n < 0)
-        return error(Errc::internal, "libibumad: umad_get_cas_names failed: " + errno_text(n));
+    // Not umad_get_cas_names(): on a host without InfiniBand devices it names its default one
+    // ("mthca0"), which then cannot be read, and a RoCE-only host would warn of a device it
+    // never had. The device list is empty there (NULL with errno 0).
+    errno = 0;
+    umad_device_node *list = umad_get_ca_device_list();
+    if (!list && errno != 0)
+        return error(Errc::internal, "libibumad: umad_get_ca_device_list failed: " + errno_text(-errno));
     std::vector<std::string> out;
-    for (int i = 0; i < n; ++i)
-        out.push_back(bounded(names[i]));
+    for (const umad_device_node *d = list; d; d = d->next)
+        out.emplace_back(d->ca_name);
+    umad_free_ca_device_list(list);
     return out;
 }
 

@@ -150,6 +150,12 @@ MembershipBackend::Id RoceBackend::make(const FabricJoin &join, Done done) {
     r.tclass = p.tclass.value_or(0);
     r.sl = p.sl.value_or(0);
     r.flow_label = p.flow_label.value_or(0);
+    // What a RoCE client needs beyond InfiniBand's fields: which GID it sends from and where
+    // the host's membership is held (the record's RoCE keys, proto/PROTOCOL.md).
+    r.link_layer = LinkLayer::ethernet;
+    r.gid_type = m.group.type;
+    r.sgid_index = static_cast<std::uint8_t>(m.source.index);
+    r.netdev = m.source.netdev;
     groups_.insert_or_assign({join.port, join.mgid}, m);
     done(FabricResult{std::nullopt, r});
     return id;

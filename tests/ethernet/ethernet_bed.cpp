@@ -124,7 +124,10 @@ struct EthernetBed::Impl {
     }
 
     std::string host_ns(int host) const { return base + "-h" + std::to_string(host); }
-    std::string ifname(int host) const { return "veth" + std::to_string(host); }
+    std::string ifname(int host) const {
+        auto it = opts.ifnames.find(host);
+        return it != opts.ifnames.end() ? it->second : "veth" + std::to_string(host);
+    }
     std::string port(int host) const { return "p" + std::to_string(host); }
     Mac mac(int host) const { return {0x02, 0x00, 0x4d, 0x00, 0x00, static_cast<std::uint8_t>(host)}; }
     std::string ipv4(int host) const { return "10.77.0." + std::to_string(host); }
@@ -448,6 +451,19 @@ GroupUsers EthernetBed::igmp6(int host) {
     auto all = parse_proc_igmp6(read_proc_net(host_ns(host), "igmp6"));
     auto it = all.find(impl_->ifname(host));
     return it == all.end() ? GroupUsers{} : it->second;
+}
+
+std::optional<int> EthernetBed::users(int host, const IpGroup &group) {
+    const GroupUsers t = group.is_v6() ? igmp6(host) : igmp(host);
+    auto it = t.find(group);
+    return it == t.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+std::string EthernetBed::mdb_text() {
+    std::string s;
+    for (const auto &e : mdb())
+        s += " " + e.port + ":" + e.group.text();
+    return s.empty() ? " (empty)" : s;
 }
 
 FrameCounter EthernetBed::counter(int host) { return FrameCounter(host_ns(host), impl_->ifname(host)); }

@@ -46,6 +46,10 @@ public:
         // The bridge's query response interval (10 ms steps, 0.1-60 s). A fresh bridge floods
         // every group to every port for this long (§6); queries give hosts this long to answer.
         std::chrono::milliseconds query_response_interval{1000};
+        // Host i's veth under another name than veth<i> (host -> name). A host whose veth is
+        // named as another host's stands for a container on that host (doc/ethernet-bed.md §9):
+        // the daemon finds a GID's netdev by name in the client's namespace.
+        std::map<int, std::string> ifnames{};
     };
 
     // Why no bed can be built here (not root, no `ip` or `bridge`, no network namespaces, no
@@ -93,6 +97,11 @@ public:
     // The host's IPv4 / IPv6 groups on its veth, with their Users counts.
     GroupUsers igmp(int host);
     GroupUsers igmp6(int host);
+    // The Users count of `group` in the host's IGMP or MLD table (by its family); nullopt when
+    // the host is no member.
+    std::optional<int> users(int host, const IpGroup &group);
+    // The mdb on one line for failure messages: " p1:239.1.2.3 br0:ff02::6a", or " (empty)".
+    std::string mdb_text();
     // A counter of the RoCE v2 frames reaching the host's veth, and a sender from it.
     FrameCounter counter(int host);
     DatagramSender sender(int host);

@@ -66,24 +66,6 @@ void end_member(Process &p) {
     EXPECT_EQ(p.wait(kToolTimeout), 0) << p.stderr_text();
 }
 
-// The host's IGMP or MLD table, whichever `group` belongs to.
-GroupUsers table(EthernetBed &bed, int host, const IpGroup &group) {
-    return group.is_v6() ? bed.igmp6(host) : bed.igmp(host);
-}
-
-std::optional<int> users(EthernetBed &bed, int host, const IpGroup &group) {
-    const auto t = table(bed, host, group);
-    auto it = t.find(group);
-    return it == t.end() ? std::nullopt : std::optional<int>(it->second);
-}
-
-std::string mdb_text(EthernetBed &bed) {
-    std::string s;
-    for (const auto &e : bed.mdb())
-        s += " " + e.port + ":" + e.group.text();
-    return s.empty() ? " (empty)" : s;
-}
-
 json run_json(EthernetBed &bed, int host, std::vector<std::string> argv) {
     const RunResult r = host > 0 ? bed.run_on(host, argv) : bed.run_on_switch(argv);
     if (r.exit_code != 0)
@@ -269,14 +251,14 @@ void membership_lifecycle(EthernetBed &bed, const IpGroup &group) {
 
     const auto joined = Clock::now();
     Process &first = start_member(bed, 1, {group});
-    EXPECT_EQ(users(bed, 1, group), 1) << "the join is in the table when setsockopt returns";
+    EXPECT_EQ(bed.users(1, group), 1) << "the join is in the table when setsockopt returns";
     Process &second = start_member(bed, 1, {group});
-    EXPECT_EQ(users(bed, 1, group), 2);
-    EXPECT_EQ(users(bed, 2, group), std::nullopt);
-    EXPECT_EQ(users(bed, 3, group), std::nullopt);
+    EXPECT_EQ(bed.users(1, group), 2);
+    EXPECT_EQ(bed.users(2, group), std::nullopt);
+    EXPECT_EQ(bed.users(3, group), std::nullopt);
 
     ASSERT_TRUE(sim::poll_until(kMdbTimeout, [&] { return bed.mdb_hosts(group) == std::set<int>{1}; }))
-        << "mdb:" << mdb_text(bed);
+        << "mdb:" << bed.mdb_text();
     const double learned = seconds(Clock::now() - joined);
     const auto snooping = bed.wait_until_snooping();
 
@@ -289,22 +271,22 @@ void membership_lifecycle(EthernetBed &bed, const IpGroup &group) {
     // Host 2 joins too: now it counts the group's frames (the counter's positive control).
     Process &on2 = start_member(bed, 2, {group});
     ASSERT_TRUE(sim::poll_until(kMdbTimeout, [&] { return bed.mdb_hosts(group) == std::set<int>{1, 2}; }))
-        << "mdb:" << mdb_text(bed);
+        << "mdb:" << bed.mdb_text();
     for (std::size_t i = 0; i < kFrames; ++i)
         from3.send(group);
     EXPECT_TRUE(at2.wait_for(group, kFrames, kTrafficTimeout)) << "host 2 counted " << at2.summary();
     EXPECT_TRUE(at1.wait_for(group, 2 * kFrames, kTrafficTimeout)) << "host 1 counted " << at1.summary();
 
     end_member(second);
-    EXPECT_EQ(users(bed, 1, group), 1);
+    EXPECT_EQ(bed.users(1, group), 1);
     EXPECT_EQ(bed.mdb_hosts(group), (std::set<int>{1, 2})) << "a member is left on each";
     end_member(first);
     end_member(on2);
     const auto left = Clock::now();
-    EXPECT_EQ(users(bed, 1, group), std::nullopt) << "the last socket closed: the group leaves at once";
-    EXPECT_EQ(users(bed, 2, group), std::nullopt);
+    EXPECT_EQ(bed.users(1, group), std::nullopt) << "the last socket closed: the group leaves at once";
+    EXPECT_EQ(bed.users(2, group), std::nullopt);
     ASSERT_TRUE(sim::poll_until(kMdbTimeout, [&] { return bed.mdb_hosts(group).empty(); }))
-        << "mdb:" << mdb_text(bed);
+        << "mdb:" << bed.mdb_text();
     const double forgotten = seconds(Clock::now() - left);
 
     // Nobody is a member any more: the group reaches neither host.
@@ -399,13 +381,13 @@ TEST(EthernetBed, SocketPassedByScmRightsJoinsWhereItWasMade) {
     mreq.imr_ifindex = static_cast<int>(bed.ifindex(1));
     ASSERT_EQ(::setsockopt(passed.get(), IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq, sizeof mreq), 0)
         << std::strerror(errno);
-    EXPECT_EQ(users(bed, 1, kGroup4), 1);
+    EXPECT_EQ(bed.users(1, kGroup4), 1);
     for (const auto &[dev, groups] : parse_proc_igmp(sim::read_text_file("/proc/self/net/igmp")))
         EXPECT_EQ(groups.count(kGroup4), 0u) << "joined in the test's namespace on " << dev;
     ASSERT_TRUE(sim::poll_until(kMdbTimeout, [&] { return bed.mdb_hosts(kGroup4) == std::set<int>{1}; }))
-        << "mdb:" << mdb_text(bed);
+        << "mdb:" << bed.mdb_text();
     passed = UniqueFd();
-    EXPECT_EQ(users(bed, 1, kGroup4), std::nullopt) << "closing the passed socket leaves";
+    EXPECT_EQ(bed.users(1, kGroup4), std::nullopt) << "closing the passed socket leaves";
 }
 
 // Host 2's fake device against what the kernel shows of host 2's interface.
@@ -465,9 +447,9 @@ TEST(EthernetBed, BedsAreIsolated) {
     EXPECT_NE(a.scratch(), b.scratch());
     start_member(a, 1, {kGroup4});
     ASSERT_TRUE(sim::poll_until(kMdbTimeout, [&] { return a.mdb_hosts(kGroup4) == std::set<int>{1}; }))
-        << "mdb:" << mdb_text(a);
-    EXPECT_TRUE(b.mdb_hosts(kGroup4).empty()) << "mdb:" << mdb_text(b);
-    EXPECT_EQ(users(b, 1, kGroup4), std::nullopt);
+        << "mdb:" << a.mdb_text();
+    EXPECT_TRUE(b.mdb_hosts(kGroup4).empty()) << "mdb:" << b.mdb_text();
+    EXPECT_EQ(b.users(1, kGroup4), std::nullopt);
 }
 
 } // namespace

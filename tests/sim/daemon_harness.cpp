@@ -171,8 +171,14 @@ bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t 
 }
 
 Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,
-               std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env) {
-    const auto dir = fabric.scratch() / ("daemon-" + node);
+               std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env)
+    : Daemon([&](std::vector<std::string> argv,
+                 std::map<std::string, std::string> env) -> Process & { return fabric.spawn_on(node, std::move(argv), std::move(env)); },
+             fabric.scratch() / ("daemon-" + node), node, config_json, std::move(extra_args), std::move(extra_env)) {}
+
+Daemon::Daemon(const Spawn &spawn, const std::filesystem::path &dir, const std::string &where,
+               const std::string &config_json, std::vector<std::string> extra_args,
+               std::map<std::string, std::string> extra_env) {
     std::filesystem::create_directories(dir);
     socket_ = dir / "mcastd.sock";
     notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
@@ -184,11 +190,11 @@ Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &confi
                                   socket_.string()};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     extra_env["NOTIFY_SOCKET"] = notify_->path().string();
-    proc_ = &fabric.spawn_on(node, argv, std::move(extra_env));
+    proc_ = &spawn(std::move(argv), std::move(extra_env));
     if (auto ready = notify_->wait_for("READY=1", std::chrono::seconds(30)))
         ready_ = std::move(*ready);
     else
-        throw std::runtime_error("rdma-mcastd on " + node + " never said READY=1: " + proc_->stderr_text());
+        throw std::runtime_error("rdma-mcastd on " + where + " never said READY=1: " + proc_->stderr_text());
 }
 
 Daemon::~Daemon() {

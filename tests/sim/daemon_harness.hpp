@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <mutex>
 #include <deque>
@@ -85,6 +86,15 @@ public:
     // (to compare builds in one sitting).
     Daemon(Fabric &fabric, const std::string &node, const std::string &config_json = "{}",
            std::vector<std::string> extra_args = {}, std::map<std::string, std::string> extra_env = {});
+
+    // Starts the daemon's process for the other constructor: argv and environment in, a Process
+    // its starter owns (and stops, at the latest, in its own teardown) out.
+    using Spawn = std::function<Process &(std::vector<std::string> argv, std::map<std::string, std::string> env)>;
+    // The same anywhere a process can be started (a host of the Ethernet bed, tests/ethernet):
+    // config, socket and notify socket in `dir`, `where` names the place in messages.
+    Daemon(const Spawn &spawn, const std::filesystem::path &dir, const std::string &where,
+           const std::string &config_json = "{}", std::vector<std::string> extra_args = {},
+           std::map<std::string, std::string> extra_env = {});
     ~Daemon();
 
     const std::filesystem::path &socket() const { return socket_; }

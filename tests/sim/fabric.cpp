@@ -104,6 +104,18 @@ bool poll_until(std::chrono::milliseconds timeout, const std::function<bool()> &
 
 struct Fabric::Impl {
     Options opts;
+
+    // argv as the fabric starts it: inside Options::netns when there is one. `ip netns exec`
+    // execs the command, so the Process's pid is the command's own.
+    std::vector<std::string> in_netns(std::vector<std::string> argv) const {
+        if (opts.netns.empty())
+            return argv;
+        const auto ip = find_tool("ip");
+        if (!ip)
+            throw std::runtime_error("Fabric: Options::netns needs `ip`, which is not installed");
+        argv.insert(argv.begin(), {ip->string(), "netns", "exec", opts.netns});
+        return argv;
+    }
     fs::path scratch;
     std::string sockname;
     fs::path net_file, console_fifo, opensm_conf;
@@ -180,7 +192,7 @@ struct Fabric::Impl {
         if (console_fd < 0)
             throw std::runtime_error("open " + console_fifo.string() + ": " + std::strerror(errno));
         // -s: start serving at once instead of waiting for "Start" on the console.
-        ibsim.emplace(Process::Options{.argv = {"ibsim", "-s", net_file.string()},
+        ibsim.emplace(Process::Options{.argv = in_netns({"ibsim", "-s", net_file.string()}),
                                        .env = {{"IBSIM_SOCKNAME", sockname}},
                                        .cwd = scratch,
                                        .stdin_path = console_fifo,
@@ -279,7 +291,7 @@ Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv
     impl_->check_client_budget("spawn_on " + node + ": " + join_argv(argv));
     fs::create_directories(impl_->cli_dir(node));
     std::lock_guard lock(impl_->roster_mu);
-    return impl_->clients.emplace_back(Process::Options{.argv = std::move(argv),
+    return impl_->clients.emplace_back(Process::Options{.argv = impl_->in_netns(std::move(argv)),
                                                         .env = std::move(env),
                                                         .cwd = impl_->cli_dir(node),
                                                         .stdin_pipe = stdin_pipe});
@@ -291,7 +303,7 @@ RunResult Fabric::run_on(const std::string &node, std::vector<std::string> argv,
     std::lock_guard lock(impl_->tool_mu);
     impl_->check_client_budget("run_on " + node + ": " + join_argv(argv));
     fs::create_directories(impl_->cli_dir(node));
-    Process p(Process::Options{.argv = std::move(argv), .env = std::move(env),
+    Process p(Process::Options{.argv = impl_->in_netns(std::move(argv)), .env = std::move(env),
                                .cwd = impl_->cli_dir(node)});
     return finish(p, timeout); // a hung tool (e.g. waiting for a dead ibsim) reports -1
 }
@@ -335,7 +347,7 @@ void Fabric::start_opensm(const std::string &node_arg, std::vector<std::string> 
     env["OSM_CACHE_DIR"] = dir.string();
     d.opensm_node = node;
     std::unique_lock roster(d.roster_mu);
-    d.opensm.emplace(Process::Options{.argv = std::move(argv),
+    d.opensm.emplace(Process::Options{.argv = d.in_netns(std::move(argv)),
                                       .env = std::move(env),
                                       .cwd = dir,
                                       .merge_stderr = true,

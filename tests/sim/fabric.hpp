@@ -135,6 +135,11 @@ public:
         // that the -f log is on disk as soon as OpenSM writes it.
         std::vector<std::string> opensm_conf{};
         std::chrono::seconds sa_ready_timeout{30};
+        // A network namespace (`ip netns add` NAME) to run ibsim, OpenSM and every process
+        // attached to the fabric in, through `ip netns exec`: ibsim's sockets are abstract, so
+        // only processes in its namespace reach it (an Ethernet bed host's, tests/ethernet, for
+        // one daemon serving both link layers). Empty: the test's own namespace.
+        std::string netns{};
     };
 
     // Starts ibsim, then OpenSM, and waits until the SA answers from a non-SM node.

@@ -17,6 +17,7 @@
 #include "fakes/fake_timers.hpp"
 #include "host_ports.hpp"
 #include "service.hpp"
+#include "views.hpp"
 
 namespace mcastd::test {
 namespace {
@@ -72,6 +73,16 @@ TEST_F(EthernetService, TheRegistryHasTheLinkLayerAndTheGidTable) {
     EXPECT_EQ(service.ports().at(roce).attributes.gids, (std::vector<GidEntry>{kLinkLocal, kIpv4}));
     const std::vector<PortView> views = service.port_views();
     ASSERT_EQ(views.size(), 2u);
+}
+
+// `list` says each port's link layer, as `status` does: a client reads an Ethernet port's
+// groups as IP groups by it.
+TEST_F(EthernetService, ListSaysEachPortsLinkLayer) {
+    const proto::ListResult all = list_view(service);
+    ASSERT_EQ(all.ports.size(), 2u);
+    EXPECT_EQ(all.ports[0].link_layer, LinkLayer::infiniband);
+    EXPECT_EQ(all.ports[1].device, "rxe1");
+    EXPECT_EQ(all.ports[1].link_layer, LinkLayer::ethernet);
 }
 
 TEST_F(EthernetService, AJoinOnAnEthernetPortIsMadeByItsBackendAndSendsNoSaMad) {
