@@ -185,16 +185,17 @@ void HostPorts::check_ethernet(PortIndex port) {
     const port::RegisteredPort *p = service_ ? service_->ports().get(port) : nullptr;
     if (!p || p->link_layer == LinkLayer::infiniband)
         return;
-    // The link: only the port's state changes (the kernel keeps the memberships across a flap).
-    if (auto read = source_->read_port(p->device(), p->number()); auto *attrs = std::get_if<port::PortAttributes>(&read)) {
-        if (attrs->is_active() != p->usable)
-            service_->port_usable(port, attrs->is_active(),
-                                  "the link is " + std::string(port::port_state_name(attrs->state)));
-    } else {
-        spdlog::debug("{}: {}", p->name, std::get<Error>(read).message);
+    // One read of the port, its GID table included.
+    auto read = source_->read_port(p->device(), p->number());
+    auto *attrs = std::get_if<port::PortAttributes>(&read);
+    if (!attrs) {
+        spdlog::warn("{}: {}", p->name, std::get<Error>(read).message);
+        return;
     }
-    if (auto change = reread_gid_table(port); auto *e = std::get_if<Error>(&change))
-        spdlog::warn("{}: GID table: {}", port_name(*service_, port), e->message);
+    // The link: only the port's state changes (the kernel keeps the memberships across a flap).
+    if (attrs->is_active() != p->usable)
+        service_->port_usable(port, attrs->is_active(), "the link is " + port::port_state_name(attrs->state));
+    apply_gid_table(port, std::move(attrs->gids));
 }
 
 bool HostPorts::infiniband(PortIndex port) const {
@@ -212,10 +213,15 @@ std::variant<port::GidTableChange, Error> HostPorts::reread_gid_table(PortIndex 
     port::GidTable &table = std::get<port::GidTable>(read);
     for (const std::string &problem : table.problems)
         spdlog::warn("{}: {}", p->name, problem);
-    port::annotate_netdevs(table.entries, netdevs_);
-    const std::string device = p->device();
-    const unsigned number = p->number();
-    port::GidTableChange change = service_->gid_table(port, std::move(table.entries));
+    return apply_gid_table(port, std::move(table.entries));
+}
+
+port::GidTableChange HostPorts::apply_gid_table(PortIndex port, std::vector<port::GidEntry> entries) {
+    port::annotate_netdevs(entries, netdevs_);
+    const port::RegisteredPort &p = service_->ports().at(port);
+    const std::string device = p.device();
+    const unsigned number = p.number();
+    port::GidTableChange change = service_->gid_table(port, std::move(entries));
     logging::log_gid_change(device, number, change);
     return change;
 }

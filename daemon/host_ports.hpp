@@ -80,8 +80,8 @@ public:
     std::variant<port::GidTableChange, Error> reread_gid_table(PortIndex port);
     // Re-reads an Ethernet port now, as its watch does every monitor.portinfo_interval_ms: its
     // state (ACTIVE or not: the port's usable flag, which re-joins nothing on RoCE) and its GID
-    // table with the netdevs (reread_gid_table). The cost is bounded per port: the state file,
-    // one read per GID table entry, two system calls per netdev named.
+    // table with the netdevs, in one PortSource::read_port. The cost is bounded per port: its
+    // attribute files, one read per GID table entry, two system calls per netdev named.
     void check_ethernet(PortIndex port);
     // How a netdev is looked up in the daemon's network namespace; the host's (lookup_netdev)
     // unless a test says otherwise. Before open().
@@ -98,6 +98,9 @@ private:
     void open_ethernet(port::PortAttributes p);
     // Arms the port's next check_ethernet, monitor.portinfo_interval_ms from now, jittered.
     void watch_ethernet(PortIndex port);
+    // The port's GID table as read: its netdevs looked up, handed to the Service, the change
+    // journaled.
+    port::GidTableChange apply_gid_table(PortIndex port, std::vector<port::GidEntry> entries);
     void watch_verbs();
     // The port's link layer is InfiniBand: it has an SA stack and is polled.
     bool infiniband(PortIndex port) const;
