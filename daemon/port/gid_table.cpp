@@ -93,7 +93,7 @@ std::string describe(const GidEntry &e) {
     if (!e.netdev.empty())
         s += " " + e.netdev;
     if (e.netdev_gone)
-        s += " (gone from the daemon's network namespace)";
+        s += " (not in the daemon's network namespace)";
     else if (e.ifindex)
         s += " (ifindex " + std::to_string(e.ifindex) + ", MTU " + std::to_string(e.mtu) + ")";
     return s;

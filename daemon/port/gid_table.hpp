@@ -92,7 +92,7 @@ struct GidTableChange {
 GidTableChange diff_gid_tables(std::span<const GidEntry> before, std::span<const GidEntry> after);
 
 // "3 ::ffff:10.77.0.1 roce_v2 veth1": an entry for the log, with "(ifindex 7, MTU 1500)" when
-// looked up, or "(gone from the daemon's network namespace)".
+// looked up, or "(not in the daemon's network namespace)".
 std::string describe(const GidEntry &entry);
 // "removed 1 ::ffff:10.77.0.1 roce_v2 veth1; added 2 ...; netdev ..." (the parts that are not
 // empty).

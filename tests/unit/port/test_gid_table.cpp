@@ -140,7 +140,7 @@ TEST(GidTable, AChangeNamesTheNetdevsThatChanged) {
     const GidTableChange left = diff_gid_tables(std::vector<GidEntry>{v4}, std::vector<GidEntry>{gone});
     EXPECT_EQ(left.netdev, std::vector<GidEntry>{gone});
     EXPECT_TRUE(left.removed.empty() && left.added.empty() && left.moved.empty());
-    EXPECT_EQ(describe(left), "netdev 1 ::ffff:10.77.0.1 roce_v2 veth1 (gone from the daemon's network namespace)");
+    EXPECT_EQ(describe(left), "netdev 1 ::ffff:10.77.0.1 roce_v2 veth1 (not in the daemon's network namespace)");
     GidEntry anew = v4;
     anew.ifindex = 9;
     EXPECT_EQ(diff_gid_tables(std::vector<GidEntry>{v4}, std::vector<GidEntry>{anew}).netdev, std::vector<GidEntry>{anew});
