@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "ethernet/ethernet_bed.hpp"
@@ -67,16 +68,35 @@ std::optional<json> next_json(sim::Process &p, std::chrono::milliseconds timeout
     return json::parse(*line);
 }
 
-TEST(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRestored) {
-    if (auto why = EthernetBed::unavailable())
-        GTEST_SKIP() << *why;
-    EthernetBed bed(EthernetBed::Options{.hosts = 2});
-    BedDaemon daemon(bed, 1);
-    ASSERT_TRUE(daemon.ready()) << daemon.proc->stderr_text();
+// A bed of `hosts` hosts with a daemon on host 1, and its clients.
+class RoceEventsBed : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (auto why = EthernetBed::unavailable())
+            GTEST_SKIP() << *why;
+    }
+    void start(int hosts) {
+        bed_ = std::make_unique<EthernetBed>(EthernetBed::Options{.hosts = hosts});
+        daemon_ = std::make_unique<BedDaemon>(*bed_, 1);
+        ASSERT_TRUE(daemon_->ready()) << daemon_->proc->stderr_text();
+    }
+    // rdma-mcastctl join --ip `ip` --hold on host 1: its record is its first line.
+    sim::Process &hold(const std::string &ip) {
+        return bed_->spawn_on(1, {MCASTD_CTL, "--socket", daemon_->socket().string(), "--json", "join", "--device",
+                                  "rxe1", "--port", "1", "--ip", ip, "--hold"});
+    }
+
+    std::unique_ptr<EthernetBed> bed_; // before the daemon: it stops the daemon's process
+    std::unique_ptr<BedDaemon> daemon_;
+};
+
+TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRestored) {
+    ASSERT_NO_FATAL_FAILURE(start(2));
+    EthernetBed &bed = *bed_;
+    BedDaemon &daemon = *daemon_;
     const IpGroup group = IpGroup::of("239.1.2.3");
 
-    sim::Process &holder = bed.spawn_on(1, {MCASTD_CTL, "--socket", daemon.socket().string(), "--json", "join",
-                                            "--device", "rxe1", "--port", "1", "--ip", "239.1.2.3", "--hold"});
+    sim::Process &holder = hold("239.1.2.3");
     const auto record = next_json(holder, 20s);
     ASSERT_TRUE(record) << holder.stderr_text() << daemon.proc->stderr_text();
     EXPECT_EQ(record->at("sgid_index"), 1) << record->dump();
@@ -122,15 +142,12 @@ TEST(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsResto
 
 // The link going down and up (the port's state file, as the kernel shows a netdev's carrier):
 // no event, and the host's membership never leaves.
-TEST(RoceEventsBed, ALinkFlapTellsNobodyAndKeepsTheMembership) {
-    if (auto why = EthernetBed::unavailable())
-        GTEST_SKIP() << *why;
-    EthernetBed bed(EthernetBed::Options{.hosts = 1});
-    BedDaemon daemon(bed, 1);
-    ASSERT_TRUE(daemon.ready()) << daemon.proc->stderr_text();
+TEST_F(RoceEventsBed, ALinkFlapTellsNobodyAndKeepsTheMembership) {
+    ASSERT_NO_FATAL_FAILURE(start(1));
+    EthernetBed &bed = *bed_;
+    BedDaemon &daemon = *daemon_;
     const IpGroup group = IpGroup::of("239.1.2.4");
-    sim::Process &holder = bed.spawn_on(1, {MCASTD_CTL, "--socket", daemon.socket().string(), "--json", "join",
-                                            "--device", "rxe1", "--port", "1", "--ip", "239.1.2.4", "--hold"});
+    sim::Process &holder = hold("239.1.2.4");
     ASSERT_TRUE(next_json(holder, 20s)) << holder.stderr_text() << daemon.proc->stderr_text();
     ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) == 1; }));
 
