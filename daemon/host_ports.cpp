@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "common/port_name.hpp"
+#include "logging/gid_log.hpp"
 #include "logging/sa_log.hpp"
 #include "views.hpp"
 #include "port/port_discovery.hpp"
@@ -43,7 +44,8 @@ HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg)
 HostPorts::HostPorts(runtime::EventLoop &loop, HostPortsConfig cfg, std::unique_ptr<port::PortSource> source)
     : loop_(loop), cfg_(std::move(cfg)), source_(std::move(source)), transport_(loop),
       txns_(transport_, loop.timers(), cfg_.sa),
-      sa_client_(txns_), sa_load_(kAmplificationWarning, kSaLoadMinTransactions) {
+      sa_client_(txns_), sa_load_(kAmplificationWarning, kSaLoadMinTransactions),
+      rng_(cfg_.monitor.seed ? *cfg_.monitor.seed : std::random_device{}()) {
     // Fails here, before any port is opened, on a config the poller refuses.
     if (auto why = port::check_monitor_config(cfg_.monitor))
         throw std::invalid_argument("config monitor: " + *why);
@@ -54,6 +56,8 @@ HostPorts::~HostPorts() {
     // before the poller's cancels (its destructor stops every port) could admit queued ones.
     // The service may be gone already: nothing here may touch it.
     loop_.timers().cancel(sa_load_timer_);
+    for (const auto &[port, timer] : watches_)
+        loop_.timers().cancel(timer);
     txns_.abandon_all();
     poller_.reset(); // its sink and registry, the service's, may be gone: it stops without them
     verbs_.reset();
@@ -152,14 +156,46 @@ void HostPorts::open_infiniband(const port::PortAttributes &p) {
     poller_->start(index);
 }
 
-// No SA, no SM, no LID: nothing to open or poll. Usable while ACTIVE.
-void HostPorts::open_ethernet(const port::PortAttributes &p) {
-    service_->add_port(p, p.is_active());
+// No SA, no SM, no LID: nothing to open, no MAD. Usable while ACTIVE; its state and GID table
+// are watched (check_ethernet).
+void HostPorts::open_ethernet(port::PortAttributes p) {
+    port::annotate_netdevs(p.gids, netdevs_);
+    const PortIndex index = service_->add_port(p, p.is_active());
     std::string gids;
     for (const port::GidEntry &e : p.gids)
         gids += (gids.empty() ? "" : ", ") + port::describe(e);
     spdlog::info("{}: {} Ethernet (RoCE), GID table: {}", port_name(p.device, p.port_num),
                  port::port_state_name(p.state), gids.empty() ? "empty" : gids);
+    watch_ethernet(index);
+}
+
+void HostPorts::watch_ethernet(PortIndex port) {
+    const auto every = std::chrono::duration_cast<Duration>(cfg_.monitor.portinfo_interval);
+    const double j = cfg_.monitor.jitter_percent / 100.0;
+    const Duration delay{static_cast<Duration::rep>(
+        static_cast<double>(every.count()) * std::uniform_real_distribution<double>(1 - j, 1 + j)(rng_))};
+    watches_[port] = loop_.timers().start(delay, [this, port] {
+        watches_.erase(port);
+        check_ethernet(port);
+        watch_ethernet(port);
+    });
+}
+
+void HostPorts::check_ethernet(PortIndex port) {
+    const port::RegisteredPort *p = service_ ? service_->ports().get(port) : nullptr;
+    if (!p || p->link_layer == LinkLayer::infiniband)
+        return;
+    // One read of the port, its GID table included.
+    auto read = source_->read_port(p->device(), p->number());
+    auto *attrs = std::get_if<port::PortAttributes>(&read);
+    if (!attrs) {
+        spdlog::warn("{}: {}", p->name, std::get<Error>(read).message);
+        return;
+    }
+    // The link: only the port's state changes (the kernel keeps the memberships across a flap).
+    if (attrs->is_active() != p->usable)
+        service_->port_usable(port, attrs->is_active(), "the link is " + port::port_state_name(attrs->state));
+    apply_gid_table(port, std::move(attrs->gids));
 }
 
 bool HostPorts::infiniband(PortIndex port) const {
@@ -177,7 +213,17 @@ std::variant<port::GidTableChange, Error> HostPorts::reread_gid_table(PortIndex 
     port::GidTable &table = std::get<port::GidTable>(read);
     for (const std::string &problem : table.problems)
         spdlog::warn("{}: {}", p->name, problem);
-    return service_->gid_table(port, std::move(table.entries));
+    return apply_gid_table(port, std::move(table.entries));
+}
+
+port::GidTableChange HostPorts::apply_gid_table(PortIndex port, std::vector<port::GidEntry> entries) {
+    port::annotate_netdevs(entries, netdevs_);
+    const port::RegisteredPort &p = service_->ports().at(port);
+    const std::string device = p.device();
+    const unsigned number = p.number();
+    port::GidTableChange change = service_->gid_table(port, std::move(entries));
+    logging::log_gid_change(device, number, change);
+    return change;
 }
 
 // Verbs async events exist on real hardware only (none under the simulator).

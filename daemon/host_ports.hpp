@@ -12,11 +12,14 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "port/port_attributes.hpp"
+#include "port/netdevs.hpp"
 #include "port/port_events.hpp"
 #include "port/port_poller.hpp"
 #include "port/port_source.hpp"
@@ -70,10 +73,21 @@ public:
     // Asks the port itself for its PortInfo now (a directed-route SMP, answered locally), and
     // acts on what changed; `done` runs once an answer newer than this call is applied.
     void refresh_port(PortIndex port, std::function<void()> done = {});
-    // Reads the port's GID table afresh and hands it to the Service, which keeps it: what changed
-    // since the last read, or why it could not be read. A RoCE membership polls it to learn that
-    // its source address went away, or came back (perhaps at another index).
+    // Reads the port's GID table afresh, with each entry's netdev as the daemon's network
+    // namespace has it (port/netdevs.hpp), and hands it to the Service, which keeps it and
+    // tells the RoCE memberships sent from it: what changed since the last read (also in the
+    // journal, logging/gid_log.hpp), or why it could not be read.
     std::variant<port::GidTableChange, Error> reread_gid_table(PortIndex port);
+    // Re-reads an Ethernet port now, as its watch does every monitor.portinfo_interval_ms: its
+    // state (ACTIVE or not: the port's usable flag, which re-joins nothing on RoCE) and its GID
+    // table with the netdevs, in one PortSource::read_port. The cost is bounded per port: its
+    // attribute files, one read per GID table entry, two system calls per netdev named.
+    void check_ethernet(PortIndex port);
+    // How a netdev is looked up in the daemon's network namespace; the host's (lookup_netdev)
+    // unless a test says otherwise. Before open().
+    void set_netdev_lookup(port::NetdevLookup lookup) { netdevs_ = std::move(lookup); }
+    // Whether the port's watch (check_ethernet on a period) runs: Ethernet ports only.
+    bool watched(PortIndex port) const { return watches_.count(port) != 0; }
     const sa::MadTransactions &transactions() const { return txns_; }
     // Whether the port's PortInfo and SMInfo polls and audit clock run (InfiniBand ports only).
     bool polled(PortIndex port) const { return poller_ && poller_->watching(port); }
@@ -81,7 +95,12 @@ public:
 private:
     void open_ports();
     void open_infiniband(const port::PortAttributes &p);
-    void open_ethernet(const port::PortAttributes &p);
+    void open_ethernet(port::PortAttributes p);
+    // Arms the port's next check_ethernet, monitor.portinfo_interval_ms from now, jittered.
+    void watch_ethernet(PortIndex port);
+    // The port's GID table as read: its netdevs looked up, handed to the Service, the change
+    // journaled.
+    port::GidTableChange apply_gid_table(PortIndex port, std::vector<port::GidEntry> entries);
     void watch_verbs();
     // The port's link layer is InfiniBand: it has an SA stack and is polled.
     bool infiniband(PortIndex port) const;
@@ -103,6 +122,9 @@ private:
     sa::AmplificationWatch sa_load_;
     Timers::Id sa_load_timer_ = 0;
     Service *service_ = nullptr; // set by open(); it may go before this does
+    port::NetdevLookup netdevs_ = port::lookup_netdev;
+    std::map<PortIndex, Timers::Id> watches_; // the Ethernet ports' next check
+    std::mt19937_64 rng_;                      // of the watches' jitter
 };
 
 // SA address of a port: the SM's LID and SL on QP1, through the P_Key index of 0xFFFF.

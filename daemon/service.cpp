@@ -35,8 +35,12 @@ PortIndex Service::add_port(const port::PortAttributes &p, bool usable) {
 port::GidTableChange Service::gid_table(PortIndex port, std::vector<port::GidEntry> entries) {
     port::GidTableChange change = port::diff_gid_tables(ports_.at(port).attributes.gids, entries);
     ports_.set_gids(port, std::move(entries));
-    if (!change.empty())
-        spdlog::info("{}: GID table: {}", port_name(*this, port), port::describe(change));
+    if (change.empty())
+        return change;
+    // The RoCE memberships sent from it learn whether their source went, came back or moved.
+    if (ports_.link_layer(port) != LinkLayer::infiniband)
+        engine_.sources_changed(port, "GID table: " + port::describe(change));
+    changed();
     return change;
 }
 

@@ -73,9 +73,11 @@ public:
     // throws std::invalid_argument naming the port when no backend serves it
     // (set_membership_backend).
     PortIndex add_port(const port::PortAttributes &attributes, bool usable);
-    // The port's GID table as read now (HostPorts::reread_gid_table): the registry keeps it, and
-    // what changed since the last read is returned (and logged), for the RoCE memberships that
-    // send from its entries.
+    // The port's GID table as read now, its netdevs looked up (HostPorts::reread_gid_table): the
+    // registry keeps it, and what changed since the last read is returned. On a port whose
+    // memberships a backend makes, a change goes to the engine (Engine::sources_changed): the
+    // memberships sent from an entry that went are `lost`, and `restored` when one serves them
+    // again.
     port::GidTableChange gid_table(PortIndex port, std::vector<port::GidEntry> entries);
     // Every port served, with its facts: the one place every layer looks ports up (find).
     const port::PortRegistry &ports() const { return ports_; }

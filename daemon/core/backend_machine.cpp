@@ -28,6 +28,13 @@ bool BackendMachine::step(Group &g) {
         // and the end of the port's jitter.
         if (!usable || s_.ports[g.port].rejoin_timer)
             return false;
+        // A group whose source is gone waits for it (sources_changed); joins of it fail.
+        if (const SourceCheck c = backend(g).check_source(g.port, g.mgid); c.state == SourceCheck::State::gone) {
+            const Error why{Errc::port_not_active, s_.name(g.port) + ": " + c.why, {}};
+            while (!g.queue.empty())
+                book_.fail(g, g.queue.front(), why);
+            return false;
+        }
         if (const std::uint8_t missing = normalize(bits_of(g.wanted() & ~cover(g.sa.held))))
             return make(g, missing, 0);
         finish_rejoin(g, 0);

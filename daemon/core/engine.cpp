@@ -186,6 +186,12 @@ void Engine::port_usable_changed(PortIndex port, const std::string &why) {
     impl_->rejoiner.usable_changed(port, why);
 }
 
+void Engine::sources_changed(PortIndex port, const std::string &why) {
+    Entry e(impl_->state);
+    impl_->state.ports.at(port);
+    impl_->rejoiner.sources_changed(port, why);
+}
+
 void Engine::invalidate_port(PortIndex port, const std::string &why) {
     Entry e(impl_->state);
     impl_->state.ports.at(port);

@@ -240,8 +240,17 @@ public:
     // The registry's usable flag of the port changed (PortFacts::usable says to what). Going
     // down tells every member `lost` (with `why`) but keeps the memberships; coming back
     // re-joins them and tells them `restored`. Joins for a port that is down fail with
-    // port-not-active.
+    // port-not-active. A port whose memberships a backend makes keeps them across its link's
+    // flap (membership_backend.hpp): nothing is re-joined and nobody is told.
     void port_usable_changed(PortIndex port, const std::string &why = {});
+    // Where a backend port's groups are sent from may have changed (on RoCE: an entry of its GID
+    // table, or its netdev, went or came; `why` says which). The backend judges each group
+    // (MembershipBackend::check_source): one whose source is gone has its fabric memberships
+    // let go (suspend) and its members told `lost`, kept for later; one a source serves again,
+    // or serves from elsewhere (another index), is made again after the jitter and its members
+    // told `restored` with what changed (sgid_index). Joins of a group whose source is gone
+    // fail. No-op on an InfiniBand port.
+    void sources_changed(PortIndex port, const std::string &why);
     // The SA may have lost this port's memberships (SM restart or failover, client
     // re-registration, LID change, ...): re-join them all once the port is usable, after the
     // jitter, and tell every member `restored` (with what changed) or `lost` (and why). Joins

@@ -26,6 +26,12 @@
 //               any number in one namespace cost one. The send-only states hold none (as
 //               rdma_cm: no report), which is the backend's business.
 //
+// A backend port's memberships are the host's own and outlive the port's link going down and
+// up (the kernel keeps an IGMP/MLD membership across a link flap and reports it again by
+// itself): the port's usable changes re-join nothing there. What does end them (a source GID
+// or its netdev gone) its owner reports with Engine::sources_changed, and the backend says
+// group by group (check_source) which ones it touched.
+//
 // The engine is pure: a backend does the I/O, and answers through a callback (the group's
 // operations) or at once (a member's).
 #pragma once
@@ -34,6 +40,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "common/error.hpp"
@@ -80,6 +87,19 @@ struct FabricMember {
     bool rejoin = false;
 };
 
+// Whether the group as it was made still reaches the fabric from where it was made (on RoCE:
+// the GID entry it is sent from, its index and netdev). Asked of every group of the port after
+// Engine::sources_changed.
+struct SourceCheck {
+    enum class State : std::uint8_t {
+        same,  // as made (or not made yet): nothing to do
+        moved, // a source serves it, not the one it was made from: made again, members `restored`
+        gone,  // no source serves it now: its members are `lost` until one does
+    };
+    State state = State::same;
+    std::string why; // moved, gone: what changed, for the members' event and the log
+};
+
 struct FabricResult {
     std::optional<Error> error; // set on failure, naming the real cause (errno, the option)
     // make(): the group's record as members get it (MGID, MLID 0, Q_Key, P_Key 0xffff, MTU,
@@ -121,6 +141,14 @@ public:
     // The membership of a member add_member() accepted ends. Called once; an error is only
     // reported (a warning): the engine counts the member as gone.
     virtual std::optional<Error> remove_member(const FabricMember &member) = 0;
+
+    // Where the group's members reach the fabric from (SourceCheck). The default: always as made.
+    virtual SourceCheck check_source(PortIndex /*port*/, const Gid & /*mgid*/) const { return {}; }
+    // The group's source is gone (check_source said so): the backend lets go of what its members
+    // hold at the fabric (on RoCE the kernel membership, so that the switch prunes the port) and
+    // keeps what making it again needs; the members stay, suspended, until add_member with
+    // `rejoin` makes them again (or remove_member ends them).
+    virtual void suspend(PortIndex /*port*/, const Gid & /*mgid*/) {}
 };
 
 } // namespace mcastd

@@ -20,6 +20,8 @@ std::vector<GroupId> group_ids(const Port &p) {
 
 void PortRejoiner::usable_changed(PortIndex pi, const std::string &why) {
     Port &p = s_.ports[pi];
+    if (p.backend)
+        return; // the host's memberships outlive the link: queued joins go on (or fail) as it allows
     const bool active = s_.usable(pi);
     p.absent.clear(); // the SA's groups may have changed meanwhile
     if (active) {
@@ -40,6 +42,39 @@ void PortRejoiner::usable_changed(PortIndex pi, const std::string &why) {
             if (!g.op || g.op->member != m)
                 book_.fail(g, m, down);
     }
+}
+
+void PortRejoiner::sources_changed(PortIndex pi, const std::string &why) {
+    Port &p = s_.ports[pi];
+    if (!p.backend)
+        return;
+    MembershipBackend &backend = *p.backend;
+    bool remake = false;
+    for (GroupId id : group_ids(p)) {
+        Group &g = p.groups.at(id);
+        const SourceCheck c = backend.check_source(pi, g.mgid);
+        if (g.rejoin) {
+            remake = remake || c.state != SourceCheck::State::gone; // waiting for its source
+            continue;
+        }
+        if (c.state == SourceCheck::State::same || !g.sa.have_record || g.busy())
+            continue; // not made from a source yet (the next make reads the table afresh)
+        if (c.state == SourceCheck::State::moved) {
+            driver(pi).mark_rejoin(g); // made again from where it is served now
+            remake = true;
+            continue;
+        }
+        // Its members' memberships are gone at the fabric until a source serves it again.
+        backend.suspend(pi, g.mgid);
+        driver(pi).mark_rejoin(g);
+        const Error lost{Errc::port_not_active, s_.name(pi) + ": " + c.why, {}};
+        book_.suspend(g, lost);
+        const std::vector<MembershipId> waiting(g.queue.begin(), g.queue.end());
+        for (MembershipId m : waiting)
+            book_.fail(g, m, lost);
+    }
+    if (remake)
+        start(pi, why);
 }
 
 void PortRejoiner::invalidate(PortIndex pi, const std::string &why) {

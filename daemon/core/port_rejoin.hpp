@@ -24,8 +24,12 @@ public:
     }
 
     // The port became usable or not (PortFacts::usable). Going down tells every member `lost`
-    // (with `why`) and keeps the memberships; coming back re-joins them.
+    // (with `why`) and keeps the memberships; coming back re-joins them. Not on a backend's
+    // port, whose memberships outlive the link (membership_backend.hpp).
     void usable_changed(PortIndex port, const std::string &why);
+    // A backend port's sources changed (Engine::sources_changed): groups whose source is gone
+    // are suspended, those served again or from elsewhere re-made after the jitter.
+    void sources_changed(PortIndex port, const std::string &why);
     // The SA may have lost every membership of the port: re-join them all after the jitter.
     // The one place a whole port's re-join starts, whoever found the loss (the port's event
     // sources through Engine::invalidate_port, or an audit): it tells the memberships-gone

@@ -26,6 +26,9 @@ std::uint64_t changed_fields(const McRecord &a, const McRecord &b) {
     if (a.tclass != b.tclass) d |= field::tclass;
     if (a.hop_limit != b.hop_limit) d |= field::hop_limit;
     if (a.scope != b.scope) d |= field::scope;
+    // A RoCE group's source: a new index means a new address handle (doc/roce-multicast.md).
+    if (a.sgid_index != b.sgid_index) d |= field::sgid_index;
+    if (a.netdev != b.netdev) d |= field::netdev;
     return d;
 }
 

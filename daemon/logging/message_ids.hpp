@@ -38,13 +38,16 @@ inline constexpr MessageId kDisconnected{"disconnected", "9e75c999c0da4ff8ad800c
 // The SA's load (logging/sa_log.hpp): SA MADs per transaction above the warning line.
 inline constexpr MessageId kSaAmplified{"sa-amplified", "a713a90091b6414bba216606fd84915b"};
 
+// A RoCE port's source addresses (logging/gid_log.hpp): a GID table entry, or its netdev, changed.
+inline constexpr MessageId kRoceSource{"roce-source", "f5b59dbd83f543ada88c49fcfefb901b"};
+
 // The routine membership lines of one uid folded by its rate limit (logging/routine_limiter.hpp).
 inline constexpr MessageId kRoutineFolded{"routine-folded", "3f8e8305a1754468b12daa382eb87ecc"};
 
 inline constexpr std::array kMessageIds{kJoined,        kLeft,          kJoinFailed,    kDeleted,
                                         kLost,          kRestored,      kWarning,       kPolicyRefused,
                                         kPolicyFlagged, kEvicted,       kClientRefused, kDisconnected,
-                                        kSaAmplified,   kRoutineFolded};
+                                        kSaAmplified,   kRoutineFolded, kRoceSource};
 
 constexpr const MessageId &message_id(EngineNote::Kind kind) {
     switch (kind) {

@@ -82,6 +82,8 @@ GidTableChange diff_gid_tables(std::span<const GidEntry> before, std::span<const
             c.added.push_back(now);
         else if (old->index != now.index)
             c.moved.push_back(now);
+        else if (old->netdev_gone != now.netdev_gone || old->ifindex != now.ifindex || old->mtu != now.mtu)
+            c.netdev.push_back(now);
     }
     return c;
 }
@@ -90,6 +92,10 @@ std::string describe(const GidEntry &e) {
     std::string s = std::to_string(e.index) + " " + format_gid(e.gid) + " " + std::string(gid_type_name(e.type));
     if (!e.netdev.empty())
         s += " " + e.netdev;
+    if (e.netdev_gone)
+        s += " (not in the daemon's network namespace)";
+    else if (e.ifindex)
+        s += " (ifindex " + std::to_string(e.ifindex) + ", MTU " + std::to_string(e.mtu) + ")";
     return s;
 }
 
@@ -105,6 +111,7 @@ std::string describe(const GidTableChange &c) {
     part("removed", c.removed);
     part("added", c.added);
     part("moved", c.moved);
+    part("netdev", c.netdev);
     return out;
 }
 

@@ -27,6 +27,12 @@ struct GidEntry {
     Gid gid{};
     GidType type = GidType::ib;
     std::string netdev; // the netdev it belongs to; "" where the kernel names none (InfiniBand)
+    // The netdev as the daemon last looked it up in its own network namespace (HostPorts; sysfs
+    // does not say): not there (removed, or moved to another namespace), else its index and
+    // MTU; 0 where not looked up. The RoCE memberships are made on it, in the client's namespace.
+    bool netdev_gone = false;
+    int ifindex = 0;
+    unsigned mtu = 0;
 
     bool operator==(const GidEntry &) const = default;
 };
@@ -76,15 +82,20 @@ struct GidTableChange {
     std::vector<GidEntry> removed; // in the old read only (as it was there)
     std::vector<GidEntry> added;   // in the new read only
     std::vector<GidEntry> moved;   // in both, at another index (as it is now)
+    // In both at the same index, its netdev's state differs: gone or back, another ifindex (made
+    // anew), another MTU (as it is now).
+    std::vector<GidEntry> netdev;
 
-    bool empty() const { return removed.empty() && added.empty() && moved.empty(); }
+    bool empty() const { return removed.empty() && added.empty() && moved.empty() && netdev.empty(); }
     bool operator==(const GidTableChange &) const = default;
 };
 GidTableChange diff_gid_tables(std::span<const GidEntry> before, std::span<const GidEntry> after);
 
-// "3 ::ffff:10.77.0.1 roce_v2 veth1": an entry for the log.
+// "3 ::ffff:10.77.0.1 roce_v2 veth1": an entry for the log, with "(ifindex 7, MTU 1500)" when
+// looked up, or "(not in the daemon's network namespace)".
 std::string describe(const GidEntry &entry);
-// "removed 1 ::ffff:10.77.0.1 roce_v2 veth1; added 2 ..." (the parts that are not empty).
+// "removed 1 ::ffff:10.77.0.1 roce_v2 veth1; added 2 ...; netdev ..." (the parts that are not
+// empty).
 std::string describe(const GidTableChange &change);
 
 } // namespace mcastd::port

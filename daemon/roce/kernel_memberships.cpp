@@ -59,6 +59,20 @@ unsigned KernelMemberships::holders(const MembershipKey &key) const {
     return it == held_.end() ? 0 : it->second.holders;
 }
 
+unsigned KernelMemberships::active(const MembershipKey &key) const {
+    auto it = held_.find(key);
+    return it == held_.end() ? 0 : it->second.active;
+}
+
+// A membership every holder had set aside (suspend) is made again on the socket that keeps its
+// slot; one the kernel still holds answers EADDRINUSE, which changes nothing.
+std::optional<Error> KernelMemberships::hold_again(const MembershipKey &key, const std::string &netdev) {
+    const int err = sys_.add_membership(sockets_.at(held_.at(key).socket).fd, key.group, key.ifindex);
+    if (err && err != EADDRINUSE)
+        return refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
+    return std::nullopt;
+}
+
 std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std::string &netdev,
                                                               const IpAddress &group) {
     const bool v6 = !group.is_v4();
@@ -80,7 +94,13 @@ std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std:
     const MembershipKey key{std::get<std::uint64_t>(cookie), std::get<int>(index), group};
 
     if (auto it = held_.find(key); it != held_.end()) {
-        ++it->second.holders; // the kernel holds it already: one more to count, nothing to send
+        // The kernel holds it already: one more to count, nothing to send. Unless every holder
+        // had set it aside (another group of the same IP group whose source is gone).
+        if (it->second.active == 0)
+            if (auto err = hold_again(key, netdev))
+                return std::move(*err);
+        ++it->second.holders;
+        ++it->second.active;
         return key;
     }
     std::variant<SocketId, Error> made = SocketId{0};
@@ -134,22 +154,41 @@ std::variant<KernelMemberships::SocketId, Error> KernelMemberships::add_on_hande
 
 void KernelMemberships::note_held(SocketId id, const MembershipKey &key) {
     ++sockets_.at(id).held;
-    held_.emplace(key, Held{id, 1});
+    held_.emplace(key, Held{id, 1, 1});
 }
 
-std::optional<Error> KernelMemberships::release(const MembershipKey &key) {
-    auto it = held_.find(key);
-    if (it == held_.end() || --it->second.holders > 0)
-        return std::nullopt;
-    const SocketId id = it->second.socket;
-    held_.erase(it);
-    std::optional<Error> out;
+std::optional<Error> KernelMemberships::drop(const MembershipKey &key, SocketId id) {
     if (const int err = sys_.drop_membership(sockets_.at(id).fd, key.group, key.ifindex))
-        out = refused(std::string(membership_option(key.group, false)) + " " + format_ip(key.group) +
-                          " on interface " + std::to_string(key.ifindex),
-                      err);
+        return refused(std::string(membership_option(key.group, false)) + " " + format_ip(key.group) +
+                           " on interface " + std::to_string(key.ifindex),
+                       err);
+    return std::nullopt;
+}
+
+std::optional<Error> KernelMemberships::release(const MembershipKey &key, bool suspended) {
+    auto it = held_.find(key);
+    if (it == held_.end())
+        return std::nullopt;
+    Held &h = it->second;
+    const bool in_kernel = h.active > 0;
+    if (!suspended && h.active > 0)
+        --h.active;
+    const SocketId id = h.socket;
+    if (--h.holders > 0) // the others keep it; set aside by all that are left, the kernel lets it go
+        return in_kernel && h.active == 0 ? drop(key, id) : std::nullopt;
+    held_.erase(it);
+    std::optional<Error> out = in_kernel ? drop(key, id) : std::nullopt;
     unhold(id);
     return out;
+}
+
+void KernelMemberships::suspend(const MembershipKey &key) {
+    auto it = held_.find(key);
+    if (it == held_.end() || it->second.active == 0 || --it->second.active > 0)
+        return;
+    // The socket keeps its slot: the membership comes back on it (hold_again).
+    const int err = sys_.drop_membership(sockets_.at(it->second.socket).fd, key.group, key.ifindex);
+    (void)err; // ENODEV, EADDRNOTAVAIL: the netdev went, and the membership with it
 }
 
 void KernelMemberships::unhold(SocketId id) {
@@ -168,7 +207,8 @@ void KernelMemberships::unhold(SocketId id) {
     }
 }
 
-std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipKey &key, const std::string &netdev) {
+std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipKey &key, const std::string &netdev,
+                                                               bool suspended) {
     auto it = held_.find(key);
     if (it == held_.end())
         return Error{Errc::internal, "no kernel membership of " + format_ip(key.group) + " to re-assert", {}};
@@ -179,16 +219,21 @@ std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipK
         return refused("SIOCGIFINDEX " + netdev + " in the client's network namespace", err->value);
     if (std::get<int>(index) == key.ifindex) {
         // Still held (EADDRINUSE): nothing goes out. Made again (0): the kernel reports it.
-        const int err = sys_.add_membership(fd, key.group, key.ifindex);
-        if (err && err != EADDRINUSE)
-            return refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
+        if (auto err = hold_again(key, netdev))
+            return std::move(*err);
+        if (suspended)
+            ++it->second.active;
         return key;
     }
     // The netdev came back under another index: one holder moves there, on a kept socket.
     MembershipKey moved = key;
     moved.ifindex = std::get<int>(index);
     if (auto there = held_.find(moved); there != held_.end()) {
+        if (there->second.active == 0)
+            if (auto err = hold_again(moved, netdev))
+                return std::move(*err);
         ++there->second.holders;
+        ++there->second.active;
     } else {
         auto kept = add_on_kept(moved, netdev);
         if (!kept)
@@ -200,7 +245,7 @@ std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipK
             return std::move(*err);
         note_held(std::get<SocketId>(*kept), moved);
     }
-    release(key); // the old index is gone: its drop may fail, and nothing is left to keep
+    release(key, suspended); // the old index is gone: its drop may fail, and nothing is left to keep
     return moved;
 }
 

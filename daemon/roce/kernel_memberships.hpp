@@ -52,19 +52,28 @@ public:
     // made there; the caller still owns it and closes it afterwards). The error names the
     // call and the errno that refused it.
     std::variant<MembershipKey, Error> acquire(int fd, const std::string &netdev, const IpAddress &group);
-    // One holder fewer; the last one drops the membership. An error names a drop the kernel
-    // refused: the membership is forgotten anyway (its socket may still hold it until closed).
-    std::optional<Error> release(const MembershipKey &key);
-    // After the port's memberships may have been lost: the netdev's index is looked up again
-    // in the key's namespace and the kernel asked to hold the group there (it may still: then
-    // nothing changes and no report goes out). One holder moves to the new key when the netdev
-    // has a new index. Returns the key held now.
-    std::variant<MembershipKey, Error> reassert(const MembershipKey &key, const std::string &netdev);
+    // One holder fewer (`suspended`: one suspend() had set aside); the last one drops the
+    // membership. An error names a drop the kernel refused: the membership is forgotten anyway
+    // (its socket may still hold it until closed).
+    std::optional<Error> release(const MembershipKey &key, bool suspended = false);
+    // One holder sets its membership aside (its source GID is gone): once every holder of the
+    // key has, the kernel drops the membership (its leave lets a snooping switch prune the
+    // port) and the socket is kept for making it again. A netdev that is gone took the
+    // membership with it: the drop's ENODEV or EADDRNOTAVAIL is no error.
+    void suspend(const MembershipKey &key);
+    // After the port's memberships may have been lost, or a suspended holder's source is back
+    // (`suspended`): the netdev's index is looked up again in the key's namespace and the kernel
+    // asked to hold the group there (it may still: then nothing changes and no report goes out).
+    // One holder moves to the new key when the netdev has a new index. Returns the key held now.
+    std::variant<MembershipKey, Error> reassert(const MembershipKey &key, const std::string &netdev,
+                                                bool suspended = false);
 
-    // Kernel memberships held, sockets kept, and a membership's holders (0: none).
+    // Kernel memberships held (set aside ones included), sockets kept, and a membership's
+    // holders (0: none) and those of them not set aside.
     std::size_t memberships() const { return held_.size(); }
     std::size_t sockets() const { return sockets_.size(); }
     unsigned holders(const MembershipKey &key) const;
+    unsigned active(const MembershipKey &key) const;
 
 private:
     using SocketId = std::uint64_t;
@@ -77,6 +86,7 @@ private:
     struct Held {
         SocketId socket = 0;
         unsigned holders = 0;
+        unsigned active = 0; // holders not set aside (suspend): the kernel holds it while > 0
     };
     using Pool = std::pair<std::uint64_t, bool>; // (namespace, IPv6)
 
@@ -86,6 +96,11 @@ private:
     // Keeps a copy of the handed socket `fd` and makes `key`'s membership on it.
     std::variant<SocketId, Error> add_on_handed(int fd, const MembershipKey &key, const std::string &netdev);
     void note_held(SocketId id, const MembershipKey &key);
+    // Makes the key's membership again on the socket that keeps its slot (EADDRINUSE: held).
+    std::optional<Error> hold_again(const MembershipKey &key, const std::string &netdev);
+    // The kernel drops the key's membership (its socket keeps the slot); the error names a drop
+    // the kernel refused.
+    std::optional<Error> drop(const MembershipKey &key, SocketId id);
     // One membership fewer on the socket: it has room again, or is closed when it holds none.
     void unhold(SocketId id);
 

@@ -57,7 +57,7 @@ std::optional<RoceGid> source_gid(const std::vector<RoceGid> &gids, GidType type
     const RoceGid *best = nullptr;
     bool best_matches = false;
     for (const RoceGid &e : gids) {
-        if (e.type != type)
+        if (e.type != type || e.netdev_gone)
             continue;
         const bool matches = is_v4_gid(e.gid) == group.is_v4();
         if (type == GidType::roce_v2 && !matches)
@@ -183,12 +183,15 @@ std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
     if (!holds_ip_membership(member.bits))
         return std::nullopt; // a sender: no report (doc/roce-multicast.md §7)
     if (auto held = members_.find(member.id); held != members_.end()) {
+        Held &h = held->second;
         if (!member.rejoin)
             return std::nullopt;
-        auto now = kernel_.reassert(held->second.key, m.source.netdev);
+        auto now = kernel_.reassert(h.key, m.source.netdev, h.suspended);
         if (Error *err = std::get_if<Error>(&now))
-            return std::move(*err);
-        held->second = Held{std::get<MembershipKey>(now), m.source.netdev};
+            return std::move(*err); // still set aside, if it was: the engine ends it (remove_member)
+        h.key = std::get<MembershipKey>(now);
+        h.netdev = m.source.netdev;
+        h.suspended = false;
         return std::nullopt;
     }
     if (!roce || roce->fd < 0)
@@ -198,7 +201,7 @@ std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
     auto key = kernel_.acquire(roce->fd, m.source.netdev, m.group.ip);
     if (Error *err = std::get_if<Error>(&key))
         return std::move(*err);
-    members_.emplace(member.id, Held{std::get<MembershipKey>(key), m.source.netdev});
+    members_.emplace(member.id, Held{std::get<MembershipKey>(key), m.source.netdev, member.port, member.mgid, false});
     return std::nullopt;
 }
 
@@ -206,9 +209,47 @@ std::optional<Error> RoceBackend::remove_member(const FabricMember &member) {
     auto held = members_.find(member.id);
     if (held == members_.end())
         return std::nullopt;
-    const MembershipKey key = held->second.key;
+    const Held h = held->second;
     members_.erase(held);
-    return kernel_.release(key);
+    return kernel_.release(h.key, h.suspended);
+}
+
+SourceCheck RoceBackend::check_source(PortIndex port, const Gid &mgid) const {
+    const auto made = groups_.find({port, mgid});
+    if (made == groups_.end())
+        return {};
+    const Made &m = made->second;
+    const RoceGid &was = m.source;
+    const std::string where = type_text(was.type) + " GID " + format_gid(was.gid) + " (index " +
+                              std::to_string(was.index) + " on " + was.netdev + ")";
+    const auto now_port = ports_.port(port);
+    const std::optional<RoceGid> now =
+        now_port ? source_gid(now_port->gids, m.group.type, m.group.ip) : std::nullopt;
+    if (!now) {
+        // Say which went: the address, or the netdev under it.
+        const bool netdev_gone =
+            now_port && std::any_of(now_port->gids.begin(), now_port->gids.end(), [&](const RoceGid &e) {
+                return e.index == was.index && e.gid == was.gid && e.type == was.type && e.netdev_gone;
+            });
+        return {SourceCheck::State::gone,
+                "the source " + where + (netdev_gone ? ": " + was.netdev + " is gone from the daemon's network "
+                                                                          "namespace (removed, or moved to another)"
+                                                     : " is gone from the GID table") +
+                    ", and no other " + type_text(m.group.type) + " GID serves " + format_ip(m.group.ip)};
+    }
+    if (*now == was)
+        return {};
+    return {SourceCheck::State::moved, "the source of " + format_ip(m.group.ip) + " is now the " +
+                                           type_text(now->type) + " GID " + format_gid(now->gid) + " (index " +
+                                           std::to_string(now->index) + " on " + now->netdev + ")"};
+}
+
+void RoceBackend::suspend(PortIndex port, const Gid &mgid) {
+    for (auto &[id, h] : members_)
+        if (h.port == port && h.mgid == mgid && !h.suspended) {
+            kernel_.suspend(h.key);
+            h.suspended = true;
+        }
 }
 
 } // namespace mcastd::roce

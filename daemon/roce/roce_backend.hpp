@@ -64,6 +64,13 @@ public:
     void cancel(Id) override {} // every answer came inside its call
     std::optional<Error> add_member(const FabricMember &member) override;
     std::optional<Error> remove_member(const FabricMember &member) override;
+    // The GID entry the group was made from against the one that serves it now: same, moved
+    // (another index, a netdev re-created or with another MTU) or gone (no entry of its type and
+    // family whose netdev is in the daemon's network namespace).
+    SourceCheck check_source(PortIndex port, const Gid &mgid) const override;
+    // Its members' kernel memberships are set aside (KernelMemberships::suspend) until a re-join
+    // makes them again.
+    void suspend(PortIndex port, const Gid &mgid) override;
 
     const KernelMemberships &kernel() const { return kernel_; }
 
@@ -75,6 +82,9 @@ private:
     struct Held {
         MembershipKey key;
         std::string netdev;
+        PortIndex port = 0;
+        Gid mgid{};
+        bool suspended = false; // set aside: its group's source is gone
     };
 
     GidType default_type(const std::optional<RocePort> &port) const;

@@ -21,6 +21,15 @@ struct RoceGid {
     Gid gid{};
     GidType type = GidType::roce_v2; // gid_attrs/types/<index>
     std::string netdev;              // gid_attrs/ndevs/<index>
+    // The netdev as last looked up in the daemon's network namespace (port::GidEntry): gone
+    // when it is not there (removed, or moved to another namespace), and its index and MTU
+    // (0: not looked up). A group is made from an entry whose netdev is not gone; one made
+    // from an entry that differs now in any of these is made again.
+    bool netdev_gone = false;
+    int ifindex = 0;
+    unsigned mtu = 0;
+
+    bool operator==(const RoceGid &) const = default;
 };
 
 struct RocePort {

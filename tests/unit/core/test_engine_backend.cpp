@@ -344,20 +344,56 @@ TEST_F(EngineBackend, AReJoinTheBackendRefusesTellsItsMembersLost) {
     EXPECT_TRUE(eth.members.empty());
 }
 
-TEST_F(EngineBackend, APortThatGoesDownAndComesBackIsMadeAgain) {
+// The host's memberships outlive the link (the kernel keeps them across a flap): going down
+// and back re-joins nothing and tells nobody; joins meanwhile fail as the port is down.
+TEST_F(EngineBackend, APortThatGoesDownAndComesBackKeepsItsMembershipsAndSaysNothing) {
     MembershipId a = 0;
     join(client, on_eth(kG, join::full), &a);
     run_all();
     set_usable(eth_port, false, "netdev down");
     EXPECT_EQ(join(other, on_eth(kG, join::full))->code(), Errc::port_not_active);
+    set_usable(eth_port, true, "netdev up");
+    run_all();
+    EXPECT_TRUE(sink.events.empty());
+    EXPECT_EQ(eth.made.size(), 1u) << "not made again";
+    EXPECT_TRUE(eth.removed.empty());
+    EXPECT_EQ(eth.added.size(), 1u) << "its member not added again";
+    EXPECT_EQ(eth.memberships(), 1u);
+}
+
+// Where the group is sent from, as the backend judges it after Engine::sources_changed: gone
+// lets the members' memberships go (suspend) and tells them `lost`, and fails joins; served
+// again, the group is made again and they hear `restored`; moved, only `restored`.
+TEST_F(EngineBackend, AGroupWhoseSourceGoesIsLostAndRestoredWhenItComesBack) {
+    MembershipId a = 0;
+    join(client, on_eth(kG, join::full), &a);
+    run_all();
+    eth.sources[{eth_port, kG}] = SourceCheck{SourceCheck::State::gone, "the GID is gone"};
+    engine.sources_changed(eth_port, "GID table");
+    run_all();
+    EXPECT_EQ(eth.suspended, (std::vector<FakeEthernetBackend::Key>{{eth_port, kG}}));
     ASSERT_EQ(sink.events.size(), 1u);
     EXPECT_EQ(sink.events[0].ev.kind, Kind::lost);
-    set_usable(eth_port, true, "netdev up");
+    EXPECT_EQ(sink.events[0].ev.reason->message, "rxe0/1: the GID is gone");
+    EXPECT_TRUE(eth.removed.empty()) << "the member stays, suspended";
+    EXPECT_EQ(join(other, on_eth(kG, join::full))->code(), Errc::port_not_active);
+
+    eth.sources[{eth_port, kG}] = SourceCheck{SourceCheck::State::moved, "back at index 5"};
+    engine.sources_changed(eth_port, "GID table");
     run_all();
     ASSERT_EQ(sink.events.size(), 2u);
     EXPECT_EQ(sink.events[1].ev.kind, Kind::restored);
-    EXPECT_EQ(eth.made.size(), 2u);
-    EXPECT_EQ(eth.memberships(), 1u);
+    EXPECT_EQ(eth.made.size(), 2u) << "made again";
+    ASSERT_EQ(eth.added.size(), 2u);
+    EXPECT_TRUE(eth.added[1].rejoin) << "its member added again";
+
+    // Moved while held: made again, `restored`, no `lost`.
+    engine.sources_changed(eth_port, "GID table");
+    run_all();
+    ASSERT_EQ(sink.events.size(), 3u);
+    EXPECT_EQ(sink.events[2].ev.kind, Kind::restored);
+    EXPECT_EQ(eth.suspended.size(), 1u);
+    EXPECT_EQ(eth.made.size(), 3u);
 }
 
 TEST_F(EngineBackend, AMemberTheBackendRefusesFailsItsJoinAlone) {

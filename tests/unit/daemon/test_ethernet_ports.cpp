@@ -122,6 +122,20 @@ TEST_F(EthernetService, AGidTableReadIsKeptAndWhatChangedIsSaid) {
     EXPECT_TRUE(service.gid_table(roce, {kLinkLocal, again}).empty());
 }
 
+// A change of an Ethernet port's GID table asks the backend about each of the port's groups;
+// a table that did not change, or an InfiniBand port's, asks nothing.
+TEST_F(EthernetService, AGidTableChangeHasTheBackendJudgeEveryGroupOfThePort) {
+    service.join(client, join_on("rxe1", "ff12::1"), [](const JoinResult &) {});
+    const FakeEthernetBackend::Key group{roce, gid("ff12::1")};
+    ASSERT_TRUE(eth.checked.empty());
+    eth.sources[group] = SourceCheck{SourceCheck::State::gone, "the source is gone"};
+    ASSERT_FALSE(service.gid_table(roce, {kLinkLocal}).empty());
+    EXPECT_EQ(eth.checked, std::vector<FakeEthernetBackend::Key>{group});
+    EXPECT_EQ(eth.suspended, std::vector<FakeEthernetBackend::Key>{group}) << "its members' memberships let go";
+    EXPECT_TRUE(service.gid_table(roce, {kLinkLocal}).empty());
+    EXPECT_EQ(eth.checked.size(), 1u) << "nothing changed: nothing asked";
+}
+
 // ---- HostPorts ----
 
 // Discovery as a fixed list, GID tables from a map the test edits.
@@ -130,8 +144,11 @@ struct ScriptedSource final : port::PortSource {
     std::vector<GidEntry> table;
     std::string name() const override { return "scripted"; }
     port::Discovery discover() const override { return found; }
-    std::variant<port::PortAttributes, Error> read_port(std::string_view, unsigned) const override {
-        return found.ports.at(0);
+    std::variant<port::PortAttributes, Error> read_port(std::string_view device, unsigned) const override {
+        for (const port::PortAttributes &p : found.ports)
+            if (p.device == device)
+                return p;
+        return Error{Errc::no_such_device, "no RDMA device '" + std::string(device) + "'", {}};
     }
     std::variant<port::GidTable, Error> read_gid_table(std::string_view device, unsigned) const override {
         if (device != "rxe1")
@@ -154,6 +171,11 @@ protected:
         }
         service = std::make_unique<Service>(EngineConfig{}, host->sa(), loop.timers());
         service->set_membership_backend(LinkLayer::ethernet, eth);
+        // veth1 is in the daemon's namespace (index and MTU left unread, as the entries above).
+        host->set_netdev_lookup([this](const std::string &netdev) {
+            ++lookups;
+            return port::NetdevState{netdev == "veth1" && veth1_here, 0, 0};
+        });
         host->open(*service);
     }
     void TearDown() override {
@@ -166,6 +188,8 @@ protected:
     runtime::EventLoop loop{runtime::EventLoop::Kind::fresh};
     FakeEthernetBackend eth; // declared before the service: it outlives it
     ScriptedSource *source = nullptr;
+    bool veth1_here = true;
+    unsigned lookups = 0;
     std::unique_ptr<HostPorts> host;
     std::unique_ptr<Service> service;
 };
@@ -254,6 +278,40 @@ TEST(EthernetHostPortsConfig, OnlyTheConfiguredPortsAreServedAndNoneIsAnError) {
     } catch (const std::runtime_error &e) {
         EXPECT_STREQ(e.what(), "no usable RDMA port found (scripted)");
     }
+}
+
+// The watch: a link flap changes the port's usable flag and nothing else (the kernel keeps the
+// memberships); a netdev gone from the daemon's namespace is a change of the GID table.
+TEST_F(EthernetHostPorts, EthernetPortsAreWatchedAndALinkFlapOnlyFlipsUsable) {
+    EXPECT_TRUE(host->watched(0));
+    EXPECT_TRUE(host->watched(1));
+    service->join(service->add_client(ClientInfo{100, 1000, 1000, "app"}, nullptr), join_on("rxe1", "ff12::1"),
+                  [](const JoinResult &) {});
+    ASSERT_EQ(eth.made.size(), 1u);
+    source->found.ports[0].state = static_cast<std::uint8_t>(port::PortState::down);
+    host->check_ethernet(0);
+    EXPECT_FALSE(service->ports().usable(0));
+    source->found.ports[0].state = static_cast<std::uint8_t>(port::PortState::active);
+    host->check_ethernet(0);
+    EXPECT_TRUE(service->ports().usable(0));
+    EXPECT_EQ(eth.made.size(), 1u) << "no re-join";
+    EXPECT_TRUE(eth.removed.empty());
+    EXPECT_TRUE(eth.checked.empty()) << "the GID table did not change";
+}
+
+TEST_F(EthernetHostPorts, ANetdevGoneFromTheNamespaceIsAChangeOfTheGidTable) {
+    veth1_here = false;
+    const unsigned before = lookups;
+    const auto gone = host->reread_gid_table(0);
+    ASSERT_TRUE(std::holds_alternative<port::GidTableChange>(gone));
+    const port::GidTableChange &c = std::get<port::GidTableChange>(gone);
+    ASSERT_EQ(c.netdev.size(), 2u);
+    EXPECT_TRUE(c.netdev[0].netdev_gone && c.netdev[1].netdev_gone);
+    EXPECT_EQ(lookups, before + 1) << "one lookup for the two entries on veth1";
+    EXPECT_TRUE(service->ports().at(0).attributes.gids[1].netdev_gone);
+    veth1_here = true;
+    host->check_ethernet(0);
+    EXPECT_FALSE(service->ports().at(0).attributes.gids[1].netdev_gone) << "back";
 }
 
 } // namespace

@@ -133,8 +133,10 @@ TEST_F(SysfsRootAtStart, TheDaemonServesTheTreesRoCEPortShowsItsLinkLayerAndJoin
                                         (dir_ / "sys" / "class" / "infiniband").string()},
                                .env = {{"NOTIFY_SOCKET", notify.path().string()}}});
     ASSERT_TRUE(notify.wait_for("READY=1", 20s)) << proc.stderr_text();
+    // veth1 exists only on the Ethernet bed: here it is not in the daemon's network namespace.
     EXPECT_TRUE(proc.wait_for_stderr("rxe1/1: ACTIVE Ethernet (RoCE), GID table: 0 fe80::4dff:fe00:1 roce_v1 "
-                                     "veth1, 1 ::ffff:10.77.0.1 roce_v2 veth1",
+                                     "veth1 (not in the daemon's network namespace), 1 ::ffff:10.77.0.1 roce_v2 "
+                                     "veth1 (not in the daemon's network namespace)",
                                      10s))
         << proc.stderr_text();
 

@@ -43,6 +43,11 @@ public:
     std::function<std::optional<Error>(const FabricJoin &)> refuse;
     std::function<std::optional<Error>(const FabricMember &)> refuse_member;
     std::uint32_t qkey = 0x01234567; // rdma_cm's default on RoCE
+    // Where a group is sent from now (check_source: same unless the test says), every group
+    // the engine asked about, and every group it suspended.
+    std::map<Key, SourceCheck> sources;
+    mutable std::vector<Key> checked;
+    std::vector<Key> suspended;
 
     static bool holds(std::uint8_t bits) { return bits & (join::full | join::non_member); }
 
@@ -121,6 +126,13 @@ public:
         }
         return std::nullopt;
     }
+
+    SourceCheck check_source(PortIndex port, const Gid &mgid) const override {
+        checked.emplace_back(port, mgid);
+        auto it = sources.find({port, mgid});
+        return it == sources.end() ? SourceCheck{} : it->second;
+    }
+    void suspend(PortIndex port, const Gid &mgid) override { suspended.emplace_back(port, mgid); }
 
     std::optional<Error> remove_member(const FabricMember &m) override {
         removed.push_back(m);

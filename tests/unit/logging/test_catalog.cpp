@@ -91,7 +91,9 @@ TEST(Catalog, PlaceholdersNameOnlyFieldsTheDaemonSends) {
                                      "SA_AMPLIFICATION", "SA_MADS_SENT", "SA_TRANSACTIONS", "SA_RETRANSMITS",
                                      "SA_LATE",
                                      // logging/membership_log.cpp, log_folded()
-                                     "FOLDED_LINES"};
+                                     "FOLDED_LINES",
+                                     // logging/gid_log.cpp
+                                     "ROCE_CHANGE", "ROCE_GID", "ROCE_GID_TYPE", "ROCE_SGID_INDEX", "ROCE_NETDEV"};
     const std::regex placeholder("@([A-Z0-9_]+)@");
     for (const auto &[id, e] : parse_catalog(MCASTD_CATALOG)) {
         std::string all = e.text;
@@ -128,7 +130,8 @@ TEST(Catalog, TheManPageListsEveryMessageIdAndField) {
         EXPECT_NE(text.find(std::string(m.id)), std::string::npos) << m.name;
     for (const char *field : {"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE", "CLIENT_PID",
                               "CLIENT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
-                              "FOLDED_LINES"})
+                              "FOLDED_LINES", "ROCE_CHANGE", "ROCE_GID", "ROCE_GID_TYPE", "ROCE_SGID_INDEX",
+                              "ROCE_NETDEV"})
         EXPECT_NE(text.find(field), std::string::npos) << field;
 }
 

@@ -73,7 +73,8 @@ TEST(MessageIds, OnePerKindEachA128BitIdInLowercaseHex) {
     for (auto k : kinds)
         EXPECT_TRUE(seen.insert(message_id(k).id).second) << message_id(k).name;
     for (const MessageId &m :
-         {kPolicyRefused, kPolicyFlagged, kEvicted, kClientRefused, kDisconnected, kSaAmplified, kRoutineFolded})
+         {kPolicyRefused, kPolicyFlagged, kEvicted, kClientRefused, kDisconnected, kSaAmplified, kRoutineFolded,
+          kRoceSource})
         EXPECT_TRUE(seen.insert(m.id).second) << m.name;
     EXPECT_EQ(seen.size(), kMessageIds.size());
     for (const MessageId &m : kMessageIds)

@@ -127,6 +127,29 @@ TEST(GidTable, AChangeNamesWhatWentWhatCameAndWhatMoved) {
     EXPECT_EQ(other.added, std::vector<GidEntry>{elsewhere});
 }
 
+// The netdev under an entry, as the daemon looks it up in its own namespace: gone, back under a
+// new index, another MTU. The entry is the same address at the same index; its netdev changed.
+TEST(GidTable, AChangeNamesTheNetdevsThatChanged) {
+    GidEntry v4{1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"};
+    v4.ifindex = 7;
+    v4.mtu = 1500;
+    GidEntry gone = v4;
+    gone.netdev_gone = true;
+    gone.ifindex = 0;
+    gone.mtu = 0;
+    const GidTableChange left = diff_gid_tables(std::vector<GidEntry>{v4}, std::vector<GidEntry>{gone});
+    EXPECT_EQ(left.netdev, std::vector<GidEntry>{gone});
+    EXPECT_TRUE(left.removed.empty() && left.added.empty() && left.moved.empty());
+    EXPECT_EQ(describe(left), "netdev 1 ::ffff:10.77.0.1 roce_v2 veth1 (not in the daemon's network namespace)");
+    GidEntry anew = v4;
+    anew.ifindex = 9;
+    EXPECT_EQ(diff_gid_tables(std::vector<GidEntry>{v4}, std::vector<GidEntry>{anew}).netdev, std::vector<GidEntry>{anew});
+    GidEntry jumbo = v4;
+    jumbo.mtu = 9000;
+    EXPECT_EQ(describe(diff_gid_tables(std::vector<GidEntry>{v4}, std::vector<GidEntry>{jumbo})),
+              "netdev 1 ::ffff:10.77.0.1 roce_v2 veth1 (ifindex 7, MTU 9000)");
+}
+
 TEST(GidTable, AChangeIsDescribedForTheLog) {
     const GidEntry v4{1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"};
     const GidEntry ib{0, gid("fe80::2:c903:0:1"), GidType::ib, ""};

@@ -218,6 +218,47 @@ TEST_F(Kernel, AReassertFollowsANetdevThatCameBackUnderAnotherIndex) {
               "SIOCGIFINDEX veth1 in the client's network namespace: ENODEV (No such device)");
 }
 
+// A source GID gone: each holder sets its membership aside; the kernel drops it with the last
+// one, and the socket stays to make it again when the source is back.
+TEST_F(Kernel, SuspendedHoldersDropTheMembershipOnceAndAReassertMakesItAgain) {
+    const MembershipKey k = joined(kHostNs, v4(2, 3));
+    joined(kHostNs, v4(2, 3));
+    kernel.suspend(k);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 1u) << "one holder still active";
+    EXPECT_EQ(kernel.active(k), 1u);
+    kernel.suspend(k);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 0u) << "the leave goes out";
+    EXPECT_EQ(kernel.holders(k), 2u);
+    EXPECT_EQ(kernel.sockets(), 1u) << "kept for making it again";
+    kernel.suspend(k); // one too many: nothing
+    EXPECT_EQ(kernel.active(k), 0u);
+
+    ASSERT_EQ(std::get<MembershipKey>(kernel.reassert(k, "veth1", true)), k);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 1u) << "reported again";
+    EXPECT_EQ(kernel.active(k), 1u);
+    // The other holder leaves while set aside: no drop, the membership is the first one's.
+    const unsigned drops = sys.drops;
+    EXPECT_FALSE(kernel.release(k, true));
+    EXPECT_EQ(sys.drops, drops);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 1u);
+    EXPECT_FALSE(kernel.release(k));
+    EXPECT_EQ(sys.memberships(), 0u);
+    EXPECT_EQ(kernel.sockets(), 0u);
+}
+
+TEST_F(Kernel, AJoinOfAMembershipEveryHolderSetAsideMakesItAgain) {
+    const MembershipKey k = joined(kHostNs, v4(2, 3));
+    kernel.suspend(k);
+    ASSERT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 0u);
+    EXPECT_EQ(joined(kHostNs, v4(2, 3)), k);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 1u) << "another group of the same IP group, its source still there";
+    // The set-aside holder leaves: the new one keeps it.
+    EXPECT_FALSE(kernel.release(k, true));
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 3)), 1u);
+    EXPECT_FALSE(kernel.release(k));
+    EXPECT_EQ(sys.memberships(), 0u);
+}
+
 TEST_F(Kernel, TheLastSocketsCloseWithTheDaemon) {
     {
         KernelMemberships own(sys);

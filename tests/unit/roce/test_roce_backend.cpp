@@ -16,6 +16,7 @@
 #include "fakes/fake_timers.hpp"
 #include "port/port_registry.hpp"
 #include "roce/roce_backend.hpp"
+#include "roce_engine.hpp"
 
 namespace mcastd::test {
 namespace {
@@ -310,11 +311,7 @@ protected:
         sys.netdev(kHostNs, "veth1", 7);
         sys.netdev(kContainerNs, "veth1", 3);
         engine.set_backend(LinkLayer::ethernet, backend);
-        port::PortAttributes a;
-        a.device = "rxe0";
-        a.port_num = 1;
-        a.link_layer = "Ethernet";
-        engine.add_port(registry.add(a, true));
+        serve_rxe0(registry, engine);
         for (int i = 0; i < 3; ++i)
             clients.push_back(engine.add_client(ClientInfo{100 + i, 1000, 1000, "app"}));
     }

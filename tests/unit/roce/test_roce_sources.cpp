@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// A RoCE port's sources (issue 27 §4, doc/roce-multicast.md §8): the GID a group is sent from
+// going away (or its netdev leaving the daemon's network namespace) tells its members `lost`
+// and drops the kernel membership; the GID coming back, at its index or another, makes it again
+// and tells them `restored` with the record's new sgid_index; a link flap does nothing at all.
+// The engine over the real RoCE backend and a model of the kernel (fake_syscalls.hpp).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "fake_syscalls.hpp"
+#include "fakes/fake_sa.hpp"
+#include "fakes/fake_timers.hpp"
+#include "port/port_registry.hpp"
+#include "roce/roce_backend.hpp"
+#include "roce_engine.hpp"
+
+namespace mcastd::test {
+namespace {
+
+using roce::RoceGid;
+using roce::RocePort;
+
+constexpr std::uint64_t kHostNs = 4096;
+constexpr int kVeth1 = 7;
+
+Gid gid(const char *text) { return *parse_gid(text); }
+IpAddress ip(const char *text) { return *parse_ip(text); }
+
+const RoceGid kLinkLocalV1{0, gid("fe80::4dff:fe00:1"), GidType::roce_v1, "veth1"};
+const RoceGid kIpv4V2{1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"};
+
+struct Ports final : roce::RocePorts {
+    std::vector<RoceGid> gids{kLinkLocalV1, kIpv4V2};
+    std::optional<RocePort> port(PortIndex) const override { return RocePort{"rxe0/1", gids, std::nullopt}; }
+    std::optional<unsigned> netdev_mtu(const std::string &) const override { return 1500; }
+};
+
+struct Heard final : MembershipEventSink {
+    struct One {
+        ClientId client;
+        MembershipEvent ev;
+    };
+    std::vector<One> events;
+    void membership_event(ClientId client, MembershipId, const MembershipEvent &ev) override {
+        events.push_back({client, ev});
+    }
+    std::size_t count(MembershipEvent::Kind kind) const {
+        std::size_t n = 0;
+        for (const One &e : events)
+            n += e.ev.kind == kind;
+        return n;
+    }
+};
+
+class RoceSources : public ::testing::Test {
+protected:
+    RoceSources() : engine(EngineConfig{}, registry, sa, timers) {
+        sys.netdev(kHostNs, "veth1", kVeth1);
+        engine.set_backend(LinkLayer::ethernet, backend);
+        engine.set_event_sink(&heard);
+        serve_rxe0(registry, engine);
+        for (int i = 0; i < 2; ++i)
+            clients.push_back(engine.add_client(ClientInfo{100 + i, 1000, 1000, "app"}));
+    }
+
+    JoinResult join(ClientId client, const char *group, std::optional<GidType> type = std::nullopt) {
+        JoinRequest r;
+        r.device = "rxe0";
+        r.port = 1;
+        r.join_state = join::full;
+        r.roce = std::make_shared<const RoceJoin>(ip(group), type, sys.socket(kHostNs));
+        JoinResult out;
+        engine.join(client, r, [&out](const JoinResult &res) { out = res; });
+        return out;
+    }
+    // What the port's watch does after a re-read: the engine judges every group, then the
+    // re-join's jitter passes.
+    void sources_changed() {
+        engine.sources_changed(0, "GID table changed");
+        timers.run_until_idle();
+    }
+    unsigned users(const char *group, int ifindex = kVeth1) { return sys.users(kHostNs, ifindex, ip(group)); }
+
+    FakeTimers timers;
+    FakeSa sa;
+    port::PortRegistry registry;
+    Ports ports;
+    FakeSyscalls sys;
+    roce::RoceBackend backend{ports, sys};
+    Heard heard;
+    Engine engine;
+    std::vector<ClientId> clients;
+};
+
+TEST_F(RoceSources, TheRecordNamesItsSource) {
+    const JoinResult r = join(clients[0], "239.1.2.3");
+    ASSERT_FALSE(r.error) << r.error->message;
+    EXPECT_EQ(r.record.link_layer, LinkLayer::ethernet);
+    EXPECT_EQ(r.record.gid_type, GidType::roce_v2);
+    EXPECT_EQ(r.record.sgid_index, 1);
+    EXPECT_EQ(r.record.netdev, "veth1");
+}
+
+TEST_F(RoceSources, TheGidGoneLosesTheMembershipAndItsReturnAtAnotherIndexRestoresIt) {
+    for (ClientId c : clients)
+        ASSERT_FALSE(join(c, "239.1.2.3").error);
+    ASSERT_EQ(users("239.1.2.3"), 1u);
+
+    ports.gids = {kLinkLocalV1}; // the address is removed from veth1
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::lost), 2u);
+    EXPECT_EQ(heard.events[0].ev.reason->code, Errc::port_not_active);
+    EXPECT_NE(heard.events[0].ev.reason->message.find("::ffff:10.77.0.1 (index 1 on veth1) is gone from the GID table"),
+              std::string::npos)
+        << heard.events[0].ev.reason->message;
+    EXPECT_EQ(users("239.1.2.3"), 0u) << "the kernel membership is dropped: the switch prunes the port";
+    EXPECT_EQ(sys.open_fds(), 1u) << "its socket is kept to make it again";
+    ASSERT_EQ(engine.groups().size(), 1u) << "the members stay, for when the address comes back";
+    EXPECT_EQ(engine.groups()[0].counts[0], 2u);
+
+    const JoinResult refused = join(clients[0], "239.1.2.3");
+    ASSERT_TRUE(refused.error) << "a join of a group with no source fails";
+    EXPECT_EQ(refused.error->code, Errc::port_not_active);
+
+    heard.events.clear();
+    RoceGid back = kIpv4V2;
+    back.index = 5; // re-added, at another index
+    ports.gids = {kLinkLocalV1, back};
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::restored), 2u);
+    for (const auto &e : heard.events) {
+        EXPECT_EQ(e.ev.record.sgid_index, 5);
+        EXPECT_TRUE(e.ev.changed & field::sgid_index) << "rebuild the address handle";
+    }
+    EXPECT_EQ(users("239.1.2.3"), 1u) << "made again, once for both";
+
+    for (ClientId c : clients)
+        engine.remove_client(c);
+    EXPECT_EQ(sys.memberships(), 0u);
+    EXPECT_EQ(sys.open_fds(), 0u);
+}
+
+TEST_F(RoceSources, TheNetdevGoneFromTheNamespaceLosesItAndItsReturnUnderANewIndexRestoresIt) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    RoceGid gone = kIpv4V2;
+    gone.netdev_gone = true;
+    ports.gids = {kLinkLocalV1, gone};
+    sys.remove_netdev(kHostNs, "veth1"); // the kernel drops its memberships with it
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::lost), 1u);
+    EXPECT_NE(heard.events[0].ev.reason->message.find("veth1 is gone from the daemon's network namespace"),
+              std::string::npos)
+        << heard.events[0].ev.reason->message;
+
+    heard.events.clear();
+    sys.netdev(kHostNs, "veth1", 9); // moved back: a new index
+    RoceGid back = kIpv4V2;
+    back.ifindex = 9;
+    ports.gids = {kLinkLocalV1, back};
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(heard.events[0].ev.record.sgid_index, 1);
+    EXPECT_EQ(users("239.1.2.3", 9), 1u) << "held on the netdev's new index";
+    engine.remove_client(clients[0]);
+    EXPECT_EQ(sys.memberships(), 0u);
+    EXPECT_EQ(sys.open_fds(), 0u);
+}
+
+TEST_F(RoceSources, AnEntryMovedBetweenTwoReadsIsRestoredWithoutALoss) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    const unsigned drops = sys.drops;
+    RoceGid moved = kIpv4V2;
+    moved.index = 2;
+    ports.gids = {kLinkLocalV1, moved};
+    sources_changed();
+    EXPECT_EQ(heard.count(MembershipEvent::Kind::lost), 0u);
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(heard.events[0].ev.record.sgid_index, 2);
+    EXPECT_EQ(heard.events[0].ev.changed, field::sgid_index);
+    EXPECT_EQ(sys.drops, drops) << "the kernel membership stays";
+    EXPECT_EQ(users("239.1.2.3"), 1u);
+}
+
+TEST_F(RoceSources, OnlyTheGroupsOfTheGoneSourceAreTouched) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);                     // RoCE v2, index 1
+    ASSERT_FALSE(join(clients[1], "239.1.2.3", GidType::roce_v1).error);   // RoCE v1, index 0
+    ASSERT_EQ(users("239.1.2.3"), 1u) << "one kernel membership for both groups";
+    ports.gids = {kLinkLocalV1};
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::lost), 1u);
+    EXPECT_EQ(heard.events[0].client, clients[0]);
+    EXPECT_EQ(users("239.1.2.3"), 1u) << "the RoCE v1 group still holds it";
+    engine.remove_client(clients[1]);
+    EXPECT_EQ(users("239.1.2.3"), 0u) << "the only holder left is set aside";
+    ports.gids = {kLinkLocalV1, kIpv4V2};
+    sources_changed();
+    EXPECT_EQ(heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(users("239.1.2.3"), 1u);
+}
+
+TEST_F(RoceSources, ALeaveWhileTheSourceIsGoneEndsItWithNoKernelCall) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    ports.gids = {kLinkLocalV1};
+    sources_changed();
+    const unsigned drops = sys.drops;
+    engine.remove_client(clients[0]);
+    EXPECT_EQ(sys.drops, drops) << "dropped already";
+    EXPECT_EQ(sys.open_fds(), 0u);
+    EXPECT_TRUE(engine.groups().empty());
+    ports.gids = {kLinkLocalV1, kIpv4V2};
+    sources_changed();
+    EXPECT_EQ(sys.memberships(), 0u);
+}
+
+TEST_F(RoceSources, ALinkFlapCausesNoKernelMembershipCallAndNoEvent) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    ASSERT_FALSE(join(clients[1], "239.1.2.4").error);
+    const unsigned adds = sys.adds, drops = sys.drops;
+    registry.set_usable(0, false);
+    engine.port_usable_changed(0, "the link is DOWN");
+    timers.run_until_idle();
+    registry.set_usable(0, true);
+    engine.port_usable_changed(0, "");
+    timers.run_until_idle();
+    EXPECT_EQ(sys.adds, adds) << "no re-join";
+    EXPECT_EQ(sys.drops, drops);
+    EXPECT_TRUE(heard.events.empty()) << "no lost, no restored";
+    EXPECT_EQ(users("239.1.2.3"), 1u);
+    EXPECT_EQ(users("239.1.2.4"), 1u);
+    EXPECT_EQ(engine.ports().at(0).rejoins, 0u);
+}
+
+TEST_F(RoceSources, NothingChangedMeansNothingDone) {
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    const unsigned adds = sys.adds, drops = sys.drops;
+    sources_changed();
+    EXPECT_EQ(sys.adds, adds);
+    EXPECT_EQ(sys.drops, drops);
+    EXPECT_TRUE(heard.events.empty());
+}
+
+} // namespace
+} // namespace mcastd::test
