@@ -57,7 +57,7 @@ void PortRejoiner::sources_changed(PortIndex pi, const std::string &why) {
             remake = remake || c.state != SourceCheck::State::gone; // waiting for its source
             continue;
         }
-        if (c.state == SourceCheck::State::same || !g.sa.have_record || g.busy())
+        if (c.state == SourceCheck::State::same || !g.sa.have_record || g.in_progress())
             continue; // not made from a source yet (the next make reads the table afresh)
         if (c.state == SourceCheck::State::moved) {
             driver(pi).mark_rejoin(g); // made again from where it is served now
