@@ -250,8 +250,11 @@ Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map
     // Ids go on from the previous instance's: a name in the store is never reused.
     for (const KeptSocket &k : saved)
         next_ = std::max(next_, k.id + 1);
-    for (const auto &[id, fd] : stored)
+    for (const auto &[id, fd] : stored) {
         next_ = std::max(next_, id + 1);
+        if (store_)
+            store_->adopted(id); // in the store already: kept as it is, or removed below
+    }
     for (const KeptSocket &k : saved) {
         auto fd = stored.find(k.id);
         if (fd == stored.end()) {

@@ -52,6 +52,8 @@ struct MembershipKey {
 class SocketStore {
 public:
     virtual void store(std::uint64_t socket, int fd) = 0;
+    // The previous instance stored it: this one may remove it.
+    virtual void adopted(std::uint64_t socket) = 0;
     // Before the socket is closed: a stored copy would keep its memberships.
     virtual void remove(std::uint64_t socket) = 0;
 

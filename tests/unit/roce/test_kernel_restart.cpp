@@ -39,6 +39,10 @@ public:
         ASSERT_FALSE(fds.count(socket)) << "socket id " << socket << " stored twice";
         fds[socket] = sys_.duplicate(fd);
     }
+    void adopted(std::uint64_t socket) override {
+        EXPECT_TRUE(fds.count(socket)) << "socket " << socket << " adopted but never stored";
+        ++adoptions;
+    }
     void remove(std::uint64_t socket) override {
         auto it = fds.find(socket);
         ASSERT_NE(it, fds.end()) << "socket " << socket << " removed but never stored";
@@ -56,7 +60,7 @@ public:
     // The service manager passes its copies and forgets the ones the new instance does not
     // store again: here the new instance re-stores adopted ids, so start from empty.
     std::map<std::uint64_t, int> fds;
-    unsigned removed = 0;
+    unsigned removed = 0, adoptions = 0;
 
 private:
     FakeSyscalls &sys_;
@@ -129,6 +133,7 @@ TEST_F(KernelRestart, UnderAStoreTheyAreNeverAbsentAndTheNextInstanceAdoptsThem)
     EXPECT_EQ(sys.adds, adds) << "no membership made again: no new report";
     EXPECT_EQ(sys.drops, drops);
     EXPECT_EQ(store.fds.size(), 3u) << "adopted sockets are stored already, under the same ids";
+    EXPECT_EQ(store.adoptions, 3u) << "and the store told so, so that they can be removed";
     EXPECT_EQ(sys.users(kContainerNs, 3, v4(2, 0)), 1u);
     EXPECT_EQ(next.holders(MembershipKey{kHostNs, 7, v4(2, 0)}), 1u);
 
