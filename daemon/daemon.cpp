@@ -169,8 +169,8 @@ void Daemon::finish_restart() {
     const bool written = keeper_->write(service_->idle());
     keeper_->seal(false);
     service_->mute_sa(); // taking the daemon apart must not reach the SA
+    roce_->hand_over();  // nor the kernel (the sessions the hand-over ends release their members)
     server_->hand_over();
-    roce_->hand_over(); // nor the kernel: its memberships' sockets are in the fd store
     // Every FDSTORE=1 sent so far must reach the service manager before this process ends.
     if (server_->storing())
         if (int r = sd_notify_barrier(0, 5'000'000); r < 0)
