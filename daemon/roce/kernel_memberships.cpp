@@ -303,6 +303,12 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
         else if (held_.count(key))
             why = "it is held on another socket too";
         if (why.empty()) {
+            // The socket may have changed after the state was written (a crash): asked again,
+            // the kernel says "still held" (EADDRINUSE, nothing sent) or makes it (a report).
+            if (const int err = sys_.add_membership(fd, m.group, m.ifindex); err && err != EADDRINUSE)
+                why = std::string(membership_option(m.group, true)) + " refused: " + errno_text(err);
+        }
+        if (why.empty()) {
             note_held(id, key, m.netdev, static_cast<unsigned>(m.members.size()));
             ++adopted;
             continue;

@@ -99,8 +99,8 @@ public:
     // `members` those still held by somebody now) and `stored`, the sockets the store gave back
     // by id (taken: each is kept or closed). A stored socket is adopted when its namespace
     // (SO_NETNS_COOKIE) and family are the saved ones, and each of its memberships when the
-    // netdev has the saved index there and somebody holds it; the rest are dropped (the kernel
-    // sends the leave). A saved socket the store did not give back has its memberships made
+    // netdev has the saved index there and somebody holds it (asked of the kernel again: still
+    // held, EADDRINUSE, sends nothing); the rest are dropped (the kernel sends the leave). A saved socket the store did not give back has its memberships made
     // again when it was of the daemon's own namespace (a socket the daemon makes there);
     // another namespace's cannot be made without a socket of its own. Stored sockets the state
     // does not name are closed. Call once, before anything is acquired.

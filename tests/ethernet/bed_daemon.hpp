@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// rdma-mcastd on an Ethernet bed host (doc/ethernet-bed.md), with what systemd would give it:
-// a notify socket and, when asked, a file descriptor store. The bed has no service manager, so
-// ServiceManager plays its part: over the sim tier's NotifySocket it reads the daemon's
-// sd_notify datagrams (READY=1, STOPPING=1), keeps the descriptors sent with FDSTORE=1 under their FDNAME= until FDSTOREREMOVE=1, closes
-// a BARRIER=1's, and hands what it keeps to the next instance as LISTEN_FDS / LISTEN_FDNAMES
-// (sd_listen_fds_with_names(3)), as `systemctl restart` and Restart=on-failure do.
+// rdma-mcastd on an Ethernet bed host (doc/ethernet-bed.md §3), with what systemd would give
+// it: a notify socket and, when asked, a file descriptor store. The bed has no service manager,
+// so ServiceManager plays its part: over the sim tier's NotifySocket it reads the daemon's
+// sd_notify datagrams (READY=1, STOPPING=1), keeps the descriptors sent with FDSTORE=1 under
+// their FDNAME= until FDSTOREREMOVE=1, closes a BARRIER=1's, and hands what it keeps to the
+// next instance as LISTEN_FDS / LISTEN_FDNAMES (sd_listen_fds_with_names(3)), as
+// `systemctl restart` and Restart=on-failure do.
 #pragma once
 
 #include <chrono>

@@ -37,6 +37,7 @@ public:
     std::optional<int> add_errno;              // the next add refused with this (once)
     std::uint64_t own_netns = 0;               // the daemon's namespace: where open_socket() makes one
     unsigned adds = 0, drops = 0, keeps = 0, closes = 0, opens = 0; // calls made
+    unsigned still_held = 0; // adds answered EADDRINUSE: held already, nothing sent
 
     // A netdev `name` with `index` in namespace `netns`.
     void netdev(std::uint64_t netns, const std::string &name, int index) { netdevs_[{netns, name}] = index; }
@@ -114,8 +115,10 @@ public:
         auto s = socket_of(fd);
         if (!s)
             return EBADF;
-        if (s->groups.count({group, ifindex}))
+        if (s->groups.count({group, ifindex})) {
+            ++still_held;
             return EADDRINUSE;
+        }
         if (!has_index(s->netns, ifindex))
             return ENODEV;
         if (s->groups.size() >= (group.is_v4() ? max_v4 : max_v6))
