@@ -33,6 +33,11 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     roce_syscalls_ = std::make_unique<roce::LinuxSyscalls>();
     roce_ports_ = std::make_unique<roce::RegistryRocePorts>(service_->ports());
     roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_);
+    fd_store_ = server::service_manager_fd_store();
+    if (fd_store_) {
+        membership_store_ = std::make_unique<MembershipFdStore>(fd_store_);
+        roce_->set_store(membership_store_.get());
+    }
     service_->set_membership_backend(LinkLayer::ethernet, *roce_);
     ports_->open(*service_);
     service_->add_observer(logging::membership_log(*service_, *routine_));
@@ -47,7 +52,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
         spdlog::warn("there is no group '{}' on this host, so only root can use {} (create the group, e.g. "
                      "systemd-sysusers rdma-mcastd.conf, or set socket_group)",
                      cfg_.socket_group, cfg_.socket);
-    server_ = std::make_unique<server::SocketServer>(loop_, *sessions_, listener.fd, server::service_manager_fd_store());
+    server_ = std::make_unique<server::SocketServer>(loop_, *sessions_, listener.fd, fd_store_);
     // D-Bus is optional: without a system bus the socket still serves.
     if (cfg_.dbus.enabled) {
         try {
@@ -164,6 +169,7 @@ void Daemon::finish_restart() {
     const bool written = keeper_->write(service_->idle());
     keeper_->seal(false);
     service_->mute_sa(); // taking the daemon apart must not reach the SA
+    roce_->hand_over();  // nor the kernel (the sessions the hand-over ends release their members)
     server_->hand_over();
     // Every FDSTORE=1 sent so far must reach the service manager before this process ends.
     if (server_->storing())
@@ -179,6 +185,12 @@ void Daemon::take_back(server::ListenSocket &listener) {
             spdlog::warn("closing stored connection {}: {}", server::connection_fd_name(c.session), why);
             server::discard_stored_connection(c.fd, c.session);
         }
+        for (const auto &[id, fd] : listener.membership_sockets) {
+            spdlog::warn("closing stored {}: {} (its kernel memberships end)", server::membership_socket_fd_name(id),
+                         why);
+            server::discard_stored(fd, server::membership_socket_fd_name(id));
+        }
+        listener.membership_sockets.clear();
     };
     if (cfg_.state_dir.empty()) {
         spdlog::warn("no state directory (--state-dir, or RuntimeDirectory= under systemd): a restart or crash of "
@@ -190,6 +202,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
     keeper_ = std::make_unique<restart::StateKeeper>(loop_, *service_, *sessions_, file, sessions_->daemon_name());
     if (bus_)
         keeper_->set_bus_id(bus_->bus_id());
+    keeper_->set_roce(roce_.get());
     const auto loaded = file.load(restart::current_boot_id());
     if (!loaded.set_aside.empty())
         spdlog::error("restart state {} set aside as {}.rejected: {}; starting without it (groups a previous "
@@ -206,11 +219,13 @@ void Daemon::take_back(server::ListenSocket &listener) {
     if (!loaded.state) {
         close_stored("there is no restart state to match it with");
     } else {
-        const auto r = keeper_->restore(*loaded.state, std::move(listener.stored), *server_);
+        const auto r = keeper_->restore(*loaded.state, std::move(listener.stored), *server_,
+                                        std::move(listener.membership_sockets));
+        listener.membership_sockets.clear();
         spdlog::info("took back from {} ({}): {} group(s), {} session(s) with {} membership(s), {} connection(s) "
-                     "kept by the service manager",
+                     "kept by the service manager, {} RoCE kernel membership(s) kept and {} made again",
                      loaded.state->daemon, loaded.state->clean ? "a planned restart" : "a crash", r.groups, r.sessions,
-                     r.memberships, r.connections);
+                     r.memberships, r.connections, r.kernel_adopted, r.kernel_remade);
         for (const auto &why : r.set_aside)
             spdlog::warn("restart state: {}", why);
         // A D-Bus caller's unique name outlives the daemon's bus connection: those still on the

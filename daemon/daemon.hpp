@@ -25,6 +25,7 @@
 #include "dbus/dbus_server.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/routine_limiter.hpp"
+#include "membership_fd_store.hpp"
 #include "port_backend.hpp"
 #include "reload.hpp"
 #include "restart/keeper.hpp"
@@ -86,9 +87,15 @@ private:
     std::unique_ptr<logging::RoutineLimiter> routine_;
     // In start order.
     std::unique_ptr<PortBackend> ports_;
+    // The service manager's fd store (null without one), shared by the client connections and
+    // the RoCE membership sockets; declared before the backend, which removes its sockets from
+    // it as it ends.
+    std::shared_ptr<server::FdStore> fd_store_;
+    std::unique_ptr<MembershipFdStore> membership_store_;
     // Ethernet (RoCE) ports' memberships: made right after the Service (their view of the
     // ports is its registry), before any port is added; declared before it because the
-    // engine's backend must outlive the engine. Its kernel memberships end with it.
+    // engine's backend must outlive the engine. Its kernel memberships end with it, unless a
+    // restart handed them over (the fd store keeps their sockets).
     std::unique_ptr<roce::LinuxSyscalls> roce_syscalls_;
     std::unique_ptr<roce::RegistryRocePorts> roce_ports_;
     std::unique_ptr<roce::RoceBackend> roce_;

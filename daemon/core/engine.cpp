@@ -291,6 +291,9 @@ bool Engine::adopt_member(ClientId client, MembershipId id, PortIndex port, cons
     m.params = params;
     m.state = MemberState::active;
     m.sent = true;
+    // A backend's port: the backend took the member back with its state (RoceBackend::adopt),
+    // and hears of its end as of any other's.
+    m.attached = p.backend != nullptr;
     count_bits(g.count, bits, +1);
     g.settled.insert(id);
     c->second.members.insert(id);

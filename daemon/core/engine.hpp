@@ -302,7 +302,8 @@ public:
                      const std::optional<McRecord> &record);
     // A membership a client held before the restart: active at once under its old id, with no
     // SA work and no answer. Fails (false) when its group was not adopted, the bits are not
-    // held by it, or the id is taken.
+    // held by it, or the id is taken. On a backend's port the backend takes the member back
+    // itself (RoceBackend::adopt) and hears of its end as of any member's.
     bool adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
                       const GroupParams &params);
     // Adoption is over: every group is brought in line with its members. Bits nobody holds any

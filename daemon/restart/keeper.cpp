@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <set>
 
 #include "common/port_name.hpp"
 #include "server/fd_store.hpp"
@@ -83,6 +84,10 @@ SavedState StateKeeper::snapshot(bool clean) const {
         }
         st.sessions.push_back(std::move(out));
     });
+    if (roce_)
+        st.roce = roce_->kept([&](PortIndex pi) {
+            return roce::RoceBackend::PortName{ports.at(pi).device(), ports.at(pi).number()};
+        });
     return st;
 }
 
@@ -176,8 +181,10 @@ std::uint64_t inode_of(int fd) {
 } // namespace
 
 StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<server::StoredConnection> stored,
-                                           server::SocketServer &server) {
+                                           server::SocketServer &server,
+                                           std::map<std::uint64_t, int> kernel_sockets) {
     Restored out;
+    std::set<MembershipId> adopted; // the memberships taken back, for the RoCE backend
     sessions_.set_next_id(state.next_session);
 
     // The SA side: what the previous instance set, on the ports the host still has as it was.
@@ -250,6 +257,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             grant.name = m.name; // adopt_member() fills in its port and MGID
             if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
+                adopted.insert(m.id);
                 continue;
             }
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
@@ -285,6 +293,18 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         out.set_aside.push_back("stored connection " + name + " closed: " + why);
         server::discard_stored_connection(c.fd, c.session);
     }
+
+    // The RoCE ports' kernel memberships, for the memberships taken back.
+    if (!roce_) {
+        for (const auto &[id, fd] : kernel_sockets)
+            server::discard_stored(fd, server::membership_socket_fd_name(id));
+        return out;
+    }
+    const roce::Adoption a = roce_->adopt(state.roce, std::move(kernel_sockets), port_index, adopted);
+    out.kernel_adopted = a.adopted;
+    out.kernel_remade = a.remade;
+    for (const std::string &why : a.dropped)
+        out.set_aside.push_back("RoCE kernel membership: " + why);
     return out;
 }
 

@@ -15,17 +15,21 @@
 // Taking back. restore() adopts, for each port the host still has under the same GID, the
 // groups the previous instance set; re-creates every session detached, with its memberships
 // under their old ids; and gives each connection the service manager kept back to its session
-// (once its inode and its peer's uid match). The caller ends the adoption once the static
-// groups are joined too, and releases the detached sessions nobody resumes within the grace.
+// (once its inode and its peer's uid match); then the RoCE ports' groups and kernel
+// memberships, for the memberships taken back (roce_backend.hpp: the sockets the fd store kept,
+// or made again). The caller ends the adoption once the static groups are joined too, and
+// releases the detached sessions nobody resumes within the grace.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "frontend/sessions.hpp"
 #include "restart/state_file.hpp"
+#include "roce/roce_backend.hpp"
 #include "runtime/event_loop.hpp"
 #include "server/activation.hpp"
 #include "server/socket_server.hpp"
@@ -48,6 +52,8 @@ public:
 
     // The system bus the D-Bus sessions are on (SavedState::bus_id); "" without one.
     void set_bus_id(std::string id) { bus_id_ = std::move(id); }
+    // The RoCE ports' backend, whose groups and kernel memberships the state keeps too.
+    void set_roce(roce::RoceBackend *roce) { roce_ = roce; }
 
     // Something the file keeps changed.
     void changed();
@@ -61,12 +67,14 @@ public:
 
     struct Restored {
         std::size_t groups = 0, memberships = 0, sessions = 0, connections = 0;
+        std::size_t kernel_adopted = 0, kernel_remade = 0; // RoCE kernel memberships (roce::Adoption)
         std::vector<std::string> set_aside; // one sentence per thing not taken back
     };
     // Takes back `state` (see above). `stored` are the connections the service manager kept;
-    // those no session claims are closed and removed from the store.
+    // those no session claims are closed and removed from the store. `kernel_sockets` are the
+    // RoCE membership sockets it kept, by id: adopted, or closed and removed.
     Restored restore(const SavedState &state, std::vector<server::StoredConnection> stored,
-                     server::SocketServer &server);
+                     server::SocketServer &server, std::map<std::uint64_t, int> kernel_sockets = {});
 
 private:
     void append_sets();
@@ -80,6 +88,7 @@ private:
     std::string daemon_name_;
     std::string boot_id_;
     std::string bus_id_;
+    roce::RoceBackend *roce_ = nullptr;
     bool sealed_ = false;
     std::string sets_header_;          // a new sets log's first line
     std::vector<SavedSet> sets_;       // going out this iteration, not yet logged

@@ -77,6 +77,47 @@ void write_params(proto::JsonWriter &w, const GroupParams &p) {
     w.end_object();
 }
 
+void write_roce(proto::JsonWriter &w, const roce::KeptRoce &r) {
+    w.begin_object();
+    w.key("groups");
+    w.begin_array();
+    for (const roce::KeptGroup &g : r.groups) {
+        w.begin_object();
+        w.member("device", std::string_view(g.device));
+        w.member("port", g.port);
+        write_gid(w, "mgid", g.mgid);
+        w.member("gid_type", gid_type_name(g.type));
+        w.end_object();
+    }
+    w.end_array();
+    w.key("sockets");
+    w.begin_array();
+    for (const roce::KeptSocket &k : r.sockets) {
+        w.begin_object();
+        w.member("socket", k.id);
+        w.member("netns", k.netns);
+        w.member("family", k.v6 ? "ipv6" : "ipv4");
+        w.key("memberships");
+        w.begin_array();
+        for (const roce::KeptMembership &m : k.memberships) {
+            w.begin_object();
+            w.member("group", std::string_view(format_ip(m.group)));
+            w.member("ifindex", std::int64_t{m.ifindex});
+            w.member("netdev", std::string_view(m.netdev));
+            w.key("members");
+            w.begin_array();
+            for (std::uint64_t id : m.members)
+                w.value(id);
+            w.end_array();
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+}
+
 // ---- reading ----
 
 Gid read_gid(const ObjectReader &in, std::string_view key) {
@@ -176,6 +217,53 @@ SavedPort read_port(const ObjectReader &in) {
         p.groups.push_back(std::move(out));
     });
     return p;
+}
+
+roce::KeptRoce read_roce(const ObjectReader &in) {
+    in.require_only({"groups", "sockets"});
+    roce::KeptRoce r;
+    each_object(in, "groups", [&](const ObjectReader &g) {
+        g.require_only({"device", "port", "mgid", "gid_type"});
+        roce::KeptGroup out;
+        out.device = g.required_string("device");
+        out.port = static_cast<std::uint8_t>(g.required_uint("port", 1, 254));
+        out.mgid = read_gid(g, "mgid");
+        const auto type = parse_roce_gid_type(g.required_string("gid_type"));
+        if (!type)
+            g.fail("gid_type", "must be \"roce_v1\" or \"roce_v2\"");
+        out.type = *type;
+        r.groups.push_back(std::move(out));
+    });
+    each_object(in, "sockets", [&](const ObjectReader &k) {
+        k.require_only({"socket", "netns", "family", "memberships"});
+        roce::KeptSocket out;
+        out.id = k.required_uint("socket", 1, UINT64_MAX);
+        out.netns = k.required_uint("netns", 1, UINT64_MAX);
+        const std::string_view family = k.required_string("family");
+        if (family != "ipv4" && family != "ipv6")
+            k.fail("family", "must be \"ipv4\" or \"ipv6\"");
+        out.v6 = family == "ipv6";
+        each_object(k, "memberships", [&](const ObjectReader &m) {
+            m.require_only({"group", "ifindex", "netdev", "members"});
+            roce::KeptMembership km;
+            const auto group = parse_ip(m.required_string("group"));
+            if (!group || !is_multicast_group(*group) || group->is_v4() == out.v6)
+                m.fail("group", std::string("not an ") + (out.v6 ? "IPv6" : "IPv4") + " multicast group");
+            km.group = *group;
+            km.ifindex = static_cast<int>(m.required_uint("ifindex", 1, INT32_MAX));
+            km.netdev = m.required_string("netdev");
+            const json *members = m.array("members");
+            if (!members)
+                m.fail("members", "required");
+            std::size_t i = 0;
+            for (const json &id : *members)
+                km.members.push_back(
+                    json_check::check_uint(id, json_check::pointer_to(m.pointer("members"), i++), 1, UINT64_MAX));
+            out.memberships.push_back(std::move(km));
+        });
+        r.sockets.push_back(std::move(out));
+    });
+    return r;
 }
 
 bool lower_hex(std::string_view s, std::size_t n) {
@@ -372,6 +460,10 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
         w.end_object();
     }
     w.end_array();
+    if (!st.roce.empty()) {
+        w.key("roce");
+        write_roce(w, st.roce);
+    }
     w.end_object();
     out += '\n';
     drain(out);
@@ -420,7 +512,7 @@ std::variant<SavedState, std::string> decode(std::string_view text) {
     std::string why = read_object(text, [&](const ObjectReader &in) {
         check_format(in, kFormatName, kFormatVersion, "state file");
         in.require_only(
-            {"format", "version", "boot_id", "daemon", "clean", "next_session", "bus_id", "ports", "sessions"});
+            {"format", "version", "boot_id", "daemon", "clean", "next_session", "bus_id", "ports", "sessions", "roce"});
         st.boot_id = in.required_string("boot_id");
         st.daemon = in.required_string("daemon");
         st.clean = in.boolean("clean").value_or(false);
@@ -434,6 +526,8 @@ std::variant<SavedState, std::string> decode(std::string_view text) {
             if (st.sessions.back().id >= st.next_session)
                 s.fail("session", "is not below next_session");
         });
+        if (const json *r = in.object("roce"))
+            st.roce = read_roce(ObjectReader(*r, in.pointer("roce")));
     });
     if (!why.empty())
         return why;

@@ -23,6 +23,7 @@
 #include "common/gid.hpp"
 #include "common/record.hpp"
 #include "common/request.hpp"
+#include "roce/kept_state.hpp"
 
 namespace mcastd::restart {
 
@@ -91,6 +92,9 @@ struct SavedState {
     std::string bus_id;
     std::vector<SavedPort> ports;
     std::vector<SavedSession> sessions;
+    // The RoCE ports' groups and kernel memberships, each on a socket stored in the fd store
+    // as "roce-membership-<id>" (roce/kept_state.hpp); absent from older files.
+    roce::KeptRoce roce;
     bool operator==(const SavedState &) const = default;
 };
 

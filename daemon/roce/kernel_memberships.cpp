@@ -3,6 +3,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -50,8 +51,18 @@ const char *membership_option(const IpAddress &group, bool add) {
 bool says_full(const IpAddress &group, int err) { return err == (group.is_v4() ? ENOBUFS : ENOMEM); }
 
 KernelMemberships::~KernelMemberships() {
-    for (auto &[id, s] : sockets_)
-        sys_.close(s.fd);
+    for (auto &[id, s] : sockets_) {
+        if (handed_over_)
+            sys_.close(s.fd); // the stored copy keeps its memberships for the next instance
+        else
+            close_kept(id, s.fd);
+    }
+}
+
+void KernelMemberships::close_kept(SocketId id, int fd) {
+    if (store_ && !handed_over_)
+        store_->remove(id);
+    sys_.close(fd);
 }
 
 unsigned KernelMemberships::holders(const MembershipKey &key) const {
@@ -110,7 +121,7 @@ std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std:
         made = add_on_handed(fd, key, netdev);
     if (Error *err = std::get_if<Error>(&made))
         return std::move(*err);
-    note_held(std::get<SocketId>(made), key);
+    note_held(std::get<SocketId>(made), key, netdev);
     return key;
 }
 
@@ -137,24 +148,36 @@ std::variant<KernelMemberships::SocketId, Error> KernelMemberships::add_on_hande
     const auto copy = sys_.keep(fd);
     if (const Errno *err = std::get_if<Errno>(&copy))
         return refused("F_DUPFD_CLOEXEC of the socket handed with the join", err->value);
-    const int kept = std::get<int>(copy);
-    if (const int err = sys_.add_membership(kept, key.group, key.ifindex)) {
-        sys_.close(kept);
+    return add_on_new(std::get<int>(copy), key, netdev);
+}
+
+std::variant<KernelMemberships::SocketId, Error> KernelMemberships::add_on_new(int fd, const MembershipKey &key,
+                                                                               const std::string &netdev) {
+    if (const int err = sys_.add_membership(fd, key.group, key.ifindex)) {
+        sys_.close(fd);
         Error e = refused(std::string(membership_option(key.group, true)) + " " + on(key.group, netdev), err);
         if (says_full(key.group, err))
             e.message += key.group.is_v4() ? " on a socket holding nothing (net.ipv4.igmp_max_memberships)"
                                            : " on a socket holding nothing (net.core.optmem_max)";
         return e;
     }
-    const SocketId id = next_++;
-    sockets_.emplace(id, Socket{kept, key.netns, !key.group.is_v4(), 0});
-    room_[Pool{key.netns, !key.group.is_v4()}].insert(id);
-    return id;
+    return keep_socket(fd, key.netns, !key.group.is_v4());
 }
 
-void KernelMemberships::note_held(SocketId id, const MembershipKey &key) {
+KernelMemberships::SocketId KernelMemberships::keep_socket(int fd, std::uint64_t netns, bool v6,
+                                                           std::optional<SocketId> id) {
+    const SocketId sid = id ? *id : next_++;
+    sockets_.emplace(sid, Socket{fd, netns, v6, 0});
+    room_[Pool{netns, v6}].insert(sid);
+    if (store_ && !id)
+        store_->store(sid, fd); // an adopted one is in the store already
+    return sid;
+}
+
+void KernelMemberships::note_held(SocketId id, const MembershipKey &key, const std::string &netdev,
+                                  unsigned holders) {
     ++sockets_.at(id).held;
-    held_.emplace(key, Held{id, 1, 1});
+    held_.emplace(key, Held{id, holders, holders, netdev});
 }
 
 std::optional<Error> KernelMemberships::drop(const MembershipKey &key, SocketId id) {
@@ -167,8 +190,8 @@ std::optional<Error> KernelMemberships::drop(const MembershipKey &key, SocketId 
 
 std::optional<Error> KernelMemberships::release(const MembershipKey &key, bool suspended) {
     auto it = held_.find(key);
-    if (it == held_.end())
-        return std::nullopt;
+    if (handed_over_ || it == held_.end())
+        return std::nullopt; // handed over: the next instance holds it
     Held &h = it->second;
     const bool in_kernel = h.active > 0;
     if (!suspended && h.active > 0)
@@ -198,7 +221,13 @@ void KernelMemberships::unhold(SocketId id) {
         room_[pool].insert(id); // the kernel counts one fewer on it
         return;
     }
-    sys_.close(s.fd); // a socket that holds nothing costs a descriptor for nothing
+    forget_socket(id); // a socket that holds nothing costs a descriptor for nothing
+}
+
+void KernelMemberships::forget_socket(SocketId id) {
+    const Socket s = sockets_.at(id);
+    const Pool pool{s.netns, s.v6};
+    close_kept(id, s.fd);
     sockets_.erase(id);
     if (auto r = room_.find(pool); r != room_.end()) {
         r->second.erase(id);
@@ -243,10 +272,158 @@ std::variant<MembershipKey, Error> KernelMemberships::reassert(const MembershipK
                          {}};
         if (Error *err = std::get_if<Error>(&*kept))
             return std::move(*err);
-        note_held(std::get<SocketId>(*kept), moved);
+        note_held(std::get<SocketId>(*kept), moved, netdev);
     }
     release(key, suspended); // the old index is gone: its drop may fail, and nothing is left to keep
     return moved;
+}
+
+std::vector<KeptSocket> KernelMemberships::kept() const {
+    std::map<SocketId, KeptSocket> out;
+    for (const auto &[id, s] : sockets_)
+        out.emplace(id, KeptSocket{id, s.netns, s.v6, {}});
+    for (const auto &[key, h] : held_)
+        out.at(h.socket).memberships.push_back(KeptMembership{key.group, key.ifindex, h.netdev, {}});
+    std::vector<KeptSocket> v;
+    for (auto &[id, k] : out)
+        v.push_back(std::move(k));
+    return v;
+}
+
+Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored) {
+    Adoption out;
+    // Ids go on from the previous instance's: a name in the store is never reused.
+    for (const KeptSocket &k : saved)
+        next_ = std::max(next_, k.id + 1);
+    for (const auto &[id, fd] : stored) {
+        next_ = std::max(next_, id + 1);
+        if (store_)
+            store_->adopted(id); // in the store already: kept as it is, or removed below
+    }
+    for (const KeptSocket &k : saved) {
+        auto fd = stored.find(k.id);
+        if (fd == stored.end()) {
+            remake(k, out);
+            continue;
+        }
+        const int f = fd->second;
+        stored.erase(fd);
+        out.adopted += adopt_stored(k, f, out);
+    }
+    for (const auto &[id, fd] : stored) {
+        out.dropped.push_back("stored socket " + std::to_string(id) +
+                              " closed: the restart state does not say what it holds");
+        close_kept(id, fd);
+    }
+    return out;
+}
+
+std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Adoption &out) {
+    const std::string which = "stored socket " + std::to_string(saved.id);
+    const auto cookie = sys_.netns_cookie(fd);
+    const auto kind = sys_.kind(fd);
+    const bool same = std::holds_alternative<std::uint64_t>(cookie) &&
+                      std::get<std::uint64_t>(cookie) == saved.netns && std::holds_alternative<SocketKind>(kind) &&
+                      std::get<SocketKind>(kind).family == (saved.v6 ? AF_INET6 : AF_INET);
+    if (!same) {
+        out.dropped.push_back(which + " closed: it is not the socket the state names (another network namespace "
+                                      "or family); its " +
+                              std::to_string(saved.memberships.size()) + " membership(s) end");
+        close_kept(saved.id, fd);
+        return 0;
+    }
+    const SocketId id = keep_socket(fd, saved.netns, saved.v6, saved.id);
+    std::size_t adopted = 0;
+    for (const KeptMembership &m : saved.memberships) {
+        const MembershipKey key{saved.netns, m.ifindex, m.group};
+        const auto index = sys_.ifindex(fd, m.netdev);
+        std::string why;
+        if (m.members.empty())
+            why = "nobody holds it now";
+        else if (!std::holds_alternative<int>(index))
+            why = m.netdev + " is gone (" + errno_text(std::get<Errno>(index).value) + ")";
+        else if (std::get<int>(index) != m.ifindex)
+            why = m.netdev + " is another netdev now (index " + std::to_string(std::get<int>(index)) + ", not " +
+                  std::to_string(m.ifindex) + ")";
+        else if (held_.count(key))
+            why = "it is held on another socket too";
+        if (why.empty()) {
+            // The socket may have changed after the state was written (a crash): asked again,
+            // the kernel says "still held" (EADDRINUSE, nothing sent) or makes it (a report).
+            if (const int err = sys_.add_membership(fd, m.group, m.ifindex); err && err != EADDRINUSE)
+                why = std::string(membership_option(m.group, true)) + " refused: " + errno_text(err);
+        }
+        if (why.empty()) {
+            note_held(id, key, m.netdev, static_cast<unsigned>(m.members.size()));
+            ++adopted;
+            continue;
+        }
+        sys_.drop_membership(fd, m.group, m.ifindex); // the leave goes out now (it may be gone already)
+        out.dropped.push_back(format_ip(m.group) + " on " + m.netdev + " (" + which + ") dropped: " + why);
+    }
+    if (sockets_.at(id).held == 0)
+        forget_socket(id);
+    return adopted;
+}
+
+void KernelMemberships::remake(const KeptSocket &saved, Adoption &out) {
+    const auto own = own_netns();
+    for (const KeptMembership &m : saved.memberships) {
+        if (m.members.empty())
+            continue; // nobody to make it for
+        const std::string what = format_ip(m.group) + " on " + m.netdev;
+        if (!own || *own != saved.netns) {
+            out.dropped.push_back(what + " in network namespace " + std::to_string(saved.netns) +
+                                  " is not made again: its socket was not kept (no fd store) and the daemon has "
+                                  "none of that namespace");
+            continue;
+        }
+        const MembershipKey key{saved.netns, m.ifindex, m.group};
+        auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()));
+        if (made) {
+            out.dropped.push_back(what + " is not made again: " + made->message);
+            continue;
+        }
+        ++out.remade;
+    }
+}
+
+std::optional<Error> KernelMemberships::acquire_own(const MembershipKey &key, const std::string &netdev,
+                                                    unsigned holders) {
+    if (held_.count(key))
+        return Error{Errc::internal, "it is held already", {}};
+    std::variant<SocketId, Error> made = SocketId{0};
+    if (auto kept = add_on_kept(key, netdev)) {
+        made = std::move(*kept);
+    } else {
+        const auto fd = sys_.open_socket(!key.group.is_v4());
+        if (const Errno *err = std::get_if<Errno>(&fd))
+            return refused("socket(2) in the daemon's network namespace", err->value);
+        const auto index = sys_.ifindex(std::get<int>(fd), netdev);
+        if (!std::holds_alternative<int>(index) || std::get<int>(index) != key.ifindex) {
+            sys_.close(std::get<int>(fd));
+            return Error{Errc::invalid_argument, netdev + " is not the netdev it was (index " +
+                                                     std::to_string(key.ifindex) + ")", {}};
+        }
+        made = add_on_new(std::get<int>(fd), key, netdev);
+    }
+    if (Error *err = std::get_if<Error>(&made))
+        return std::move(*err);
+    note_held(std::get<SocketId>(made), key, netdev, holders);
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> KernelMemberships::own_netns() {
+    if (own_netns_)
+        return *own_netns_;
+    own_netns_.emplace();
+    const auto fd = sys_.open_socket(false);
+    if (!std::holds_alternative<int>(fd))
+        return std::nullopt;
+    if (const auto cookie = sys_.netns_cookie(std::get<int>(fd)); std::holds_alternative<std::uint64_t>(cookie))
+        *own_netns_ = std::get<std::uint64_t>(cookie);
+    sys_.close(std::get<int>(fd));
+    return *own_netns_;
 }
 
 } // namespace mcastd::roce

@@ -15,6 +15,13 @@
 // room, and the handed socket is kept (a copy of its descriptor) only when every kept one is
 // full; otherwise the caller closes it at once. N groups cost about N/20 descriptors, and a
 // socket left holding nothing is closed.
+//
+// Restarts (doc/architecture.md §9). Closing a socket ends its memberships and the kernel
+// sends the leave, which a snooping switch obeys at once; so every kept socket goes to a
+// SocketStore (the service manager's fd store) as it is kept and leaves it just before it is
+// closed, and kept() says what each holds for the restart state. The next instance adopts
+// the stored sockets (adopt()); without them it makes the memberships again in its own
+// namespace, on sockets it makes there.
 #pragma once
 
 #include <compare>
@@ -28,6 +35,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "roce/kept_state.hpp"
 #include "roce/membership_syscalls.hpp"
 
 namespace mcastd::roce {
@@ -40,10 +48,31 @@ struct MembershipKey {
     auto operator<=>(const MembershipKey &) const = default;
 };
 
+// Where kept sockets outlive the daemon (the service manager's fd store), by their id.
+class SocketStore {
+public:
+    virtual void store(std::uint64_t socket, int fd) = 0;
+    // The previous instance stored it: this one may remove it.
+    virtual void adopted(std::uint64_t socket) = 0;
+    // Before the socket is closed: a stored copy would keep its memberships.
+    virtual void remove(std::uint64_t socket) = 0;
+
+protected:
+    ~SocketStore() = default;
+};
+
+// What adopt() did with the previous instance's memberships.
+struct Adoption {
+    std::size_t adopted = 0; // kept sockets' memberships taken over as they were
+    std::size_t remade = 0;  // made again in the daemon's namespace (their socket was not stored)
+    std::vector<std::string> dropped; // one sentence per membership or socket let go, and why
+};
+
 class KernelMemberships {
 public:
     explicit KernelMemberships(MembershipSyscalls &sys) : sys_(sys) {}
-    // Closes every kept socket: their memberships end with them.
+    // Closes every kept socket (out of the store first): their memberships end with them. After
+    // hand_over() it only closes its own descriptors.
     ~KernelMemberships();
     KernelMemberships(const KernelMemberships &) = delete;
     KernelMemberships &operator=(const KernelMemberships &) = delete;
@@ -68,6 +97,25 @@ public:
     std::variant<MembershipKey, Error> reassert(const MembershipKey &key, const std::string &netdev,
                                                 bool suspended = false);
 
+    // From now on every kept socket goes to `store` too (set before the first acquire or
+    // adopt; null: none).
+    void set_store(SocketStore *store) { store_ = store; }
+    // The kept sockets and what they hold (KeptMembership::members left empty).
+    std::vector<KeptSocket> kept() const;
+    // Takes over what the previous instance kept: `saved` (its kept(), each membership's
+    // `members` those still held by somebody now) and `stored`, the sockets the store gave back
+    // by id (taken: each is kept or closed). A stored socket is adopted when its namespace
+    // (SO_NETNS_COOKIE) and family are the saved ones, and each of its memberships when the
+    // netdev has the saved index there and somebody holds it (asked of the kernel again: still
+    // held, EADDRINUSE, sends nothing); the rest are dropped (the kernel sends the leave). A saved socket the store did not give back has its memberships made
+    // again when it was of the daemon's own namespace (a socket the daemon makes there);
+    // another namespace's cannot be made without a socket of its own. Stored sockets the state
+    // does not name are closed. Call once, before anything is acquired.
+    Adoption adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored);
+    // The daemon restarts: the stored copies carry the memberships to the next instance, so
+    // nothing is dropped or removed from the store from now on, whatever is released.
+    void hand_over() { handed_over_ = true; }
+
     // Kernel memberships held (set aside ones included), sockets kept, and a membership's
     // holders (0: none) and those of them not set aside.
     std::size_t memberships() const { return held_.size(); }
@@ -87,6 +135,7 @@ private:
         SocketId socket = 0;
         unsigned holders = 0;
         unsigned active = 0; // holders not set aside (suspend): the kernel holds it while > 0
+        std::string netdev; // for kept(): the index is checked against it at adoption
     };
     using Pool = std::pair<std::uint64_t, bool>; // (namespace, IPv6)
 
@@ -95,7 +144,19 @@ private:
     std::optional<std::variant<SocketId, Error>> add_on_kept(const MembershipKey &key, const std::string &netdev);
     // Keeps a copy of the handed socket `fd` and makes `key`'s membership on it.
     std::variant<SocketId, Error> add_on_handed(int fd, const MembershipKey &key, const std::string &netdev);
-    void note_held(SocketId id, const MembershipKey &key);
+    // Makes `key`'s membership on `fd`, a socket of the key's namespace now the daemon's (a
+    // copy, or one it made): kept and stored when it worked, closed otherwise.
+    std::variant<SocketId, Error> add_on_new(int fd, const MembershipKey &key, const std::string &netdev);
+    SocketId keep_socket(int fd, std::uint64_t netns, bool v6, std::optional<SocketId> id = std::nullopt);
+    void note_held(SocketId id, const MembershipKey &key, const std::string &netdev, unsigned holders = 1);
+    // Takes over a stored socket of `saved`: the memberships adopted.
+    std::size_t adopt_stored(const KeptSocket &saved, int fd, Adoption &out);
+    // Makes `saved`'s memberships again on sockets of the daemon's own namespace.
+    void remake(const KeptSocket &saved, Adoption &out);
+    // The daemon's own namespace (SO_NETNS_COOKIE of a socket it makes), asked once.
+    std::optional<std::uint64_t> own_netns();
+    // Out of the store, then closed.
+    void close_kept(SocketId id, int fd);
     // Makes the key's membership again on the socket that keeps its slot (EADDRINUSE: held).
     std::optional<Error> hold_again(const MembershipKey &key, const std::string &netdev);
     // The kernel drops the key's membership (its socket keeps the slot); the error names a drop
@@ -103,12 +164,19 @@ private:
     std::optional<Error> drop(const MembershipKey &key, SocketId id);
     // One membership fewer on the socket: it has room again, or is closed when it holds none.
     void unhold(SocketId id);
+    void forget_socket(SocketId id); // closed (out of the store first) and forgotten
+    // Makes `key`'s membership for `holders` on a socket of the daemon's own namespace (a kept
+    // one with room, or one it makes); the error when it cannot.
+    std::optional<Error> acquire_own(const MembershipKey &key, const std::string &netdev, unsigned holders);
 
     MembershipSyscalls &sys_;
     std::map<MembershipKey, Held> held_;
     std::map<SocketId, Socket> sockets_;
     std::map<Pool, std::set<SocketId>> room_; // kept sockets the kernel has not said are full
     SocketId next_ = 1;
+    SocketStore *store_ = nullptr;
+    bool handed_over_ = false;
+    std::optional<std::optional<std::uint64_t>> own_netns_; // asked, and what was answered
 };
 
 // The error of a membership call the kernel refused: "IP_ADD_MEMBERSHIP 239.1.2.3 on veth1:

@@ -79,4 +79,11 @@ SysResult<int> LinuxSyscalls::keep(int fd) {
 
 void LinuxSyscalls::close(int fd) { ::close(fd); }
 
+SysResult<int> LinuxSyscalls::open_socket(bool v6) {
+    const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return Errno{errno};
+    return fd;
+}
+
 } // namespace mcastd::roce

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MembershipSyscalls as Linux has them: getsockopt, ioctl and setsockopt on the sockets clients
-// hand over.
+// hand over, and socket(2) for the daemon's own.
 #pragma once
 
 #include "roce/membership_syscalls.hpp"
@@ -16,6 +16,7 @@ public:
     int drop_membership(int fd, const IpAddress &group, int ifindex) override;
     SysResult<int> keep(int fd) override;
     void close(int fd) override;
+    SysResult<int> open_socket(bool v6) override;
 };
 
 } // namespace mcastd::roce

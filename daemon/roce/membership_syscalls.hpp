@@ -48,6 +48,8 @@ public:
     // A descriptor of the same socket the daemon keeps (F_DUPFD_CLOEXEC), or the errno.
     virtual SysResult<int> keep(int fd) = 0;
     virtual void close(int fd) = 0;
+    // A UDP socket of `v6 ? AF_INET6 : AF_INET` in the daemon's own namespace (SOCK_CLOEXEC).
+    virtual SysResult<int> open_socket(bool v6) = 0;
 };
 
 // "ENODEV (No such device)": an errno as the messages name it.

@@ -252,4 +252,60 @@ void RoceBackend::suspend(PortIndex port, const Gid &mgid) {
         }
 }
 
+KeptRoce RoceBackend::kept(const NameOf &name_of) const {
+    KeptRoce out;
+    for (const auto &[where, made] : groups_) {
+        const auto [device, number] = name_of(where.first);
+        out.groups.push_back(KeptGroup{device, number, where.second, made.group.type});
+    }
+    std::map<MembershipKey, std::vector<std::uint64_t>> holders;
+    for (const auto &[id, held] : members_)
+        holders[held.key].push_back(id);
+    out.sockets = kernel_.kept();
+    for (KeptSocket &k : out.sockets)
+        for (KeptMembership &m : k.memberships)
+            if (auto h = holders.find(MembershipKey{k.netns, m.ifindex, m.group}); h != holders.end())
+                m.members = h->second;
+    return out;
+}
+
+Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
+                            const std::set<MembershipId> &adopted) {
+    Adoption out;
+    for (const KeptGroup &g : saved.groups) {
+        const auto pi = port_of(g.device, g.port);
+        if (!pi)
+            continue; // its port is not served now: the engine set its groups aside
+        FabricJoin join;
+        join.port = *pi;
+        join.mgid = g.mgid;
+        join.roce = std::make_shared<const RoceJoin>(std::nullopt, g.type, -1);
+        auto made = prepare(join);
+        if (const Error *err = std::get_if<Error>(&made)) {
+            out.dropped.push_back("group " + format_gid(g.mgid) + " on " + g.device + "/" + std::to_string(g.port) +
+                                  " is not taken back: " + err->message);
+            continue;
+        }
+        groups_.insert_or_assign({*pi, g.mgid}, std::get<Made>(made));
+    }
+    // Only the members the engine has again hold a membership.
+    std::vector<KeptSocket> held = saved.sockets;
+    for (KeptSocket &k : held)
+        for (KeptMembership &m : k.memberships)
+            std::erase_if(m.members, [&](std::uint64_t id) { return !adopted.count(id); });
+    Adoption kernel = kernel_.adopt(held, std::move(stored));
+    out.adopted = kernel.adopted;
+    out.remade = kernel.remade;
+    out.dropped.insert(out.dropped.end(), kernel.dropped.begin(), kernel.dropped.end());
+    for (const KeptSocket &k : held)
+        for (const KeptMembership &m : k.memberships) {
+            const MembershipKey key{k.netns, m.ifindex, m.group};
+            if (!kernel_.holders(key))
+                continue; // not held now: its members hold nothing here (a leave has nothing to drop)
+            for (std::uint64_t id : m.members)
+                members_.insert_or_assign(id, Held{key, m.netdev});
+        }
+    return out;
+}
+
 } // namespace mcastd::roce

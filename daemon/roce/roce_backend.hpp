@@ -13,9 +13,15 @@
 //              (kernel_memberships.hpp); the send-only states hold none, as with rdma_cm.
 //
 // Every answer comes inside the call: a socket option is answered at once.
+//
+// Restarts (doc/architecture.md §9): kept() is what the restart state keeps of it, adopt()
+// takes that back in the next instance, with the sockets the fd store kept, for the members
+// the engine took back; hand_over() leaves every kernel membership to the next instance.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,6 +79,25 @@ public:
     void suspend(PortIndex port, const Gid &mgid) override;
 
     const KernelMemberships &kernel() const { return kernel_; }
+
+    // Where kept sockets outlive the daemon (kernel_memberships.hpp).
+    void set_store(SocketStore *store) { kernel_.set_store(store); }
+    // A port as the restart state names it, and back (nullopt: not served now).
+    using PortName = std::pair<std::string, std::uint8_t>;
+    using NameOf = std::function<PortName(PortIndex)>;
+    using PortOf = std::function<std::optional<PortIndex>(const std::string &device, std::uint8_t port)>;
+    // What the restart state keeps: the groups made and the kept sockets, each membership with
+    // the engine's memberships that hold it.
+    KeptRoce kept(const NameOf &name_of) const;
+    // Takes back `saved` for the members the engine took back (`adopted`): the groups on the
+    // ports still served (made again from the port's GID table as it is now), and the kernel
+    // memberships, from the `stored` sockets or made again (KernelMemberships::adopt). A
+    // membership none of `adopted` holds is dropped. Call after the engine's adoption of the
+    // sessions, before anything joins.
+    Adoption adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
+                   const std::set<MembershipId> &adopted);
+    // The daemon restarts: its kernel memberships stay for the next instance.
+    void hand_over() { kernel_.hand_over(); }
 
 private:
     struct Made {

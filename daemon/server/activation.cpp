@@ -55,32 +55,38 @@ ListenSocket open_client_socket(const std::string &configured_path, mode_t mode,
     if (n < 0)
         fail(-n, "socket activation (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES)");
     if (n == 0)
-        return ListenSocket{listen_seqpacket(configured_path, mode, group), configured_path, false, {}};
+        return ListenSocket{listen_seqpacket(configured_path, mode, group), configured_path, false, {}, {}};
 
     // By name, as systemd intends; a lone fd without a name is what a bare
     // `systemd-socket-activate -l PATH` passes.
     int chosen = -1;
     std::vector<StoredConnection> stored;
+    std::map<std::uint64_t, int> memberships;
     for (int i = 0; i < n; ++i) {
         if (std::strcmp(raw[i], kClientFdName) == 0)
             chosen = i;
         else if (const std::uint64_t session = session_of_fd_name(raw[i]))
             stored.push_back(StoredConnection{SD_LISTEN_FDS_START + i, session});
+        else if (const std::uint64_t id = membership_socket_of_fd_name(raw[i]))
+            memberships[id] = SD_LISTEN_FDS_START + i;
     }
     if (chosen < 0 && n == 1 && std::strcmp(raw[0], "unknown") == 0)
         chosen = 0;
     for (int i = 0; i < n; ++i)
-        if (i != chosen && !session_of_fd_name(raw[i])) {
-            spdlog::warn("closing fd {} named '{}' from the service manager: only '{}' and stored connections are used",
+        if (i != chosen && !session_of_fd_name(raw[i]) && !membership_socket_of_fd_name(raw[i])) {
+            spdlog::warn("closing fd {} named '{}' from the service manager: only '{}', stored connections and "
+                         "membership sockets are used",
                          SD_LISTEN_FDS_START + i, raw[i], kClientFdName);
             close(SD_LISTEN_FDS_START + i);
         }
     for (const StoredConnection &c : stored)
         fcntl(c.fd, F_SETFD, FD_CLOEXEC);
-    if (chosen < 0 && !stored.empty()) {
-        // Only the fd store's connections: the daemon was not socket-activated.
-        ListenSocket own{listen_seqpacket(configured_path, mode, group), configured_path, false, std::move(stored)};
-        return own;
+    for (const auto &[id, fd] : memberships)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (chosen < 0 && (!stored.empty() || !memberships.empty())) {
+        // Only the fd store's fds: the daemon was not socket-activated.
+        return ListenSocket{listen_seqpacket(configured_path, mode, group), configured_path, false, std::move(stored),
+                            std::move(memberships)};
     }
     if (chosen < 0)
         fail(ENOENT, "socket activation passed " + std::to_string(n) + " fd(s), none named '" + kClientFdName +
@@ -100,7 +106,7 @@ ListenSocket open_client_socket(const std::string &configured_path, mode_t mode,
     const int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
         fail(errno, what + ": fcntl");
-    return ListenSocket{fd, bound_path(fd), true, std::move(stored)};
+    return ListenSocket{fd, bound_path(fd), true, std::move(stored), std::move(memberships)};
 }
 
 } // namespace mcastd::server

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,13 @@ struct ListenSocket {
     std::string path;       // the address clients connect to
     bool activated = false; // passed by the service manager: its file is never ours to remove
     std::vector<StoredConnection> stored;
+    // The RoCE ports' membership sockets the fd store kept ("roce-membership-<id>"), by id.
+    std::map<std::uint64_t, int> membership_sockets;
 };
 
 // Takes the listener named "client" from LISTEN_FDS (or the only one, when the service manager
-// gave no names) and the stored client connections ("c-<session>"), and closes any other
-// passed fd with a warning. Without LISTEN_FDS it binds
+// gave no names), the stored client connections ("c-<session>") and membership sockets
+// ("roce-membership-<id>"), and closes any other passed fd with a warning. Without LISTEN_FDS it binds
 // `configured_path` with listen_seqpacket(). The LISTEN_* variables are unset either way, so
 // children do not inherit them. Throws std::system_error naming the fd or path and the cause,
 // e.g. a passed fd that is not a listening SOCK_SEQPACKET socket.

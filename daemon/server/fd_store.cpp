@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <string_view>
 #include <unordered_set>
 #include <cstring>
 
@@ -30,7 +31,7 @@ public:
         }
         const std::string msg = "FDSTORE=1\nFDNAME=" + name;
         if (int r = sd_pid_notify_with_fds(0, 0, msg.c_str(), &fd, 1); r < 0)
-            spdlog::warn("could not hand connection {} to the service manager's fd store: {}", name, std::strerror(-r));
+            spdlog::warn("could not hand {} to the service manager's fd store: {}", name, std::strerror(-r));
         else
             stored_.insert(name);
     }
@@ -40,7 +41,7 @@ public:
             return;
         const std::string msg = "FDSTOREREMOVE=1\nFDNAME=" + name;
         if (int r = sd_pid_notify(0, 0, msg.c_str()); r < 0)
-            spdlog::warn("could not remove connection {} from the service manager's fd store: {}", name,
+            spdlog::warn("could not remove {} from the service manager's fd store: {}", name,
                          std::strerror(-r));
     }
 
@@ -66,26 +67,50 @@ std::unique_ptr<FdStore> service_manager_fd_store() {
 
 void discard_stored_connection(int fd, std::uint64_t session) {
     ::shutdown(fd, SHUT_RDWR);
+    discard_stored(fd, connection_fd_name(session));
+}
+
+void discard_stored(int fd, const std::string &name) {
     if (auto store = service_manager_fd_store()) {
-        const std::string name = connection_fd_name(session);
         store->adopted(name);
         store->remove(name);
     }
     ::close(fd);
 }
 
-std::string connection_fd_name(std::uint64_t session_id) { return "c-" + std::to_string(session_id); }
+namespace {
 
-std::uint64_t session_of_fd_name(const std::string &name) {
-    if (name.size() < 3 || name.compare(0, 2, "c-") != 0 || name.size() > 22)
+constexpr std::string_view kConnectionPrefix = "c-";
+constexpr std::string_view kMembershipSocketPrefix = "roce-membership-";
+
+// The decimal id after `prefix` in `name` (at most 20 digits), or 0.
+std::uint64_t id_after(std::string_view prefix, const std::string &name) {
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.size() > prefix.size() + 20)
         return 0;
     std::uint64_t id = 0;
-    for (std::size_t i = 2; i < name.size(); ++i) {
+    for (std::size_t i = prefix.size(); i < name.size(); ++i) {
         if (name[i] < '0' || name[i] > '9')
             return 0;
         id = id * 10 + static_cast<std::uint64_t>(name[i] - '0');
     }
     return id;
+}
+
+} // namespace
+
+std::string connection_fd_name(std::uint64_t session_id) {
+    return std::string(kConnectionPrefix) + std::to_string(session_id);
+}
+
+std::uint64_t session_of_fd_name(const std::string &name) { return id_after(kConnectionPrefix, name); }
+
+std::string membership_socket_fd_name(std::uint64_t socket_id) {
+    return std::string(kMembershipSocketPrefix) + std::to_string(socket_id);
+}
+
+std::uint64_t membership_socket_of_fd_name(const std::string &name) {
+    return id_after(kMembershipSocketPrefix, name);
 }
 
 } // namespace mcastd::server

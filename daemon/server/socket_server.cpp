@@ -338,7 +338,7 @@ private:
 // ---- the server ----
 
 SocketServer::SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
-                           std::unique_ptr<FdStore> store)
+                           std::shared_ptr<FdStore> store)
     : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), store_(std::move(store)),
       receive_buffer_(proto::kMaxMessageBytes, '\0'), clients_io_(loop, "clients") {
     if (listen_fd_ >= 0)

@@ -20,9 +20,10 @@ class SocketServer {
 public:
     // Takes ownership of `listen_fd` (bound and listening, from open_client_socket()), or -1
     // for a server that only serves connections handed to adopt(). With a `store`, every
-    // connection is kept in it while it is open (fd_store.hpp).
+    // connection is kept in it while it is open (fd_store.hpp); the daemon shares the store
+    // with the RoCE ports' membership sockets.
     SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
-                 std::unique_ptr<FdStore> store = nullptr);
+                 std::shared_ptr<FdStore> store = nullptr);
     ~SocketServer();
     SocketServer(const SocketServer &) = delete;
     SocketServer &operator=(const SocketServer &) = delete;
@@ -58,7 +59,7 @@ private:
     runtime::EventLoop &loop_;
     frontend::Sessions &sessions_;
     int listen_fd_ = -1;
-    std::unique_ptr<FdStore> store_;
+    std::shared_ptr<FdStore> store_;
     bool paused_ = false;
     bool handing_over_ = false;
     std::string receive_buffer_; // every connection's: the loop reads one message at a time

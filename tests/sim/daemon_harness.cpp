@@ -38,7 +38,8 @@ bool readable(int fd, std::chrono::milliseconds timeout) {
 
 } // namespace
 
-NotifySocket::NotifySocket(std::filesystem::path path) : path_(std::move(path)) {
+NotifySocket::NotifySocket(std::filesystem::path path, OnDatagram on_datagram)
+    : path_(std::move(path)), on_datagram_(std::move(on_datagram)) {
     fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     const sockaddr_un a = unix_address(path_);
     std::filesystem::remove(path_);
@@ -70,11 +71,31 @@ void NotifySocket::drain() {
         if (!(p[0].revents & POLLIN))
             continue;
         char buf[4096];
-        const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
+        iovec iov{buf, sizeof buf};
+        msghdr mh{};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = control;
+        mh.msg_controllen = sizeof control;
+        const ssize_t n = ::recvmsg(fd_, &mh, MSG_CMSG_CLOEXEC);
         if (n < 0)
             continue;
+        std::vector<int> fds;
+        for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+                    int fd;
+                    std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                    fds.push_back(fd);
+                }
+        std::string text(buf, static_cast<std::size_t>(n));
+        if (on_datagram_)
+            on_datagram_(text, fds);
+        for (int fd : fds) // a BARRIER=1's pipe, or a store nobody keeps
+            ::close(fd);
         std::lock_guard lock(mu_);
-        received_.emplace_back(buf, static_cast<std::size_t>(n));
+        received_.push_back(std::move(text));
         arrived_.notify_all();
     }
 }

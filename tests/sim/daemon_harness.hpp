@@ -27,7 +27,11 @@ namespace mcastd::sim {
 // more often than the test asks for them would otherwise hang in it.
 class NotifySocket {
 public:
-    explicit NotifySocket(std::filesystem::path path);
+    // `on_datagram`, when given, sees each datagram and the descriptors it carried (FDSTORE=1,
+    // BARRIER=1) on the reading thread before it is queued; it takes those it keeps out of
+    // `fds`, and the rest are closed.
+    using OnDatagram = std::function<void(const std::string &text, std::vector<int> &fds)>;
+    explicit NotifySocket(std::filesystem::path path, OnDatagram on_datagram = {});
     ~NotifySocket();
     NotifySocket(const NotifySocket &) = delete;
     NotifySocket &operator=(const NotifySocket &) = delete;
@@ -47,6 +51,7 @@ private:
     std::mutex mu_;
     std::condition_variable arrived_;
     std::deque<std::string> received_; // under mu_
+    OnDatagram on_datagram_;
     std::thread drainer_;
 };
 

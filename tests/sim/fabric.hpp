@@ -54,6 +54,9 @@ public:
         std::filesystem::path stdin_path{}; // stdin opened read-only from this file or FIFO
         bool merge_stderr = false;          // stderr goes into the stdout pipe (2>&1)
         std::filesystem::path log_file{};   // everything read is also appended here
+        // Descriptors the child inherits at 3, 4, ... in this order (what a service manager
+        // passes as LISTEN_FDS); copies are passed, the caller keeps its own.
+        std::vector<int> pass_fds{};
     };
     explicit Process(Options opts);
     ~Process();

@@ -330,6 +330,21 @@ void Process::Impl::spawn(const Options &opts) {
         throw_errno("eventfd", e);
     }
 
+    // Above every number the child places them at, so that placing one overwrites none.
+    std::vector<int> passed;
+    const int high = 3 + static_cast<int>(opts.pass_fds.size()) + 1024;
+    for (int fd : opts.pass_fds) {
+        const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, high);
+        if (copy < 0) {
+            int e = errno;
+            for (int c : passed)
+                ::close(c);
+            close_all();
+            throw_errno("F_DUPFD_CLOEXEC of a passed fd", e);
+        }
+        passed.push_back(copy);
+    }
+
     pid_t parent = ::getpid();
     pid_t child = ::fork();
     if (child < 0) {
@@ -367,13 +382,26 @@ void Process::Impl::spawn(const Options &opts) {
             fail(Stage::dup2);
         if (!cwd.empty() && ::chdir(cwd.c_str()) < 0)
             fail(Stage::chdir);
-        // Nothing but 0-2 may leak into the child (other Processes' pipes, the console FIFO).
-        ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (!passed.empty()) {
+            // The failure pipe goes above where the passed ones are placed.
+            const int moved = ::fcntl(fail_pipe[1], F_DUPFD_CLOEXEC, high);
+            if (moved < 0)
+                fail(Stage::dup2);
+            fail_pipe[1] = moved;
+            for (std::size_t i = 0; i < passed.size(); ++i)
+                if (::dup2(passed[i], 3 + static_cast<int>(i)) < 0) // without FD_CLOEXEC
+                    fail(Stage::dup2);
+        }
+        // Nothing but 0-2 and the passed fds may leak into the child (other Processes' pipes,
+        // the console FIFO).
+        ::close_range(3 + static_cast<unsigned>(passed.size()), ~0U, CLOSE_RANGE_CLOEXEC);
         ::execve(exe.c_str(), argv.data(), envp.data());
         fail(Stage::execve);
     }
 
     pid = child;
+    for (int c : passed)
+        ::close(c);
     close_fd(in_pipe[0]);
     close_fd(out_pipe[1]);
     close_fd(err_pipe[1]);

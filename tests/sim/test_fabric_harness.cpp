@@ -3,11 +3,13 @@
 // output (fed with text captured from the real tools on an ibsim fabric).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -94,6 +96,31 @@ TEST(FabricProcess, ExitCodeStderrAndEnvironment) {
     EXPECT_EQ(p.wait(5s), 3);
     EXPECT_EQ(p.read_all(5s), "from-options\n");
     EXPECT_EQ(p.stderr_text(), "oops\n");
+}
+
+// LISTEN_FDS as a service manager passes them: the given descriptors at 3, 4, ... in order,
+// and nothing else of the test's above 2.
+TEST(FabricProcess, PassedFdsArriveAtThreeUpAndNothingElseLeaks) {
+    int a[2], b[2];
+    ASSERT_EQ(::pipe2(a, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(b, O_CLOEXEC), 0);
+    Process p({.argv = {"sh", "-c", "echo first >&3; echo second >&4; ls /proc/self/fd"},
+               .pass_fds = {a[1], b[1]}});
+    ::close(a[1]);
+    ::close(b[1]);
+    EXPECT_EQ(p.wait(std::chrono::seconds(10)), 0) << p.stderr_text();
+    char buf[32] = {};
+    ASSERT_GT(::read(a[0], buf, sizeof buf - 1), 0);
+    EXPECT_STREQ(buf, "first\n");
+    std::memset(buf, 0, sizeof buf);
+    ASSERT_GT(::read(b[0], buf, sizeof buf - 1), 0);
+    EXPECT_STREQ(buf, "second\n");
+    std::string fds;
+    while (auto line = p.read_line(std::chrono::seconds(5)))
+        fds += *line + " ";
+    EXPECT_EQ(fds, "0 1 2 3 4 5 ") << "ls's own directory fd is 5; the rest were passed";
+    ::close(a[0]);
+    ::close(b[0]);
 }
 
 TEST(FabricProcess, MergedStderrCwdAndLogFile) {

@@ -497,6 +497,35 @@ TEST_F(EngineBackend, TheGroupAJoinNamesIsItsPortsToSay) {
     EXPECT_EQ(mapped->result.record.mgid, kG);
 }
 
+// After a restart the backend takes its members back itself (RoceBackend::adopt): an adopted
+// member on its port is one it holds, and hears of its end as of any other's, so that the
+// last one's leave drops the kernel membership.
+TEST_F(EngineBackend, AnAdoptedMembersEndReachesTheBackend) {
+    McRecord rec;
+    rec.mgid = kG;
+    rec.qkey = 0x01234567;
+    rec.pkey = 0xffff;
+    engine.adopt_group(eth_port, kG, join::full, 0, rec);
+    ASSERT_TRUE(engine.adopt_member(client, 41, eth_port, kG, join::full, {}));
+    ASSERT_TRUE(engine.adopt_member(other, 42, eth_port, kG, join::full, {}));
+    engine.end_adoption();
+    run_all();
+    EXPECT_TRUE(eth.made.empty()) << "held already: nothing made again";
+    EXPECT_TRUE(eth.added.empty()) << "nor added: the backend took them back itself";
+    eth.members[41] = FabricMember{eth_port, kG, 41, join::full, nullptr, false}; // as its adopt() did
+    eth.members[42] = FabricMember{eth_port, kG, 42, join::full, nullptr, false};
+    eth.groups[{eth_port, kG}].holders = 2;
+    eth.groups[{eth_port, kG}].in_kernel = true;
+    EXPECT_FALSE(engine.leave(client, 41));
+    engine.remove_client(other);
+    run_all();
+    ASSERT_EQ(eth.removed.size(), 2u);
+    EXPECT_EQ(eth.removed[0].id, 41u);
+    EXPECT_EQ(eth.removed[1].id, 42u);
+    EXPECT_EQ(at(kG).left, 1u) << "the last one's end dropped it";
+    ASSERT_EQ(eth.dropped.size(), 1u) << "and the group with it";
+}
+
 TEST_F(EngineBackend, APortWithNoBackendForItsLinkLayerIsRefused) {
     port::PortRegistry other_ports;
     FakeSa other_sa;

@@ -62,6 +62,12 @@ SavedState sample() {
     bus.cgroup_unattested = "its bus connection is older than this daemon; reconnect to the bus";
     bus.version = 2;
     st.sessions.push_back(bus);
+    // A RoCE port's group and the kernel memberships its members hold (roce/kept_state.hpp).
+    st.roce.groups.push_back(roce::KeptGroup{"rxe0", 1, *parse_gid("ff0e::1:2"), GidType::roce_v1});
+    st.roce.sockets.push_back(roce::KeptSocket{
+        3, 4026531840, false, {roce::KeptMembership{*parse_ip("239.1.2.3"), 7, "veth1", {5, 6}}}});
+    st.roce.sockets.push_back(
+        roce::KeptSocket{4, 4026532999, true, {roce::KeptMembership{*parse_ip("ff0e::1:2"), 3, "eth0", {}}}});
     return st;
 }
 
@@ -70,6 +76,16 @@ TEST(SavedState, RoundTrip) {
     auto back = decode(encode(st));
     ASSERT_TRUE(std::holds_alternative<SavedState>(back)) << std::get<std::string>(back);
     EXPECT_EQ(std::get<SavedState>(back), st);
+}
+
+TEST(SavedState, AFileWithoutRoceIsAnOlderDaemonsAndHasNone) {
+    SavedState st = sample();
+    st.roce = {};
+    const std::string text = encode(st);
+    EXPECT_EQ(text.find("\"roce\""), std::string::npos) << "nothing written when there is nothing";
+    auto back = decode(text);
+    ASSERT_TRUE(std::holds_alternative<SavedState>(back)) << std::get<std::string>(back);
+    EXPECT_TRUE(std::get<SavedState>(back).roce.empty());
 }
 
 TEST(SavedState, RoundTripOfRandomStates) {
@@ -175,6 +191,12 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
         {edited(R"("cgroup_unattested":"its bus connection is older than this daemon; reconnect to the bus")",
                 R"("cgroup_unattested":"")"),
          "/sessions/1/cgroup_unattested: is empty"},
+        {edited(R"("gid_type":"roce_v1")", R"("gid_type":"ib")"), "/roce/groups/0/gid_type: must be \"roce_v1\""},
+        {edited(R"("family":"ipv4")", R"("family":"ipv6")"), "/roce/sockets/0/memberships/0/group: not an IPv6 multicast group"},
+        {edited(R"("group":"239.1.2.3")", R"("group":"10.1.2.3")"), "/roce/sockets/0/memberships/0/group"},
+        {edited(R"("ifindex":7)", R"("ifindex":0)"), "/roce/sockets/0/memberships/0/ifindex"},
+        {edited(R"("members":[5,6])", R"("members":[0])"), "/roce/sockets/0/memberships/0/members/0"},
+        {edited(R"("socket":3)", R"("socket":3,"fd":9)"), "/roce/sockets/0/fd: unknown key"},
     };
     for (const auto &c : cases) {
         const std::string why = reason_for(c.text);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "../roce/fake_syscalls.hpp"
 #include "frontend/front_door.hpp"
 #include "restart/keeper.hpp"
 
@@ -141,6 +142,38 @@ TEST_F(Keeper, AnUngreetedSessionOfAnOlderDaemonIsNotTakenBackAndItsConnectionIs
     char c;
     EXPECT_EQ(::recv(fds[1], &c, 1, MSG_DONTWAIT), 0) << "its client sees the close";
     ::close(fds[1]);
+}
+
+// The RoCE part of the state goes to the RoCE backend, with the stored membership sockets and
+// the memberships taken back: here none (membership 9's session is not in the state), so the
+// stored socket's membership is dropped and named, and the socket closed. Without a backend
+// the stored sockets are closed too.
+TEST_F(Keeper, TheRoceKernelMembershipsGoToTheBackendForTheMembershipsTakenBack) {
+    struct NoPorts final : roce::RocePorts {
+        std::optional<roce::RocePort> port(PortIndex) const override { return std::nullopt; }
+        std::optional<unsigned> netdev_mtu(const std::string &) const override { return std::nullopt; }
+    } ports;
+    FakeSyscalls sys;
+    sys.netdev(4096, "veth1", 7);
+    roce::RoceBackend roce(ports, sys);
+    restart::SavedState st;
+    st.boot_id = restart::current_boot_id();
+    st.daemon = "rdma-mcastd old";
+    st.roce.sockets.push_back(
+        roce::KeptSocket{3, 4096, false, {roce::KeptMembership{*parse_ip("239.1.2.3"), 7, "veth1", {9}}}});
+
+    keeper_->set_roce(&roce);
+    const auto r = keeper_->restore(st, {}, server, {{3, sys.socket(4096)}});
+    keeper_->set_roce(nullptr);
+    EXPECT_EQ(r.kernel_adopted, 0u);
+    ASSERT_EQ(r.set_aside.size(), 1u);
+    EXPECT_EQ(r.set_aside[0],
+              "RoCE kernel membership: 239.1.2.3 on veth1 (stored socket 3) dropped: nobody holds it now");
+    EXPECT_EQ(sys.open_fds(), 0u) << "the socket is closed";
+
+    const int orphan = sys.socket(4096);
+    keeper_->restore(st, {}, server, {{3, orphan}});
+    EXPECT_EQ(sys.open_fds(), 0u) << "no backend: closed";
 }
 
 // A D-Bus session is kept with the caller's unique name, its identity as attested (a cgroup

@@ -35,7 +35,9 @@ public:
     unsigned max_v6 = 30; // what net.core.optmem_max leaves room for
     std::optional<int> cookie_errno;           // SO_NETNS_COOKIE refused (a kernel before 5.14)
     std::optional<int> add_errno;              // the next add refused with this (once)
-    unsigned adds = 0, drops = 0, keeps = 0, closes = 0; // calls made
+    std::uint64_t own_netns = 0;               // the daemon's namespace: where open_socket() makes one
+    unsigned adds = 0, drops = 0, keeps = 0, closes = 0, opens = 0; // calls made
+    unsigned still_held = 0; // adds answered EADDRINUSE: held already, nothing sent
 
     // A netdev `name` with `index` in namespace `netns`.
     void netdev(std::uint64_t netns, const std::string &name, int index) { netdevs_[{netns, name}] = index; }
@@ -113,8 +115,10 @@ public:
         auto s = socket_of(fd);
         if (!s)
             return EBADF;
-        if (s->groups.count({group, ifindex}))
+        if (s->groups.count({group, ifindex})) {
+            ++still_held;
             return EADDRINUSE;
+        }
         if (!has_index(s->netns, ifindex))
             return ENODEV;
         if (s->groups.size() >= (group.is_v4() ? max_v4 : max_v6))
@@ -148,6 +152,25 @@ public:
         ++closes;
         ::close(fd);
         reap();
+    }
+    roce::SysResult<int> open_socket(bool v6) override {
+        ++opens;
+        return socket(own_netns, v6 ? AF_INET6 : AF_INET);
+    }
+
+    // Another descriptor of the socket of `fd`, as the service manager's fd store keeps one.
+    int duplicate(int fd) {
+        const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (copy < 0 || !fds_.count(fd))
+            throw std::runtime_error("FakeSyscalls: cannot duplicate a descriptor it does not know");
+        fds_[copy] = fds_.at(fd);
+        return copy;
+    }
+    // The memberships the socket of `fd` holds.
+    std::size_t held_on(int fd) {
+        reap();
+        auto s = socket_of(fd);
+        return s ? s->groups.size() : 0;
     }
 
 private:

@@ -252,6 +252,64 @@ TEST_F(Backend, FullAndNonMembersHoldTheMembershipSendersNone) {
     EXPECT_EQ(sys.open_fds(), 0u);
 }
 
+// A restart: what kept() says of the groups and of the members holding each kernel membership
+// is what the next instance's adopt() takes back, for the members the engine took back; a
+// membership held by nobody taken back is dropped, and a leave of an adopted member drops the
+// last holder's membership as any leave does.
+TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
+    const Gid v6 = gid("ff0e::1:2");
+    ASSERT_FALSE(make(v2).error);
+    ASSERT_FALSE(make(v6, roce_join(std::nullopt, GidType::roce_v1)).error);
+    ASSERT_FALSE(add(1, v2, join::full, kHostNs));
+    ASSERT_FALSE(add(2, v2, join::full, kHostNs));
+    ASSERT_FALSE(add(3, v2, join::full, kContainerNs));
+    ASSERT_FALSE(backend.add_member(FabricMember{
+        0, v6, 4, join::full, roce_join(std::nullopt, GidType::roce_v1, sys.socket(kHostNs, AF_INET6)), false}));
+    ASSERT_FALSE(add(5, v2, join::send_only_full, kHostNs));
+    const roce::KeptRoce kept = backend.kept([](PortIndex) { return RoceBackend::PortName{"rxe0", 1}; });
+    ASSERT_EQ(kept.groups.size(), 2u);
+    EXPECT_EQ(kept.groups[0], (roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2}));
+    EXPECT_EQ(kept.groups[1], (roce::KeptGroup{"rxe0", 1, v6, GidType::roce_v1})) << "an IPv6 MGID does not say";
+    std::map<std::pair<std::uint64_t, std::string>, std::vector<std::uint64_t>> holders;
+    for (const roce::KeptSocket &s : kept.sockets)
+        for (const roce::KeptMembership &m : s.memberships) {
+            EXPECT_EQ(m.netdev, "veth1");
+            holders[{s.netns, format_ip(m.group)}] = m.members;
+        }
+    using Holders = decltype(holders);
+    EXPECT_EQ(holders, (Holders{{{kHostNs, "239.1.2.3"}, {1, 2}},
+                                {{kHostNs, "ff0e::1:2"}, {4}},
+                                {{kContainerNs, "239.1.2.3"}, {3}}}))
+        << "a sender holds none";
+    backend.hand_over(); // a restart without a store: the process ends, and with it the sockets
+
+    FakeSyscalls sys2; // the next instance's view of the same kernel (a model each)
+    sys2.own_netns = kHostNs;
+    sys2.netdev(kHostNs, "veth1", 7);
+    RoceBackend next{ports, sys2};
+    const roce::Adoption a = next.adopt(
+        kept, {},
+        [](const std::string &device, std::uint8_t port) -> std::optional<PortIndex> {
+            if (device == "rxe0" && port == 1)
+                return 0;
+            return std::nullopt;
+        },
+        {1, 2, 3}); // member 4's session was not taken back
+    EXPECT_EQ(a.remade, 1u) << "239.1.2.3 in the daemon's namespace";
+    ASSERT_EQ(a.dropped.size(), 1u) << "the container's: no socket of its namespace";
+    EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
+    EXPECT_EQ(sys2.users(kHostNs, 7, ip("ff0e::1:2")), 0u) << "nobody holds it again";
+
+    // The groups are known again: a new member joins without a make, on the same membership.
+    EXPECT_FALSE(next.add_member(
+        FabricMember{0, v2, 6, join::full, roce_join(std::nullopt, std::nullopt, sys2.socket(kHostNs)), false}));
+    EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
+    for (MembershipId id : {1, 2, 3, 6})
+        EXPECT_FALSE(next.remove_member(FabricMember{0, v2, id, join::full, nullptr, false}));
+    EXPECT_EQ(sys2.memberships(), 0u) << "the last adopted holder's leave drops it";
+    EXPECT_EQ(sys2.open_fds(), 0u);
+}
+
 TEST_F(Backend, AMemberWithoutASocketOrOfAnotherTypeIsRefused) {
     ASSERT_FALSE(make(gid("ff0e::1:2"), roce_join(std::nullopt, GidType::roce_v1)).error);
     auto no_socket = backend.add_member(FabricMember{0, gid("ff0e::1:2"), 1, join::full,
