@@ -32,7 +32,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     service_ = std::make_unique<Service>(cfg_.engine, ports_->sa(), loop_.timers());
     roce_syscalls_ = std::make_unique<roce::LinuxSyscalls>();
     roce_ports_ = std::make_unique<roce::RegistryRocePorts>(service_->ports());
-    roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_);
+    roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_, cfg_.roce);
     service_->set_membership_backend(LinkLayer::ethernet, *roce_);
     ports_->open(*service_);
     service_->add_observer(logging::membership_log(*service_, *routine_));

@@ -84,7 +84,8 @@ std::variant<Gid, Error> RoceBackend::group_of(PortIndex port, const JoinRequest
     if (rdma_cm_refuses(group.ip, group.type) && !options_.ipv6_on_roce_v2)
         return invalid("the IPv6 group " + format_ip(group.ip) +
                        " on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to make; "
-                       "so does this daemon (join it on roce_v1, or an IPv4 group)");
+                       "so does this daemon unless " + std::string(kRoceIpv6Key) +
+                       " is true (or join it on roce_v1, or an IPv4 group)");
     return group.mgid;
 }
 
@@ -150,6 +151,11 @@ MembershipBackend::Id RoceBackend::make(const FabricJoin &join, Done done) {
     r.tclass = p.tclass.value_or(0);
     r.sl = p.sl.value_or(0);
     r.flow_label = p.flow_label.value_or(0);
+    // Where the group lives, for the client's address handle and for list, monitor and the journal.
+    r.link_layer = LinkLayer::ethernet;
+    r.gid_type = m.group.type;
+    r.sgid_index = static_cast<std::uint8_t>(m.source.index);
+    r.netdev = m.source.netdev;
     groups_.insert_or_assign({join.port, join.mgid}, m);
     done(FabricResult{std::nullopt, r});
     return id;

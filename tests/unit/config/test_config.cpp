@@ -58,6 +58,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(e.create.tclass, 0);
     EXPECT_EQ(e.create.flow_label, 0u);
     EXPECT_EQ(e.create.scope, 5);
+    EXPECT_FALSE(c.roce.ipv6_on_roce_v2) << "rdma_cm refuses IPv6 groups on RoCE v2";
+    EXPECT_EQ(c.roce.default_qkey, e.create.qkey);
     EXPECT_TRUE(c.names.enabled);
     EXPECT_EQ(format_name_prefix(c.names.prefix), "ff15:6e61:6d65::/64");
     EXPECT_EQ(c.names.pkey, 0xffff);
@@ -116,7 +118,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
     std::ifstream(path).read(text.data(), static_cast<std::streamsize>(text.size()));
     for (const char *key :
          {"socket", "socket_group", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
-          "max_rate", "congestion_control", "rtt_target_ms", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
+          "max_rate", "congestion_control", "rtt_target_ms", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "roce_ipv6", "create", "qkey",
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
@@ -146,7 +148,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "ports": ["mlx5_0", "mlx5_1/2"],
         "sa": {"timeout_ms": 100, "max_timeout_ms": 5000, "tries": 3, "window": 256,
                "max_rate": 500, "congestion_control": false, "rtt_target_ms": 200},
-        "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true,
+        "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true, "roce_ipv6": true,
                    "create": {"qkey": 305419896, "pkey": 32769, "sl": 15, "traffic_class": 255,
                               "flow_label": 1048575, "scope": 14}},
         "retry": {"min_ms": 10, "max_ms": 3600000},
@@ -195,6 +197,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     const auto &e = c.engine;
     EXPECT_TRUE(e.allow_ipoib_mgids);
     EXPECT_TRUE(e.allow_rdma_cm_mgids);
+    EXPECT_TRUE(c.roce.ipv6_on_roce_v2);
+    EXPECT_EQ(c.roce.default_qkey, 305419896u) << "a RoCE group's Q_Key is groups.create.qkey too";
     EXPECT_EQ(e.create.qkey, 305419896u);
     EXPECT_EQ(e.create.pkey, 32769);
     EXPECT_EQ(e.create.sl, 15);
@@ -488,6 +492,8 @@ const Rejection kRejections[] = {
      "test.json: /limits/max_clients: expected an integer in [1, 100000], got true"},
     {"number as bool", R"({"groups":{"allow_ipoib_mgids":1}})",
      "test.json: /groups/allow_ipoib_mgids: expected true or false, got 1"},
+    {"roce_ipv6 not a bool", R"({"groups":{"roce_ipv6":"yes"}})",
+     "test.json: /groups/roce_ipv6: expected true or false, got \"yes\""},
     {"dbus enabled not a bool", R"({"dbus":{"enabled":"yes"}})",
      "test.json: /dbus/enabled: expected true or false, got \"yes\""},
     {"ports not an array", R"({"ports":"mlx5_0"})",

@@ -118,7 +118,7 @@ TEST(RoceGroupOf, IPv6OnRoceV2IsRefusedUnlessAllowedAndThePortsDefaultTypeHolds)
     ASSERT_TRUE(std::holds_alternative<Error>(refused));
     EXPECT_EQ(std::get<Error>(refused).message,
               "the IPv6 group ff0e::1:2 on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to "
-              "make; so does this daemon (join it on roce_v1, or an IPv4 group)");
+              "make; so does this daemon unless groups.roce_ipv6 is true (or join it on roce_v1, or an IPv4 group)");
     ports.rxe0->default_type = GidType::roce_v1;
     EXPECT_EQ(std::get<Gid>(strict.group_of(0, req)), gid("ff0e::1:2")) << "v1 is the port's default";
     ports.rxe0->default_type.reset();
@@ -198,10 +198,16 @@ TEST_F(Backend, TheRecordIsRdmaCmsOnBothVersions) {
     EXPECT_EQ(r2.record.mtu, 3) << "1500 bytes of Ethernet carry an IB MTU of 1024";
     EXPECT_EQ(r2.record.rate, 0) << "the port's current rate";
     EXPECT_EQ(r2.record.hop_limit, 64) << "IPv4 on RoCE v2";
+    EXPECT_EQ(r2.record.link_layer, LinkLayer::ethernet);
+    EXPECT_EQ(r2.record.gid_type, GidType::roce_v2);
+    EXPECT_EQ(r2.record.sgid_index, 1);
+    EXPECT_EQ(r2.record.netdev, "veth1");
     const FabricResult r1 = make(v1);
     ASSERT_FALSE(r1.error) << r1.error->message;
     EXPECT_EQ(r1.record.port_gid, gid("::ffff:10.77.0.1")) << "index 4, the v1 entry";
     EXPECT_EQ(r1.record.hop_limit, 1) << "RoCE v1 is not routed";
+    EXPECT_EQ(r1.record.gid_type, GidType::roce_v1);
+    EXPECT_EQ(r1.record.sgid_index, 4);
     EXPECT_EQ(sys.adds, 0u) << "a group's make sends nothing";
 
     GroupParams p;
