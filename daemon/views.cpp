@@ -24,6 +24,8 @@ proto::GroupInfo group_info(const GroupView &g) {
     gi.held = g.held;
     gi.foreign = g.foreign;
     gi.counts = g.counts;
+    if (g.have_record)
+        gi.roce = roce_source(g.record);
     return gi;
 }
 
@@ -98,7 +100,7 @@ proto::ListResult list_view(const Service &service, const ListQuery &q, const Me
     proto::ListResult out;
     Page page(q.page_bytes, out);
     for (const port::RegisteredPort &p : service.ports())
-        page.add_port(proto::PortGroups{p.device(), p.number(), p.gid(), {}});
+        page.add_port(proto::PortGroups{p.device(), p.number(), p.gid(), {}, p.link_layer});
     std::optional<GroupCursor> at = q.after; // after what the page holds
     std::optional<GroupKey> open;            // the page's last group, when a read stopped inside it
     for (;;) {

@@ -43,6 +43,9 @@ public:
     std::function<std::optional<Error>(const FabricJoin &)> refuse;
     std::function<std::optional<Error>(const FabricMember &)> refuse_member;
     std::uint32_t qkey = 0x01234567; // rdma_cm's default on RoCE
+    // Where the groups are sent from, as the real backend's records say; unset: records that say
+    // nothing of it (link layer InfiniBand's defaults).
+    std::optional<RoceSource> source;
 
     static bool holds(std::uint8_t bits) { return bits & (join::full | join::non_member); }
 
@@ -68,6 +71,12 @@ public:
         r.rate_selector = Selector::exactly;
         r.rate = 7;      // 40 Gb/s
         r.hop_limit = 64; // RoCE v2, IPv4
+        if (source) {
+            r.link_layer = LinkLayer::ethernet;
+            r.gid_type = source->gid_type;
+            r.sgid_index = source->sgid_index;
+            r.netdev = source->netdev;
+        }
         return r;
     }
 
