@@ -3,6 +3,12 @@
 
 namespace mcastd {
 
+std::optional<RoceSource> roce_source(const McRecord &r) {
+    if (r.link_layer != LinkLayer::ethernet)
+        return std::nullopt;
+    return RoceSource{r.gid_type, r.sgid_index, r.netdev};
+}
+
 std::string join_state_name(std::uint8_t bits) {
     static constexpr const char *names[] = {"full", "nonmember", "sendonly-nonmember",
                                             "sendonly-full"};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/gid.hpp"
@@ -92,6 +93,18 @@ struct McRecord {
 
     bool operator==(const McRecord &) const = default;
 };
+
+// Where a RoCE group is sent from: the source GID's type and index in the port's GID table and
+// that GID's netdev. What `list`, `monitor` and the journal say of a RoCE membership besides its
+// MGID (the record carries the same three fields).
+struct RoceSource {
+    GidType gid_type = GidType::roce_v2;
+    std::uint8_t sgid_index = 0;
+    std::string netdev{};
+    bool operator==(const RoceSource &) const = default;
+};
+// The record's, when it is a RoCE record (link_layer Ethernet); nullopt otherwise.
+std::optional<RoceSource> roce_source(const McRecord &r);
 
 // Does `value` satisfy `requested` under `sel`? (IBA selector semantics, as OpenSM and the
 // kernel's cmp_rec apply them to an existing group.)

@@ -90,6 +90,11 @@ private:
     }
 };
 
+struct JoinRequest;
+// Gives `req` the socket `owned_fd` (closed with the request's last copy), keeping the IP group
+// and GID type it names: what a transport does with the socket a join carried.
+void give_socket(JoinRequest &req, int owned_fd);
+
 struct JoinRequest {
     std::string device;
     std::uint8_t port = 0;
@@ -106,5 +111,11 @@ struct JoinRequest {
     std::shared_ptr<const RoceJoin> roce{};
     bool operator==(const JoinRequest &) const = default;
 };
+
+inline void give_socket(JoinRequest &req, int owned_fd) {
+    const RoceJoin *had = req.roce.get();
+    req.roce = std::make_shared<const RoceJoin>(had ? had->group : std::nullopt, had ? had->gid_type : std::nullopt,
+                                                owned_fd);
+}
 
 } // namespace mcastd

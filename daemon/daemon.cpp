@@ -32,7 +32,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     service_ = std::make_unique<Service>(cfg_.engine, ports_->sa(), loop_.timers());
     roce_syscalls_ = std::make_unique<roce::LinuxSyscalls>();
     roce_ports_ = std::make_unique<roce::RegistryRocePorts>(service_->ports());
-    roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_);
+    roce_ = std::make_unique<roce::RoceBackend>(*roce_ports_, *roce_syscalls_, cfg_.roce);
     fd_store_ = server::service_manager_fd_store();
     if (fd_store_) {
         membership_store_ = std::make_unique<MembershipFdStore>(fd_store_);

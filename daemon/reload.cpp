@@ -20,7 +20,8 @@ template <class Fields> constexpr ReloadKey row(const char *key, Fields, Apply a
 //   socket, socket_group  the listener is bound (or was passed by systemd) once
 //   ports, sa, monitor    the SA stack and the port event sources are built with them
 //   groups                allow_*_mgids and create are the engine's, fixed when it is built;
-//                         names must keep meaning the groups they mean while the daemon holds them
+//                         names must keep meaning the groups they mean while the daemon holds them;
+//                         roce_ipv6 is the RoCE backend's, fixed when it is built
 //   retry, rejoin         the engine's and the static groups' pacing, fixed when built
 //   fabric                applied over sa and rejoin (apply_fabric), which wait too
 //   dbus                  the bus connection is made once
@@ -33,7 +34,7 @@ constexpr ReloadKey kKeys[] = {
     row("ports", [](auto &c) { return std::tie(c.host.ports); }),
     row("sa", [](auto &c) { return std::tie(c.host.sa); }),
     row("groups", [](auto &c) {
-        return std::tie(c.engine.allow_ipoib_mgids, c.engine.allow_rdma_cm_mgids, c.engine.create, c.names);
+        return std::tie(c.engine.allow_ipoib_mgids, c.engine.allow_rdma_cm_mgids, c.engine.create, c.names, c.roce);
     }),
     row("retry", [](auto &c) { return std::tie(c.engine.retry_min, c.engine.retry_max); }),
     row("rejoin", [](auto &c) { return std::tie(c.engine.rejoin_jitter); }),

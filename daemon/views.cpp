@@ -24,6 +24,8 @@ proto::GroupInfo group_info(const GroupView &g) {
     gi.held = g.held;
     gi.foreign = g.foreign;
     gi.counts = g.counts;
+    if (g.have_record)
+        gi.roce = roce_source(g.record);
     return gi;
 }
 

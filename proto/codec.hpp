@@ -138,6 +138,11 @@ McRecord read_record(const json_check::ObjectReader &in);
 // InfiniBand.
 void write_link_layer(JsonWriter &w, LinkLayer layer);
 LinkLayer read_link_layer(const json_check::ObjectReader &in);
+// RoCE's "gid_type", "sgid_index" and "netdev" (a RoCE RECORD; a `list` group and a `monitor`
+// event about a RoCE group): written together; read all three, or (optional) none.
+void write_roce_source(JsonWriter &w, const RoceSource &s);
+RoceSource read_roce_source(const json_check::ObjectReader &in);
+std::optional<RoceSource> read_optional_roce_source(const json_check::ObjectReader &in);
 Gid read_gid(const json_check::ObjectReader &in, std::string_view key);
 std::uint8_t read_join_state(const json_check::ObjectReader &in, std::string_view key);
 

@@ -116,6 +116,8 @@ struct EventWriter {
             w.member("sa_status", *e.sa_status);
         if (e.dropped)
             w.member("dropped", *e.dropped);
+        if (e.roce)
+            codec::write_roce_source(w, *e.roce);
     }
     void operator()(const StoppingEvent &e) const {
         w.member("event", "stopping");
@@ -178,6 +180,7 @@ std::optional<Event> codec::read_event(const ObjectReader &in, std::string_view 
         e.message = in.required_string("message");
         e.sa_status = in.uint_as<std::uint16_t>("sa_status", 0, 0xffff);
         e.dropped = in.uint("dropped", 0, UINT64_MAX);
+        e.roce = codec::read_optional_roce_source(in);
         return e;
     }
     if (name == "stopping")

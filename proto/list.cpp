@@ -90,6 +90,8 @@ void write_group(JsonWriter &w, const GroupInfo &g, bool members = true) {
     write_bits_as_names(w, g.foreign);
     w.key("counts");
     write_join_state_counts(w, g.counts);
+    if (g.roce)
+        write_roce_source(w, *g.roce);
     w.key("members");
     w.begin_array();
     if (members)
@@ -157,6 +159,7 @@ GroupInfo read_group(const ObjectReader &in) {
     g.held = bits_from_names(in, "held");
     g.foreign = bits_from_names(in, "foreign");
     g.counts = codec::read_join_state_counts<std::uint32_t>(in, "counts");
+    g.roce = codec::read_optional_roce_source(in);
     for_each_element(in, "members", [&](const json &v, const std::string &ptr) {
         const ObjectReader m(v, ptr);
         MemberInfo info;

@@ -161,6 +161,9 @@ struct GroupInfo {
     std::uint8_t foreign = 0;
     std::array<std::uint32_t, 4> counts{}; // by JoinState bit: full, nonmember, ...
     std::vector<MemberInfo> members;
+    // A group on a RoCE port with its record (an addition inside version 2): where it is sent
+    // from ("gid_type", "sgid_index", "netdev").
+    std::optional<RoceSource> roce{};
 };
 struct PortGroups {
     std::string device;
@@ -327,6 +330,9 @@ struct MonitorEvent {
     std::string message;
     std::optional<std::uint16_t> sa_status;
     std::optional<std::uint64_t> dropped; // kind "dropped": events this client missed
+    // About a group on a RoCE port (an addition inside version 2): its source GID's type and
+    // index and the netdev ("gid_type", "sgid_index", "netdev").
+    std::optional<RoceSource> roce{};
 };
 // Version 2: the daemon is stopping for good and has left every group; a client that would
 // reconnect after a restart does not.

@@ -98,14 +98,37 @@ void write_record(JsonWriter &w, const McRecord &r) {
     write_link_layer(w, r.link_layer);
     if (r.link_layer == LinkLayer::ethernet) {
         // RoCE's keys; "ip" and "dmac" follow from the MGID, for people and scripts.
-        w.member("gid_type", gid_type_name(r.gid_type));
-        w.member("sgid_index", r.sgid_index);
-        w.member("netdev", std::string_view(r.netdev));
+        write_roce_source(w, *roce_source(r));
         if (auto ip = roce_ip_group(r.mgid))
             w.member("ip", std::string_view(format_ip(*ip)));
         w.member("dmac", std::string_view(format_mac(roce_dmac(r.mgid))));
     }
     w.end_object();
+}
+
+void write_roce_source(JsonWriter &w, const RoceSource &s) {
+    w.member("gid_type", gid_type_name(s.gid_type));
+    w.member("sgid_index", s.sgid_index);
+    w.member("netdev", std::string_view(s.netdev));
+}
+
+RoceSource read_roce_source(const ObjectReader &in) {
+    RoceSource s;
+    const auto type = in.required_string("gid_type");
+    auto t = parse_roce_gid_type(type);
+    if (!t)
+        in.fail("gid_type",
+                json_check::describe_value(json_check::json(type)) + " is not a RoCE GID type (roce_v1 or roce_v2)");
+    s.gid_type = *t;
+    s.sgid_index = static_cast<std::uint8_t>(in.required_uint("sgid_index", 0, 255));
+    s.netdev = in.required_string("netdev");
+    return s;
+}
+
+std::optional<RoceSource> read_optional_roce_source(const ObjectReader &in) {
+    if (!in.find("gid_type") && !in.find("sgid_index") && !in.find("netdev"))
+        return std::nullopt;
+    return read_roce_source(in);
 }
 
 void write_link_layer(JsonWriter &w, LinkLayer layer) { w.member("link_layer", link_layer_name(layer)); }
@@ -163,14 +186,10 @@ McRecord read_record(const ObjectReader &in) {
     r.join_state = read_join_state(in, "join_state");
     r.link_layer = read_link_layer(in);
     if (r.link_layer == LinkLayer::ethernet) {
-        const auto type = in.required_string("gid_type");
-        auto t = parse_roce_gid_type(type);
-        if (!t)
-            in.fail("gid_type", json_check::describe_value(json_check::json(type)) +
-                                    " is not a RoCE GID type (roce_v1 or roce_v2)");
-        r.gid_type = *t;
-        r.sgid_index = static_cast<std::uint8_t>(in.required_uint("sgid_index", 0, 255));
-        r.netdev = in.required_string("netdev");
+        RoceSource src = read_roce_source(in);
+        r.gid_type = src.gid_type;
+        r.sgid_index = src.sgid_index;
+        r.netdev = std::move(src.netdev);
         // Derived from the MGID: checked for their form, not kept (rdmamcast_record derives
         // them again, so that they always agree with the MGID it carries).
         if (auto ip = in.string("ip"); ip && !parse_ip(*ip))

@@ -149,7 +149,7 @@ policy::Create read_create(const ObjectReader &in) {
 }
 
 policy::Rule read_rule(const ObjectReader &in, std::size_t index, const std::vector<policy::Rule> &before) {
-    in.require_only({"name", "users", "groups", "units", "cgroups", "mgids", "pkeys", "join_states", "create",
+    in.require_only({"name", "users", "groups", "units", "cgroups", "mgids", "ips", "pkeys", "join_states", "create",
                      "controlled_qkeys", "memberships_per_uid", "creates_per_uid"});
     policy::Rule r;
     if (auto name = in.string("name")) {
@@ -175,6 +175,12 @@ policy::Rule read_rule(const ObjectReader &in, std::size_t index, const std::vec
         if (auto *why = std::get_if<std::string>(&p))
             throw FieldError(ptr, *why);
         r.mgids.push_back(std::get<policy::MgidPrefix>(p));
+    });
+    each_element(in, "ips", [&](const json &v, const std::string &ptr) {
+        auto p = policy::parse_ip_prefix(json_check::check_string(v, ptr));
+        if (auto *why = std::get_if<std::string>(&p))
+            throw FieldError(ptr, *why);
+        r.ips.push_back(std::get<policy::IpPrefix>(p));
     });
     each_element(in, "pkeys",
                  [&](const json &v, const std::string &ptr) { r.pkeys.push_back(pkey_value(v, ptr)); });

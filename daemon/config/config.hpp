@@ -26,6 +26,7 @@
 #include "common/request.hpp"
 #include "core/engine_config.hpp"
 #include "policy/policy.hpp"
+#include "roce/roce_options.hpp"
 #include "frontend/limits.hpp"
 #include "host_ports.hpp"
 #include "logging/routine_limiter.hpp"
@@ -80,6 +81,9 @@ struct DaemonConfig {
     std::string log_level = "info"; // one of kLogLevels
     EngineConfig engine;            // "groups", "retry", "rejoin"
     NamedGroups names;              // "groups.names": how a join's name maps to its MGID
+    // "groups.roce_ipv6", and groups.create.qkey as the Q_Key of a RoCE group (filled with
+    // engine.create by the parser).
+    roce::RoceOptions roce;
     HostPortsConfig host = default_host_config(); // "ports", "sa", "monitor"
     // "fabric", already applied to host.sa's pacing and engine.rejoin_jitter (apply_fabric).
     sa::FabricBudget fabric;

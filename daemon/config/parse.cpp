@@ -242,12 +242,14 @@ void read_names(const ObjectReader &groups, NamedGroups &names) {
         names.pkey = detail::pkey_value(*v, in->pointer("pkey"));
 }
 
-void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &names) {
+void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &names, roce::RoceOptions &roce) {
     const auto in = section(root, "groups");
     if (!in)
         return;
-    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "names"});
+    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "roce_ipv6", "create", "names"});
     read_names(*in, names);
+    if (auto v = in->boolean("roce_ipv6"))
+        roce.ipv6_on_roce_v2 = *v;
     if (auto v = in->boolean("allow_ipoib_mgids"))
         engine.allow_ipoib_mgids = *v;
     if (auto v = in->boolean("allow_rdma_cm_mgids"))
@@ -258,7 +260,7 @@ void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &na
     create->require_only({"qkey", "pkey", "sl", "traffic_class", "flow_label", "scope"});
     auto &d = engine.create;
     if (auto v = int_or_hex(*create, "qkey", 0xffffffff))
-        d.qkey = static_cast<std::uint32_t>(*v);
+        roce.default_qkey = d.qkey = static_cast<std::uint32_t>(*v);
     // 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1.2): no port can be a member.
     if (const json *v = create->find("pkey"))
         d.pkey = detail::pkey_value(*v, create->pointer("pkey"));
@@ -417,7 +419,7 @@ DaemonConfig read_config(const ObjectReader &root) {
     c.log_level = read_log_level(root);
     c.host.ports = read_ports(root);
     read_sa(root, c.host.sa);
-    read_groups(root, c.engine, c.names);
+    read_groups(root, c.engine, c.names, c.roce);
     read_retry(root, c.engine);
     read_monitor(root, c.host.monitor);
     read_rejoin(root, c.engine);

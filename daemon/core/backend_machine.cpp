@@ -218,7 +218,7 @@ void BackendMachine::on_dropped(Group &g, const Op &op, const FabricResult &r) {
         s_.note_group(EngineNote::Kind::warning, g, op.bits, 0,
                       "leave of " + join_state_name(op.bits) + " from " + s_.where(g) + ": " + r.error->message);
     } else {
-        EngineNote n{EngineNote::Kind::deleted, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
+        EngineNote n = EngineState::group_note(EngineNote::Kind::deleted, g, op.bits, 0);
         n.client_info = op.leaver; // who made the drop due, when a leave did
         s_.note(std::move(n));
     }

@@ -134,7 +134,11 @@ std::string no_backend_for(const std::string &port, LinkLayer link_layer) {
 std::string describe(const EngineNote &n, const std::string &port) {
     if (!n.message.empty())
         return n.message;
-    const std::string group = "group " + format_gid(n.mgid) + " on " + port;
+    // A RoCE group says where it is sent from: "on rxe0/1 (veth1, roce_v2 GID 1)".
+    const std::string group = "group " + format_gid(n.mgid) + " on " + port +
+                              (n.roce ? " (" + n.roce->netdev + ", " + std::string(gid_type_name(n.roce->gid_type)) +
+                                            " GID " + std::to_string(n.roce->sgid_index) + ")"
+                                      : "");
     switch (n.kind) {
     case EngineNote::Kind::joined:
         return "joined " + group + " as " + join_state_name(n.join_state) + (n.local ? " (answered locally)" : "");

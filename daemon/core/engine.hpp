@@ -122,6 +122,9 @@ struct EngineNote {
     // Who that client is, captured when the note is made: a client that went away is no
     // longer known by the time its last notes ("left") reach the observers.
     std::optional<ClientInfo> client_info{};
+    // A group on an Ethernet (RoCE) port, once it has its record: where it is sent from (its
+    // source GID's type and index, and the netdev), for monitor and the journal.
+    std::optional<RoceSource> roce{};
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
 

@@ -25,9 +25,18 @@ void EngineState::note(EngineNote n) {
     deferred.emplace_back(std::move(n));
 }
 
+EngineNote EngineState::group_note(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client) {
+    EngineNote n{kind, g.port, g.mgid, g.sa.record.mlid, bits, client, {}, {}};
+    n.roce = roce_source(g.sa.record);
+    return n;
+}
+
 void EngineState::note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client,
                              std::string msg, std::optional<std::uint16_t> status) {
-    note(EngineNote{kind, g.port, g.mgid, g.sa.record.mlid, bits, client, status, std::move(msg)});
+    EngineNote n = group_note(kind, g, bits, client);
+    n.sa_status = status;
+    n.message = std::move(msg);
+    note(std::move(n));
 }
 
 void EngineState::event(ClientId client, MembershipId id, MembershipEvent ev) {

@@ -190,6 +190,8 @@ struct EngineState {
         deferred.emplace_back(Reply{std::move(done), std::move(result)});
     }
     void note(EngineNote n);
+    // A note about group `g`, with its RoCE source when it has one.
+    static EngineNote group_note(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client);
     void note_group(EngineNote::Kind kind, const Group &g, std::uint8_t bits, ClientId client, std::string msg,
                     std::optional<std::uint16_t> status = {});
     void event(ClientId client, MembershipId id, MembershipEvent ev);

@@ -600,7 +600,7 @@ void GroupMachine::on_delete(Group &g, const Op &op, const SaResult &r) {
     }
     if (r.ok()) {
         g.sa.deleted(op.bits, r.record.join_state);
-        EngineNote n{EngineNote::Kind::deleted, g.port, g.mgid, g.sa.record.mlid, op.bits, 0, {}, {}};
+        EngineNote n = EngineState::group_note(EngineNote::Kind::deleted, g, op.bits, 0);
         n.client_info = op.leaver; // who made the Delete due, when a leave did
         s_.note(std::move(n));
         // The port holds nothing here any more, so what the engine knew about the group may be

@@ -46,7 +46,7 @@ void MemberBook::activate(Group &g, MembershipId id) {
         ++s_.stats.joins_local;
     // Routine notes carry no text: describe() makes it for the observers that print it, so a
     // join answered locally costs no string formatting.
-    EngineNote n{EngineNote::Kind::joined, g.port, g.mgid, g.sa.record.mlid, m.bits, m.client, {}, {}};
+    EngineNote n = EngineState::group_note(EngineNote::Kind::joined, g, m.bits, m.client);
     n.local = !m.sent;
     s_.note(std::move(n));
     reply(m, id, std::nullopt, s_.member_record(g, m));
@@ -143,7 +143,7 @@ void MemberBook::tell_restored(Group &g, std::uint64_t changed) {
         if (m.state != MemberState::active)
             continue;
         m.suspended = false;
-        EngineNote n{EngineNote::Kind::restored, g.port, g.mgid, g.sa.record.mlid, m.bits, m.client, {}, {}};
+        EngineNote n = EngineState::group_note(EngineNote::Kind::restored, g, m.bits, m.client);
         n.changed = changed; // routine: describe() words it
         s_.note(std::move(n));
         s_.event(m.client, id, MembershipEvent{MembershipEvent::Kind::restored, s_.member_record(g, m), changed, {}});

@@ -114,6 +114,12 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
         SD_BUS_PROPERTY("HopLimit", "y", get_membership, 0, 0),
         SD_BUS_PROPERTY("Scope", "y", get_membership, 0, 0),
         SD_BUS_PROPERTY("JoinState", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("LinkLayer", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("GidType", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("SgidIndex", "y", get_membership, 0, 0),
+        SD_BUS_PROPERTY("Netdev", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("IP", "s", get_membership, 0, 0),
+        SD_BUS_PROPERTY("DMAC", "s", get_membership, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("StateChanged", "sa{sv}ass",
                                  SD_BUS_PARAM(state) SD_BUS_PARAM(record) SD_BUS_PARAM(changed)
                                      SD_BUS_PARAM(reason),
@@ -489,7 +495,7 @@ int DbusServer::join(sd_bus_message *m) {
     a.mgid = mgid;
     a.join_state = state;
     std::string bad;
-    if ((r = read_options(m, a.options, bad)) < 0)
+    if ((r = read_options(m, a.options, bad, &a.socket)) < 0)
         return r;
     if (!bad.empty())
         return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/join_args.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <array>
 #include <string_view>
 
@@ -26,7 +30,9 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
     req["device"] = a.device;
     req["port"] = a.port;
     // mgid "" creates a group, unless the option "name" names one (the daemon maps it).
-    const bool named = std::any_of(a.options.begin(), a.options.end(), [](const auto &o) { return o.first == "name"; });
+    // An IP group (RoCE) names its group too.
+    const bool named = std::any_of(a.options.begin(), a.options.end(),
+                                   [](const auto &o) { return o.first == "name" || o.first == "ip"; });
     if (!a.mgid.empty())
         req["mgid"] = a.mgid;
     else if (!named)
@@ -37,15 +43,27 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
         for (auto k : kArgumentKeys)
             if (key == k)
                 return invalid("/" + key + ": is an argument of Join, not an option");
+        if (key == kSocketOption) // read_options took a Unix fd; anything else is no socket
+            return invalid("/" + key + ": expected a Unix fd (D-Bus type 'h')");
         if (req.contains(key))
             return invalid("/" + key + ": given twice");
         std::visit([&req, &key = key](const auto &v) { req[key] = v; }, value);
     }
+    JoinRequest out;
     try {
-        return proto::decode_join(json_check::ObjectReader(req, ""));
+        out = proto::decode_join_with_ip(json_check::ObjectReader(req, "")).request;
     } catch (const json_check::FieldError &e) {
         return invalid(e.describe());
     }
+    if (a.socket >= 0) {
+        const int fd = ::fcntl(a.socket, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+            return Error{Errc::internal, std::string("cannot keep the join's socket: fcntl(F_DUPFD_CLOEXEC): ") +
+                                             std::strerror(errno),
+                         std::nullopt};
+        give_socket(out, fd);
+    }
+    return out;
 }
 
 } // namespace mcastd::dbus

@@ -24,10 +24,18 @@ struct JoinArgs {
     std::uint16_t port = 0;
     std::string mgid;       // "" = create a group with an SA-assigned MGID, or the option "name"'s
     std::string join_state; // "" = full
-    Options options;        // PROTOCOL.md's join keys other than the four above
+    Options options;        // PROTOCOL.md's join keys other than the four above ("ip", "gid_type" included)
+    // The option "socket" (D-Bus type 'h'): a UDP socket the caller made in its own network
+    // namespace, for a full or non-member join on a RoCE port (PROTOCOL.md, "RoCE ports").
+    // Borrowed from the message: the request gets its own copy. -1: none.
+    int socket = -1;
 };
 
-// Errc::invalid_argument naming the key on any bad value, unknown or repeated option.
+// The option that carries a join's socket.
+inline constexpr const char *kSocketOption = "socket";
+
+// Errc::invalid_argument naming the key on any bad value, unknown or repeated option; Errc::internal
+// when the socket cannot be copied (errno).
 std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &args);
 
 } // namespace mcastd::dbus

@@ -47,12 +47,18 @@ int group(sd_bus_message *m, const proto::PortGroups &p, const proto::GroupInfo 
     if (r >= 0) r = text(m, "device", p.device);
     if (r >= 0) r = basic(m, "port", 'q', std::uint16_t{p.port});
     if (r >= 0) r = text(m, "port_gid", format_gid(p.port_gid));
+    if (r >= 0) r = text(m, "link_layer", link_layer_name(p.link_layer));
     if (r >= 0) r = text(m, "mgid", format_gid(g.mgid));
     if (r >= 0) r = basic(m, "mlid", 'q', g.mlid);
     if (r >= 0) r = basic(m, "qkey", 'u', g.qkey);
     if (r >= 0) r = flag(m, "busy", g.busy);
     if (r >= 0) r = names(m, "held", g.held);
     if (r >= 0) r = names(m, "foreign", g.foreign);
+    if (r >= 0 && g.roce) { // a RoCE group: where it is sent from, as `list` on the socket
+        r = text(m, "gid_type", gid_type_name(g.roce->gid_type));
+        if (r >= 0) r = basic(m, "sgid_index", 'y', g.roce->sgid_index);
+        if (r >= 0) r = text(m, "netdev", g.roce->netdev);
+    }
     if (r >= 0)
         r = append_entry(m, "counts", "a{su}", [&] {
             int k = sd_bus_message_open_container(m, 'a', "{su}");

@@ -24,8 +24,9 @@ struct RecordEntry {
     Value value;
 };
 
-// Every RECORD key, in PROTOCOL.md's order.
-std::vector<RecordEntry> record_entries(const McRecord &record);
+// Every RECORD key, in PROTOCOL.md's order: RoCE's (gid_type, sgid_index, netdev, ip, dmac) on
+// an Ethernet record only, unless `every_key` (the Membership properties: empty on InfiniBand).
+std::vector<RecordEntry> record_entries(const McRecord &record, bool every_key = false);
 // The value of one Membership record property ("MLID"), nullopt for a name not in the table.
 std::optional<Value> record_property(const McRecord &record, std::string_view property);
 

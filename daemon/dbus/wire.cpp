@@ -80,7 +80,7 @@ int append_state_changed(sd_bus_message *m, const std::string &state, const McRe
     return r;
 }
 
-int read_options(sd_bus_message *m, Options &out, std::string &bad) {
+int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket) {
     int r = sd_bus_message_enter_container(m, 'a', "{sv}");
     if (r < 0)
         return r;
@@ -91,9 +91,21 @@ int read_options(sd_bus_message *m, Options &out, std::string &bad) {
         const char *contents = nullptr;
         if ((r = sd_bus_message_peek_type(m, nullptr, &contents)) < 0)
             return r;
+        if (socket && std::string_view(contents) == "h" && std::string_view(key) == kSocketOption) {
+            if (*socket >= 0) {
+                bad = "/" + std::string(key) + ": given twice";
+                return 0;
+            }
+            if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0 ||
+                (r = sd_bus_message_read_basic(m, 'h', socket)) < 0 || (r = sd_bus_message_exit_container(m)) < 0 ||
+                (r = sd_bus_message_exit_container(m)) < 0)
+                return r;
+            continue;
+        }
         if (std::string_view(contents).size() != 1 || std::string_view("yqutnixbs").find(contents[0]) == std::string_view::npos) {
             bad = "/" + std::string(key) + ": a value of D-Bus type '" + contents +
-                  "' where an integer, a boolean or a string belongs";
+                  "' where an integer, a boolean or a string belongs" +
+                  (socket ? std::string(" (or, for \"socket\", a Unix fd)") : std::string());
             return 0;
         }
         if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0)

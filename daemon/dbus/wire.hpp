@@ -44,6 +44,7 @@ int append_state_changed(sd_bus_message *m, const std::string &state, const McRe
 
 // Reads an a{sv} of options. A value of a type no option takes (only integers, booleans and
 // strings do) sets `bad` to a sentence naming the key and returns 0 without reading further.
-int read_options(sd_bus_message *m, Options &out, std::string &bad);
+// With `socket`, the option "socket" may be a Unix fd ('h'), borrowed from the message into it.
+int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket = nullptr);
 
 } // namespace mcastd::dbus

@@ -45,6 +45,7 @@ void MonitorOutlet::deliver(const EngineNote &n) {
     }
     ev.message = describe(n, port_name(ev.device, ev.port));
     ev.sa_status = n.sa_status;
+    ev.roce = n.roce;
     // A copy: delivering may make a transport drop a session.
     const std::vector<ClientSession *> to(subscribers_.begin(), subscribers_.end());
     for (ClientSession *s : to)

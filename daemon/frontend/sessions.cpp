@@ -155,13 +155,17 @@ std::size_t Sessions::release_detached(const std::function<bool(const ClientSess
 std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSession &s, const JoinRequest &req,
                                                                 bool by_name) const {
     const uid_t uid = s.who().who.uid;
+    const auto port = service_.ports().find(req.device, req.port);
     policy::JoinAsk ask{req.mgid, !by_name && names_.reserved(req.mgid), req.join_state, req.params.pkey,
                         req.params.qkey, service_.create_qkey()};
+    // On an Ethernet port the MGID (group_of's) is an IP group's, whichever way the join named it.
+    if (port)
+        ask.ip = policy::ip_group_on(service_.ports().link_layer(*port), req.mgid);
+    ask.by_ip = req.roce && req.roce->group;
     auto verdict = policy::admit(policy_, s.who().caller(), ask);
     if (auto *no = std::get_if<policy::Refusal>(&verdict))
         return proto::Failure{std::move(no->error), std::move(no->field), {}};
     auto &a = std::get<policy::Admission>(verdict);
-    const auto port = service_.ports().find(req.device, req.port);
     if (!port)
         return std::move(a); // the engine names what is wrong with the port
     const std::string where = port_name(req.device, req.port);
@@ -220,6 +224,7 @@ std::size_t Sessions::review() {
             const GroupView &g = *it->second.first;
             McRecord rec = g.record;
             rec.mgid = g.mgid;
+            rec.link_layer = service_.ports().link_layer(g.port); // so review() sees an IP group as one
             std::string why = gone ? gone->error.message
                                    : policy::review(policy_, s->who().caller(), it->second.second, rec,
                                                     grant.sa_assigned, grant.name.empty() && names_.reserved(g.mgid))

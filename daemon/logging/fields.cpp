@@ -34,6 +34,11 @@ Fields note_fields(const EngineNote &n, const std::optional<PortName> &port) {
     }
     if (n.sa_status)
         f.push_back({"SA_STATUS", fmt::format("{:#06x}", *n.sa_status)});
+    if (n.roce) { // a RoCE group: where it is sent from
+        f.push_back({"RDMA_NETDEV", n.roce->netdev});
+        f.push_back({"RDMA_GID_TYPE", std::string(gid_type_name(n.roce->gid_type))});
+        f.push_back({"RDMA_SGID_INDEX", std::to_string(n.roce->sgid_index)});
+    }
     return f;
 }
 

@@ -2,6 +2,7 @@
 #include "policy/policy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 
@@ -71,11 +72,31 @@ std::string list_text(const std::vector<std::uint16_t> &pkeys) {
     return out;
 }
 
-std::string list_text(const std::vector<MgidPrefix> &mgids) {
+// MGID or IP prefixes.
+template <class Prefix> std::string list_text(const std::vector<Prefix> &prefixes) {
     std::string out;
-    for (const MgidPrefix &p : mgids)
+    for (const Prefix &p : prefixes)
         out += (out.empty() ? "" : ", ") + p.text();
     return out;
+}
+
+// What a rule's group lists allow, for its refusals: "MGIDs in ff15::/16", "IP groups in
+// 239.1.0.0/16", or both joined by "or".
+std::string groups_text(const Rule &r) {
+    std::string out;
+    if (!r.mgids.empty())
+        out = "MGIDs in " + list_text(r.mgids);
+    if (!r.ips.empty())
+        out += (out.empty() ? "" : " or ") + std::string("IP groups in ") + list_text(r.ips);
+    return out;
+}
+
+bool group_allowed(const Rule &r, const JoinAsk &ask) {
+    if (r.mgids.empty() && r.ips.empty())
+        return true;
+    if (std::any_of(r.mgids.begin(), r.mgids.end(), [&](const MgidPrefix &p) { return p.contains(ask.mgid); }))
+        return true;
+    return ask.ip && std::any_of(r.ips.begin(), r.ips.end(), [&](const IpPrefix &p) { return p.contains(*ask.ip); });
 }
 
 std::string states_text(std::uint8_t bits) {
@@ -113,11 +134,12 @@ Refusal names_prefix_refusal(const Gid &mgid, const std::string &rule) {
 // The checks that depend on what the join names, not on the SA: the MGID, the join state,
 // an asserted P_Key or Q_Key. Returns the refusal, or the reason a named-pkey rule needs one.
 std::optional<Refusal> check_ask(const Rule &r, const JoinAsk &ask) {
-    if (!is_zero(ask.mgid) && !r.mgids.empty() &&
-        std::none_of(r.mgids.begin(), r.mgids.end(), [&](const MgidPrefix &p) { return p.contains(ask.mgid); }))
-        return denied(r.name, "allows MGIDs in " + list_text(r.mgids) + " only, and " + format_gid(ask.mgid) +
+    if (!is_zero(ask.mgid) && !group_allowed(r, ask))
+        return denied(r.name, "allows " + groups_text(r) + " only, and " +
+                                  (ask.ip ? format_ip(*ask.ip) + " (MGID " + format_gid(ask.mgid) + ")"
+                                          : format_gid(ask.mgid)) +
                                   " is not in them",
-                      "/mgid");
+                      ask.by_ip ? "/ip" : "/mgid");
     if (ask.join_state & ~r.join_states)
         return denied(r.name, "allows join states " + states_text(r.join_states) + " only, not " +
                                   join_state_name(ask.join_state),
@@ -131,17 +153,37 @@ std::optional<Refusal> check_ask(const Rule &r, const JoinAsk &ask) {
     return std::nullopt;
 }
 
-} // namespace
-
-bool MgidPrefix::contains(const Gid &mgid) const {
-    const unsigned whole = length / 8, rest = length % 8;
-    if (!std::equal(prefix.begin(), prefix.begin() + whole, mgid.begin()))
+// The first `bits` bits of two 16-byte addresses are equal.
+bool same_first_bits(const std::array<std::uint8_t, 16> &a, const std::array<std::uint8_t, 16> &b, unsigned bits) {
+    const unsigned whole = bits / 8, rest = bits % 8;
+    if (!std::equal(a.begin(), a.begin() + whole, b.begin()))
         return false;
     if (!rest)
         return true;
     const auto mask = static_cast<std::uint8_t>(0xff << (8 - rest));
-    return (mgid[whole] & mask) == (prefix[whole] & mask);
+    return (a[whole] & mask) == (b[whole] & mask);
 }
+
+// The number after a prefix's '/', in [min, max]; why not otherwise.
+std::variant<unsigned, std::string> prefix_length(std::string_view len, unsigned min, unsigned max) {
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(len.data(), len.data() + len.size(), n);
+    if (ec != std::errc() || end != len.data() + len.size() || len.empty() || (len.size() > 1 && len[0] == '0') ||
+        n < min || n > max)
+        return "the length after '/' must be a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    return n;
+}
+
+// `bytes` with every bit from `bit` on cleared: a prefix as it should have been written.
+std::array<std::uint8_t, 16> cleared_from(std::array<std::uint8_t, 16> bytes, unsigned bit) {
+    for (; bit < 128; ++bit)
+        bytes[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+    return bytes;
+}
+
+} // namespace
+
+bool MgidPrefix::contains(const Gid &mgid) const { return same_first_bits(prefix, mgid, length); }
 
 std::string MgidPrefix::text() const { return format_gid(prefix) + "/" + std::to_string(length); }
 
@@ -155,22 +197,58 @@ std::variant<MgidPrefix, std::string> parse_mgid_prefix(std::string_view text) {
         return format_gid(*gid) + " is not a multicast GID (it must start with ff)";
     p.prefix = *gid;
     if (slash != text.npos) {
-        const std::string_view len = text.substr(slash + 1);
-        unsigned n = 0;
-        auto [end, ec] = std::from_chars(len.data(), len.data() + len.size(), n);
-        if (ec != std::errc() || end != len.data() + len.size() || len.empty() || (len.size() > 1 && len[0] == '0') ||
-            n < 8 || n > 128)
-            return "the length after '/' must be a number in [8, 128]";
-        p.length = n;
+        auto n = prefix_length(text.substr(slash + 1), 8, 128);
+        if (auto *why = std::get_if<std::string>(&n))
+            return std::move(*why);
+        p.length = std::get<unsigned>(n);
     }
     // Bits after the prefix would be silently ignored: a typo in the address or the length.
     MgidPrefix trimmed = p;
-    for (unsigned bit = p.length; bit < 128; ++bit)
-        trimmed.prefix[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+    trimmed.prefix = cleared_from(p.prefix, p.length);
     if (trimmed.prefix != p.prefix)
         return format_gid(p.prefix) + " has bits set after its first " + std::to_string(p.length) + " (did you mean " +
                trimmed.text() + "?)";
     return p;
+}
+
+bool IpPrefix::contains(const IpAddress &group) const {
+    // An IPv4 prefix's bits follow the 96 of ::ffff:0:0/96, which an IPv6 group never has.
+    return same_first_bits(prefix.bytes, group.bytes, prefix.is_v4() ? 96 + length : length);
+}
+
+std::string IpPrefix::text() const { return format_ip(prefix) + "/" + std::to_string(length); }
+
+std::variant<IpPrefix, std::string> parse_ip_prefix(std::string_view text) {
+    IpPrefix p;
+    const auto slash = text.find('/');
+    const std::string_view addr = text.substr(0, slash);
+    const auto ip = parse_ip(addr);
+    if (!ip)
+        return std::string("\"") + std::string(addr) + "\" is not an IPv4 or IPv6 address";
+    p.prefix = *ip;
+    const unsigned max = ip->is_v4() ? 32 : 128, min = ip->is_v4() ? 4 : 8; // 224.0.0.0/4, ff00::/8
+    p.length = max;
+    if (slash != text.npos) {
+        auto n = prefix_length(text.substr(slash + 1), min, max);
+        if (auto *why = std::get_if<std::string>(&n))
+            return std::move(*why);
+        p.length = std::get<unsigned>(n);
+    }
+    if (!is_multicast_group(*ip))
+        return format_ip(*ip) + " is not an IP multicast group (224.0.0.0/4 or ff00::/8)";
+    // Bits after the prefix would be silently ignored: a typo in the address or the length.
+    IpPrefix trimmed = p;
+    trimmed.prefix.bytes = cleared_from(p.prefix.bytes, (ip->is_v4() ? 96 : 0) + p.length);
+    if (trimmed.prefix != p.prefix)
+        return format_ip(p.prefix) + " has bits set after its first " + std::to_string(p.length) + " (did you mean " +
+               trimmed.text() + "?)";
+    return p;
+}
+
+std::optional<IpAddress> ip_group_on(LinkLayer link_layer, const Gid &mgid) {
+    if (link_layer != LinkLayer::ethernet)
+        return std::nullopt;
+    return roce_ip_group(mgid);
 }
 
 std::string pkey_text(std::uint16_t pkey) {
@@ -314,6 +392,7 @@ std::optional<std::string> review(const Policy &policy, const Caller &caller, st
                                   const McRecord &record, bool sa_assigned, bool names_prefix_by_mgid) {
     JoinAsk ask;
     ask.mgid = sa_assigned ? kZeroGid : record.mgid;
+    ask.ip = ip_group_on(record.link_layer, record.mgid);
     ask.names_prefix_by_mgid = names_prefix_by_mgid;
     ask.join_state = join_state;
     ask.pkey = record.pkey;

@@ -38,6 +38,20 @@ struct MgidPrefix {
 // Parses "ff15:a:1::/48" or a whole MGID ("ff15::1" is /128). Returns why not on failure.
 std::variant<MgidPrefix, std::string> parse_mgid_prefix(std::string_view text);
 
+// "239.1.0.0/16" or "ff3e::/16": the IP multicast groups whose first `length` bits (of the IPv4
+// address's 32, or the IPv6 address's 128) are those of `prefix`. An IPv4 prefix is kept in the
+// IPv4-mapped form (common/roce_address.hpp's IpAddress), its length counted in IPv4 bits.
+struct IpPrefix {
+    IpAddress prefix{};
+    unsigned length = 128;
+    bool contains(const IpAddress &group) const;
+    std::string text() const; // as written in the config, normalised
+    bool operator==(const IpPrefix &) const = default;
+};
+// Parses "239.1.0.0/16", "ff3e::/16" or a whole group ("239.1.2.3" is /32, "ff3e::1" /128): a
+// multicast prefix (224.0.0.0/4, ff00::/8) with no bits set past its length. Returns why not.
+std::variant<IpPrefix, std::string> parse_ip_prefix(std::string_view text);
+
 // Which creates a rule allows: a group named by the caller's MGID, one the SA assigns an
 // MGID to, or both.
 enum class Create : std::uint8_t { none = 0, mgid = 1, sa_assigned = 2, any = 3 };
@@ -61,7 +75,10 @@ struct Rule {
     std::vector<std::string> cgroups{}; // "cgroups": the path or one of its ancestors
 
     // What. A list left empty allows anything.
+    // The groups. Either list given, a group must be in one of them: its MGID in `mgids`, or, for
+    // a join on an Ethernet (RoCE) port, its IP group in `ips` (doc/architecture.md §11).
     std::vector<MgidPrefix> mgids{};      // MGIDs the caller names (not SA-assigned ones)
+    std::vector<IpPrefix> ips{};          // IP groups of RoCE joins, by their MGID's mapping
     std::vector<std::uint16_t> pkeys{};   // compared on the low 15 bits, as the SA does
     std::uint8_t join_states = join::all; // JoinState bits a join may ask for
     Create create = Create::none;
@@ -129,6 +146,10 @@ struct JoinAsk {
     std::optional<std::uint16_t> pkey;
     std::optional<std::uint32_t> qkey;
     std::uint32_t create_qkey = 0; // what a create uses when the join asserts no Q_Key
+    // On an Ethernet (RoCE) port: the IP group the MGID stands for (roce_ip_group), however the
+    // join named it (an "ip", or the MGID itself). Unset on InfiniBand ports: `ips` never match.
+    std::optional<IpAddress> ip{};
+    bool by_ip = false; // the join named its group by "ip": a refusal names that field
 };
 
 // A refusal: the error (denied, with PolicyRef) and the request field at fault ("/mgid").
@@ -157,8 +178,12 @@ std::variant<Admission, Refusal> admit(const Policy &policy, const Caller &calle
 // controlled Q_Key, which a join of an existing group learns only now).
 std::optional<Refusal> check_record(const Admission &a, const McRecord &record);
 
+// The ask's `ip` for a group on a port of `link_layer`: the IP group of `mgid` on Ethernet.
+std::optional<IpAddress> ip_group_on(LinkLayer link_layer, const Gid &mgid);
+
 // Would the policy admit this membership's join now (with the group's P_Key and Q_Key as
-// asserted)? For a reload: why not, or nullopt. `sa_assigned`: the join asked the SA for an
+// asserted)? For a reload: why not, or nullopt. The record's link_layer says whether its MGID
+// is an IP group's. `sa_assigned`: the join asked the SA for an
 // MGID, so it is judged as that create, not by the MGID it got.
 std::optional<std::string> review(const Policy &policy, const Caller &caller, std::uint8_t join_state,
                                   const McRecord &record, bool sa_assigned, bool names_prefix_by_mgid = false);

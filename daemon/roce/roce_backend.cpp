@@ -84,7 +84,8 @@ std::variant<Gid, Error> RoceBackend::group_of(PortIndex port, const JoinRequest
     if (rdma_cm_refuses(group.ip, group.type) && !options_.ipv6_on_roce_v2)
         return invalid("the IPv6 group " + format_ip(group.ip) +
                        " on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to make; "
-                       "so does this daemon (join it on roce_v1, or an IPv4 group)");
+                       "so does this daemon unless " + std::string(kRoceIpv6Key) +
+                       " is true (or join it on roce_v1, or an IPv4 group)");
     return group.mgid;
 }
 

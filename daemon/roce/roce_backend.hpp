@@ -29,17 +29,10 @@
 
 #include "core/membership_backend.hpp"
 #include "roce/kernel_memberships.hpp"
+#include "roce/roce_options.hpp"
 #include "roce/roce_port.hpp"
 
 namespace mcastd::roce {
-
-struct RoceOptions {
-    // The Q_Key of a group whose first join asserts none: rdma_cm's (RDMA_UDP_QKEY).
-    std::uint32_t default_qkey = kRoceDefaultQkey;
-    // IPv6 groups on RoCE v2 GIDs need an MLD membership, which rdma_cm refuses to make
-    // (rdma_cm_refuses): refused here too unless this is set.
-    bool ipv6_on_roce_v2 = false;
-};
 
 // The IP group a join names on a RoCE port, the GID type it joins with, and the MGID both give.
 struct RoceGroup {

@@ -49,10 +49,7 @@ std::optional<proto::Failure> PassedFds::hand_to(proto::Request &request) {
     }
     if (!join || fds_.empty())
         return std::nullopt; // the destructor closes what nothing uses
-    JoinRequest &req = join->request;
-    const RoceJoin *had = req.roce.get();
-    req.roce = std::make_shared<const RoceJoin>(had ? had->group : std::nullopt, had ? had->gid_type : std::nullopt,
-                                                fds_.front());
+    give_socket(join->request, fds_.front());
     fds_.clear();
     return std::nullopt;
 }

@@ -172,18 +172,29 @@ std::string list_text(const std::vector<rdmamcast::PortGroups> &ports) {
                (p.groups.size() == 1 ? " group\n" : " groups\n");
         if (p.groups.empty())
             continue;
-        // One table of groups, then one of their members, each aligned across the port.
-        Table groups({"MGID", "MLID", "QKEY", "STATE", "HELD", "FOREIGN", "FULL", "NONMEMBER",
-                      "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
+        // One table of groups, then one of their members, each aligned across the port. A RoCE
+        // port's groups say where they are sent from.
+        const bool roce = p.link_layer == "Ethernet";
+        Table groups(roce ? std::vector<std::string>{"MGID", "NETDEV", "GID_TYPE", "SGID_INDEX", "QKEY", "STATE",
+                                                     "FULL", "NONMEMBER", "SENDONLY-NONMEMBER", "SENDONLY-FULL"}
+                          : std::vector<std::string>{"MGID", "MLID", "QKEY", "STATE", "HELD", "FOREIGN", "FULL",
+                                                     "NONMEMBER", "SENDONLY-NONMEMBER", "SENDONLY-FULL"});
         Table members({"MGID", "MEMBERSHIP", "JOIN_STATE", "STATE", "PID", "UID", "COMM", "RULE",
                        "CREATED", "NAME", "FLAGGED"});
         bool any_member = false;
         for (const auto &g : p.groups) {
             const std::string mgid = rdmamcast::gid_to_string(g.mgid);
-            groups.add({mgid, hex(g.mlid), hex(g.qkey), g.busy ? "busy" : "idle",
-                        bits_text(g.held), bits_text(g.foreign), std::to_string(g.counts[0]),
-                        std::to_string(g.counts[1]), std::to_string(g.counts[2]),
-                        std::to_string(g.counts[3])});
+            if (roce) // no MLID, and the kernel's IGMP/MLD membership is what is held
+                groups.add({mgid, g.netdev.empty() ? "-" : g.netdev,
+                            g.netdev.empty() ? "-" : rdmamcast::gid_type_name(g.gid_type),
+                            g.netdev.empty() ? "-" : std::to_string(g.sgid_index), hex(g.qkey),
+                            g.busy ? "busy" : "idle", std::to_string(g.counts[0]), std::to_string(g.counts[1]),
+                            std::to_string(g.counts[2]), std::to_string(g.counts[3])});
+            else
+                groups.add({mgid, hex(g.mlid), hex(g.qkey), g.busy ? "busy" : "idle",
+                            bits_text(g.held), bits_text(g.foreign), std::to_string(g.counts[0]),
+                            std::to_string(g.counts[1]), std::to_string(g.counts[2]),
+                            std::to_string(g.counts[3])});
             for (const auto &m : g.members) {
                 // FLAGGED last: the reason is free text, and the last column is not padded.
                 members.add({mgid, std::to_string(m.membership), bits_text(m.join_state),
@@ -224,14 +235,20 @@ Json list_json(const std::vector<rdmamcast::PortGroups> &ports) {
                     jm["name"] = m.name;
                 members.push_back(std::move(jm));
             }
-            groups.push_back(Json{{"mgid", rdmamcast::gid_to_string(g.mgid)},
-                                  {"mlid", g.mlid},
-                                  {"qkey", g.qkey},
-                                  {"busy", g.busy},
-                                  {"held", bits_json(g.held)},
-                                  {"foreign", bits_json(g.foreign)},
-                                  {"counts", counts},
-                                  {"members", members}});
+            Json jg{{"mgid", rdmamcast::gid_to_string(g.mgid)},
+                    {"mlid", g.mlid},
+                    {"qkey", g.qkey},
+                    {"busy", g.busy},
+                    {"held", bits_json(g.held)},
+                    {"foreign", bits_json(g.foreign)},
+                    {"counts", counts},
+                    {"members", members}};
+            if (!g.netdev.empty()) { // a RoCE group, as the protocol's list has it
+                jg["gid_type"] = rdmamcast::gid_type_name(g.gid_type);
+                jg["sgid_index"] = g.sgid_index;
+                jg["netdev"] = g.netdev;
+            }
+            groups.push_back(std::move(jg));
         }
         jports.push_back(Json{{"device", p.device},
                               {"port", p.port},

@@ -182,6 +182,11 @@ Json event_json(const rdmamcast::Event &ev, std::string_view netdev) {
              {"message", m.message}};
     if (m.sa_status)
         out["sa_status"] = *m.sa_status;
+    if (!m.netdev.empty()) { // a RoCE group, as the protocol's event has it
+        out["gid_type"] = rdmamcast::gid_type_name(m.gid_type);
+        out["sgid_index"] = m.sgid_index;
+        out["netdev"] = m.netdev;
+    }
     return out;
 }
 

@@ -386,6 +386,11 @@ void event_to_c(const QueuedEvent &queued, rdmamcast_event &ev, Arena &arena) {
             c.has_sa_status = true;
             c.sa_status = *m.sa_status;
         }
+        if (m.roce) {
+            c.gid_type = static_cast<std::uint8_t>(m.roce->gid_type);
+            c.sgid_index = m.roce->sgid_index;
+            c.netdev = arena.str(m.roce->netdev);
+        }
     }
 }
 
@@ -416,6 +421,11 @@ rdmamcast_group_list *list_to_c(const mcastd::proto::ListResult &list) {
             cg->busy = g.busy;
             for (std::size_t b = 0; b < 4; ++b)
                 cg->counts[b] = g.counts[b];
+            if (g.roce) {
+                cg->gid_type = static_cast<std::uint8_t>(g.roce->gid_type);
+                cg->sgid_index = g.roce->sgid_index;
+                cg->netdev = arena->str(g.roce->netdev);
+            }
             cg->num_members = g.members.size();
             cg->members = arena->array<rdmamcast_member>(g.members.size());
             for (std::size_t k = 0; k < g.members.size(); ++k) {

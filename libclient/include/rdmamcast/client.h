@@ -557,6 +557,11 @@ struct rdmamcast_event_monitor {
 	uint16_t sa_status;
 	const char *comm;
 	const char *message;
+	/* About a group on a RoCE port (1.6, in the event's reserved space; zero and NULL otherwise
+	 * and from an older library or daemon): where it is sent from. */
+	uint8_t gid_type;   /* enum rdmamcast_gid_type */
+	uint8_t sgid_index; /* the source GID's index in the port's GID table */
+	const char *netdev; /* the source GID's netdev */
 };
 
 /*
@@ -674,6 +679,11 @@ struct rdmamcast_group {
 			       sendonly-full */
 	size_t num_members;
 	struct rdmamcast_member **members;
+	/* A group on a RoCE port (1.6; zero and NULL on InfiniBand, before the group has its
+	 * record, and from an older daemon): where it is sent from, as its record says. */
+	uint8_t gid_type;   /* enum rdmamcast_gid_type: RoCE v1 or v2 */
+	uint8_t sgid_index; /* the source GID's index in the port's GID table */
+	const char *netdev; /* the source GID's netdev, which holds the IGMP/MLD membership */
 };
 
 struct rdmamcast_port_groups {

@@ -367,6 +367,10 @@ struct MonitorEvent {
     std::string comm;
     std::string message;
     std::optional<std::uint16_t> sa_status;
+    // About a group on a RoCE port: where it is sent from ("" netdev otherwise).
+    GidType gid_type = GidType::ib;
+    std::uint8_t sgid_index = 0;
+    std::string netdev;
 };
 
 // The client reconnected after the daemon restarted (see rdmamcast_set_reconnect()): the
@@ -425,6 +429,9 @@ inline Event event_from_c(const rdmamcast_event &ev) {
         m.message = str(c.message);
         if (c.has_sa_status)
             m.sa_status = c.sa_status;
+        m.gid_type = static_cast<GidType>(c.gid_type);
+        m.sgid_index = c.sgid_index;
+        m.netdev = str(c.netdev);
         return m;
     }
     }
@@ -454,6 +461,10 @@ struct Group {
     bool busy = false;
     std::array<std::uint32_t, 4> counts{}; // full, nonmember, sendonly-nonmember, sendonly-full
     std::vector<Member> members;
+    // A group on a RoCE port with its record: where it is sent from ("" netdev otherwise).
+    GidType gid_type = GidType::ib;
+    std::uint8_t sgid_index = 0;
+    std::string netdev;
 };
 
 struct PortGroups {
@@ -816,7 +827,8 @@ private:
             for (std::size_t j = 0; j < p.num_groups; ++j) {
                 const auto &g = *p.groups[j];
                 Group og{detail::gid(g.mgid), g.qkey, g.mlid, g.held, g.foreign, g.busy,
-                         {g.counts[0], g.counts[1], g.counts[2], g.counts[3]}, {}};
+                         {g.counts[0], g.counts[1], g.counts[2], g.counts[3]}, {},
+                         static_cast<GidType>(g.gid_type), g.sgid_index, g.netdev ? g.netdev : ""};
                 for (std::size_t k = 0; k < g.num_members; ++k) {
                     const auto &m = *g.members[k];
                     og.members.push_back(Member{m.membership, m.pid, m.uid, m.join_state,

@@ -5,6 +5,8 @@
 //
 //   join DEVICE PORT MGID|- JOIN_STATE   -> "ok PATH MLID" or "error NAME MESSAGE"
 //   join-name DEVICE PORT NAME STATE     -> the same, joining the named group NAME
+//   join-ip DEVICE PORT IP STATE         -> the same, joining the IP group IP on a RoCE port with a
+//                                           UDP socket of this process as the option "socket"
 //   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
 //                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
@@ -108,6 +110,16 @@ std::string count_line(sd_bus_message *reply, const char *element) {
     return "ok " + std::to_string(n);
 }
 
+// A Join's answer: "ok PATH MLID" or "error NAME MESSAGE".
+void say_joined(int r, const sd_bus_error &e, sd_bus_message *reply) {
+    if (r < 0)
+        return say(error_line(e));
+    const char *path = nullptr;
+    sd_bus_message_read(reply, "o", &path);
+    const std::string p = path;
+    say("ok " + p + " " + std::to_string(read_record_mlid(reply)));
+}
+
 void command(const std::string &line) {
     std::istringstream in(line);
     std::string op;
@@ -140,14 +152,17 @@ void command(const std::string &line) {
                                                "Join", &e, &reply, "sqssa{sv}", dev.c_str(),
                                                static_cast<std::uint16_t>(port), "", state.c_str(), 1, "name", "s",
                                                name.c_str());
-        if (r < 0) {
-            say(error_line(e));
-        } else {
-            const char *path = nullptr;
-            sd_bus_message_read(reply, "o", &path);
-            const std::string p = path;
-            say("ok " + p + " " + std::to_string(read_record_mlid(reply)));
-        }
+        say_joined(r, e, reply);
+    } else if (op == "join-ip") {
+        std::string dev, ip, state;
+        unsigned port = 0;
+        in >> dev >> port >> ip >> state;
+        const int sock = ::socket(ip.find(':') == std::string::npos ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        const int r = sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
+                                         &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port), "",
+                                         state.c_str(), 2, "ip", "s", ip.c_str(), "socket", "h", sock);
+        ::close(sock); // the daemon keeps its own copy while it needs one
+        say_joined(r, e, reply);
     } else if (op == "leave") {
         std::string path;
         in >> path;

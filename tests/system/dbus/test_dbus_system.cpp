@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "ethernet/fake_rdma_device.hpp"
 #include "sim/daemon_harness.hpp"
 #include "sim/test_users.hpp"
 
@@ -159,6 +160,36 @@ TEST_F(DbusSystem, OwnerJoinsAndLeavesAndTheSaFollows) {
     EXPECT_EQ(ask(c, "leave " + path), "ok");
     EXPECT_TRUE(fabric.wait_sa_join_state(m, h2(), std::nullopt, 5s)) << "left at the SA";
     EXPECT_NE(busctl({"introspect", "org.rdmamcast1", path}).exit_code, 0) << "the object is gone";
+}
+
+// A RoCE port over D-Bus, as on the socket: Join takes the IP group and the caller's own UDP
+// socket (a Unix fd), the kernel membership is held on the GID's netdev (here lo, so the
+// daemon's network namespace is the caller's), the Membership has RoCE's properties, and the
+// membership ends with the caller's Leave.
+TEST_F(DbusSystem, ARoceJoinTakesTheIpGroupAndTheCallersSocket) {
+    const eth::FakeRdmaDevice rxe = eth::roce_device("rxe1", "lo", {0x02, 0x00, 0x4d, 0x00, 0x00, 0x01}, {10, 77, 0, 1});
+    rxe.write(fabric.scratch() / "sys");
+    Daemon d(fabric, "H2", "{}", {"--sysfs-root", (fabric.scratch() / "sys" / "class" / "infiniband").string()});
+    auto held = [] {
+        std::ifstream igmp("/proc/net/igmp");
+        std::string text((std::istreambuf_iterator<char>(igmp)), {});
+        return text.find("0D4DFFEF") != std::string::npos; // 239.255.77.13 as /proc/net/igmp writes it
+    };
+    ASSERT_FALSE(held()) << "239.255.77.13 is held on this host already";
+    Process &c = client();
+    const std::string line = ask(c, "join-ip rxe1 1 239.255.77.13 full");
+    const std::string path = path_of(line);
+    ASSERT_FALSE(path.empty()) << line;
+    EXPECT_TRUE(held()) << "the kernel membership, made on the caller's socket";
+    const auto prop = [&](const char *name) { return property(path, "org.rdmamcast1.Membership", name); };
+    EXPECT_EQ(prop("MGID"), "s \"::ffff:239.255.77.13\"");
+    EXPECT_EQ(prop("LinkLayer"), "s \"Ethernet\"");
+    EXPECT_EQ(prop("GidType"), "s \"roce_v2\"");
+    EXPECT_EQ(prop("Netdev"), "s \"lo\"");
+    EXPECT_EQ(prop("IP"), "s \"239.255.77.13\"");
+    EXPECT_EQ(prop("DMAC"), "s \"01:00:5e:7f:4d:0d\"");
+    EXPECT_EQ(ask(c, "leave " + path), "ok");
+    EXPECT_FALSE(held()) << "the last leave drops it";
 }
 
 // A process names itself (its executable's file name, prctl), and a name that is not UTF-8

@@ -58,6 +58,8 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(e.create.tclass, 0);
     EXPECT_EQ(e.create.flow_label, 0u);
     EXPECT_EQ(e.create.scope, 5);
+    EXPECT_FALSE(c.roce.ipv6_on_roce_v2) << "rdma_cm refuses IPv6 groups on RoCE v2";
+    EXPECT_EQ(c.roce.default_qkey, e.create.qkey);
     EXPECT_TRUE(c.names.enabled);
     EXPECT_EQ(format_name_prefix(c.names.prefix), "ff15:6e61:6d65::/64");
     EXPECT_EQ(c.names.pkey, 0xffff);
@@ -116,7 +118,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
     std::ifstream(path).read(text.data(), static_cast<std::streamsize>(text.size()));
     for (const char *key :
          {"socket", "socket_group", "log_level", "ports", "sa", "timeout_ms", "max_timeout_ms", "tries", "window",
-          "max_rate", "congestion_control", "rtt_target_ms", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "create", "qkey",
+          "max_rate", "congestion_control", "rtt_target_ms", "groups", "allow_ipoib_mgids", "allow_rdma_cm_mgids", "roce_ipv6", "create", "qkey",
           "pkey", "sl", "traffic_class", "flow_label", "scope", "retry", "min_ms", "max_ms",
           "rejoin", "jitter_ms", "monitor", "portinfo_interval_ms", "sminfo_interval_ms", "sminfo_timeout_ms",
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
@@ -124,7 +126,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "max_queued_bytes_total", "max_memberships", "max_clients_per_uid", "max_monitors_per_uid",
           "max_queued_bytes_per_uid", "log_routine_burst", "log_routine_per_minute", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
           "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
-          "cgroups", "mgids", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
+          "cgroups", "mgids", "ips", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
           "prefix", "fabric", "hosts", "sa_budget"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
@@ -146,7 +148,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "ports": ["mlx5_0", "mlx5_1/2"],
         "sa": {"timeout_ms": 100, "max_timeout_ms": 5000, "tries": 3, "window": 256,
                "max_rate": 500, "congestion_control": false, "rtt_target_ms": 200},
-        "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true,
+        "groups": {"allow_ipoib_mgids": true, "allow_rdma_cm_mgids": true, "roce_ipv6": true,
                    "create": {"qkey": 305419896, "pkey": 32769, "sl": 15, "traffic_class": 255,
                               "flow_label": 1048575, "scope": 14}},
         "retry": {"min_ms": 10, "max_ms": 3600000},
@@ -162,7 +164,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
                    "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
                               "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
-                              "mgids": ["ff15:a:1::/48", "ff12::1"], "pkeys": ["0x8001", 32770],
+                              "mgids": ["ff15:a:1::/48", "ff12::1"], "ips": ["239.1.0.0/16", "ff3e::1"],
+                              "pkeys": ["0x8001", 32770],
                               "join_states": ["full", "sendonly-full"], "create": "mgid",
                               "controlled_qkeys": true, "memberships_per_uid": 10, "creates_per_uid": 0},
                              {}],
@@ -195,6 +198,8 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     const auto &e = c.engine;
     EXPECT_TRUE(e.allow_ipoib_mgids);
     EXPECT_TRUE(e.allow_rdma_cm_mgids);
+    EXPECT_TRUE(c.roce.ipv6_on_roce_v2);
+    EXPECT_EQ(c.roce.default_qkey, 305419896u) << "a RoCE group's Q_Key is groups.create.qkey too";
     EXPECT_EQ(e.create.qkey, 305419896u);
     EXPECT_EQ(e.create.pkey, 32769);
     EXPECT_EQ(e.create.sl, 15);
@@ -236,6 +241,9 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     ASSERT_EQ(r.mgids.size(), 2u);
     EXPECT_EQ(r.mgids[0].text(), "ff15:a:1::/48");
     EXPECT_EQ(r.mgids[1].text(), "ff12::1/128");
+    ASSERT_EQ(r.ips.size(), 2u);
+    EXPECT_EQ(r.ips[0].text(), "239.1.0.0/16");
+    EXPECT_EQ(r.ips[1].text(), "ff3e::1/128");
     EXPECT_EQ(r.pkeys, (std::vector<std::uint16_t>{0x8001, 0x8002}));
     EXPECT_EQ(r.join_states, join::full | join::send_only_full);
     EXPECT_EQ(r.create, policy::Create::mgid);
@@ -488,6 +496,8 @@ const Rejection kRejections[] = {
      "test.json: /limits/max_clients: expected an integer in [1, 100000], got true"},
     {"number as bool", R"({"groups":{"allow_ipoib_mgids":1}})",
      "test.json: /groups/allow_ipoib_mgids: expected true or false, got 1"},
+    {"roce_ipv6 not a bool", R"({"groups":{"roce_ipv6":"yes"}})",
+     "test.json: /groups/roce_ipv6: expected true or false, got \"yes\""},
     {"dbus enabled not a bool", R"({"dbus":{"enabled":"yes"}})",
      "test.json: /dbus/enabled: expected true or false, got \"yes\""},
     {"ports not an array", R"({"ports":"mlx5_0"})",
@@ -512,6 +522,16 @@ const Rejection kRejections[] = {
      "test.json: /access/rules/0/mgids/0: ff15:a:1::5 has bits set after its first 48 (did you mean ff15:a:1::/48?)"},
     {"mgid prefix not multicast", R"({"access":{"rules":[{"mgids":["fe80::/16"]}]}})",
      "test.json: /access/rules/0/mgids/0: fe80:: is not a multicast GID (it must start with ff)"},
+    {"ip prefix with bits past its length", R"({"access":{"rules":[{"ips":["239.1.2.3/16"]}]}})",
+     "test.json: /access/rules/0/ips/0: 239.1.2.3 has bits set after its first 16 (did you mean 239.1.0.0/16?)"},
+    {"ip prefix not multicast", R"({"access":{"rules":[{"ips":["10.0.0.0/8"]}]}})",
+     "test.json: /access/rules/0/ips/0: 10.0.0.0 is not an IP multicast group (224.0.0.0/4 or ff00::/8)"},
+    {"ip prefix not an address", R"({"access":{"rules":[{},{"ips":["239.1.0.0/16", "eth0"]}]}})",
+     "test.json: /access/rules/1/ips/1: \"eth0\" is not an IPv4 or IPv6 address"},
+    {"ip prefix length out of range", R"({"access":{"rules":[{"ips":["239.0.0.0/33"]}]}})",
+     "test.json: /access/rules/0/ips/0: the length after '/' must be a number in [4, 32]"},
+    {"ips not an array", R"({"access":{"rules":[{"ips":"239.0.0.0/8"}]}})",
+     "test.json: /access/rules/0/ips: expected an array, got \"239.0.0.0/8\""},
     {"mgid prefix length out of range", R"({"access":{"rules":[{"mgids":["ff15::/129"]}]}})",
      "test.json: /access/rules/0/mgids/0: the length after '/' must be a number in [8, 128]"},
     {"invalid pkey in a rule", R"({"access":{"rules":[{"pkeys":["0x8000"]}]}})",

@@ -86,6 +86,7 @@ const Alternative kAlternatives[] = {
     {"/sa/rtt_target_ms", "100"},
     {"/groups/allow_ipoib_mgids", "true"},
     {"/groups/allow_rdma_cm_mgids", "true"},
+    {"/groups/roce_ipv6", "true"},
     {"/groups/create/qkey", R"("0x11111111")"},
     {"/groups/create/pkey", R"("0x8001")"},
     {"/groups/create/sl", "3"},

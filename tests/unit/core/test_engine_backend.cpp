@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <set>
 
 #include "engine_fixture.hpp"
 #include "fakes/fake_ethernet_backend.hpp"
@@ -93,6 +94,28 @@ TEST_F(EngineBackend, ThreeClientsShareOneFabricMembership) {
     EXPECT_EQ(g.port, eth_port);
     EXPECT_EQ(g.counts[0], 3u);
     EXPECT_EQ(g.held, join::full);
+}
+
+// Notes about a group on an Ethernet port say where it is sent from (monitor, the journal).
+TEST_F(EngineBackend, NotesOfARoceGroupCarryItsSource) {
+    eth.source = RoceSource{GidType::roce_v1, 4, "veth1"};
+    MembershipId a = 0;
+    join(client, on_eth(kG, join::full), &a);
+    run_all();
+    engine.leave(client, a);
+    run_all();
+    std::set<EngineNote::Kind> seen;
+    for (const EngineNote &n : notes) {
+        EXPECT_EQ(n.roce, eth.source) << describe(n, "rxe0/1");
+        seen.insert(n.kind);
+    }
+    EXPECT_EQ(seen, (std::set<EngineNote::Kind>{EngineNote::Kind::joined, EngineNote::Kind::left,
+                                                 EngineNote::Kind::deleted}));
+    notes.clear();
+    join(client, request(*parse_gid("ff15::1"), join::full));
+    run_all();
+    ASSERT_FALSE(notes.empty());
+    EXPECT_FALSE(notes.front().roce) << "an InfiniBand group's notes have none";
 }
 
 TEST_F(EngineBackend, TheLastLeaveOrClientRemovalDropsIt) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -29,17 +30,29 @@ namespace {
 
 // The daemon's ports and SA in a test: one port over the fake SA, which answers when the test
 // lets it.
+// With `roce`, also an Ethernet port rxe1/1 whose GID table has an IPv6 RoCE v2 GID on lo (the
+// daemon's real RoCE backend reads lo's MTU).
 class FakeBackend final : public PortBackend {
 public:
-    explicit FakeBackend(FakeSa &sa) : sa_(sa) {}
+    explicit FakeBackend(FakeSa &sa, bool roce = false) : sa_(sa), roce_(roce) {}
     SaService &sa() override { return sa_; }
     void open(Service &service) override {
         sa_.port_gids[service.add_port(test_port(), true)] = test_port().port_gid();
+        if (!roce_)
+            return;
+        port::PortAttributes a;
+        a.device = "rxe1";
+        a.port_num = 1;
+        a.link_layer = "Ethernet";
+        a.state = static_cast<std::uint8_t>(port::PortState::active);
+        a.gids = {{0, *parse_gid("fd00::1"), GidType::roce_v2, "lo"}};
+        service.add_port(a, true);
     }
     void quiesce() override {}
 
 private:
     FakeSa &sa_;
+    bool roce_;
 };
 
 config::DaemonConfig parse(const std::string &text) {
@@ -67,8 +80,8 @@ protected:
     std::string config(const std::string &extra = "") const {
         return "{" + extra + R"("socket": ")" + socket_.string() + R"(", "dbus": {"enabled": false}})";
     }
-    void start(const std::string &extra) {
-        daemon_ = std::make_unique<Daemon>(loop_, parse(config(extra)), std::make_unique<FakeBackend>(sa_),
+    void start(const std::string &extra, bool roce = false) {
+        daemon_ = std::make_unique<Daemon>(loop_, parse(config(extra)), std::make_unique<FakeBackend>(sa_, roce),
                                            "rdma-mcastd test");
     }
 
@@ -84,13 +97,13 @@ protected:
         return true;
     }
 
-    void connect() {
+    void connect(unsigned version = 1) {
         client_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
         std::strncpy(a.sun_path, socket_.c_str(), sizeof a.sun_path - 1);
         ASSERT_EQ(::connect(client_, reinterpret_cast<sockaddr *>(&a), sizeof a), 0) << std::strerror(errno);
-        ASSERT_TRUE(ok(ask(proto::Hello{{1}, "test"})));
+        ASSERT_TRUE(ok(ask(proto::Hello{{version}, "test"})));
     }
     // Sends a request and waits for its reply.
     proto::Reply ask(const proto::Request &r) {
@@ -157,6 +170,36 @@ TEST_F(DaemonLifecycle, NamedGroupsMapByTheConfiguredPrefix) {
     ASSERT_EQ(l.ports.at(0).groups[0].members.size(), 2u);
     for (const auto &m : l.ports.at(0).groups[0].members)
         EXPECT_EQ(m.name, "job-42") << m.rule;
+}
+
+// groups.roce_ipv6 reaches the RoCE backend: off, an IPv6 group on RoCE v2 is refused naming
+// the key; on, it is served (send-only: no kernel membership, so no socket is needed).
+TEST_F(DaemonLifecycle, RoceIpv6DecidesWhetherAnIpv6GroupOnRoceV2IsServed) {
+    auto ipv6_join = [] {
+        proto::Join j{join_request("::")};
+        j.request.mgid = kZeroGid;
+        j.request.device = "rxe1";
+        j.request.join_state = join::send_only_full;
+        j.ip = parse_ip("ff0e::1:2");
+        j.gid_type = GidType::roce_v2;
+        return j;
+    };
+    start("", true);
+    connect(2);
+    const proto::Reply refused = ask(ipv6_join());
+    ASSERT_EQ(code(refused), Errc::invalid_argument);
+    EXPECT_NE(std::get<proto::Failure>(refused.body).error.message.find("groups.roce_ipv6 is true"), std::string::npos)
+        << std::get<proto::Failure>(refused.body).error.message;
+    ::close(std::exchange(client_, -1));
+    daemon_.reset();
+
+    start(R"("groups": {"roce_ipv6": true}, )", true);
+    connect(2);
+    const proto::Reply served = ask(ipv6_join());
+    ASSERT_TRUE(ok(served)) << std::get<proto::Failure>(served.body).error.message;
+    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<nlohmann::json>(served.body)));
+    EXPECT_EQ(format_gid(res.record.mgid), "ff0e::1:2");
+    EXPECT_EQ(res.record.gid_type, GidType::roce_v2) << std::get<nlohmann::json>(served.body).dump();
 }
 
 TEST_F(DaemonLifecycle, StartsEveryPartAndAGracefulStopLeavesEverything) {

@@ -109,6 +109,23 @@ TEST_F(EthernetService, AJoinOnAnEthernetPortIsMadeByItsBackendAndSendsNoSaMad) 
     EXPECT_FALSE(on_ib->error) << on_ib->error->message;
 }
 
+// list says where a RoCE group is sent from, and status each port's link layer.
+TEST_F(EthernetService, ListAndStatusSayWhatARoceGroupAndPortAre) {
+    eth.source = RoceSource{GidType::roce_v2, 1, "veth1"};
+    std::optional<JoinResult> got;
+    service.join(client, join_on("rxe1", "::ffff:239.1.2.3"), [&](const JoinResult &r) { got = r; });
+    ASSERT_TRUE(got && !got->error);
+    const proto::ListResult l = list_view(service);
+    ASSERT_EQ(l.ports.size(), 2u);
+    EXPECT_EQ(l.ports[1].link_layer, LinkLayer::ethernet);
+    ASSERT_EQ(l.ports[1].groups.size(), 1u);
+    EXPECT_EQ(l.ports[1].groups[0].roce, eth.source);
+    const proto::StatusResult st = status_view(service, {});
+    ASSERT_EQ(st.ports.size(), 2u);
+    EXPECT_EQ(st.ports[0].link_layer, "InfiniBand");
+    EXPECT_EQ(st.ports[1].link_layer, "Ethernet");
+}
+
 TEST_F(EthernetService, AGidTableReadIsKeptAndWhatChangedIsSaid) {
     // The IPv4 address removed from the netdev.
     const port::GidTableChange gone = service.gid_table(roce, {kLinkLocal});

@@ -161,7 +161,7 @@ TEST_F(SysfsRootAtStart, TheDaemonServesTheTreesRoCEPortShowsItsLinkLayerAndJoin
     EXPECT_EQ(join.at("error").at("code"), "invalid-argument") << join.dump();
     EXPECT_EQ(join.at("error").at("message"),
               "the IPv6 group ff12::1 on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to "
-              "make; so does this daemon (join it on roce_v1, or an IPv4 group)");
+              "make; so does this daemon unless groups.roce_ipv6 is true (or join it on roce_v1, or an IPv4 group)");
 
     proc.signal(SIGTERM);
     EXPECT_EQ(proc.wait(20s), 0) << proc.stderr_text();

@@ -3,6 +3,10 @@
 // a{sv} and properties, how Join's arguments are validated, and LogControl1's level names.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "common/gid.hpp"
@@ -78,7 +82,8 @@ TEST(DbusRecord, EntriesCarryEveryRecordKeyWithItsDbusType) {
         keys.emplace_back(e.key);
     EXPECT_EQ(keys, (std::vector<std::string>{"mgid", "port_gid", "mlid", "qkey", "pkey", "sl", "mtu", "rate",
                                               "rate_gbps", "flow_label", "traffic_class", "hop_limit", "scope",
-                                              "join_state"}));
+                                              "join_state", "link_layer"}))
+        << "an InfiniBand record has none of RoCE's keys";
     EXPECT_EQ(record_property(r, "MGID"), Value(std::string("ff15::1:2")));
     EXPECT_EQ(record_property(r, "PortGID"), Value(std::string("fe80::10:3")));
     EXPECT_EQ(record_property(r, "MLID"), Value(std::uint16_t{0xc001}));
@@ -93,7 +98,33 @@ TEST(DbusRecord, EntriesCarryEveryRecordKeyWithItsDbusType) {
     EXPECT_EQ(record_property(r, "HopLimit"), Value(std::uint8_t{9}));
     EXPECT_EQ(record_property(r, "Scope"), Value(std::uint8_t{5}));
     EXPECT_EQ(record_property(r, "JoinState"), Value(std::string("full+sendonly-full")));
+    EXPECT_EQ(record_property(r, "LinkLayer"), Value(std::string("InfiniBand")));
+    EXPECT_EQ(record_property(r, "Netdev"), Value(std::string())) << "every membership has the property";
+    EXPECT_EQ(record_property(r, "IP"), Value(std::string()));
     EXPECT_EQ(record_property(r, "Nope"), std::nullopt);
+}
+
+// A RoCE record has RoCE's keys too, as the socket protocol's RECORD: the link layer, the source
+// GID's type and index, its netdev, and the IP group and destination MAC the MGID stands for.
+TEST(DbusRecord, ARoceRecordCarriesItsSourceItsIpGroupAndItsMac) {
+    McRecord r;
+    r.mgid = *parse_gid("::ffff:239.1.2.3");
+    r.port_gid = *parse_gid("::ffff:10.77.0.1");
+    r.link_layer = LinkLayer::ethernet;
+    r.gid_type = GidType::roce_v2;
+    r.sgid_index = 3;
+    r.netdev = "veth1";
+    std::vector<std::string> keys;
+    for (const auto &e : record_entries(r))
+        keys.emplace_back(e.key);
+    EXPECT_EQ(std::vector<std::string>(keys.end() - 6, keys.end()),
+              (std::vector<std::string>{"link_layer", "gid_type", "sgid_index", "netdev", "ip", "dmac"}));
+    EXPECT_EQ(record_property(r, "LinkLayer"), Value(std::string("Ethernet")));
+    EXPECT_EQ(record_property(r, "GidType"), Value(std::string("roce_v2")));
+    EXPECT_EQ(record_property(r, "SgidIndex"), Value(std::uint8_t{3}));
+    EXPECT_EQ(record_property(r, "Netdev"), Value(std::string("veth1")));
+    EXPECT_EQ(record_property(r, "IP"), Value(std::string("239.1.2.3")));
+    EXPECT_EQ(record_property(r, "DMAC"), Value(std::string("01:00:5e:01:02:03")));
 }
 
 JoinArgs args(std::string mgid, Options options = {}) {
@@ -164,7 +195,8 @@ TEST(DbusJoinArgs, MistakesGetTheSocketProtocolsSentence) {
     EXPECT_EQ(rejected(args("ff15::1", {{"scope", std::uint64_t{2}}})),
               "/scope: needs create: an existing group's scope is part of its mgid");
     EXPECT_EQ(rejected(args("fe80::1")),
-              "/mgid: \"fe80::1\" is not a multicast GID (those begin with ff)");
+              "/mgid: \"fe80::1\" is not a multicast GID (those begin with ff, or are RoCE v2's ::ffff:a.b.c.d of "
+              "an IPv4 multicast group)") << "the socket's join decoder, RoCE's MGIDs included";
     EXPECT_EQ(rejected(JoinArgs{"mlx5_0", 0, "ff15::1", "", {}}), "/port: 0 out of range [1, 254]");
 }
 
@@ -177,6 +209,46 @@ TEST(DbusJoinArgs, TheDeviceIsAnRdmaDeviceNameAndABadOneIsQuotedEscaped) {
     EXPECT_EQ(rejected(JoinArgs{"ml\xc3\xa9", 1, "ff15::1", "", {}}).rfind("/device: \"ml\\xc3\\xa9\" is not", 0), 0u);
     EXPECT_EQ(rejected(JoinArgs{"../x", 1, "ff15::1", "", {}}).rfind("/device: \"../x\" is not", 0), 0u);
     EXPECT_TRUE(std::holds_alternative<JoinRequest>(decode_join_args(JoinArgs{std::string(63, 'd'), 1, "ff15::1", "", {}})));
+}
+
+// RoCE's options as on the socket: an IP group (with an empty MGID: not a create), a GID type,
+// and the caller's own socket, which the request gets a copy of.
+TEST(DbusJoinArgs, AnIpGroupAGidTypeAndTheCallersSocket) {
+    const int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    JoinArgs a = args("", {{"ip", std::string("239.1.2.3")}, {"gid_type", std::string("roce_v1")}});
+    a.socket = sock;
+    auto r = decode_join_args(a);
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(r)) << std::get<Error>(r).message;
+    const auto &j = std::get<JoinRequest>(r);
+    EXPECT_TRUE(is_zero(j.mgid)) << "the daemon maps the IP group to its MGID";
+    ASSERT_TRUE(j.roce);
+    EXPECT_EQ(j.roce->group, parse_ip("239.1.2.3"));
+    EXPECT_EQ(j.roce->gid_type, GidType::roce_v1);
+    ASSERT_GE(j.roce->fd, 0);
+    EXPECT_NE(j.roce->fd, sock) << "a copy: the message's descriptor goes with the message";
+    struct stat mine {}, theirs {};
+    ASSERT_EQ(::fstat(sock, &mine), 0);
+    ASSERT_EQ(::fstat(j.roce->fd, &theirs), 0);
+    EXPECT_EQ(mine.st_ino, theirs.st_ino);
+    ::close(sock);
+
+    // A socket alone (a join by MGID on a RoCE port) rides along too.
+    JoinArgs by_mgid = args("::ffff:239.1.2.3");
+    by_mgid.socket = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    auto r2 = decode_join_args(by_mgid);
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(r2)) << std::get<Error>(r2).message;
+    ASSERT_TRUE(std::get<JoinRequest>(r2).roce);
+    EXPECT_GE(std::get<JoinRequest>(r2).roce->fd, 0);
+    EXPECT_FALSE(std::get<JoinRequest>(r2).roce->group);
+    ::close(by_mgid.socket);
+
+    EXPECT_EQ(rejected(args("ff15::1", {{"ip", std::string("239.1.2.3")}})).rfind("/ip: ", 0), 0u);
+    EXPECT_EQ(rejected(args("", {{"ip", std::string("10.0.0.1")}})).rfind("/ip: ", 0), 0u);
+    EXPECT_EQ(rejected(args("", {{"ip", std::string("239.1.2.3")}, {"gid_type", std::string("ib")}})),
+              "/gid_type: \"ib\" is not a RoCE GID type (roce_v1 or roce_v2)");
+    EXPECT_EQ(rejected(args("ff15::1", {{"socket", std::uint64_t{3}}})),
+              "/socket: expected a Unix fd (D-Bus type 'h')") << "only as a Unix fd, which read_options takes";
 }
 
 TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {

@@ -158,6 +158,10 @@ std::string read_variant(sd_bus_message *m) {
         std::uint16_t v = 0;
         sd_bus_message_read(m, "q", &v);
         out = std::to_string(v);
+    } else if (t == "y") {
+        std::uint8_t v = 0;
+        sd_bus_message_read(m, "y", &v);
+        out = std::to_string(v);
     } else if (t == "b") {
         int v = 0;
         sd_bus_message_read(m, "b", &v);
@@ -217,6 +221,7 @@ TEST_F(Messages, ListGroups2CarriesWhatTheSocketsListCarries) {
     EXPECT_EQ(g, (std::map<std::string, std::string>{{"device", "mlx5_0"},
                                                      {"port", "1"},
                                                      {"port_gid", "fe80::10:3"},
+                                                     {"link_layer", "InfiniBand"},
                                                      {"mgid", "ff15::1:2"},
                                                      {"mlid", "49153"},
                                                      {"qkey", "305419896"},
@@ -239,6 +244,24 @@ TEST_F(Messages, ListGroups2CarriesWhatTheSocketsListCarries) {
     EXPECT_EQ(members[1].at("flagged"), "rule \"everyone\" (config access.rules) allows MGIDs in ff15:a::/32 only");
     EXPECT_EQ(members[1].count("name"), 0u) << "set keys only, as on the socket";
     EXPECT_EQ(members[1].at("created"), "false");
+}
+
+// A RoCE port's group says where it is sent from, with the socket's keys.
+TEST_F(Messages, ListGroups2HasARoceGroupsSource) {
+    proto::GroupInfo g;
+    g.mgid = *parse_gid("::ffff:239.1.2.3");
+    g.roce = RoceSource{GidType::roce_v2, 3, "veth1"};
+    proto::ListResult l{{proto::PortGroups{"rxe0", 1, *parse_gid("::ffff:10.77.0.1"), {g}, LinkLayer::ethernet}}};
+    sd_bus_message *m = message();
+    ASSERT_GE(append_groups(m, l), 0);
+    to_read(m);
+    ASSERT_GT(sd_bus_message_enter_container(m, 'a', "a{sv}"), 0);
+    std::vector<std::map<std::string, std::string>> members;
+    const auto d = read_dict(m, &members);
+    EXPECT_EQ(d.at("link_layer"), "Ethernet");
+    EXPECT_EQ(d.at("gid_type"), "roce_v2");
+    EXPECT_EQ(d.at("sgid_index"), "3");
+    EXPECT_EQ(d.at("netdev"), "veth1");
 }
 
 TEST_F(Messages, ListGroupsKeepsItsSignatureAndMakesNamesValid) {

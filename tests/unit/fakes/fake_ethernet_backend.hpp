@@ -48,6 +48,9 @@ public:
     std::map<Key, SourceCheck> sources;
     mutable std::vector<Key> checked;
     std::vector<Key> suspended;
+    // Where the groups are sent from, as the real backend's records say; unset: records that say
+    // nothing of it (link layer InfiniBand's defaults).
+    std::optional<RoceSource> source;
 
     static bool holds(std::uint8_t bits) { return bits & (join::full | join::non_member); }
 
@@ -73,6 +76,12 @@ public:
         r.rate_selector = Selector::exactly;
         r.rate = 7;      // 40 Gb/s
         r.hop_limit = 64; // RoCE v2, IPv4
+        if (source) {
+            r.link_layer = LinkLayer::ethernet;
+            r.gid_type = source->gid_type;
+            r.sgid_index = source->sgid_index;
+            r.netdev = source->netdev;
+        }
         return r;
     }
 

@@ -33,7 +33,7 @@ policy::Policy joiners_only() {
 
 class RoceDoor : public EthernetBackendFirst, public FrontDoor {
 protected:
-    RoceDoor() : FrontDoor({}, joiners_only()) {
+    explicit RoceDoor(policy::Policy policy = joiners_only()) : FrontDoor({}, std::move(policy)) {
         service.set_membership_backend(LinkLayer::ethernet, eth);
         port::PortAttributes rxe = test_port();
         rxe.device = "rxe0";
@@ -201,6 +201,76 @@ TEST_F(RoceDoor, AnIpGroupHasItsMgidBeforeThePolicyJudgesIt) {
     EXPECT_EQ(ib.failure->error.message,
               test_port().device + "/1 is an InfiniBand port: an IP multicast group names a group on RoCE ports only");
     EXPECT_TRUE(sa.log.empty()) << "nothing reached the SA";
+}
+
+// An access rule naming IP prefixes judges a RoCE join by its IP group, whichever way the join
+// named it; on the InfiniBand port it allows nothing.
+policy::Policy ip_rule() {
+    policy::Rule r;
+    r.name = "video";
+    r.ips = {std::get<policy::IpPrefix>(policy::parse_ip_prefix("239.1.0.0/16"))};
+    policy::Policy p;
+    p.rules.push_back(r);
+    return p;
+}
+
+class RoceIpRule : public RoceDoor {
+protected:
+    RoceIpRule() : RoceDoor(ip_rule()) {
+        auto opened = sessions.open(
+            frontend::Door::dbus, frontend::Credentials{ClientInfo{::getpid(), 1001, 1001, "app"}, {}, "/user.slice"},
+            outlet);
+        session = std::move(std::get<std::unique_ptr<frontend::ClientSession>>(opened));
+    }
+    frontend::JoinAnswer join_ip(const char *group, std::optional<GidType> type = std::nullopt) {
+        JoinRequest req = roce_join("::").request;
+        req.mgid = kZeroGid;
+        req.roce = std::make_shared<const RoceJoin>(parse_ip(group), type, -1);
+        return join_now(*session, req);
+    }
+
+    Outlet outlet;
+    std::unique_ptr<frontend::ClientSession> session;
+};
+
+TEST_F(RoceIpRule, AnIpRuleAdmitsItsGroupsByIpOrByMgid) {
+    frontend::JoinAnswer a = join_ip("239.1.2.3");
+    ASSERT_FALSE(a.failure) << a.failure->error.message;
+    EXPECT_EQ(session->grants().at(a.membership).rule, "video");
+    a = join_ip("239.1.2.4", GidType::roce_v1);
+    ASSERT_FALSE(a.failure) << a.failure->error.message;
+    a = join_now(*session, roce_join("::ffff:239.1.9.9").request);
+    ASSERT_FALSE(a.failure) << "the MGID given directly is the same group: " << a.failure->error.message;
+
+    const frontend::JoinAnswer no = join_ip("239.2.0.1");
+    ASSERT_TRUE(no.failure);
+    EXPECT_EQ(no.failure->error.code, Errc::denied);
+    EXPECT_EQ(no.failure->field, "/ip");
+    EXPECT_EQ(no.failure->error.message, "rule \"video\" (config access.rules) allows IP groups in 239.1.0.0/16 only, "
+                                         "and 239.2.0.1 (MGID ::ffff:239.2.0.1) is not in them");
+    const frontend::JoinAnswer by_mgid = join_now(*session, roce_join("::ffff:239.2.0.1").request);
+    ASSERT_TRUE(by_mgid.failure);
+    EXPECT_EQ(by_mgid.failure->field, "/mgid");
+
+    JoinRequest ib = join_of("ff0e::ffff:ef01:203").request; // 239.1.2.3's RoCE v1 MGID, on InfiniBand
+    const frontend::JoinAnswer on_ib = join_now(*session, ib);
+    ASSERT_TRUE(on_ib.failure);
+    EXPECT_EQ(on_ib.failure->error.code, Errc::denied) << "no MGID of an InfiniBand port is an IP group";
+    EXPECT_TRUE(sa.log.empty()) << "nothing reached the SA";
+}
+
+// A reload reviews a RoCE membership by its IP group too.
+TEST_F(RoceIpRule, AReloadReviewsARoceMembershipByItsIpGroup) {
+    const frontend::JoinAnswer a = join_ip("239.1.2.3");
+    ASSERT_FALSE(a.failure) << a.failure->error.message;
+    sessions.set_policy(ip_rule());
+    EXPECT_EQ(session->grants().at(a.membership).flagged, "") << "the same rules admit it still";
+    policy::Policy narrower = ip_rule();
+    narrower.rules[0].ips = {std::get<policy::IpPrefix>(policy::parse_ip_prefix("239.1.9.0/24"))};
+    sessions.set_policy(narrower);
+    EXPECT_EQ(session->grants().at(a.membership).flagged,
+              "rule \"video\" (config access.rules) allows IP groups in 239.1.9.0/24 only, and 239.1.2.3 (MGID "
+              "::ffff:239.1.2.3) is not in them");
 }
 
 } // namespace

@@ -703,7 +703,13 @@ FakeDaemon::Handler views() {
             g.members.push_back({3, mcastd::join::send_only_full, "pending", 77, 0, "sender",
                                  "root", false, "", "job-42"});
             l.ports.push_back({"mlx5_0", 1, gid("fe80::10:3"), {g}});
-            l.ports.push_back({"rxe0", 1, gid("::ffff:192.168.7.1"), {}, mcastd::LinkLayer::ethernet});
+            proto::GroupInfo roce; // a RoCE group: where it is sent from, no MLID
+            roce.mgid = gid("::ffff:239.1.2.3");
+            roce.qkey = 0x01234567;
+            roce.counts = {1, 0, 0, 0};
+            roce.roce = mcastd::RoceSource{mcastd::GidType::roce_v2, 3, "veth1"};
+            roce.members.push_back({9, mcastd::join::full, "active", 5, 1000, "app", "video", false, ""});
+            l.ports.push_back({"rxe0", 1, gid("::ffff:192.168.7.1"), {roce}, mcastd::LinkLayer::ethernet});
             s.reply(env.id, l);
             return true;
         }
@@ -788,7 +794,7 @@ TEST(CtlList, HumanTableIsAligned) {
     auto r = ctl(d, {"list"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("mlx5_0 port 1  InfiniBand  gid fe80::10:3  1 group"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("rxe0 port 1  Ethernet  gid ::ffff:192.168.7.1  0 groups"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("rxe0 port 1  Ethernet  gid ::ffff:192.168.7.1  1 group"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("ff15::1:2  0xc001  0x12345678"), std::string::npos) << r.out;
     // The members' columns line up: "4242" and "77" start at the same offset.
     auto line_of = [&](const std::string &needle) {
@@ -805,6 +811,25 @@ TEST(CtlList, HumanTableIsAligned) {
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("sender  root  no       job-42  -\n"), std::string::npos) << r.out;
+}
+
+// A RoCE port's groups say where they are sent from, in the table and in --json.
+TEST(CtlList, ARocePortsGroupsShowTheirNetdevGidTypeAndSgidIndex) {
+    FakeDaemon d(views());
+    auto r = ctl(d, {"list"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("  MGID              NETDEV  GID_TYPE  SGID_INDEX  QKEY       STATE  FULL"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  ::ffff:239.1.2.3  veth1   roce_v2   3           0x1234567  idle   1"), std::string::npos)
+        << r.out;
+    auto js = ctl(d, {"--json", "list"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    const auto j = json::parse(js.out);
+    const auto &g = j["ports"].at(1)["groups"].at(0);
+    EXPECT_EQ(g["netdev"], "veth1");
+    EXPECT_EQ(g["gid_type"], "roce_v2");
+    EXPECT_EQ(g["sgid_index"], 3);
+    EXPECT_FALSE(j["ports"].at(0)["groups"].at(0).contains("netdev")) << "an InfiniBand group has none";
 }
 
 TEST(CtlList, PrintsEveryPage) {
@@ -1149,29 +1174,47 @@ TEST(CtlStatus, HumanShowsEachPortsSmAndLastRejoin) {
 // True once `d` has received the monitor request.
 bool monitor_requested(FakeDaemon &d) { return received<proto::Monitor>(d, 1); }
 
-TEST(CtlMonitor, StreamsUntilInterrupted) {
+// `rdma-mcastctl --json monitor`'s line for `m`, then SIGINT; null when none came.
+json monitor_json_line(const proto::MonitorEvent &m) {
     FakeDaemon d;
     Child child({kCtl, "--socket", d.path(), "--json", "monitor"});
-    ASSERT_TRUE(monitor_requested(d));
+    EXPECT_TRUE(monitor_requested(d));
+    d.broadcast(m);
+    // The monitor request may still be waiting for its reply when the event goes out; either
+    // way the event comes out as one line.
+    auto line = child.read_line();
+    EXPECT_TRUE(line);
+    child.signal(SIGINT);
+    EXPECT_EQ(child.wait().exit_code, 0);
+    return line ? json::parse(*line) : json();
+}
+
+TEST(CtlMonitor, StreamsUntilInterrupted) {
     proto::MonitorEvent m = sample_monitor_event();
     m.kind = "join-failed";
     m.mgid = gid("ff15::9");
     m.pid = 55;
     m.message = "SA said no";
     m.sa_status = 0x0200;
-    d.broadcast(m);
-    // The monitor request may still be waiting for its reply when the event goes out; either
-    // way the event comes out as one line.
-    auto line = child.read_line();
-    ASSERT_TRUE(line);
-    auto j = json::parse(*line);
+    const json j = monitor_json_line(m);
     EXPECT_EQ(j["event"], "monitor");
     EXPECT_EQ(j["kind"], "join-failed");
     EXPECT_EQ(j["mgid"], "ff15::9");
     EXPECT_EQ(j["pid"], 55);
     EXPECT_EQ(j["sa_status"], 0x0200);
-    child.signal(SIGINT);
-    EXPECT_EQ(child.wait().exit_code, 0);
+    EXPECT_FALSE(j.contains("netdev")) << "an InfiniBand group's entry has none of RoCE's keys";
+}
+
+// An entry about a RoCE group says where the group is sent from.
+TEST(CtlMonitor, ARoceGroupsEntryHasItsNetdevGidTypeAndSgidIndex) {
+    proto::MonitorEvent m = sample_monitor_event();
+    m.device = "rxe0";
+    m.mgid = gid("::ffff:239.1.2.3");
+    m.roce = mcastd::RoceSource{mcastd::GidType::roce_v1, 4, "veth1"};
+    const json j = monitor_json_line(m);
+    EXPECT_EQ(j["netdev"], "veth1");
+    EXPECT_EQ(j["gid_type"], "roce_v1");
+    EXPECT_EQ(j["sgid_index"], 4);
 }
 
 // A restart that loses the session: the library subscribes the new one, and monitoring goes on.

@@ -36,6 +36,22 @@ TEST(NoteFields, JoinedCarriesEveryFieldFormatted) {
     EXPECT_EQ(f, want);
 }
 
+// A RoCE group's note says where the group is sent from, in its fields and in its sentence.
+TEST(NoteFields, ARoceGroupCarriesItsNetdevGidTypeAndSgidIndex) {
+    EngineNote n = joined_note();
+    n.mgid = *parse_gid("::ffff:239.1.2.3");
+    n.mlid = 0;
+    n.roce = RoceSource{GidType::roce_v2, 1, "veth1"};
+    const Fields f = note_fields(n, PortName{"rxe0", 1});
+    const Fields tail(f.end() - 3, f.end());
+    EXPECT_EQ(tail, (Fields{{"RDMA_NETDEV", "veth1"}, {"RDMA_GID_TYPE", "roce_v2"}, {"RDMA_SGID_INDEX", "1"}}));
+    EXPECT_EQ(describe(n, "rxe0/1"), "joined group ::ffff:239.1.2.3 on rxe0/1 (veth1, roce_v2 GID 1) as full");
+    n.kind = EngineNote::Kind::left;
+    EXPECT_EQ(describe(n, "rxe0/1"), "left group ::ffff:239.1.2.3 on rxe0/1 (veth1, roce_v2 GID 1)");
+    for (const Field &x : note_fields(joined_note(), PortName{"mlx5_0", 1}))
+        EXPECT_NE(x.name, "RDMA_NETDEV") << "an InfiniBand group has none";
+}
+
 TEST(NoteFields, SaStatusIsFourHexDigits) {
     EngineNote n = joined_note();
     n.kind = EngineNote::Kind::join_failed;

@@ -29,21 +29,26 @@ Gid gid(const char *text) {
     return g.value_or(kZeroGid);
 }
 
-MgidPrefix prefix(const char *text) {
-    auto p = parse_mgid_prefix(text);
+// What a prefix parser made of `text`: the prefix (a failure when it refused), or why not.
+template <class Prefix> Prefix parsed(const char *text, std::variant<Prefix, std::string> p) {
     if (const auto *why = std::get_if<std::string>(&p)) {
         ADD_FAILURE() << text << ": " << *why;
         return {};
     }
-    return std::get<MgidPrefix>(p);
+    return std::get<Prefix>(p);
 }
-
-// Why parse_mgid_prefix refuses `text` ("" when it accepts it).
-std::string parse_error(const char *text) {
-    auto p = parse_mgid_prefix(text);
+template <class Prefix> std::string why_not(std::variant<Prefix, std::string> p) {
     const auto *why = std::get_if<std::string>(&p);
     return why ? *why : "";
 }
+
+MgidPrefix prefix(const char *text) { return parsed(text, parse_mgid_prefix(text)); }
+IpPrefix ip_prefix(const char *text) { return parsed(text, parse_ip_prefix(text)); }
+// Why the parser refuses `text` ("" when it accepts it).
+std::string parse_error(const char *text) { return why_not(parse_mgid_prefix(text)); }
+std::string ip_parse_error(const char *text) { return why_not(parse_ip_prefix(text)); }
+
+IpAddress ip(const char *text) { return parse_ip(text).value(); }
 
 Rule rule(std::string name) {
     Rule r;
@@ -424,6 +429,57 @@ TEST(MgidPrefix, ParseErrorsSayWhatIsWrong) {
     EXPECT_EQ(parse_error("ff1f::/12"), "ff1f:: has bits set after its first 12 (did you mean ff10::/12?)");
 }
 
+// ---- IP prefixes ----
+
+TEST(IpPrefix, ContainsIpv4AndIpv6GroupsByTheirOwnBits) {
+    const IpPrefix v4 = ip_prefix("239.1.0.0/16");
+    EXPECT_EQ(v4.length, 16u) << "counted in IPv4 bits";
+    EXPECT_TRUE(v4.contains(ip("239.1.0.0")));
+    EXPECT_TRUE(v4.contains(ip("239.1.255.255")));
+    EXPECT_FALSE(v4.contains(ip("239.2.0.1")));
+    EXPECT_FALSE(v4.contains(ip("ff0e::ef01:1"))) << "an IPv6 group is never in an IPv4 prefix";
+    const IpPrefix v4_12 = ip_prefix("239.16.0.0/12");
+    EXPECT_TRUE(v4_12.contains(ip("239.31.1.1")));
+    EXPECT_FALSE(v4_12.contains(ip("239.32.1.1")));
+    EXPECT_TRUE(ip_prefix("224.0.0.0/4").contains(ip("239.255.255.255")));
+    const IpPrefix one = ip_prefix("239.1.2.3");
+    EXPECT_EQ(one.length, 32u);
+    EXPECT_TRUE(one.contains(ip("239.1.2.3")));
+    EXPECT_FALSE(one.contains(ip("239.1.2.4")));
+
+    const IpPrefix v6 = ip_prefix("ff3e::/16");
+    EXPECT_TRUE(v6.contains(ip("ff3e::1:2")));
+    EXPECT_FALSE(v6.contains(ip("ff3f::1")));
+    EXPECT_FALSE(v6.contains(ip("239.1.2.3"))) << "nor an IPv4 group in an IPv6 prefix";
+    EXPECT_EQ(ip_prefix("ff0e::1").length, 128u);
+}
+
+TEST(IpPrefix, TextIsNormalised) {
+    EXPECT_EQ(ip_prefix("FF3E:0::/16").text(), "ff3e::/16");
+    EXPECT_EQ(ip_prefix("::ffff:239.1.0.0/16").text(), "239.1.0.0/16") << "the IPv4 group it maps";
+}
+
+TEST(IpPrefix, ParseErrorsSayWhatIsWrong) {
+    EXPECT_EQ(ip_parse_error("239.1.0.0/16"), "");
+    EXPECT_EQ(ip_parse_error("ff3e::/16"), "");
+    EXPECT_EQ(ip_parse_error("239.1/16"), "\"239.1\" is not an IPv4 or IPv6 address");
+    EXPECT_EQ(ip_parse_error("10.0.0.0/8"), "10.0.0.0 is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+    EXPECT_EQ(ip_parse_error("fe80::/16"), "fe80:: is not an IP multicast group (224.0.0.0/4 or ff00::/8)");
+    for (const char *text : {"239.0.0.0/3", "239.0.0.0/33", "239.0.0.0/", "239.0.0.0/016", "239.0.0.0/1x"})
+        EXPECT_EQ(ip_parse_error(text), "the length after '/' must be a number in [4, 32]") << text;
+    EXPECT_EQ(ip_parse_error("ff3e::/129"), "the length after '/' must be a number in [8, 128]");
+    EXPECT_EQ(ip_parse_error("239.1.2.3/16"), "239.1.2.3 has bits set after its first 16 (did you mean 239.1.0.0/16?)");
+    EXPECT_EQ(ip_parse_error("ff3e::1/16"), "ff3e::1 has bits set after its first 16 (did you mean ff3e::/16?)");
+}
+
+TEST(IpPrefix, TheIpGroupOfAnMgidOnEthernetOnly) {
+    EXPECT_EQ(ip_group_on(LinkLayer::ethernet, gid("::ffff:239.1.2.3")), ip("239.1.2.3"));
+    EXPECT_EQ(ip_group_on(LinkLayer::ethernet, gid("ff0e::ffff:239.1.2.3")), ip("239.1.2.3")) << "RoCE v1's MGID";
+    EXPECT_EQ(ip_group_on(LinkLayer::ethernet, gid("ff3e::1")), ip("ff3e::1"));
+    EXPECT_EQ(ip_group_on(LinkLayer::infiniband, gid("ff0e::ffff:239.1.2.3")), std::nullopt)
+        << "an InfiniBand MGID is no IP group";
+}
+
 // ---- what a rule allows, and what its refusals say ----
 
 class PolicyRule : public ::testing::Test {
@@ -451,6 +507,50 @@ TEST_F(PolicyRule, MgidOutsideItsPrefixes) {
     EXPECT_EQ(n.field, "/mgid");
     EXPECT_EQ(n.error.message, "rule \"hpc\" (config access.rules) allows MGIDs in ff15:a:1::/48, ff12::1:0/112 "
                                "only, and ff15:a:2::7 is not in them");
+}
+
+// An IP rule judges a RoCE join by the IP group its MGID stands for, however the join named it.
+TEST_F(PolicyRule, IpPrefixesAllowRoceJoinsOfTheirGroups) {
+    r().ips = {ip_prefix("239.1.0.0/16"), ip_prefix("ff3e::/16")};
+    auto roce = [](const char *mgid, bool by_ip) {
+        JoinAsk a = ask(mgid);
+        a.ip = ip_group_on(LinkLayer::ethernet, a.mgid);
+        a.by_ip = by_ip;
+        return a;
+    };
+    EXPECT_EQ(yes(roce("::ffff:239.1.2.3", true)).rule, "hpc") << "--ip 239.1.2.3 on RoCE v2";
+    EXPECT_EQ(yes(roce("ff0e::ffff:239.1.2.3", true)).rule, "hpc") << "--ip 239.1.2.3 on RoCE v1";
+    EXPECT_EQ(yes(roce("::ffff:239.1.2.3", false)).rule, "hpc") << "the same group named by its MGID";
+    EXPECT_EQ(yes(roce("ff3e::1:2", false)).rule, "hpc");
+    Refusal n = no(roce("::ffff:239.2.0.1", true));
+    expect_denied_by(n, "hpc");
+    EXPECT_EQ(n.field, "/ip");
+    EXPECT_EQ(n.error.message, "rule \"hpc\" (config access.rules) allows IP groups in 239.1.0.0/16, ff3e::/16 only, "
+                               "and 239.2.0.1 (MGID ::ffff:239.2.0.1) is not in them");
+    EXPECT_EQ(no(roce("::ffff:239.2.0.1", false)).field, "/mgid");
+    // An InfiniBand join has no IP group: a rule with only `ips` allows no InfiniBand MGID.
+    n = no(ask("ff0e::ffff:239.1.2.3"));
+    EXPECT_EQ(n.error.message, "rule \"hpc\" (config access.rules) allows IP groups in 239.1.0.0/16, ff3e::/16 only, "
+                               "and ff0e::ffff:ef01:203 is not in them");
+
+    // With `mgids` as well, either list admits.
+    r().mgids = {prefix("ff15::/16")};
+    EXPECT_EQ(yes(ask("ff15::1")).rule, "hpc");
+    EXPECT_EQ(yes(roce("::ffff:239.1.2.3", true)).rule, "hpc");
+    EXPECT_EQ(no(ask("ff12::1")).error.message,
+              "rule \"hpc\" (config access.rules) allows MGIDs in ff15::/16 or IP groups in 239.1.0.0/16, "
+              "ff3e::/16 only, and ff12::1 is not in them");
+}
+
+TEST_F(PolicyRule, ReviewSeesARoceRecordsIpGroup) {
+    r().ips = {ip_prefix("239.1.0.0/16")};
+    McRecord rec = record("::ffff:239.1.2.3");
+    rec.link_layer = LinkLayer::ethernet;
+    EXPECT_EQ(review(p, alice, join::full, rec, false), std::nullopt);
+    rec.mgid = gid("::ffff:239.9.2.3");
+    EXPECT_EQ(review(p, alice, join::full, rec, false),
+              "rule \"hpc\" (config access.rules) allows IP groups in 239.1.0.0/16 only, and 239.9.2.3 (MGID "
+              "::ffff:239.9.2.3) is not in them");
 }
 
 TEST_F(PolicyRule, JoinStateItDoesNotAllow) {

@@ -342,7 +342,13 @@ ListResult sample_list() {
     ListResult l;
     l.ports.push_back(PortGroups{"mlx5_0", 1, gid("fe80::10:3"), {g, pending}});
     l.ports.push_back(PortGroups{"mlx5_1", 2, gid("fe80::10:4"), {}});
-    l.ports.push_back(PortGroups{"rxe0", 1, gid("::ffff:192.168.7.1"), {}, LinkLayer::ethernet});
+    GroupInfo roce; // a RoCE group says where it is sent from
+    roce.mgid = gid("::ffff:239.1.2.3");
+    roce.qkey = 0x01234567;
+    roce.counts = {1, 0, 0, 0};
+    roce.roce = RoceSource{GidType::roce_v2, 3, "veth1"};
+    roce.members.push_back(MemberInfo{10, join::full, "active", 5, 1000, "app", "video", false, ""});
+    l.ports.push_back(PortGroups{"rxe0", 1, gid("::ffff:192.168.7.1"), {roce}, LinkLayer::ethernet});
     return l;
 }
 
@@ -364,6 +370,7 @@ void expect_same_list(const ListResult &a, const ListResult &b) {
             EXPECT_EQ(ga.held, gb.held);
             EXPECT_EQ(ga.foreign, gb.foreign);
             EXPECT_EQ(ga.counts, gb.counts);
+            EXPECT_EQ(ga.roce, gb.roce);
             ASSERT_EQ(ga.members.size(), gb.members.size());
             for (std::size_t m = 0; m < ga.members.size(); ++m) {
                 const auto &ma = ga.members[m], &mb = gb.members[m];
@@ -393,7 +400,7 @@ TEST(ProtoRoundTrip, ListResultNextCursor) {
     auto in = sample_list();
     in.next = "0,ff15::1:2,0,8";
     const std::string text = encode_reply(5, in);
-    EXPECT_NE(text.find(R"("groups":[]}],"next":"0,ff15::1:2,0,8"}})"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"(}]}]}],"next":"0,ff15::1:2,0,8"}})"), std::string::npos) << text;
     const auto out = value_of(decode_list_result(result_of(decode_reply(text))));
     expect_same_list(out, in);
     EXPECT_EQ(out.next, in.next);
@@ -814,6 +821,24 @@ TEST(ProtoRoundTrip, MonitorEvent) {
     const auto back = std::get<MonitorEvent>(decode_event(encode_event(warning)));
     EXPECT_EQ(back.join_state, 0);
     EXPECT_FALSE(back.sa_status);
+    EXPECT_FALSE(w.contains("netdev")) << "an InfiniBand group's entry has none of RoCE's keys";
+    EXPECT_FALSE(back.roce);
+}
+
+// An entry about a RoCE group says where the group is sent from.
+TEST(ProtoRoundTrip, MonitorEventOfARoceGroup) {
+    MonitorEvent in{"joined", "rxe0", 1, gid("::ffff:239.1.2.3"), 0, join::full, 5, 1000, "app", "joined", std::nullopt};
+    in.roce = RoceSource{GidType::roce_v1, 4, "veth1"};
+    const json j = json::parse(encode_event(in));
+    EXPECT_EQ(j.at("gid_type"), "roce_v1");
+    EXPECT_EQ(j.at("sgid_index"), 4);
+    EXPECT_EQ(j.at("netdev"), "veth1");
+    EXPECT_EQ(std::get<MonitorEvent>(decode_event(encode_event(in))).roce, in.roce);
+    json partial = j;
+    partial.erase("netdev");
+    const auto refused = decode_incoming(partial.dump());
+    ASSERT_TRUE(std::holds_alternative<Error>(refused)) << "the three come together";
+    EXPECT_NE(std::get<Error>(refused).message.find("netdev"), std::string::npos) << std::get<Error>(refused).message;
 }
 
 TEST(ProtoRoundTrip, BytesThatAreNotUtf8StillMakeValidJson) {

@@ -119,7 +119,7 @@ TEST(RoceGroupOf, IPv6OnRoceV2IsRefusedUnlessAllowedAndThePortsDefaultTypeHolds)
     ASSERT_TRUE(std::holds_alternative<Error>(refused));
     EXPECT_EQ(std::get<Error>(refused).message,
               "the IPv6 group ff0e::1:2 on a RoCE v2 GID would need an MLD membership, which rdma_cm refuses to "
-              "make; so does this daemon (join it on roce_v1, or an IPv4 group)");
+              "make; so does this daemon unless groups.roce_ipv6 is true (or join it on roce_v1, or an IPv4 group)");
     ports.rxe0->default_type = GidType::roce_v1;
     EXPECT_EQ(std::get<Gid>(strict.group_of(0, req)), gid("ff0e::1:2")) << "v1 is the port's default";
     ports.rxe0->default_type.reset();
