@@ -12,7 +12,7 @@ std::optional<RocePort> RegistryRocePorts::port(PortIndex index) const {
     RocePort out{.name = p->name, .gids = {}, .default_type = std::nullopt};
     for (const port::GidEntry &e : p->attributes.gids)
         if (e.type == GidType::roce_v1 || e.type == GidType::roce_v2)
-            out.gids.push_back(RoceGid{e.index, e.gid, e.type, e.netdev, e.netdev_gone, e.ifindex, e.mtu});
+            out.gids.push_back(e);
     return out;
 }
 

@@ -12,25 +12,14 @@
 #include "common/gid.hpp"
 #include "common/roce_address.hpp"
 #include "core/sa_service.hpp" // PortIndex
+#include "port/gid_table.hpp"
 
 namespace mcastd::roce {
 
-// One used entry of a port's GID table.
-struct RoceGid {
-    unsigned index = 0; // ports/<p>/gids/<index>: the record's sgid_index
-    Gid gid{};
-    GidType type = GidType::roce_v2; // gid_attrs/types/<index>
-    std::string netdev;              // gid_attrs/ndevs/<index>
-    // The netdev as last looked up in the daemon's network namespace (port::GidEntry): gone
-    // when it is not there (removed, or moved to another namespace), and its index and MTU
-    // (0: not looked up). A group is made from an entry whose netdev is not gone; one made
-    // from an entry that differs now in any of these is made again.
-    bool netdev_gone = false;
-    int ifindex = 0;
-    unsigned mtu = 0;
-
-    bool operator==(const RoceGid &) const = default;
-};
+// One used entry of a port's GID table, as discovery reads it and HostPorts looks its netdev up
+// (port/gid_table.hpp). A group is made from an entry whose netdev is not gone; one made from
+// an entry that differs now in any field is made again.
+using RoceGid = port::GidEntry;
 
 struct RocePort {
     std::string name;          // "rxe0/1", for messages
