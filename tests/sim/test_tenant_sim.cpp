@@ -268,7 +268,11 @@ protected:
         for (const SaRequest &r : sa_requests(log.substr(std::min(log.size(), log_before.size()))))
             row.attacker_mads += attackers(r.mgid) || attack_mgids_.count(r.mgid);
         row.mad_share = static_cast<std::size_t>(kSaBurst + kSaRate * (secs + 1));
-        row.logged = count(daemon_->process().stderr_text(), "refused") - refusals_before;
+        // The log lines reach the test's pipe reader after the replies that ended the attack:
+        // wait for them (a loaded machine reads the pipe late), then count.
+        const auto logged = [&] { return count(daemon_->process().stderr_text(), "refused") - refusals_before; };
+        poll_until(30s, [&] { return logged() >= row.refusals; });
+        row.logged = logged();
         rows_.push_back(row);
         std::cout << "ATTACK " << name << ": victim p50 " << row.p50 << " ms p99 " << row.p99 << " ms, root "
                   << (row.root_ok ? "answered" : "NOT answered") << ", daemon RSS peak " << row.rss_kib
