@@ -28,7 +28,7 @@
 #include "policy/policy.hpp"
 #include "roce/roce_options.hpp"
 #include "frontend/limits.hpp"
-#include "host_ports.hpp"
+#include "host/host_ports.hpp"
 #include "logging/routine_limiter.hpp"
 #include "sa/fabric_budget.hpp"
 

@@ -16,7 +16,7 @@
 #include "logging/policy_log.hpp"
 #include "proto/protocol.hpp"
 #include "runtime/sd_error.hpp"
-#include "views.hpp"
+#include "service/views.hpp"
 
 namespace mcastd::dbus {
 

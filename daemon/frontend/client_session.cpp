@@ -14,8 +14,8 @@
 #include "common/roce_address.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/policy_log.hpp"
-#include "list_cursor.hpp"
-#include "views.hpp"
+#include "service/list_cursor.hpp"
+#include "service/views.hpp"
 
 namespace mcastd::frontend {
 

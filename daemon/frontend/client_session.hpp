@@ -23,7 +23,7 @@
 
 #include "frontend/access.hpp"
 #include "proto/protocol.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::frontend {
 

@@ -5,7 +5,7 @@
 
 #include "common/port_name.hpp"
 #include "frontend/client_session.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::frontend {
 

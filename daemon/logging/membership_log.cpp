@@ -5,7 +5,7 @@
 
 #include "logging/fields.hpp"
 #include "logging/message_ids.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::logging {
 

@@ -33,7 +33,7 @@
 #include "runtime/event_loop.hpp"
 #include "server/activation.hpp"
 #include "server/socket_server.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::restart {
 

@@ -17,8 +17,8 @@
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
-#include "list_cursor.hpp"
-#include "views.hpp"
+#include "service/list_cursor.hpp"
+#include "service/views.hpp"
 
 using namespace mcastd;
 

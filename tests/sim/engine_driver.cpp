@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-engine-driver: the real engine, SA client, transactions and libibumad transport
-// (daemon/service.hpp over daemon/host_ports.hpp) behind a line protocol on stdin, for the sim
+// (daemon/service/service.hpp over daemon/host/host_ports.hpp) behind a line protocol on stdin, for the sim
 // tier. It runs attached to
 // one simulated node; each answer is one JSON line on stdout carrying the command's tag.
 //
@@ -34,8 +34,8 @@
 #include "common/sa_status.hpp"
 #include "logging/logging.hpp"
 #include "logging/membership_log.hpp"
-#include "host_ports.hpp"
-#include "service.hpp"
+#include "host/host_ports.hpp"
+#include "service/service.hpp"
 
 using json = nlohmann::json;
 using namespace mcastd;

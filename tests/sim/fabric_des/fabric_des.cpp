@@ -17,7 +17,7 @@
 #include "common/gid.hpp"
 #include "core/engine.hpp"
 #include "port/port_attributes.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 #include "event_queue.hpp"
 #include "fakes/fake_timers.hpp"
 #include "sa/sa_client.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// A SIGHUP reload (daemon/reload.hpp): every key of the shipped config walked through the same
+// A SIGHUP reload (daemon/app/reload.hpp): every key of the shipped config walked through the same
 // code Daemon::reload runs, and the docs' lists of live and restart keys held to the table.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "common/json_check.hpp"
 #include "config/config.hpp"
-#include "reload.hpp"
+#include "app/reload.hpp"
 
 namespace mcastd {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon.hpp"
+#include "app/daemon.hpp"
 #include "logging/log_recorder.hpp"
 #include "logging/message_ids.hpp"
 #include "fakes/fake_port.hpp"

@@ -15,9 +15,9 @@
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
-#include "host_ports.hpp"
-#include "service.hpp"
-#include "views.hpp"
+#include "host/host_ports.hpp"
+#include "service/service.hpp"
+#include "service/views.hpp"
 
 namespace mcastd::test {
 namespace {

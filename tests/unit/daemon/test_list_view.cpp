@@ -9,8 +9,8 @@
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
-#include "list_cursor.hpp"
-#include "views.hpp"
+#include "service/list_cursor.hpp"
+#include "service/views.hpp"
 
 namespace mcastd {
 namespace {

@@ -14,7 +14,7 @@
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
 #include "port/port_rules.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::test {
 namespace {

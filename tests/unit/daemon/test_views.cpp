@@ -7,7 +7,7 @@
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
-#include "views.hpp"
+#include "service/views.hpp"
 
 namespace mcastd {
 namespace {

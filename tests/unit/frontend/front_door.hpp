@@ -24,7 +24,7 @@
 #include "proto/protocol.hpp"
 #include "runtime/event_loop.hpp"
 #include "server/socket_server.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::test {
 

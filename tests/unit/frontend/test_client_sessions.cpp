@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "front_door.hpp"
-#include "views.hpp"
+#include "service/views.hpp"
 
 namespace mcastd::test {
 namespace {

@@ -12,7 +12,7 @@
 #include "logging/message_ids.hpp"
 #include "logging/policy_log.hpp"
 #include "logging/routine_limiter.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd::logging {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "reload.hpp"
+#include "app/reload.hpp"
 
 #include <tuple>
 

@@ -25,9 +25,9 @@
 #include "dbus/dbus_server.hpp"
 #include "frontend/sessions.hpp"
 #include "logging/routine_limiter.hpp"
-#include "membership_fd_store.hpp"
-#include "port_backend.hpp"
-#include "reload.hpp"
+#include "app/membership_fd_store.hpp"
+#include "host/port_backend.hpp"
+#include "app/reload.hpp"
 #include "restart/keeper.hpp"
 #include "roce/linux_syscalls.hpp"
 #include "roce/registry_roce_ports.hpp"
@@ -36,8 +36,8 @@
 #include "runtime/notifier.hpp"
 #include "server/activation.hpp"
 #include "server/socket_server.hpp"
-#include "service.hpp"
-#include "static_groups.hpp"
+#include "service/service.hpp"
+#include "app/static_groups.hpp"
 
 namespace mcastd {
 

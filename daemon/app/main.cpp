@@ -11,8 +11,8 @@
 #include <random>
 
 #include "config/config.hpp"
-#include "daemon.hpp"
-#include "host_ports.hpp"
+#include "app/daemon.hpp"
+#include "host/host_ports.hpp"
 #include "logging/logging.hpp"
 #include "mcastd/version.hpp"
 #include "port/sysfs_ports.hpp"

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "proto/protocol.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "static_groups.hpp"
+#include "app/static_groups.hpp"
 
 #include <unistd.h>
 

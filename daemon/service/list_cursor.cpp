@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "list_cursor.hpp"
+#include "service/list_cursor.hpp"
 
 #include <charconv>
 #include <vector>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "service.hpp"
+#include "service/service.hpp"
 
 #include <spdlog/spdlog.h>
 

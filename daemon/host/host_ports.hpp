@@ -25,13 +25,13 @@
 #include "port/port_source.hpp"
 #include "port/sysfs_ports.hpp"
 #include "port/verbs_events.hpp"
-#include "port_backend.hpp"
+#include "host/port_backend.hpp"
 #include "runtime/event_loop.hpp"
 #include "sa/amplification_watch.hpp"
 #include "sa/sa_client.hpp"
 #include "sa/transactions.hpp"
 #include "sa/umad_transport.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace mcastd {
 

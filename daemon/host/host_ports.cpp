@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "host_ports.hpp"
+#include "host/host_ports.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -9,7 +9,7 @@
 #include "common/port_name.hpp"
 #include "logging/gid_log.hpp"
 #include "logging/sa_log.hpp"
-#include "views.hpp"
+#include "service/views.hpp"
 #include "port/port_discovery.hpp"
 
 namespace mcastd {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "views.hpp"
+#include "service/views.hpp"
 
 #include <cstdio>
 
 #include "common/record.hpp"
-#include "list_cursor.hpp"
+#include "service/list_cursor.hpp"
 #include "port/port_attributes.hpp"
 
 namespace mcastd {

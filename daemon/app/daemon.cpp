@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "daemon.hpp"
+#include "app/daemon.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -8,7 +8,7 @@
 #include "logging/membership_log.hpp"
 #include "sa/transactions.hpp"
 #include "server/activation.hpp"
-#include "views.hpp"
+#include "service/views.hpp"
 
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
