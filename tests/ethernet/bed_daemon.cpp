@@ -1,42 +1,113 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "ethernet/bed_daemon.hpp"
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <stdexcept>
+
+#include "sim/daemon_harness.hpp"
 
 namespace mcastd::eth {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// <scratch>/daemon-h<host>, made: the notify socket is bound there before anything else.
+fs::path daemon_dir(const EthernetBed &bed, int host) {
+    const fs::path dir = bed.scratch() / ("daemon-h" + std::to_string(host));
+    fs::create_directories(dir);
+    return dir;
+}
+
+} // namespace
+
 BedDaemon::BedDaemon(EthernetBed &bed, int host) : BedDaemon(bed, host, Options{}) {}
 
 BedDaemon::BedDaemon(EthernetBed &bed, int host, Options opts)
-    : bed_(bed), device_(bed.rdma_device(host).name) {
-    const fs::path dir = bed.scratch() / ("daemon-h" + std::to_string(host));
-    state_dir_ = dir / "state";
+    : bed_(bed), host_(host), device_(bed.rdma_device(host).name), dir_(daemon_dir(bed, host)),
+      socket_(dir_ / "mcastd.sock"), config_(dir_ / "rdma-mcastd.json"), state_dir_(dir_ / "state"),
+      sysfs_(dir_ / "sys" / "class" / "infiniband"), manager_(dir_ / "notify.sock", opts.fd_store) {
     fs::create_directories(state_dir_);
+    ::chmod(state_dir_.c_str(), 0700); // the daemon's alone (doc/architecture.md §9)
+    fs::create_directories(sysfs_);
+    publish(bed.rdma_device(host));
     nlohmann::json config = nlohmann::json::parse(opts.config_json);
     if (!opts.socket_group.empty())
         config["socket_group"] = opts.socket_group;
-    std::vector<std::string> args{"--sysfs-root", (bed.write_sysfs(host) / "class" / "infiniband").string(),
-                                  "--state-dir", state_dir_.string()};
-    args.insert(args.end(), opts.extra_args.begin(), opts.extra_args.end());
+    std::ofstream(config_) << config.dump();
+    args_ = {"--config", config_.string(), "--socket", socket_.string(), "--state-dir", state_dir_.string(),
+             "--log-target", "console", "--sysfs-root", sysfs_.string()};
+    args_.insert(args_.end(), opts.extra_args.begin(), opts.extra_args.end());
     // Under umad2sim the daemon finds the simulated node's InfiniBand port through libibumad as
     // well (doc/architecture.md §6.2: the two sources combined).
-    std::map<std::string, std::string> env;
     if (opts.fabric)
-        env = opts.fabric->node_env(opts.node);
-    daemon_ = std::make_unique<sim::Daemon>(
-        [&](std::vector<std::string> argv, std::map<std::string, std::string> e) -> Process & {
-            return bed.spawn_on(host, std::move(argv), false, std::move(e));
-        },
-        dir, bed.host_ns(host), config.dump(), std::move(args), std::move(env));
+        env_ = opts.fabric->node_env(opts.node);
+    start(opts.ready_timeout);
     if (!opts.socket_group.empty())
-        sim::make_reachable(daemon_->socket(), bed.scratch());
+        sim::make_reachable(socket_, bed.scratch());
 }
 
-BedDaemon::~BedDaemon() = default;
+BedDaemon::~BedDaemon() {
+    if (proc_ && proc_->running())
+        proc_->stop();
+}
+
+void BedDaemon::start(std::chrono::milliseconds timeout) {
+    std::map<std::string, std::string> env = env_;
+    env["NOTIFY_SOCKET"] = manager_.path().string();
+    if (manager_.stores())
+        env["FDSTORE"] = "256";
+    std::vector<int> fds;
+    std::string names;
+    for (const auto &[name, fd] : manager_.pass()) {
+        fds.push_back(fd);
+        names += (names.empty() ? "" : ":") + name;
+    }
+    std::vector<std::string> argv{sim::daemon_binary()};
+    if (!fds.empty()) {
+        env["LISTEN_FDS"] = std::to_string(fds.size());
+        env["LISTEN_FDNAMES"] = names;
+        // LISTEN_PID must be the daemon's own pid, known only once it runs: a shell sets it and
+        // execs the daemon in its place.
+        argv = {"sh", "-c", "LISTEN_PID=$$; export LISTEN_PID; exec \"$0\" \"$@\"", sim::daemon_binary()};
+    }
+    argv.insert(argv.end(), args_.begin(), args_.end());
+    proc_ = &bed_.spawn_on(host_, std::move(argv), false, std::move(env), fds);
+    for (int fd : fds) // the child has its copies
+        ::close(fd);
+    if (!manager_.wait_for("READY=1", timeout))
+        throw std::runtime_error("rdma-mcastd in " + bed_.host_ns(host_) + " did not say READY=1: " +
+                                 proc_->stderr_text());
+}
+
+void BedDaemon::kill9() {
+    proc_->signal(SIGKILL);
+    proc_->wait(std::chrono::seconds(10));
+}
+
+std::optional<int> BedDaemon::hand_over(std::chrono::milliseconds timeout) {
+    proc_->signal(SIGUSR2);
+    return proc_->wait(timeout);
+}
+
+std::optional<int> BedDaemon::stop(std::chrono::milliseconds timeout) {
+    proc_->signal(SIGTERM);
+    return proc_->wait(timeout);
+}
+
+void BedDaemon::publish(const FakeRdmaDevice &dev) {
+    const fs::path written = dev.write(dir_ / ("v" + std::to_string(++versions_)));
+    const fs::path link = sysfs_ / dev.name;
+    const fs::path next = link.string() + ".next";
+    fs::create_directory_symlink(written, next);
+    fs::rename(next, link); // rename(2): atomic, over the old link
+}
 
 std::vector<std::string> BedDaemon::on_port(std::vector<std::string> more) const {
     std::vector<std::string> args{"--device", device_, "--port", "1"};

@@ -403,14 +403,15 @@ unsigned EthernetBed::ifindex(int host) const {
 }
 
 Process &EthernetBed::spawn_on(int host, std::vector<std::string> argv, bool stdin_pipe,
-                               std::map<std::string, std::string> env) {
+                               std::map<std::string, std::string> env, std::vector<int> pass_fds) {
     impl_->check_host(host);
     const fs::path cwd = impl_->scratch / ("h" + std::to_string(host));
     fs::create_directories(cwd);
     argv.insert(argv.begin(), {impl_->ip, "netns", "exec", impl_->host_ns(host)});
     // `ip netns exec` execs the command: the Process's pid is the command's own.
     return impl_->processes.emplace_back(Process::Options{
-        .argv = std::move(argv), .env = std::move(env), .cwd = cwd, .stdin_pipe = stdin_pipe});
+        .argv = std::move(argv), .env = std::move(env), .cwd = cwd, .stdin_pipe = stdin_pipe,
+        .pass_fds = std::move(pass_fds)});
 }
 
 RunResult EthernetBed::run_on(int host, std::vector<std::string> argv, std::chrono::milliseconds timeout) {

@@ -83,8 +83,9 @@ public:
 
     // ---- Processes (§3): `ip netns exec <host ns> argv...`, with <scratch>/h<i> as cwd. ----
     // Started and kept by the bed, which stops it (before the namespaces go) if the test did not.
+    // `pass_fds` are inherited at 3, 4, ... (Process::Options::pass_fds; the caller keeps its own).
     Process &spawn_on(int host, std::vector<std::string> argv, bool stdin_pipe = false,
-                      std::map<std::string, std::string> env = {});
+                      std::map<std::string, std::string> env = {}, std::vector<int> pass_fds = {});
     // Runs to completion (exit_code -1 after the timeout or a signal).
     RunResult run_on(int host, std::vector<std::string> argv, std::chrono::milliseconds timeout = 20s);
     RunResult run_on_switch(std::vector<std::string> argv, std::chrono::milliseconds timeout = 20s);
@@ -120,10 +121,11 @@ public:
     std::chrono::milliseconds wait_until_snooping(std::chrono::milliseconds timeout = 30s);
 
     // ---- The fake RDMA device (§5) ----
-    // Host i's device: "rxe<i>", port 1 on veth<i>, with the GIDs of roce_device().
+    // Host i's device: "rxe<i>", port 1 on veth<i>, with the GIDs of roce_device(). BedDaemon
+    // (bed_daemon.hpp) publishes it, and the changes a test makes, where its daemon reads it.
     FakeRdmaDevice rdma_device(int host) const;
-    // Writes rdma_device(host) under <scratch>/sysfs-h<i> and returns that directory: the root
-    // (standing for /sys) to point the daemon at.
+    // Writes rdma_device(host) under <scratch>/sysfs-h<i> and returns that directory (standing
+    // for /sys): the device as a tree, to check it against the host's interface.
     std::filesystem::path write_sysfs(int host) const;
 
 private:

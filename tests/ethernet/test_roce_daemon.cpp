@@ -101,8 +101,8 @@ TEST_F(RoceDaemon, ThreeClientsShareOneKernelMembershipAndTheLastKillDropsIt) {
     BedDaemon &d = daemon(1);
     const IpGroup g = IpGroup::of("239.1.2.3");
     // A RoCE-only host: libibumad finds no InfiniBand device, and that is no discovery problem.
-    EXPECT_EQ(d.daemon().process().stderr_text().find("port discovery"), std::string::npos)
-        << d.daemon().process().stderr_text();
+    EXPECT_EQ(d.process().stderr_text().find("port discovery"), std::string::npos)
+        << d.process().stderr_text();
 
     Process &a = d.hold(1, &alice_, d.on_port({"--ip", g.text()}));
     Process &bo = d.hold(1, &bob_, d.on_port({"--ip", g.text()}));

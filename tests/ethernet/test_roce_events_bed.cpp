@@ -4,19 +4,15 @@
 // tree's IPv4 GID removed: the client hears `lost`, and the host's IGMP membership and the
 // switch's mdb entry go. The GID back at another index: `restored` with the new sgid_index, and
 // both come back. The judges are the bed's: /proc/net/igmp in the host and `bridge mdb show`.
-//
-// The daemon here is a small harness of its own (one process, its config, its readiness);
-// another one may replace it when the bed has a shared daemon harness.
+// The daemon is the bed's (bed_daemon.hpp); BedDaemon::publish() changes its port's sysfs tree.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <csignal>
-#include <fstream>
 #include <memory>
 #include <string>
 
-#include "ethernet/ethernet_bed.hpp"
-#include "sim/daemon_harness.hpp"
+#include "ethernet/bed_daemon.hpp"
 
 namespace mcastd::eth {
 namespace {
@@ -24,42 +20,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr auto kEvent = 10s; // several watch periods (200 ms here) and the bridge's leave handling
-
-// rdma-mcastd in a bed host's namespace over that host's fake device, watched every 200 ms.
-// The device's directory is a symbolic link (as in /sys/class/infiniband) that publish() swaps
-// in one rename, so that the daemon never reads a tree half written.
-struct BedDaemon {
-    BedDaemon(EthernetBed &bed, int host) : dir(bed.scratch() / ("daemon-h" + std::to_string(host))) {
-        std::filesystem::create_directories(dir / "state");
-        root = dir / "sys";
-        std::filesystem::create_directories(root / "class" / "infiniband");
-        publish(bed.rdma_device(host));
-        std::ofstream(dir / "rdma-mcastd.json")
-            << R"({"dbus": {"enabled": false}, "ports": ["rxe)" << host
-            << R"(/1"], "monitor": {"portinfo_interval_ms": 200}})";
-        notify = std::make_unique<sim::NotifySocket>(dir / "notify.sock");
-        proc = &bed.spawn_on(host,
-                             {MCASTD_DAEMON, "--config", (dir / "rdma-mcastd.json").string(), "--socket",
-                              socket().string(), "--state-dir", (dir / "state").string(), "--log-target", "console",
-                              "--sysfs-root", (root / "class" / "infiniband").string()},
-                             false, {{"NOTIFY_SOCKET", notify->path().string()}});
-    }
-    std::filesystem::path socket() const { return dir / "mcastd.sock"; }
-    void publish(const FakeRdmaDevice &dev) {
-        const std::filesystem::path version = dir / ("v" + std::to_string(++versions));
-        const std::filesystem::path written = dev.write(version);
-        const std::filesystem::path link = root / "class" / "infiniband" / dev.name;
-        const std::filesystem::path next = link.string() + ".next";
-        std::filesystem::create_directory_symlink(written, next);
-        std::filesystem::rename(next, link); // rename(2): atomic, over the old link
-    }
-    bool ready() { return notify->wait_for("READY=1", 30s).has_value(); }
-
-    std::filesystem::path dir, root;
-    int versions = 0;
-    std::unique_ptr<sim::NotifySocket> notify;
-    sim::Process *proc = nullptr;
-};
 
 std::optional<json> next_json(sim::Process &p, std::chrono::milliseconds timeout) {
     const auto line = p.read_line(timeout);
@@ -77,16 +37,19 @@ protected:
     }
     void start(int hosts) {
         bed_ = std::make_unique<EthernetBed>(EthernetBed::Options{.hosts = hosts});
-        daemon_ = std::make_unique<BedDaemon>(*bed_, 1);
-        ASSERT_TRUE(daemon_->ready()) << daemon_->proc->stderr_text();
+        // Its port watched every 200 ms (the default is a second), so that an event comes soon.
+        daemon_ = std::make_unique<BedDaemon>(
+            *bed_, 1,
+            BedDaemon::Options{.config_json = R"({"dbus": {"enabled": false}, "ports": ["rxe1/1"],
+                                                  "monitor": {"portinfo_interval_ms": 200}})"});
     }
-    // rdma-mcastctl join --ip `ip` --hold on host 1: its record is its first line.
+    // rdma-mcastctl join --ip `ip` --hold on host 1: its record is its first line, read by the
+    // test (BedDaemon::hold() would take it).
     sim::Process &hold(const std::string &ip) {
-        return bed_->spawn_on(1, {MCASTD_CTL, "--socket", daemon_->socket().string(), "--json", "join", "--device",
-                                  "rxe1", "--port", "1", "--ip", ip, "--hold"});
+        return bed_->spawn_on(1, daemon_->ctl_argv(nullptr, "join", daemon_->on_port({"--ip", ip, "--hold"})));
     }
 
-    std::unique_ptr<EthernetBed> bed_; // before the daemon: it stops the daemon's process
+    std::unique_ptr<EthernetBed> bed_; // first, so it goes last: the daemon's process is the bed's
     std::unique_ptr<BedDaemon> daemon_;
 };
 
@@ -98,7 +61,7 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
 
     sim::Process &holder = hold("239.1.2.3");
     const auto record = next_json(holder, 20s);
-    ASSERT_TRUE(record) << holder.stderr_text() << daemon.proc->stderr_text();
+    ASSERT_TRUE(record) << holder.stderr_text() << daemon.process().stderr_text();
     EXPECT_EQ(record->at("sgid_index"), 1) << record->dump();
     EXPECT_EQ(record->at("netdev"), "veth1") << record->dump();
     ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }))
@@ -110,21 +73,21 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
     dev.ports[0].gids[1] = FakeGidEntry{};
     daemon.publish(dev);
     const auto lost = next_json(holder, kEvent);
-    ASSERT_TRUE(lost) << holder.stderr_text() << daemon.proc->stderr_text();
+    ASSERT_TRUE(lost) << holder.stderr_text() << daemon.process().stderr_text();
     EXPECT_EQ(lost->at("event"), "lost") << lost->dump();
     EXPECT_EQ(lost->at("error").at("code"), "port-not-active") << lost->dump();
     EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group); }))
         << "the kernel membership is dropped";
     EXPECT_TRUE(sim::poll_until(kEvent, [&] { return bed.mdb_hosts(group).empty(); }))
         << "and the switch prunes the port";
-    EXPECT_TRUE(daemon.proc->wait_for_stderr("GID table: removed 1 ::ffff:10.77.0.1 roce_v2 veth1", 1s))
-        << daemon.proc->stderr_text();
+    EXPECT_TRUE(daemon.process().wait_for_stderr("GID table: removed 1 ::ffff:10.77.0.1 roce_v2 veth1", 1s))
+        << daemon.process().stderr_text();
 
     // Added back, at index 2.
     dev.ports[0].gids[2] = v4;
     daemon.publish(dev);
     const auto restored = next_json(holder, kEvent);
-    ASSERT_TRUE(restored) << holder.stderr_text() << daemon.proc->stderr_text();
+    ASSERT_TRUE(restored) << holder.stderr_text() << daemon.process().stderr_text();
     EXPECT_EQ(restored->at("event"), "restored") << restored->dump();
     EXPECT_EQ(restored->at("record").at("sgid_index"), 2) << restored->dump();
     EXPECT_NE(std::find(restored->at("changed").begin(), restored->at("changed").end(), "sgid_index"),
@@ -136,8 +99,7 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
     holder.signal(SIGTERM);
     EXPECT_EQ(holder.wait(10s), 0) << holder.stderr_text();
     EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group); })) << "left";
-    daemon.proc->signal(SIGTERM);
-    EXPECT_EQ(daemon.proc->wait(20s), 0) << daemon.proc->stderr_text();
+    EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
 }
 
 // The link going down and up (the port's state file, as the kernel shows a netdev's carrier):
@@ -148,16 +110,16 @@ TEST_F(RoceEventsBed, ALinkFlapTellsNobodyAndKeepsTheMembership) {
     BedDaemon &daemon = *daemon_;
     const IpGroup group = IpGroup::of("239.1.2.4");
     sim::Process &holder = hold("239.1.2.4");
-    ASSERT_TRUE(next_json(holder, 20s)) << holder.stderr_text() << daemon.proc->stderr_text();
+    ASSERT_TRUE(next_json(holder, 20s)) << holder.stderr_text() << daemon.process().stderr_text();
     ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) == 1; }));
 
     FakeRdmaDevice dev = bed.rdma_device(1);
     dev.ports[0].state = "1: DOWN";
     daemon.publish(dev);
-    ASSERT_TRUE(daemon.proc->wait_for_stderr("rxe1/1: the link is DOWN", kEvent)) << daemon.proc->stderr_text();
+    ASSERT_TRUE(daemon.process().wait_for_stderr("rxe1/1: the link is DOWN", kEvent)) << daemon.process().stderr_text();
     dev.ports[0].state = "4: ACTIVE";
     daemon.publish(dev);
-    ASSERT_TRUE(daemon.proc->wait_for_stderr("rxe1/1: usable", kEvent)) << daemon.proc->stderr_text();
+    ASSERT_TRUE(daemon.process().wait_for_stderr("rxe1/1: usable", kEvent)) << daemon.process().stderr_text();
     EXPECT_FALSE(holder.read_line(1s)) << "no lost, no restored";
     EXPECT_EQ(bed.igmp(1).count(group), 1u);
     holder.signal(SIGTERM);

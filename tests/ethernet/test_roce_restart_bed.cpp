@@ -3,10 +3,11 @@
 // (doc/ethernet-bed.md, doc/architecture.md §9): a client on host 1 holds 239.1.2.3 through
 // rdma-mcastd (`rdma-mcastctl join --ip --hold`), and the daemon is killed (kill -9) or
 // restarted (SIGUSR2, a planned restart) and started again while the host's /proc/net/igmp and
-// the bridge's mdb are polled every few milliseconds. Under the fd store (ServiceManager, as
-// systemd keeps one) the membership is never absent from either; without one the next instance
-// makes it again from the state file, and how long it was absent is measured and printed. Either
-// way the client's end drops it afterwards: the adopted or re-made membership is an ordinary one.
+// the bridge's mdb are polled every few milliseconds. Under the fd store (the bed daemon's
+// ServiceManager, as systemd keeps one) the membership is never absent from either; without one
+// the next instance makes it again from the state file, and how long it was absent is measured
+// and printed. Either way the client's end drops it afterwards: the adopted or re-made
+// membership is an ordinary one.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "ethernet/managed_daemon.hpp"
+#include "ethernet/bed_daemon.hpp"
 
 namespace mcastd::eth {
 namespace {
@@ -142,11 +143,13 @@ protected:
     // A daemon (with or without the store), a client holding the group, the state written;
     // then the restart `how` under the watch. Returns what the watch saw.
     Watch::Seen restart(bool store, How how, std::string &log) {
-        ServiceManager manager(bed->scratch() / "notify.sock", store);
-        ManagedDaemon daemon(*bed, 1, manager);
-        daemon.start(kStartTimeout);
-        Process &client = bed->spawn_on(1, {MCASTD_CTL, "--socket", daemon.socket().string(), "join", "--device",
-                                            daemon.device(), "--port", "1", "--ip", kGroup.text(), "--hold"});
+        BedDaemon daemon(*bed, 1,
+                         {.config_json = R"({"dbus": {"enabled": false}, "ports": ["rxe1/1"]})",
+                          .fd_store = store,
+                          .ready_timeout = kStartTimeout});
+        ServiceManager &manager = daemon.manager();
+        Process &client =
+            bed->spawn_on(1, daemon.ctl_argv(nullptr, "join", daemon.on_port({"--ip", kGroup.text(), "--hold"})));
         EXPECT_TRUE(poll_until(kStartTimeout, [&] { return users() == 1; }))
             << client.stderr_text() << daemon.process().stderr_text();
         EXPECT_TRUE(poll_until(kMdbTimeout, [&] { return bed->mdb_hosts(kGroup) == std::set<int>{1}; }));

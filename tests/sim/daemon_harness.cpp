@@ -191,6 +191,12 @@ bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t 
     }
 }
 
+std::string daemon_binary() {
+    // MCASTD_DAEMON_BINARY: another build of the daemon, to compare builds in one run.
+    const char *binary = std::getenv("MCASTD_DAEMON_BINARY");
+    return binary && *binary ? binary : MCASTD_DAEMON;
+}
+
 Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,
                std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env)
     : Daemon([&](std::vector<std::string> argv,
@@ -205,10 +211,7 @@ Daemon::Daemon(const Spawn &spawn, const std::filesystem::path &dir, const std::
     notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
     config_ = dir / "rdma-mcastd.json";
     std::ofstream(config_) << config_json;
-    // MCASTD_DAEMON_BINARY: another build of the daemon, to compare builds in one run.
-    const char *binary = std::getenv("MCASTD_DAEMON_BINARY");
-    std::vector<std::string> argv{binary && *binary ? binary : MCASTD_DAEMON, "--config", config_.string(), "--socket",
-                                  socket_.string()};
+    std::vector<std::string> argv{daemon_binary(), "--config", config_.string(), "--socket", socket_.string()};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     extra_env["NOTIFY_SOCKET"] = notify_->path().string();
     proc_ = &spawn(std::move(argv), std::move(extra_env));

@@ -83,6 +83,10 @@ private:
 bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t n,
                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// The rdma-mcastd to run: $MCASTD_DAEMON_BINARY when set (another build, to compare builds in
+// one sitting), else this build's. Every harness that starts the daemon asks here.
+std::string daemon_binary();
+
 class Daemon {
 public:
     // Starts rdma-mcastd attached to `node` with `config_json` (the "socket" key is set by
