@@ -2,6 +2,8 @@
 // The engine against a scripted fake SA: one behaviour per test.
 #include "engine_fixture.hpp"
 
+#include "core/group_machine.hpp"
+
 namespace mcastd::test {
 namespace {
 
@@ -264,6 +266,27 @@ TEST_F(EngineTest, TimeoutIsItsOwnError) {
     settle();
     EXPECT_EQ(b->code(), Errc::sa_timeout);
     EXPECT_NE(b->message().find("unreachable"), std::string::npos) << b->message();
+}
+
+// One wording for a join the SA left unanswered, whichever step it was (Set, probe, refresh).
+TEST(JoinTimeout, NamesTheGroupAndTheTries) {
+    SaResult r;
+    r.tries = 6;
+    const Error e = core::join_timeout("group ff15::1 on mlx5_0/1", r);
+    EXPECT_EQ(e.code, Errc::sa_timeout);
+    EXPECT_EQ(e.message, "join of group ff15::1 on mlx5_0/1: the SA did not answer after 6 tries");
+    r.tries = 1;
+    r.bounced = true;
+    EXPECT_EQ(core::join_timeout("new group on mlx5_0/1", r).message,
+              "join of new group on mlx5_0/1: the SA was unreachable (requests came back undelivered) after 1 try");
+}
+
+TEST_F(EngineTest, ATimedOutJoinSaysSoInTheOneWording) {
+    sa.fate = [](const SaRequest &) { return Fate::lose_request; };
+    auto j = join(client, request(kGroup, join::full));
+    settle();
+    const std::string want = "join of group " + format_gid(kGroup) + " on mlx5_0/1: the SA did not answer after ";
+    EXPECT_EQ(j->message().rfind(want, 0), 0u) << j->message();
 }
 
 TEST_F(EngineTest, ASetWhoseAnswerWasLostIsCleanedUp) {
