@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/device_name.hpp"
+#include "common/join_bounds.hpp"
 #include "common/named_group.hpp"
 #include "common/roce_address.hpp"
 
@@ -116,7 +117,7 @@ Join read_join(const ObjectReader &in, std::span<const std::string_view> also_al
                                       : " is not a multicast GID (those begin with ff)"));
         r.mgid = *g;
     }
-    if (auto scope = in.uint_as<std::uint8_t>("scope", 1, 15)) {
+    if (auto scope = in.uint_as<std::uint8_t>("scope", join_bounds::kScopeMin, join_bounds::kScopeMax)) {
         if (!create)
             in.fail("scope", "needs create: an existing group's scope is part of its mgid");
         r.scope = scope;
@@ -133,9 +134,9 @@ Join read_join(const ObjectReader &in, std::span<const std::string_view> also_al
     GroupParams &p = r.params;
     p.qkey = in.uint_as<std::uint32_t>("qkey", 0, 0xffffffff);
     p.pkey = in.uint_as<std::uint16_t>("pkey", 0, 0xffff);
-    p.sl = in.uint_as<std::uint8_t>("sl", 0, 15);
+    p.sl = in.uint_as<std::uint8_t>("sl", 0, join_bounds::kSlMax);
     p.tclass = in.uint_as<std::uint8_t>("traffic_class", 0, 255);
-    p.flow_label = in.uint_as<std::uint32_t>("flow_label", 0, 0xfffff);
+    p.flow_label = in.uint_as<std::uint32_t>("flow_label", 0, join_bounds::kFlowLabelMax);
     p.hop_limit = in.uint_as<std::uint8_t>("hop_limit", 0, 255);
 
     std::optional<std::uint8_t> mtu;
@@ -148,12 +149,13 @@ Join read_join(const ObjectReader &in, std::span<const std::string_view> also_al
     p.mtu = selected(in, "mtu", "mtu_selector", mtu);
 
     std::optional<std::uint8_t> rate;
-    if (auto e = in.uint_as<std::uint8_t>("rate", 2, 22)) {
-        if (rate_mbps(*e) == 0) // 2..22 are all defined today; the table is the authority
-            in.fail("rate", std::to_string(*e) + " is not an IBA rate");
-        rate = e;
-    }
+    if (auto e = in.uint_as<std::uint8_t>("rate", 2, 22))
+        rate = e; // 2..22 are all defined today; the bounds check below asks the table
     p.rate = selected(in, "rate", "rate_selector", rate);
+    // The bounds every front checks (read above with the same ranges, for the same wording of
+    // a value too large for its type).
+    if (auto no = join_field_problem(r))
+        in.fail(no->field, no->reason);
     return join;
 }
 

@@ -9,6 +9,7 @@
 #include "config.hpp"
 #include "config/readers.hpp"
 #include "common/device_name.hpp"
+#include "common/join_bounds.hpp"
 #include "common/json_check.hpp"
 #include "common/port_name.hpp"
 #include "proto/join_decoder.hpp"
@@ -259,18 +260,19 @@ void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &na
         return;
     create->require_only({"qkey", "pkey", "sl", "traffic_class", "flow_label", "scope"});
     auto &d = engine.create;
+    // The bounds a join's own fields have (the create's defaults fill them in).
     if (auto v = int_or_hex(*create, "qkey", 0xffffffff))
         roce.default_qkey = d.qkey = static_cast<std::uint32_t>(*v);
     // 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1.2): no port can be a member.
     if (const json *v = create->find("pkey"))
         d.pkey = detail::pkey_value(*v, create->pointer("pkey"));
-    if (auto v = create->uint("sl", 0, 15))
+    if (auto v = create->uint("sl", 0, join_bounds::kSlMax))
         d.sl = static_cast<std::uint8_t>(*v);
     if (auto v = create->uint("traffic_class", 0, 255))
         d.tclass = static_cast<std::uint8_t>(*v);
-    if (auto v = create->uint("flow_label", 0, 0xfffff))
+    if (auto v = create->uint("flow_label", 0, join_bounds::kFlowLabelMax))
         d.flow_label = static_cast<std::uint32_t>(*v);
-    if (auto v = create->uint("scope", 1, 15))
+    if (auto v = create->uint("scope", join_bounds::kScopeMin, join_bounds::kScopeMax))
         d.scope = static_cast<std::uint8_t>(*v);
 }
 

@@ -39,6 +39,10 @@ std::string timeout_text(const SaResult &r) {
            std::to_string(r.tries) + (r.tries == 1 ? " try" : " tries");
 }
 
+Error join_timeout(const std::string &where, const SaResult &r) {
+    return Error{Errc::sa_timeout, "join of " + where + ": " + timeout_text(r), {}};
+}
+
 // ---- groups ----
 
 // An MGID-0 group learned its MGID. If the daemon already has a group of that MGID on the port
@@ -477,7 +481,7 @@ void GroupMachine::probe_failed(Group &g, const Op &op, const SaResult &r) {
         schedule_retry(g);
         return;
     }
-    const Error err = timeout ? Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}}
+    const Error err = timeout ? join_timeout(s_.where(g), r)
                       : r.status == sa_status::no_records
                           ? Error{Errc::internal, "join of " + s_.where(g) + ": " + why, {}}
                           : Error::sa(r.status, "join of " + s_.where(g) + " (membership probe)");
@@ -530,7 +534,7 @@ Group &GroupMachine::on_join_set(Group &g, const Op &op, const SaResult &r) {
         g.sa.set_unanswered(op.bits);
         if (s_.members.count(op.member))
             book_.fail_head_and_identical(
-                g, op.member, Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}});
+                g, op.member, join_timeout(s_.where(g), r));
         return g;
     }
     if (r.status == sa_status::insufficient_components && !op.create) {
@@ -635,7 +639,7 @@ void GroupMachine::on_refresh(Group &g, const SaResult &r) {
                 g, g.queue.front(),
                 r.kind == SaResult::Kind::response
                     ? Error::sa(r.status, "join of " + s_.where(g))
-                    : Error{Errc::sa_timeout, "join of " + s_.where(g) + ": " + timeout_text(r), {}});
+                    : join_timeout(s_.where(g), r));
         return;
     }
     if (r.status == sa_status::no_records) {

@@ -76,4 +76,8 @@ private:
 // "the SA did not answer after 6 tries", for errors and warnings.
 std::string timeout_text(const SaResult &r);
 
+// A join the SA left unanswered: sa_timeout, "join of group ff15::1 on mlx5_0/1: the SA did not
+// answer after 6 tries". One wording whichever step (Set, probe, refresh) went unanswered.
+Error join_timeout(const std::string &where, const SaResult &r);
+
 } // namespace mcastd::core

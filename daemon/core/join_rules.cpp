@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/join_bounds.hpp"
+
 namespace mcastd {
 
 namespace {
@@ -90,17 +92,8 @@ std::optional<AssignedMgidRefusal> refuse_assigned_mgid(const Gid &mgid, bool an
 }
 
 std::optional<Error> validate_fields(const JoinRequest &r) {
-    auto invalid = [](std::string m) { return Error{Errc::invalid_argument, std::move(m), {}}; };
-    if (r.join_state == 0 || (r.join_state & ~join::all))
-        return invalid("join_state " + hex(r.join_state, 1) + " is not a non-empty set of the bits 0x1-0x8");
-    const auto &p = r.params;
-    if (p.sl && *p.sl > 15) return invalid("sl " + std::to_string(*p.sl) + " is out of range [0, 15]");
-    if (p.flow_label && *p.flow_label > 0xfffff)
-        return invalid("flow_label " + hex(*p.flow_label, 5) + " is out of range [0, 0xfffff]");
-    if (p.mtu && (p.mtu->value < 1 || p.mtu->value > 5))
-        return invalid("mtu enum " + std::to_string(p.mtu->value) + " is out of range [1 (256), 5 (4096)]");
-    if (p.rate && rate_mbps(p.rate->value) == 0)
-        return invalid("rate enum " + std::to_string(p.rate->value) + " is not a valid IB rate");
+    if (auto no = join_field_problem(r))
+        return Error{Errc::invalid_argument, no->describe(), {}};
     return std::nullopt;
 }
 
@@ -111,8 +104,6 @@ std::optional<Error> validate_request(const JoinRequest &r, const EngineConfig &
     if (is_zero(r.mgid)) {
         if (!(r.join_state & (join::full | join::send_only_full)))
             return invalid("creating a group needs the full or sendonly-full join state");
-        if (r.scope && (*r.scope == 0 || *r.scope > 15))
-            return invalid("scope " + std::to_string(*r.scope) + " is out of range [1, 15]");
         return std::nullopt;
     }
     if (r.scope)

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "policy/policy.hpp"
+
 namespace mcastd::dbus {
 
 namespace {
@@ -78,8 +80,8 @@ std::variant<frontend::Credentials, Error> attest_caller(std::string_view sender
                                                          const ProcessReader &read) {
     auto missing = [&](const char *field, const char *key) {
         return Error{Errc::denied,
-                     "cannot identify the caller: the bus gives no " + std::string(field) + " for " +
-                         std::string(sender) + " (org.freedesktop.DBus.GetConnectionCredentials has no " + key + ")",
+                     policy::unidentified("the bus gives no " + std::string(field) + " for " + std::string(sender) +
+                                          " (org.freedesktop.DBus.GetConnectionCredentials has no " + key + ")"),
                      std::nullopt};
     };
     if (!bus.uid)

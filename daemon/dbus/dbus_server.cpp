@@ -188,10 +188,10 @@ void DbusServer::disconnect_all() {
 std::variant<frontend::Credentials, Error> DbusServer::identify(sd_bus_message *m) {
     const char *sender = sd_bus_message_get_sender(m);
     if (!sender)
-        return Error{Errc::denied, "cannot identify the caller: the call carries no sender", std::nullopt};
+        return Error{Errc::denied, policy::unidentified("the call carries no sender"), std::nullopt};
     BusCredentials bus;
     if (std::string why = query_bus_credentials(bus_.get(), sender, bus); !why.empty())
-        return Error{Errc::denied, "cannot identify the caller: " + why, std::nullopt};
+        return Error{Errc::denied, policy::unidentified(why), std::nullopt};
     return attest_caller(sender, bus, names_.appeared(sender));
 }
 
@@ -261,7 +261,8 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
 int DbusServer::property_refused(sd_bus *bus, sd_bus_error *error) {
     sd_bus_message *call = sd_bus_get_current_message(bus); // Properties.Get or GetAll
     if (!call)
-        return sd_bus_error_set(error, error_name(Errc::denied), "cannot identify the caller");
+        return sd_bus_error_set(error, error_name(Errc::denied),
+                                policy::unidentified("the property read carries no call").c_str());
     if (auto no = refusal(call))
         return sd_bus_error_set(error, error_name(no->code), valid_utf8(no->message).c_str());
     return 0;

@@ -262,6 +262,8 @@ std::string not_admitted(uid_t uid) {
            " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)";
 }
 
+std::string unidentified(std::string_view why) { return "cannot identify the caller: " + std::string(why); }
+
 bool Policy::admits(const Caller &c) const {
     if (c.uid == 0 || (allow_uids.empty() && allow_gids.empty()))
         return true;

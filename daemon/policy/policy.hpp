@@ -195,4 +195,8 @@ std::string pkey_text(std::uint16_t pkey);
 // one sentence for every transport.
 std::string not_admitted(uid_t uid);
 
+// Why a caller whose identity cannot be attested is refused (never judged by what the daemon
+// could not read): "cannot identify the caller: " and `why`. One sentence for every transport.
+std::string unidentified(std::string_view why);
+
 } // namespace mcastd::policy

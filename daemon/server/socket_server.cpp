@@ -14,6 +14,7 @@
 #include <deque>
 
 #include "logging/policy_log.hpp"
+#include "policy/policy.hpp"
 #include "server/passed_fds.hpp"
 #include "server/peer.hpp"
 
@@ -398,7 +399,7 @@ void SocketServer::adopt(int fd) {
         Peer peer = identify_peer(fd);
         if (!peer.unidentified.empty()) {
             // Never judged by another process's cgroup: told why, and closed.
-            const std::string why = "cannot identify the caller: " + peer.unidentified;
+            const std::string why = policy::unidentified(peer.unidentified);
             logging::log_refused_client(peer.who.who, why);
             sessions_.refusals().count(frontend::refusal::kIdentity);
             const std::string msg = proto::encode_error(std::nullopt, proto::Failure::of(Errc::denied, why));

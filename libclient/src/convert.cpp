@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/join_bounds.hpp"
 #include "common/named_group.hpp"
 #include "common/roce_address.hpp"
 
@@ -211,8 +212,6 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out
     if (p->flags & RDMAMCAST_JOIN_SCOPE) {
         if (!(p->flags & RDMAMCAST_JOIN_CREATE))
             return invalid("/scope", "scope applies only with RDMAMCAST_JOIN_CREATE");
-        if (p->scope < 1 || p->scope > 15)
-            return invalid("/scope", "scope " + std::to_string(p->scope) + " is outside 1..15");
         r.scope = p->scope;
     }
     auto &g = r.params;
@@ -220,19 +219,12 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out
         g.qkey = p->qkey;
     if (p->flags & RDMAMCAST_JOIN_PKEY)
         g.pkey = p->pkey;
-    if (p->flags & RDMAMCAST_JOIN_SL) {
-        if (p->sl > 15)
-            return invalid("/sl", "sl " + std::to_string(p->sl) + " is outside 0..15");
+    if (p->flags & RDMAMCAST_JOIN_SL)
         g.sl = p->sl;
-    }
     if (p->flags & RDMAMCAST_JOIN_TRAFFIC_CLASS)
         g.tclass = p->traffic_class;
-    if (p->flags & RDMAMCAST_JOIN_FLOW_LABEL) {
-        if (p->flow_label > 0xfffff)
-            return invalid("/flow_label", "flow_label " + std::to_string(p->flow_label) +
-                                              " does not fit in 20 bits");
+    if (p->flags & RDMAMCAST_JOIN_FLOW_LABEL)
         g.flow_label = p->flow_label;
-    }
     if (p->flags & RDMAMCAST_JOIN_HOP_LIMIT)
         g.hop_limit = p->hop_limit;
     if (p->flags & RDMAMCAST_JOIN_MTU) {
@@ -247,15 +239,15 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out
         g.mtu = mcastd::Selected{*sel, *mtu};
     }
     if (p->flags & RDMAMCAST_JOIN_RATE) {
-        if (p->rate < 2 || p->rate > 22 || mcastd::rate_mbps(p->rate) == 0)
-            return invalid("/rate", "rate " + std::to_string(p->rate) +
-                                        " is not an IBA rate (enum ibv_rate 2..22)");
         auto sel = selector_from_c(p->rate_selector);
         if (!sel)
             return invalid("/rate_selector", "rate_selector " + std::to_string(p->rate_selector) +
                                                  " is not an rdmamcast_selector");
         g.rate = mcastd::Selected{*sel, p->rate};
     }
+    // The bounds every front checks, in the daemon's wording.
+    if (auto no = mcastd::join_field_problem(r))
+        return invalid("/" + no->field, no->describe());
     out = std::move(join);
     return 0;
 }

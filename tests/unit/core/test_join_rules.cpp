@@ -38,10 +38,10 @@ TEST(JoinRules, ValidationNamesTheField) {
     const EngineConfig cfg;
     EXPECT_FALSE(validate_request(request("ff15::1", join::full), cfg));
     auto bad = request("ff15::1", 0);
-    EXPECT_EQ(validate_request(bad, cfg)->message, "join_state 0x0 is not a non-empty set of the bits 0x1-0x8");
+    EXPECT_EQ(validate_request(bad, cfg)->message, "/join_state: 0x0 is not a non-empty set of the bits 0x1-0x8");
     bad = request("ff15::1", join::full);
     bad.params.sl = 16;
-    EXPECT_EQ(validate_request(bad, cfg)->message, "sl 16 is out of range [0, 15]");
+    EXPECT_EQ(validate_request(bad, cfg)->message, "/sl: 16 out of range [0, 15]");
     bad = request("fe80::1", join::full);
     EXPECT_EQ(validate_request(bad, cfg)->code, Errc::invalid_argument);
     bad = request("ff15::1", join::full);

@@ -380,6 +380,19 @@ TEST(ClientJoin, NullArgumentsAreEinval) {
     EXPECT_EQ(rdmamcast_join(c.get(), nullptr, nullptr, nullptr), -EINVAL);
 }
 
+// A field out of bounds is refused in the daemon's wording (join_field_problem), naming it.
+TEST(ClientJoin, AFieldOutOfBoundsHasTheDaemonsWording) {
+    FakeDaemon d(join_ok());
+    auto c = connect_to(d);
+    rdmamcast_join_params p = params_for("ff15::1:2");
+    p.flags |= RDMAMCAST_JOIN_SL;
+    p.sl = 16;
+    EXPECT_EQ(rdmamcast_join(c.get(), &p, nullptr, nullptr), -EINVAL);
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->message, "join: /sl: 16 out of range [0, 15]");
+    EXPECT_STREQ(rdmamcast_last_error(c.get())->field, "/sl");
+    EXPECT_TRUE(d.requests_of<proto::Join>().empty());
+}
+
 // ---- errors ----
 
 struct ErrorCase {

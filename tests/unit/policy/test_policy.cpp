@@ -913,6 +913,13 @@ TEST(PolicyExamples, CloudNode) {
     }
 }
 
+// The refusal sentences every transport (socket, D-Bus) gives: one wording each.
+TEST(PolicyText, RefusalSentences) {
+    EXPECT_EQ(unidentified("process 42 is gone"), "cannot identify the caller: process 42 is gone");
+    EXPECT_EQ(not_admitted(1001),
+              "uid 1001 is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)");
+}
+
 TEST(PolicyText, PkeyText) {
     EXPECT_EQ(pkey_text(0x8001), "0x8001");
     EXPECT_EQ(pkey_text(0xffff), "0xffff");
