@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json_check.hpp"
-#include "proto/json_writer.hpp"
+#include "common/json_writer.hpp"
 
 namespace mcastd::json_check {
 namespace {
@@ -146,7 +146,7 @@ std::string write(auto f) {
     return out;
 }
 
-TEST(ProtoJsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
+TEST(JsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
     auto text = write([](JsonWriter &w) {
         w.begin_object();
         w.member("a", std::uint64_t{1});
@@ -167,7 +167,7 @@ TEST(ProtoJsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
     EXPECT_EQ(text, R"({"a":1,"b":[{},[],true,null],"c":-2,"d":2.5,"e":"s"})");
 }
 
-TEST(ProtoJsonWriter, EscapesWhatJsonRequires) {
+TEST(JsonWriter, EscapesWhatJsonRequires) {
     std::string out;
     append_json_string(out, std::string("q\"b\\n\n\r\t\b\f\x01\x1f\x7f/", 14));
     EXPECT_EQ(out, R"("q\"b\\n\n\r\t\b\f\u0001\u001f)"
@@ -177,7 +177,7 @@ TEST(ProtoJsonWriter, EscapesWhatJsonRequires) {
               std::string("q\"b\\n\n\r\t\b\f\x01\x1f\x7f/", 14));
 }
 
-TEST(ProtoJsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
+TEST(JsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
     const std::string valid = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf";
     std::string out;
     append_json_string(out, valid);
@@ -202,7 +202,7 @@ TEST(ProtoJsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
     }
 }
 
-TEST(ProtoJsonWriter, NumbersAreJsonNumbers) {
+TEST(JsonWriter, NumbersAreJsonNumbers) {
     auto num = [](double d) { return write([&](JsonWriter &w) { w.value(d); }); };
     EXPECT_EQ(num(100.0), "100");
     EXPECT_EQ(num(2.5), "2.5");
