@@ -6,7 +6,7 @@
 // 3 us to parse, the largest single cost of a held join's round trip (mcastd-bench-json
 // prints both). This parser scans ASCII runs in bulk and fills each value in place.
 //
-// It accepts exactly what json::parse(text) accepts (tests/unit/proto/test_json_parse.cpp
+// It accepts exactly what json::parse(text) accepts (tests/unit/common/test_json_parse.cpp
 // compares the two on a corpus and on mutations of it), builds the same DOM, and adds what the
 // library cannot: the first duplicate key with its pointer, a depth bound, and errors as text
 // with a line and column, never as exceptions (except std::bad_alloc).

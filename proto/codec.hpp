@@ -20,7 +20,7 @@
 #include <variant>
 
 #include "common/json_check.hpp"
-#include "json_writer.hpp"
+#include "common/json_writer.hpp"
 #include "protocol.hpp"
 
 namespace mcastd::proto::codec {

@@ -10,7 +10,7 @@
 #include "common/json_check.hpp"
 #include "common/named_group.hpp"
 #include "common/utf8.hpp"
-#include "proto/json_writer.hpp"
+#include "common/json_writer.hpp"
 #include "proto/protocol.hpp"
 
 namespace mcastd::restart {

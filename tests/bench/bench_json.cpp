@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd-bench-json: the protocol's JSON both ways.
 //
-// Encoding: what the daemon's hand-written writer (proto/json_writer.hpp) buys over
+// Encoding: what the daemon's hand-written writer (common/json_writer.hpp) buys over
 // nlohmann-json, on the replies it sends most and largest:
 //
 //  1. a join reply: {"id":..,"ok":true,"result":{"membership":..,"record":{...}}};

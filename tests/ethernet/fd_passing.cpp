@@ -2,39 +2,21 @@
 #include "ethernet/fd_passing.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <vector>
+
+#include "scm_rights.hpp"
 
 namespace mcastd::eth {
 
-namespace {
-
-// A message of one byte with room for one descriptor; the buffers live in the caller.
-struct OneFdMessage {
-    char byte = 's';
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    OneFdMessage() {
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-    }
-    OneFdMessage(const OneFdMessage &) = delete;
-    OneFdMessage &operator=(const OneFdMessage &) = delete;
-};
-
-} // namespace
+// A message of one byte with room for one descriptor.
+using OneFdMessage = test::ScmRightsMessage<1>;
 
 int send_fd(int conn, int fd) {
     OneFdMessage m;
-    cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    m.put({&fd, 1});
     ssize_t n;
     do
         n = ::sendmsg(conn, &m.msg, MSG_NOSIGNAL);
@@ -52,12 +34,13 @@ int receive_fd(int conn) {
         return -errno;
     if (n == 0)
         return -ECONNRESET;
-    const cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
-    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+    const std::vector<int> fds = m.fds();
+    if (fds.size() != 1) {
+        for (int fd : fds)
+            ::close(fd);
         return -EBADMSG;
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
+    }
+    return fds.front();
 }
 
 } // namespace mcastd::eth

@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "scm_rights.hpp"
+
 namespace mcastd::sim {
 
 namespace {
@@ -71,24 +73,11 @@ void NotifySocket::drain() {
         if (!(p[0].revents & POLLIN))
             continue;
         char buf[4096];
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
-        iovec iov{buf, sizeof buf};
-        msghdr mh{};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = control;
-        mh.msg_controllen = sizeof control;
-        const ssize_t n = ::recvmsg(fd_, &mh, MSG_CMSG_CLOEXEC);
+        test::ScmRightsMessage<16> m(buf, sizeof buf);
+        const ssize_t n = ::recvmsg(fd_, &m.msg, MSG_CMSG_CLOEXEC);
         if (n < 0)
             continue;
-        std::vector<int> fds;
-        for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-                    int fd;
-                    std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                    fds.push_back(fd);
-                }
+        std::vector<int> fds = m.fds();
         std::string text(buf, static_cast<std::size_t>(n));
         if (on_datagram_)
             on_datagram_(text, fds);

@@ -18,6 +18,9 @@
 #include <functional>
 #include <memory>
 #include <system_error>
+#include <vector>
+
+#include "scm_rights.hpp"
 
 namespace mcastd::frontend {
 
@@ -107,41 +110,21 @@ inline PeerOfUid socketpair_of_uid(uid_t uid) {
         int fds[2];
         if (::setresuid(uid, uid, uid) < 0 || ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
             ::_exit(1);
-        char byte = 'f';
-        iovec iov{&byte, 1};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof fds);
-        std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
-        if (::sendmsg(channel[1], &msg, 0) != 1)
+        test::ScmRightsMessage<2> m;
+        m.put(fds);
+        if (::sendmsg(channel[1], &m.msg, 0) != 1)
             ::_exit(1);
         // Only the parent holds the ends now: a close by either side is seen by the other.
         ::close(fds[0]);
         ::close(fds[1]);
     });
     ::close(channel[1]);
-    char byte;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(channel[0], &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    test::ScmRightsMessage<2> m;
+    const ssize_t n = ::recvmsg(channel[0], &m.msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     ::close(channel[0]);
-    const cmsghdr *cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
-    if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+    const std::vector<int> fds = n == 1 ? m.fds() : std::vector<int>{};
+    if (fds.size() != 2)
         throw std::runtime_error("the child running as another uid sent no socket");
-    int fds[2];
-    std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
     out.daemon_end = fds[0];
     out.client_end = fds[1];
     return out;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "front_door.hpp"
+#include "scm_rights.hpp"
 #include "service/views.hpp"
 
 namespace mcastd::test {
@@ -285,41 +286,15 @@ TEST_F(Sessions, BadRequestsAreNamedAndTheConnectionGoesOn) {
     EXPECT_TRUE(ok(reply(c)));
 }
 
-// A message with room for two descriptors (SCM_RIGHTS): one byte, or the text given (which
-// must outlive it).
-struct FdMessage {
-    char byte = 0;
-    alignas(cmsghdr) char buf[CMSG_SPACE(2 * sizeof(int))] = {};
-    iovec iov{&byte, 1};
-    msghdr mh{};
-    explicit FdMessage(std::string_view text = {}) {
-        if (!text.empty())
-            iov = iovec{const_cast<char *>(text.data()), text.size()};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = buf;
-        mh.msg_controllen = sizeof buf;
-    }
-    FdMessage(const FdMessage &) = delete;
-    FdMessage &operator=(const FdMessage &) = delete;
-
-    // Puts one or two descriptors on the message.
-    void put(const int *fds, std::size_t n) {
-        mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(n * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
-    }
-};
+// Room for a socket pair, the most a test here passes.
+using FdMessage = ScmRightsMessage<2>;
 
 // A request sent with a descriptor on the same message, as librdmamcast sends a join on a port
 // it does not know to be InfiniBand (PROTOCOL.md, "RoCE ports").
 void send_with_fd(int sock, const std::string &msg, int fd) {
     FdMessage m(msg);
-    m.put(&fd, 1);
-    ASSERT_EQ(::sendmsg(sock, &m.mh, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
+    m.put({&fd, 1});
+    ASSERT_EQ(::sendmsg(sock, &m.msg, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
 }
 
 // RoCE's join keys name nothing on an InfiniBand port (PROTOCOL.md, "RoCE ports"): `ip`,
@@ -402,15 +377,13 @@ TEST_F(Sessions, AConnectionWhoseProcessIsGoneIsRefusedAndClosed) {
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
             ::_exit(1);
         FdMessage m;
-        m.put(pair, 2);
-        ::_exit(::sendmsg(ctl[1], &m.mh, 0) == 1 ? 0 : 1);
+        m.put(pair);
+        ::_exit(::sendmsg(ctl[1], &m.msg, 0) == 1 ? 0 : 1);
     }
-    int pair[2] = {-1, -1};
     FdMessage m;
-    ASSERT_EQ(::recvmsg(ctl[0], &m.mh, MSG_CMSG_CLOEXEC), 1);
-    const cmsghdr *got = CMSG_FIRSTHDR(&m.mh);
-    ASSERT_NE(got, nullptr);
-    std::memcpy(pair, CMSG_DATA(got), sizeof pair);
+    ASSERT_EQ(::recvmsg(ctl[0], &m.msg, MSG_CMSG_CLOEXEC), 1);
+    const std::vector<int> pair = m.fds();
+    ASSERT_EQ(pair.size(), 2u);
     ::close(ctl[0]);
     ::close(ctl[1]);
     int status = 0;

@@ -13,6 +13,7 @@
 
 #include "fakes/fake_ethernet_backend.hpp"
 #include "front_door.hpp"
+#include "scm_rights.hpp"
 
 namespace mcastd::test {
 namespace {
@@ -50,19 +51,9 @@ protected:
     // Sends a request with `fds` beside it (SCM_RIGHTS).
     static void send_with(int fd, std::uint64_t id, const proto::Request &r, const std::vector<int> &fds) {
         const std::string msg = proto::encode_request(id, r);
-        iovec iov{const_cast<char *>(msg.data()), msg.size()};
-        alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))] = {};
-        msghdr mh{};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = control;
-        mh.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
-        ASSERT_EQ(::sendmsg(fd, &mh, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
+        ScmRightsMessage<8> m(msg);
+        m.put(fds);
+        ASSERT_EQ(::sendmsg(fd, &m.msg, MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
     }
 
     // A UDP socket, as a client makes one in its namespace; the test keeps it and its inode.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* The C API used from C11: the headers must compile as C (verbs.h included), and the basic
- * calls must work from a C caller. Driven by client_c_test.cpp against the fake daemon. */
+ * calls must work from a C caller. Driven by test_client_c.cpp against the fake daemon. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

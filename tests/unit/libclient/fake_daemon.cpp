@@ -13,6 +13,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "scm_rights.hpp"
+
 namespace fake {
 
 // ---- Session ----
@@ -260,26 +262,13 @@ void FakeDaemon::default_answer(Session &s, const proto::RequestEnvelope &env) {
 }
 
 ssize_t receive_with_fds(int sock, std::string &msg, std::vector<int> &fds, int flags) {
-    iovec iov{msg.data(), msg.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))];
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    const ssize_t len = ::recvmsg(sock, &m, flags | MSG_CMSG_CLOEXEC);
+    mcastd::test::ScmRightsMessage<8> m(msg.data(), msg.size());
+    const ssize_t len = ::recvmsg(sock, &m.msg, flags | MSG_CMSG_CLOEXEC);
     if (len < 0)
         return len;
     msg.resize(static_cast<std::size_t>(len));
-    for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            fds.push_back(fd);
-        }
-    }
+    const std::vector<int> got = m.fds();
+    fds.insert(fds.end(), got.begin(), got.end());
     return len;
 }
 

@@ -5,7 +5,7 @@
  * errors (last_error, with the access policy's rule and quota), list (members), status and the
  * verbs helper that reads a record. Everything read is written out as "key=value" lines.
  *
- * It compiles against the headers of any release: abi_compat_test.cpp builds it against the
+ * It compiles against the headers of any release: test_abi_compat.cpp builds it against the
  * current ones (linked into the test) and against those of librdmamcast 0.1.0 (abi/0.1.0, into
  * a program of its own, as an application built then), runs both against one scripted daemon
  * and expects the same lines. The structures the caller allocates sit in front of canary bytes,

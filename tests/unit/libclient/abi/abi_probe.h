@@ -11,7 +11,7 @@ extern "C" {
 
 /* Runs the calls against the daemon at path and writes every value they return to out, one
  * "key=value" line each. Returns 0, or -1 after a "FAIL ..." line when a call did not do what
- * the script (abi_compat_test.cpp) makes it do, or memory past a structure was written. */
+ * the script (test_abi_compat.cpp) makes it do, or memory past a structure was written. */
 int abi_probe(const char *path, FILE *out);
 
 #ifdef __cplusplus

@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "common/json_check.hpp"
-#include "json_writer.hpp"
+#include "common/json_writer.hpp"
 
 namespace mcastd::json_check {
 namespace {
 
-TEST(ProtoJsonCheck, FindsDuplicateKeysAtAnyDepthWithTheirPointer) {
+TEST(JsonCheck, FindsDuplicateKeysAtAnyDepthWithTheirPointer) {
     auto p = parse(R"({"a":{"b":[{"c":1},{"c":1,"c":2}]}})");
     ASSERT_FALSE(p.syntax_error);
     ASSERT_TRUE(p.duplicate);
@@ -25,7 +25,7 @@ TEST(ProtoJsonCheck, FindsDuplicateKeysAtAnyDepthWithTheirPointer) {
     EXPECT_EQ(dup_obj.value.at("z"), 2);
 }
 
-TEST(ProtoJsonCheck, BuildsTheSameDomAsTheLibrary) {
+TEST(JsonCheck, BuildsTheSameDomAsTheLibrary) {
     const char *text = R"({"s":"x\u00e9\n","n":-5,"u":18446744073709551615,"f":1.5e3,
         "b":false,"z":null,"a":[[],{},[1,[2]]],"o":{"p":{"q":"r"}}})";
     EXPECT_EQ(parse(text).value, json::parse(text));
@@ -33,7 +33,7 @@ TEST(ProtoJsonCheck, BuildsTheSameDomAsTheLibrary) {
     EXPECT_EQ(parse(" [1, 2] ").value, json::parse("[1,2]"));
 }
 
-TEST(ProtoJsonCheck, SyntaxErrorsCarryThePositionWithoutTheLibraryPrefix) {
+TEST(JsonCheck, SyntaxErrorsCarryThePositionWithoutTheLibraryPrefix) {
     auto p = parse("{\n  \"a\": 1,\n}");
     ASSERT_TRUE(p.syntax_error);
     EXPECT_TRUE(p.syntax_error->starts_with("line 3, column 1: syntax error")) << *p.syntax_error;
@@ -46,7 +46,7 @@ TEST(ProtoJsonCheck, SyntaxErrorsCarryThePositionWithoutTheLibraryPrefix) {
     EXPECT_EQ(*nul.syntax_error, "NUL byte at offset 2");
 }
 
-TEST(ProtoJsonCheck, SyntaxErrorsQuoteTheInputAsPrintableUtf8) {
+TEST(JsonCheck, SyntaxErrorsQuoteTheInputAsPrintableUtf8) {
     // The unexpected byte is quoted, and a byte that is not UTF-8 becomes U+FFFD.
     auto p = parse("{\"a\"\xca\n: 1}");
     ASSERT_TRUE(p.syntax_error);
@@ -61,7 +61,7 @@ TEST(ProtoJsonCheck, SyntaxErrorsQuoteTheInputAsPrintableUtf8) {
     EXPECT_LT(long_token.syntax_error->size(), 300u);
 }
 
-TEST(ProtoJsonCheck, CommentsOnlyWhenAsked) {
+TEST(JsonCheck, CommentsOnlyWhenAsked) {
     const char *text = "// head\n{ /* a */ \"a\": 1 // tail\n}";
     EXPECT_TRUE(parse(text).syntax_error);
     auto p = parse(text, ParseOptions{.comments = true});
@@ -69,7 +69,7 @@ TEST(ProtoJsonCheck, CommentsOnlyWhenAsked) {
     EXPECT_EQ(p.value.at("a"), 1);
 }
 
-TEST(ProtoJsonCheck, BoundsTheDepth) {
+TEST(JsonCheck, BoundsTheDepth) {
     EXPECT_FALSE(parse(std::string(32, '[') + std::string(32, ']')).syntax_error);
     auto deep = parse(std::string(33, '[') + std::string(33, ']'));
     ASSERT_TRUE(deep.syntax_error);
@@ -79,7 +79,7 @@ TEST(ProtoJsonCheck, BoundsTheDepth) {
     EXPECT_TRUE(parse(R"({"a":{"b":1}})", ParseOptions{.max_depth = 1}).syntax_error);
 }
 
-TEST(ProtoJsonCheck, IntegersAreNeverConvertedSilently) {
+TEST(JsonCheck, IntegersAreNeverConvertedSilently) {
     const json doc = json::parse(R"({"f":3.7,"big":300,"neg":-1,"b":true,"s":"1","max":
         18446744073709551615,"i":5})");
     const ObjectReader r(doc, "/x");
@@ -121,7 +121,7 @@ TEST(ProtoJsonCheck, IntegersAreNeverConvertedSilently) {
                                    std::array<std::string_view, 2>{"max", "i"}));
 }
 
-TEST(ProtoJsonCheck, DescribesValuesShortly) {
+TEST(JsonCheck, DescribesValuesShortly) {
     EXPECT_EQ(describe_value(json::object()), "an object");
     EXPECT_EQ(describe_value(json::array()), "an array");
     EXPECT_EQ(describe_value(json(nullptr)), "null");
@@ -146,7 +146,7 @@ std::string write(auto f) {
     return out;
 }
 
-TEST(ProtoJsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
+TEST(JsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
     auto text = write([](JsonWriter &w) {
         w.begin_object();
         w.member("a", std::uint64_t{1});
@@ -167,7 +167,7 @@ TEST(ProtoJsonWriter, WritesNestedContainersWithCommasInTheRightPlaces) {
     EXPECT_EQ(text, R"({"a":1,"b":[{},[],true,null],"c":-2,"d":2.5,"e":"s"})");
 }
 
-TEST(ProtoJsonWriter, EscapesWhatJsonRequires) {
+TEST(JsonWriter, EscapesWhatJsonRequires) {
     std::string out;
     append_json_string(out, std::string("q\"b\\n\n\r\t\b\f\x01\x1f\x7f/", 14));
     EXPECT_EQ(out, R"("q\"b\\n\n\r\t\b\f\u0001\u001f)"
@@ -177,7 +177,7 @@ TEST(ProtoJsonWriter, EscapesWhatJsonRequires) {
               std::string("q\"b\\n\n\r\t\b\f\x01\x1f\x7f/", 14));
 }
 
-TEST(ProtoJsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
+TEST(JsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
     const std::string valid = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf";
     std::string out;
     append_json_string(out, valid);
@@ -202,7 +202,7 @@ TEST(ProtoJsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
     }
 }
 
-TEST(ProtoJsonWriter, NumbersAreJsonNumbers) {
+TEST(JsonWriter, NumbersAreJsonNumbers) {
     auto num = [](double d) { return write([&](JsonWriter &w) { w.value(d); }); };
     EXPECT_EQ(num(100.0), "100");
     EXPECT_EQ(num(2.5), "2.5");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "json_writer.hpp"
+#include "common/json_writer.hpp"
 
 #include "common/utf8.hpp"
 
