@@ -125,9 +125,11 @@ TEST_F(EngineAssignedMgid, OneOfTheDaemonsOwnGroupsIsMergedWithIt) {
     ASSERT_EQ(engine.groups().size(), 1u) << "one group, as at the SA";
     EXPECT_EQ(engine.groups().at(0).members.size(), 2u);
     // Full covers the send-only member: the port moves from 0x8 to 0x1 (never both).
-    for (const SaRequest &del : sa.log)
-        if (del.method == SaMethod::del)
+    for (const SaRequest &del : sa.log) {
+        if (del.method == SaMethod::del) {
             EXPECT_EQ(del.record.join_state, join::send_only_full);
+        }
+    }
 
     ASSERT_FALSE(engine.leave(other, held));
     settle();

@@ -17,6 +17,14 @@
 namespace mcastd::logging {
 namespace {
 
+JoinRequest join_of(const char *mgid) {
+    JoinRequest r;
+    r.device = "mlx5_0";
+    r.port = 1;
+    r.mgid = *parse_gid(mgid);
+    return r;
+}
+
 using namespace std::chrono_literals;
 using K = EngineNote::Kind;
 
@@ -197,7 +205,7 @@ TEST_F(MembershipLogLimit, NotesWithoutAClientAndRefusalsAreNeverFolded) {
     // bob's bucket is dry; what matters still gets through, as often as it happens.
     for (int i = 0; i < 20; ++i) {
         observer(EngineNote{K::warning, 0, {}, 0, 0, 0, {}, "the SA may have lost the memberships of mlx5_0/1"});
-        log_refused(ClientInfo{4242, kBob, kBob, "app"}, JoinRequest{"mlx5_0", 1, *parse_gid("ff15::2")},
+        log_refused(ClientInfo{4242, kBob, kBob, "app"}, join_of("ff15::2"),
                     Error{Errc::denied, "no rule allows it", std::nullopt});
     }
     EXPECT_EQ(count(kWarning.id), 20u);

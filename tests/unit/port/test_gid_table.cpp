@@ -157,7 +157,7 @@ TEST(GidTable, AChangeIsDescribedForTheLog) {
     EXPECT_EQ(describe(ib), "0 fe80::2:c903:0:1 ib");
     GidEntry moved = v4;
     moved.index = 2;
-    EXPECT_EQ(describe(GidTableChange{{v4, ib}, {}, {moved}}),
+    EXPECT_EQ(describe(GidTableChange{{v4, ib}, {}, {moved}, {}}),
               "removed 1 ::ffff:10.77.0.1 roce_v2 veth1, 0 fe80::2:c903:0:1 ib; moved 2 ::ffff:10.77.0.1 roce_v2 veth1");
     EXPECT_EQ(describe(GidTableChange{}), "");
 }

@@ -797,7 +797,7 @@ TEST(ProtoRoundTrip, StoppingEvent) {
 TEST(ProtoRoundTrip, MonitorEvent) {
     MonitorEvent in{"join-failed", "mlx5_0", 1, gid("ff15::1"), 0xc000,
                     join::full | join::send_only_full, 4242, 1000, "my-app",
-                    "SA status 0x0200", 0x0200};
+                    "SA status 0x0200", 0x0200, std::nullopt, std::nullopt};
     const auto out = std::get<MonitorEvent>(decode_event(encode_event(in)));
     EXPECT_EQ(out.kind, in.kind);
     EXPECT_EQ(out.device, in.device);
@@ -813,7 +813,7 @@ TEST(ProtoRoundTrip, MonitorEvent) {
     const json j = json::parse(encode_event(in));
     EXPECT_EQ(j.at("join_state"), "full+sendonly-full");
 
-    MonitorEvent warning{"warning", "mlx5_0", 1, {}, 0, 0, 0, 0, "", "SM moved", std::nullopt};
+    MonitorEvent warning{"warning", "mlx5_0", 1, {}, 0, 0, 0, 0, "", "SM moved", std::nullopt, std::nullopt, std::nullopt};
     const json w = json::parse(encode_event(warning));
     EXPECT_FALSE(w.contains("sa_status"));
     EXPECT_EQ(w.at("mgid"), "::");
@@ -827,7 +827,7 @@ TEST(ProtoRoundTrip, MonitorEvent) {
 
 // An entry about a RoCE group says where the group is sent from.
 TEST(ProtoRoundTrip, MonitorEventOfARoceGroup) {
-    MonitorEvent in{"joined", "rxe0", 1, gid("::ffff:239.1.2.3"), 0, join::full, 5, 1000, "app", "joined", std::nullopt};
+    MonitorEvent in{"joined", "rxe0", 1, gid("::ffff:239.1.2.3"), 0, join::full, 5, 1000, "app", "joined", std::nullopt, std::nullopt, std::nullopt};
     in.roce = RoceSource{GidType::roce_v1, 4, "veth1"};
     const json j = json::parse(encode_event(in));
     EXPECT_EQ(j.at("gid_type"), "roce_v1");
@@ -844,7 +844,7 @@ TEST(ProtoRoundTrip, MonitorEventOfARoceGroup) {
 TEST(ProtoRoundTrip, BytesThatAreNotUtf8StillMakeValidJson) {
     // A process name is whatever prctl(PR_SET_NAME) was given.
     MonitorEvent in{"joined", "mlx5_0", 1, gid("ff15::1"), 1, join::full, 1, 0,
-                    std::string("a\xff\xc3(b\x01"), "m", std::nullopt};
+                    std::string("a\xff\xc3(b\x01"), "m", std::nullopt, std::nullopt, std::nullopt};
     const std::string text = encode_event(in);
     EXPECT_TRUE(json::accept(text));
     const auto out = std::get<MonitorEvent>(decode_event(text));

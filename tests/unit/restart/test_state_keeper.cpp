@@ -179,7 +179,7 @@ TEST_F(Keeper, TheRoceKernelMembershipsGoToTheBackendForTheMembershipsTakenBack)
 // A D-Bus session is kept with the caller's unique name, its identity as attested (a cgroup
 // that was not attested stays so), and the bus's id; the next instance's session has them back.
 TEST_F(Keeper, ADbusSessionKeepsItsBusNameAndTheBusId) {
-    struct : frontend::SessionOutlet {
+    struct Outlet final : frontend::SessionOutlet {
         void membership_event(MembershipId, const MembershipEvent &) override {}
         void disconnect(const std::string &) override {}
     } outlet;
