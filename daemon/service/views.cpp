@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/record.hpp"
+#include "common/roce_address.hpp"
 #include "service/list_cursor.hpp"
 #include "port/port_attributes.hpp"
 
@@ -173,6 +174,19 @@ std::optional<proto::RejoinStatus> last_rejoin(const PortView &p, TimePoint now)
 
 } // namespace
 
+namespace {
+
+// An Ethernet port has no PortInfo: its MTU is what its RoCE records carry, the largest IB MTU
+// that fits the netdev of its first RoCE GID whose netdev is there (0: none known yet).
+std::uint8_t roce_port_mtu(const port::PortAttributes &a) {
+    for (const port::GidEntry &e : a.gids)
+        if ((e.type == GidType::roce_v1 || e.type == GidType::roce_v2) && !e.netdev_gone && e.mtu)
+            return roce_mtu(e.mtu);
+    return 0;
+}
+
+} // namespace
+
 proto::PortStatus port_status(const port::RegisteredPort &port, const PortView &engine_port, TimePoint now) {
     const port::PortAttributes &a = port.attributes;
     const port::SmView &sm = port.sm;
@@ -187,7 +201,7 @@ proto::PortStatus port_status(const port::RegisteredPort &port, const PortView &
     ps.link_layer = a.link_layer;
     ps.rate_gbps = a.rate_gbps;
     ps.groups = engine_port.groups;
-    ps.mtu = mtu_bytes(a.mtu);
+    ps.mtu = mtu_bytes(port.link_layer == LinkLayer::ethernet ? roce_port_mtu(a) : a.mtu);
     if (sm.known) {
         ps.sm_guid = sm.guid;
         ps.sm_act_count = sm.act_count;

@@ -60,6 +60,23 @@ TEST(StatusView, UnknownSmAndMtuStayUnset) {
     EXPECT_FALSE(ps.sm_act_count);
 }
 
+// An Ethernet port has no PortInfo: its MTU is its RoCE records', from its GID's netdev.
+TEST(StatusView, AnEthernetPortsMtuIsItsRecordsFromTheNetdev) {
+    port::PortAttributes a;
+    a.device = "rxe0";
+    a.port_num = 1;
+    a.link_layer = "Ethernet";
+    port::GidEntry ib_like{0, {}, GidType::ib, "veth1", false, 3, 9000};
+    port::GidEntry gone{1, {}, GidType::roce_v2, "veth0", true, 0, 0};
+    port::GidEntry v2{2, {}, GidType::roce_v2, "veth1", false, 3, 1500};
+    a.gids = {ib_like, gone, v2};
+    port::RegisteredPort p = registered(a, {}, true);
+    p.link_layer = LinkLayer::ethernet;
+    EXPECT_EQ(port_status(p, PortView{}, kNow).mtu, 1024u) << "1500 bytes of Ethernet carry an IB MTU of 1024";
+    p.attributes.gids = {gone};
+    EXPECT_EQ(port_status(p, PortView{}, kNow).mtu, 0u) << "no netdev there: unknown";
+}
+
 TEST(StatusView, RunningRejoinHasNoDuration) {
     PortView pv;
     pv.rejoining = true;
