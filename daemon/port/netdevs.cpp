@@ -20,7 +20,10 @@ NetdevState lookup_netdev(const std::string &netdev) {
         return out; // ENODEV: not in this namespace
     out.present = true;
     out.ifindex = static_cast<int>(index);
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    // Any socket of the namespace answers the interface ioctls (the kernel falls back to
+    // dev_ioctl() for every family): AF_UNIX, since the shipped unit's
+    // RestrictAddressFamilies=AF_UNIX AF_NETLINK refuses an AF_INET socket.
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return out;
     ifreq ifr{};

@@ -21,7 +21,8 @@ struct NetdevState {
 };
 using NetdevLookup = std::function<NetdevState(const std::string &netdev)>;
 
-// The netdev in the daemon's network namespace: if_nametoindex and SIOCGIFMTU, two system calls.
+// The netdev in the daemon's network namespace: if_nametoindex and SIOCGIFMTU, two system calls,
+// on no IP socket (the shipped unit allows none).
 NetdevState lookup_netdev(const std::string &netdev);
 
 // Fills each entry's netdev_gone, ifindex and mtu, looking each netdev named up once: the cost

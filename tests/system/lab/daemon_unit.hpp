@@ -18,6 +18,7 @@ struct DaemonUnit {
     // own ExecStart= and config file (a package installed in the lab), only attached to node.
     std::filesystem::path daemon{};
     std::string config_json{};   // its config file's contents
+    std::string daemon_args{};   // more arguments for the built daemon ("--sysfs-root DIR")
     std::string extra_service{}; // more lines for the drop-in's [Service] section
 };
 
@@ -40,5 +41,8 @@ std::string unit_quoted(const std::string &assignment);
 // their condition on an RDMA device (the lab's kernel has none: the fabric stands in). The
 // caller adds its own drop-ins, then daemon_reload()s.
 void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit);
+// The same without a fabric (unit.node unused): a daemon that serves RoCE ports alone (a fake
+// device under --sysfs-root), on which libibumad finds no InfiniBand device.
+void install_daemon_unit(Lab &lab, const DaemonUnit &unit);
 
 } // namespace mcastd::lab

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,6 +26,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 namespace mcastd::lab {
 
@@ -222,6 +225,7 @@ struct Lab::Impl {
     std::string canary_token;
     fs::path cgroup;
     int notify_fd = -1;
+    int netns_fd = -1; // the lab's own network namespace (Options::private_network)
     std::string notify_name; // abstract address, without the leading NUL
     std::optional<sim::Process> boot;
     std::string boot_log; // boot.sh's output, as far as it has been read
@@ -237,6 +241,8 @@ struct Lab::Impl {
             std::fprintf(stderr, "mcastd::lab::Lab: %s", problems.c_str());
         if (notify_fd >= 0)
             ::close(notify_fd);
+        if (netns_fd >= 0)
+            ::close(netns_fd);
     }
 
     fs::path root() const { return "/proc/" + std::to_string(pid1) + "/root"; }
@@ -292,6 +298,40 @@ struct Lab::Impl {
             throw std::system_error(errno, std::generic_category(), "bind the notify socket @" + notify_name);
     }
 
+    // Options::private_network: a new network namespace, made on a thread of its own (a
+    // thread's namespace is its own; unshare(2)) so the test process stays in the host's. The
+    // notify socket is bound there, since an abstract address belongs to one network namespace
+    // and the lab's systemd must reach it; lo is brought up there; boot.sh enters it by nsenter.
+    void make_network_namespace() {
+        std::exception_ptr failed;
+        std::thread([&] {
+            try {
+                if (::unshare(CLONE_NEWNET) < 0)
+                    throw std::system_error(errno, std::generic_category(), "unshare(CLONE_NEWNET)");
+                netns_fd = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+                if (netns_fd < 0)
+                    throw std::system_error(errno, std::generic_category(), "open /proc/thread-self/ns/net");
+                const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (s < 0)
+                    throw std::system_error(errno, std::generic_category(), "socket(AF_INET) in the lab's netns");
+                ifreq ifr{};
+                std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+                const bool up = ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0 &&
+                                (ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP),
+                                 ::ioctl(s, SIOCSIFFLAGS, &ifr) == 0);
+                const int err = errno;
+                ::close(s);
+                if (!up)
+                    throw std::system_error(err, std::generic_category(), "bring lo up in the lab's netns");
+                make_notify_socket();
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        }).join();
+        if (failed)
+            std::rethrow_exception(failed);
+    }
+
     // One datagram and its sender's pid (as this namespace sees it), or nullopt on timeout.
     std::optional<std::pair<std::string, pid_t>> next_notification(std::chrono::milliseconds timeout) {
         if (!wait_fd(notify_fd, POLLIN, timeout))
@@ -321,9 +361,16 @@ struct Lab::Impl {
         const auto started = Clock::now();
         make_canary();
         make_cgroup();
-        make_notify_socket();
-        std::vector<std::string> argv{"setsid", "unshare", "--pid", "--fork", "--kill-child=SIGKILL",
-                                      "--mount", "--uts", "--mount-proc", kBootScript};
+        std::vector<std::string> argv;
+        if (opts.private_network) {
+            make_network_namespace();
+            // nsenter opens our descriptor's magic link: the namespace, however it is named.
+            argv = {"nsenter", "--net=/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(netns_fd), "--"};
+        } else {
+            make_notify_socket();
+        }
+        argv.insert(argv.end(), {"setsid", "unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--mount", "--uts",
+                                 "--mount-proc", kBootScript});
         if (!opts.unit_dir.empty())
             argv.push_back(opts.unit_dir.string());
         boot.emplace(sim::Process::Options{.argv = argv,
@@ -416,8 +463,10 @@ struct Lab::Impl {
         // nsenter --pid makes its child a member of the lab's PID namespace; chroot into PID 1's
         // root (a magic link into the lab's mount namespace) gives it the lab's mounts, and
         // with them the lab's /proc, so systemctl does not think it runs in a chroot.
-        std::vector<std::string> full{"nsenter", "--target", std::to_string(pid1), "--pid", "--", "chroot",
-                                      root().string()};
+        std::vector<std::string> full{"nsenter", "--target", std::to_string(pid1), "--pid"};
+        if (opts.private_network)
+            full.push_back("--net");
+        full.insert(full.end(), {"--", "chroot", root().string()});
         full.insert(full.end(), argv.begin(), argv.end());
         return sim::Process(sim::Process::Options{.argv = std::move(full),
                                                   .env = {{"SYSTEMD_PAGER", ""},

@@ -3,7 +3,7 @@
 // on this machine's own (read-only) root, for system tests that need a service manager: unit
 // restarts, the fd store, Restart=, kill -9 of a MainPID.
 //
-// The network namespace is the host's, so a simulated fabric started on the host (its
+// The network namespace is the host's (unless Options::private_network), so a simulated fabric started on the host (its
 // abstract IBSIM_SOCKNAME sockets) reaches a daemon running under the lab's systemd, and host
 // processes reach sockets in the lab's private /run through host_path().
 //
@@ -44,6 +44,11 @@ public:
         // /run/systemd/system before systemd starts; empty: none.
         std::filesystem::path unit_dir{};
         Root root = Root::read_only;
+        // A network namespace of the lab's own, with `lo` up and nothing else, for a test that
+        // changes the kernel's network state (a RoCE membership's IGMP join on lo): none of it
+        // reaches the host. The lab then no longer shares the host's abstract sockets (a
+        // simulated fabric's ibsim); run() and spawn() enter the namespace too.
+        bool private_network = false;
         // From starting boot.sh until systemd says READY=1.
         std::chrono::milliseconds boot_timeout{30'000};
     };

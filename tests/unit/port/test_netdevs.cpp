@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A GID table's netdevs as the daemon's network namespace has them: one lookup per netdev
-// however many entries name it, gone when not there; and the real lookup on this host's `lo`.
+// however many entries name it, gone when not there; and the real lookup on this host's `lo`,
+// also where no IP socket may be made (the shipped unit's RestrictAddressFamilies=).
 #include <gtest/gtest.h>
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstddef>
 
 #include <map>
 #include <string>
@@ -41,6 +52,36 @@ TEST(Netdevs, TheHostLookupSeesLoopbackAndNotANameThatIsNotThere) {
     EXPECT_FALSE(lookup_netdev("mcastd-none0").present);
     EXPECT_FALSE(lookup_netdev("").present);
     EXPECT_FALSE(lookup_netdev("a-name-far-too-long-for-ifnamsiz").present);
+}
+
+// socket(AF_INET or AF_INET6, ...) fails with EAFNOSUPPORT from here on, as under systemd's
+// RestrictAddressFamilies= without them (a seccomp filter on the first argument).
+bool refuse_ip_sockets() {
+    constexpr unsigned kFamily = offsetof(seccomp_data, args); // the low half of args[0] (little endian)
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kFamily),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// In a child (the filter cannot be lifted): exit 0 when the filter holds and lo's MTU is read.
+TEST(Netdevs, TheMtuIsReadWithoutAnIpSocket) {
+    EXPECT_EXIT(
+        {
+            if (!refuse_ip_sockets())
+                ::_exit(2);
+            if (::socket(AF_INET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
+                ::_exit(3); // the filter does not hold: the test would prove nothing
+            ::_exit(lookup_netdev("lo").mtu > 0 ? 0 : 4);
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace
