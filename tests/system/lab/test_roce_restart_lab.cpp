@@ -86,50 +86,55 @@ private:
     std::thread thread_;
 };
 
-TEST(RoceRestartLab, SystemctlRestartKeepsTheKernelMembershipInTheFdStore) {
-    if (auto why = Lab::unavailable())
-        GTEST_SKIP() << *why;
+// A client holds kGroup through the shipped unit (with `store` its fd store, else
+// FileDescriptorStoreMax=0), then `systemctl restart` under a watch of the lab's igmp table;
+// returns the polls that found the group absent. The client's kill -9 ends it.
+std::size_t restart_under_a_client(bool store) {
     Lab lab(Lab::Options{.unit_dir = MCASTD_LAB_UNITS, .private_network = true});
 
     eth::roce_device(kDevice, "lo", Mac{}, {127, 0, 0, 1}).write(lab.host_path(kSysfs));
     install_daemon_unit(lab, {.daemon = MCASTD_DAEMON,
                               .config_json = R"({"dbus":{"enabled":false},"ports":["roce0/1"]})",
-                              .daemon_args = "--sysfs-root " + std::string(kSysfs) + "/class/infiniband"});
+                              .daemon_args = "--sysfs-root " + std::string(kSysfs) + "/class/infiniband",
+                              .extra_service = store ? "" : "FileDescriptorStoreMax=0\n"});
     // The host has no rdma-mcast group (systemd-sysusers is masked in the lab).
     lab.write_unit("rdma-mcastd.socket.d/lab.conf", "[Socket]\nSocketGroup=root\n");
     lab.daemon_reload();
     const RunResult start = lab.systemctl({"start", kSocketUnit, kService});
-    ASSERT_EQ(start.exit_code, 0) << start.err << "\n" << lab.journal(kService) << lab.diagnostics();
-    ASSERT_EQ(lo_users(lab), 0) << "the lab's lo holds the group before any client";
+    EXPECT_EQ(start.exit_code, 0) << start.err << "\n" << lab.journal(kService) << lab.diagnostics();
+    EXPECT_EQ(lo_users(lab), 0) << "the lab's lo holds the group before any client";
     const std::string stored_before = lab.show(kService, "NFileDescriptorStore");
 
     Process client = lab.spawn({MCASTD_CTL, "join", "--device", kDevice, "--port", "1", "--ip", kGroup.text(),
                                 "--hold"});
-    ASSERT_TRUE(client.read_line(20s)) << client.stderr_text() << "\n" << lab.journal(kService);
-    ASSERT_TRUE(poll_until(20s, [&] { return lo_users(lab) == 1; })) << lab.journal(kService);
+    EXPECT_TRUE(client.read_line(20s)) << client.stderr_text() << "\n" << lab.journal(kService);
+    EXPECT_TRUE(poll_until(20s, [&] { return lo_users(lab) == 1; })) << lab.journal(kService);
     // The client's connection and the membership's socket (FDNAME=roce-membership-N).
     long long stored = 0;
-    EXPECT_TRUE(poll_until(20s, [&] {
-        stored = std::stoll("0" + lab.show(kService, "NFileDescriptorStore"));
-        return stored >= std::stoll("0" + stored_before) + 2;
-    })) << "NFileDescriptorStore " << stored_before << " before the join, " << stored << " after";
+    if (store) {
+        EXPECT_TRUE(poll_until(20s, [&] {
+            stored = std::stoll("0" + lab.show(kService, "NFileDescriptorStore"));
+            return stored >= std::stoll("0" + stored_before) + 2;
+        })) << "NFileDescriptorStore " << stored_before << " before the join, " << stored << " after";
+    }
     std::printf("[ figures ] NFileDescriptorStore: %s before the join, %lld after\n", stored_before.c_str(), stored);
 
     const auto old_pid = lab.main_pid(kService);
     IgmpWatch watch(lab);
-    ASSERT_TRUE(watch.wait_polls(kBaselinePolls)) << "a baseline of polls before";
+    EXPECT_TRUE(watch.wait_polls(kBaselinePolls)) << "a baseline of polls before";
     const std::size_t before = watch.polls();
     const RunResult r = lab.systemctl({"restart", kService});
     const std::size_t during = watch.polls() - before;
-    ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << lab.journal(kService);
+    EXPECT_EQ(r.exit_code, 0) << r.err << "\n" << lab.journal(kService);
+    // Back (or never gone) before the baseline after is counted.
+    EXPECT_TRUE(poll_until(20s, [&] { return lo_users(lab) == 1; })) << lab.journal(kService);
     EXPECT_TRUE(watch.wait_polls(kBaselinePolls)) << "a baseline of polls after";
     const std::size_t polls = watch.polls();
     const std::size_t absent = watch.finish();
-    std::printf("[ figures ] igmp polls: %zu in all, %zu during systemctl restart, %zu absent\n", polls, during,
-                absent);
+    std::printf("[ figures ] %s: igmp polls: %zu in all, %zu during systemctl restart, %zu absent\n",
+                store ? "fd store" : "no fd store", polls, during, absent);
 
     EXPECT_NE(lab.main_pid(kService), old_pid) << "the service was not restarted";
-    EXPECT_EQ(absent, 0u) << "the lab's lo lost 239.1.2.3 during the restart\n" << lab.journal(kService);
     EXPECT_EQ(lo_users(lab), 1);
     EXPECT_TRUE(client.running()) << client.stderr_text();
 
@@ -138,11 +143,27 @@ TEST(RoceRestartLab, SystemctlRestartKeepsTheKernelMembershipInTheFdStore) {
     // would not reach it.
     const std::string child = sim::read_text_file("/proc/" + std::to_string(client.pid()) + "/task/" +
                                                   std::to_string(client.pid()) + "/children");
-    ASSERT_EQ(::kill(static_cast<pid_t>(std::stol("0" + child)), SIGKILL), 0) << "nsenter's child '" << child << "'";
+    EXPECT_EQ(::kill(static_cast<pid_t>(std::stol("0" + child)), SIGKILL), 0) << "nsenter's child '" << child << "'";
     EXPECT_TRUE(poll_until(20s, [&] { return lo_users(lab) == 0; }))
         << "the client is gone, the membership is not\n" << lab.journal(kService);
-    if (HasFailure())
+    if (::testing::Test::HasFailure())
         std::printf("%s\n", lab.journal(kService).c_str());
+    return absent;
+}
+
+TEST(RoceRestartLab, SystemctlRestartKeepsTheKernelMembershipInTheFdStore) {
+    if (auto why = Lab::unavailable())
+        GTEST_SKIP() << *why;
+    EXPECT_EQ(restart_under_a_client(true), 0u) << "the lab's lo lost 239.1.2.3 during the restart";
+}
+
+// Without a store the kernel drops the membership with the old instance's socket, and the new
+// instance makes it again from its state file, on a socket of its own (AF_INET, which the unit
+// must allow). How long it was absent is a figure, not a bound.
+TEST(RoceRestartLab, WithoutAStoreTheNextInstanceMakesTheMembershipAgain) {
+    if (auto why = Lab::unavailable())
+        GTEST_SKIP() << *why;
+    restart_under_a_client(false);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A GID table's netdevs as the daemon's network namespace has them: one lookup per netdev
 // however many entries name it, gone when not there; and the real lookup on this host's `lo`,
-// also where no IP socket may be made (the shipped unit's RestrictAddressFamilies=).
+// also where no IP socket may be made (a unit whose RestrictAddressFamilies= leaves IP out).
 #include <gtest/gtest.h>
 
 #include <errno.h>
