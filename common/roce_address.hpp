@@ -21,6 +21,8 @@ namespace mcastd {
 // one type (IB_GID_TYPE_IB == IB_GID_TYPE_ROCE, which sysfs shows as "IB/RoCE v1"); here they
 // are two, because a record says which link layer it is for, and both map an IP group alike.
 enum class GidType : std::uint8_t { ib = 0, roce_v1 = 1, roce_v2 = 2 };
+// A RoCE entry of a GID table (v1 or v2), not an InfiniBand one.
+inline constexpr bool is_roce(GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; }
 
 // "ib", "roce_v1", "roce_v2": the protocol's names (the join's "gid_type", the record's).
 std::string_view gid_type_name(GidType type);

@@ -11,7 +11,7 @@ std::optional<RocePort> RegistryRocePorts::port(PortIndex index) const {
         return std::nullopt;
     RocePort out{.name = p->name, .gids = {}, .default_type = std::nullopt};
     for (const port::GidEntry &e : p->attributes.gids)
-        if (e.type == GidType::roce_v1 || e.type == GidType::roce_v2)
+        if (is_roce(e.type))
             out.gids.push_back(e);
     return out;
 }

@@ -180,7 +180,7 @@ namespace {
 // that fits the netdev of its first RoCE GID whose netdev is there (0: none known yet).
 std::uint8_t roce_port_mtu(const port::PortAttributes &a) {
     for (const port::GidEntry &e : a.gids)
-        if ((e.type == GidType::roce_v1 || e.type == GidType::roce_v2) && !e.netdev_gone && e.mtu)
+        if (is_roce(e.type) && !e.netdev_gone && e.mtu)
             return roce_mtu(e.mtu);
     return 0;
 }
