@@ -223,9 +223,10 @@ void Daemon::take_back(server::ListenSocket &listener) {
                                         std::move(listener.membership_sockets));
         listener.membership_sockets.clear();
         spdlog::info("took back from {} ({}): {} group(s), {} session(s) with {} membership(s), {} connection(s) "
-                     "kept by the service manager, {} RoCE kernel membership(s) kept and {} made again",
+                     "kept by the service manager, {} RoCE kernel membership(s) kept and {} made again ({} RoCE "
+                     "membership(s) released: their kernel membership could not be kept)",
                      loaded.state->daemon, loaded.state->clean ? "a planned restart" : "a crash", r.groups, r.sessions,
-                     r.memberships, r.connections, r.kernel_adopted, r.kernel_remade);
+                     r.memberships, r.connections, r.kernel_adopted, r.kernel_remade, r.kernel_lost);
         for (const auto &why : r.set_aside)
             spdlog::warn("restart state: {}", why);
         // A D-Bus caller's unique name outlives the daemon's bus connection: those still on the

@@ -454,21 +454,29 @@ std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::stri
     for (const auto &[request, pj] : pending_)
         if (all || (e.membership && *e.membership == pj->id))
             pending.push_back(pj->id);
-    for (MembershipId id : held) {
-        MembershipEvent ev;
-        ev.kind = MembershipEvent::Kind::lost;
-        ev.reason = Error{Errc::denied, why, std::nullopt};
-        outlet_->membership_event(id, ev);
-        sessions_.service().leave(client_, id);
-        uncharge(grants_.at(id));
-        grants_.erase(id);
-        evicted_.insert(id);
-    }
+    for (MembershipId id : held)
+        withdraw(id, Error{Errc::denied, why, std::nullopt});
     for (MembershipId id : pending)
         sessions_.service().leave(client_, id); // answered `cancelled`, which settles it
-    if (!held.empty() || !pending.empty())
+    if (!pending.empty())
         sessions_.changed();
     return held.size() + pending.size();
+}
+
+bool ClientSession::withdraw(MembershipId id, const Error &why) {
+    const auto grant = grants_.find(id);
+    if (grant == grants_.end())
+        return false;
+    MembershipEvent ev;
+    ev.kind = MembershipEvent::Kind::lost;
+    ev.reason = why;
+    outlet_->membership_event(id, ev);
+    sessions_.service().leave(client_, id);
+    uncharge(grant->second);
+    grants_.erase(grant);
+    evicted_.insert(id);
+    sessions_.changed();
+    return true;
 }
 
 std::variant<proto::ListResult, proto::Failure> ClientSession::list(const proto::List &l) const {

@@ -163,6 +163,11 @@ public:
     // Releases what `e` names among this session's memberships (held and pending): a held one
     // is told `lost` with `why` first. Returns how many.
     std::size_t evict_matching(const proto::Evict &e, const std::string &why);
+    // Releases the held membership `id`, which the daemon can no longer keep and will never
+    // restore: the client is told `lost` with `why` first (a detached session's client finds it
+    // missing from resume's `memberships`), and a later leave of it succeeds. False when the
+    // session holds no such membership.
+    bool withdraw(MembershipId id, const Error &why);
     // Root's evict with `disconnect`: the transport ends the connection.
     void disconnect(const std::string &why) { outlet_->disconnect(why); }
     // The flag a reload's review sets on a held membership ("" clears it); false when the session

@@ -184,7 +184,9 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
                                            server::SocketServer &server,
                                            std::map<std::uint64_t, int> kernel_sockets) {
     Restored out;
-    std::set<MembershipId> adopted; // the memberships taken back, for the RoCE backend
+    // The memberships taken back, for the RoCE backend, and their sessions.
+    std::map<MembershipId, roce::RoceBackend::TakenBack> adopted;
+    std::map<MembershipId, frontend::ClientSession *> holder;
     sessions_.set_next_id(state.next_session);
 
     // The SA side: what the previous instance set, on the ports the host still has as it was.
@@ -257,7 +259,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             grant.name = m.name; // adopt_member() fills in its port and MGID
             if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
-                adopted.insert(m.id);
+                adopted.emplace(m.id, roce::RoceBackend::TakenBack{*pi, m.mgid});
+                holder.emplace(m.id, &s);
                 continue;
             }
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
@@ -305,6 +308,15 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     out.kernel_remade = a.remade;
     for (const std::string &why : a.dropped)
         out.set_aside.push_back("RoCE kernel membership: " + why);
+    // A member whose kernel membership is gone holds nothing the daemon can make again (another
+    // namespace's socket, a netdev that is another now): it is released, and its client told.
+    // The sessions are alive: a stored connection's is the server's now, the rest detached.
+    for (const auto &[id, why] : a.lost)
+        if (holder.at(id)->withdraw(
+                id, Error{Errc::cancelled, "the daemon restarted and could not keep this RoCE membership: " + why +
+                                               "; join again",
+                          std::nullopt}))
+            ++out.kernel_lost;
     return out;
 }
 

@@ -68,6 +68,7 @@ public:
     struct Restored {
         std::size_t groups = 0, memberships = 0, sessions = 0, connections = 0;
         std::size_t kernel_adopted = 0, kernel_remade = 0; // RoCE kernel memberships (roce::Adoption)
+        std::size_t kernel_lost = 0; // memberships released: their kernel membership was not kept
         std::vector<std::string> set_aside; // one sentence per thing not taken back
     };
     // Takes back `state` (see above). `stored` are the connections the service manager kept;

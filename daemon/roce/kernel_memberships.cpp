@@ -326,9 +326,13 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
                       std::get<std::uint64_t>(cookie) == saved.netns && std::holds_alternative<SocketKind>(kind) &&
                       std::get<SocketKind>(kind).family == (saved.v6 ? AF_INET6 : AF_INET);
     if (!same) {
-        out.dropped.push_back(which + " closed: it is not the socket the state names (another network namespace "
-                                      "or family); its " +
-                              std::to_string(saved.memberships.size()) + " membership(s) end");
+        const std::string sentence = which + " closed: it is not the socket the state names (another network "
+                                             "namespace or family); its " +
+                                     std::to_string(saved.memberships.size()) + " membership(s) end";
+        out.dropped.push_back(sentence);
+        for (const KeptMembership &m : saved.memberships)
+            for (std::uint64_t member : m.members)
+                out.lost.emplace(member, sentence);
         close_kept(saved.id, fd);
         return 0;
     }
@@ -359,7 +363,7 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
             continue;
         }
         sys_.drop_membership(fd, m.group, m.ifindex); // the leave goes out now (it may be gone already)
-        out.dropped.push_back(format_ip(m.group) + " on " + m.netdev + " (" + which + ") dropped: " + why);
+        let_go(m, format_ip(m.group) + " on " + m.netdev + " (" + which + ") dropped: " + why, out);
     }
     if (sockets_.at(id).held == 0)
         forget_socket(id);
@@ -373,19 +377,27 @@ void KernelMemberships::remake(const KeptSocket &saved, Adoption &out) {
             continue; // nobody to make it for
         const std::string what = format_ip(m.group) + " on " + m.netdev;
         if (!own || *own != saved.netns) {
-            out.dropped.push_back(what + " in network namespace " + std::to_string(saved.netns) +
-                                  " is not made again: its socket was not kept (no fd store) and the daemon has "
-                                  "none of that namespace");
+            let_go(m,
+                   what + " in network namespace " + std::to_string(saved.netns) +
+                       " is not made again: its socket was not kept (no fd store) and the daemon has none of "
+                       "that namespace",
+                   out);
             continue;
         }
         const MembershipKey key{saved.netns, m.ifindex, m.group};
         auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()));
         if (made) {
-            out.dropped.push_back(what + " is not made again: " + made->message);
+            let_go(m, what + " is not made again: " + made->message, out);
             continue;
         }
         ++out.remade;
     }
+}
+
+void KernelMemberships::let_go(const KeptMembership &m, std::string sentence, Adoption &out) {
+    for (std::uint64_t member : m.members)
+        out.lost.emplace(member, sentence);
+    out.dropped.push_back(std::move(sentence));
 }
 
 std::optional<Error> KernelMemberships::acquire_own(const MembershipKey &key, const std::string &netdev,

@@ -66,6 +66,9 @@ struct Adoption {
     std::size_t adopted = 0; // kept sockets' memberships taken over as they were
     std::size_t remade = 0;  // made again in the daemon's namespace (their socket was not stored)
     std::vector<std::string> dropped; // one sentence per membership or socket let go, and why
+    // The engine's memberships (MembershipIds) whose kernel membership was let go, each with its
+    // sentence: the daemon can no longer hold what they joined, so they are released.
+    std::map<std::uint64_t, std::string> lost;
 };
 
 class KernelMemberships {
@@ -110,7 +113,8 @@ public:
     // held, EADDRINUSE, sends nothing); the rest are dropped (the kernel sends the leave). A saved socket the store did not give back has its memberships made
     // again when it was of the daemon's own namespace (a socket the daemon makes there);
     // another namespace's cannot be made without a socket of its own. Stored sockets the state
-    // does not name are closed. Call once, before anything is acquired.
+    // does not name are closed. Every membership let go names its holders in `lost`. Call once,
+    // before anything is acquired.
     Adoption adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored);
     // The daemon restarts: the stored copies carry the memberships to the next instance, so
     // nothing is dropped or removed from the store from now on, whatever is released.
@@ -153,6 +157,8 @@ private:
     std::size_t adopt_stored(const KeptSocket &saved, int fd, Adoption &out);
     // Makes `saved`'s memberships again on sockets of the daemon's own namespace.
     void remake(const KeptSocket &saved, Adoption &out);
+    // `m` is not taken back, for the reason `sentence` says: named, and its members lost.
+    static void let_go(const KeptMembership &m, std::string sentence, Adoption &out);
     // The daemon's own namespace (SO_NETNS_COOKIE of a socket it makes), asked once.
     std::optional<std::uint64_t> own_netns();
     // Out of the store, then closed.

@@ -271,7 +271,7 @@ KeptRoce RoceBackend::kept(const NameOf &name_of) const {
 }
 
 Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
-                            const std::set<MembershipId> &adopted) {
+                            const std::map<MembershipId, TakenBack> &adopted) {
     Adoption out;
     for (const KeptGroup &g : saved.groups) {
         const auto pi = port_of(g.device, g.port);
@@ -298,13 +298,16 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
     out.adopted = kernel.adopted;
     out.remade = kernel.remade;
     out.dropped.insert(out.dropped.end(), kernel.dropped.begin(), kernel.dropped.end());
+    out.lost = std::move(kernel.lost);
     for (const KeptSocket &k : held)
         for (const KeptMembership &m : k.memberships) {
             const MembershipKey key{k.netns, m.ifindex, m.group};
             if (!kernel_.holders(key))
                 continue; // not held now: its members hold nothing here (a leave has nothing to drop)
-            for (std::uint64_t id : m.members)
-                members_.insert_or_assign(id, Held{key, m.netdev});
+            for (std::uint64_t id : m.members) {
+                const TakenBack &where = adopted.at(id);
+                members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, false});
+            }
         }
     return out;
 }

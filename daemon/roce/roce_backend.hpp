@@ -82,13 +82,19 @@ public:
     // What the restart state keeps: the groups made and the kept sockets, each membership with
     // the engine's memberships that hold it.
     KeptRoce kept(const NameOf &name_of) const;
+    // A member the engine took back, and where its group is.
+    struct TakenBack {
+        PortIndex port = 0;
+        Gid mgid{};
+    };
     // Takes back `saved` for the members the engine took back (`adopted`): the groups on the
     // ports still served (made again from the port's GID table as it is now), and the kernel
     // memberships, from the `stored` sockets or made again (KernelMemberships::adopt). A
-    // membership none of `adopted` holds is dropped. Call after the engine's adoption of the
-    // sessions, before anything joins.
+    // membership none of `adopted` holds is dropped; those of `adopted` whose membership could
+    // not be kept are in the answer's `lost`, for the caller to release. Call after the engine's
+    // adoption of the sessions, before anything joins.
     Adoption adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
-                   const std::set<MembershipId> &adopted);
+                   const std::map<MembershipId, TakenBack> &adopted);
     // The daemon restarts: its kernel memberships stay for the next instance.
     void hand_over() { kernel_.hand_over(); }
 

@@ -32,8 +32,10 @@ constexpr const char *kHelp =
     "until rdma-mcastctl exits; with --hold it is kept, and events about it printed, until\n"
     "SIGINT or SIGTERM, then left. If rdma-mcastd restarts meanwhile, the membership is taken\n"
     "back (or, if the daemon lost it, joined again and its new record printed), and a line on\n"
-    "stderr says so; with --no-reconnect the command ends there, with exit status 3. If root\n"
-    "evicts the membership (rdma-mcastctl evict), the command ends with exit status 4.\n"
+    "stderr says so; with --no-reconnect the command ends there, with exit status 3. A\n"
+    "membership the daemon released as it restarted (event lost, cancelled) is joined again\n"
+    "the same way. If root evicts the membership (rdma-mcastctl evict), the command ends with\n"
+    "exit status 4.\n"
     "\n"
     "On a RoCE port (link layer Ethernet) a group is an IP multicast group: --ip names it, and\n"
     "the daemon maps it to the MGID of the port's GID type (--gid-type, or the daemon's choice).\n"
@@ -380,9 +382,20 @@ int cmd_join(Options &opts, int argc, char **argv) {
                     emit(event_text(ev, netdev) + "\n");
                 // Lost with `denied`: an administrator evicted it (rdma-mcastctl evict), and
                 // it will not come back. Holding on would hold nothing.
-                if (const auto *lost = std::get_if<rdmamcast::LostEvent>(&ev);
-                    lost && lost->code == RDMAMCAST_E_DENIED)
+                const auto *lost = std::get_if<rdmamcast::LostEvent>(&ev);
+                if (lost && lost->code == RDMAMCAST_E_DENIED)
                     throw rdmamcast::Error(-EACCES, lost->code, lost->message);
+                // Lost with `cancelled`: the daemon restarted and could not keep it (a RoCE
+                // membership whose socket it could not keep); it will not come back by itself,
+                // so it is joined again, as one the restart lost.
+                if (lost && lost->code == RDMAMCAST_E_CANCELLED)
+                    for (std::size_t i = 0; i < held.size(); ++i)
+                        if (held[i] && held[i].id() == lost->membership) {
+                            held[i] = client.join(params[i]);
+                            std::fprintf(stderr, "rdma-mcastctl: %s: joining membership %llu again\n", argv[0],
+                                         static_cast<unsigned long long>(lost->membership));
+                            print(held[i]);
+                        }
             },
             [&](const rdmamcast::ReconnectedEvent &r) {
                 std::string again;

@@ -241,5 +241,52 @@ TEST_F(RoceRestartBed, WithoutAStoreAKill9IsMadeAgainFromTheStateFile) {
     EXPECT_LT(s.igmp.longest, 10s) << "absent far longer than a daemon's start";
 }
 
+// A client in a container (bed host 2, its veth named as host 1's) holds the group through host
+// 1's daemon, which has no fd store. After a kill -9 the next instance cannot make a membership
+// in the container's namespace (it has no socket of it), so it releases that membership, and
+// the client learns as it resumes that it lost it: `join --hold` joins again, handing over a
+// socket of its namespace, and the container's table holds the group again. Before, the
+// client resumed "kept" while no kernel held the group.
+TEST_F(RoceRestartBed, WithoutAStoreAContainersMembershipIsReleasedAndJoinedAgain) {
+    bed.reset();
+    bed = std::make_unique<EthernetBed>(EthernetBed::Options{.hosts = 2, .ifnames = {{2, "veth1"}}});
+    auto users_in_container = [&] {
+        const GroupUsers u = bed->igmp(2);
+        const auto it = u.find(kGroup);
+        return it == u.end() ? 0 : it->second;
+    };
+    BedDaemon daemon(*bed, 1,
+                     {.config_json = R"({"dbus": {"enabled": false}, "ports": ["rxe1/1"]})",
+                      .fd_store = false,
+                      .ready_timeout = kStartTimeout});
+    Process &client = daemon.hold(2, nullptr, daemon.on_port({"--ip", kGroup.text()}));
+    ASSERT_EQ(users_in_container(), 1) << "held in the container's namespace";
+    ASSERT_TRUE(poll_until(kStartTimeout, [&] {
+        return read_file(daemon.state_dir() / "state.json").find("\"members\":[") != std::string::npos;
+    })) << read_file(daemon.state_dir() / "state.json");
+
+    daemon.kill9();
+    std::string log = daemon.process().stderr_text();
+    EXPECT_TRUE(poll_until(kStartTimeout, [&] { return users_in_container() == 0; }))
+        << "its socket ended with the daemon";
+    daemon.start(kStartTimeout);
+    EXPECT_TRUE(poll_until(kStartTimeout, [&] {
+        return client.stderr_text().find("joining membership 1 again") != std::string::npos;
+    })) << client.stderr_text();
+    EXPECT_NE(client.stderr_text().find("lost: 1"), std::string::npos) << client.stderr_text();
+    EXPECT_TRUE(poll_until(kStartTimeout, [&] { return users_in_container() == 1; }))
+        << daemon.process().stderr_text();
+    log += daemon.process().stderr_text();
+    EXPECT_NE(log.find("0 RoCE kernel membership(s) kept and 0 made again (1 RoCE membership(s) released"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("is not made again: its socket was not kept (no fd store)"), std::string::npos) << log;
+
+    client.signal(SIGKILL);
+    EXPECT_TRUE(poll_until(kStartTimeout, [&] { return users_in_container() == 0; }))
+        << "the new membership is an ordinary one";
+    EXPECT_EQ(daemon.stop(), 0);
+}
+
 } // namespace
 } // namespace mcastd::eth

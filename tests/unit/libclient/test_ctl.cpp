@@ -599,6 +599,49 @@ TEST(CtlHold, AnEvictionEndsTheHoldWithExitFourAndLeavesNothingBehind) {
     EXPECT_EQ(d.requests_of<proto::Leave>().size(), 1u) << "it still leaves (the daemon says yes to an evicted id)";
 }
 
+// `join --hold` printed membership 8, the same group joined again, and ends on SIGTERM with
+// status 0.
+Finished joined_again_then_ended(FakeDaemon &d, Child &child) {
+    auto again = child.read_line();
+    EXPECT_TRUE(again);
+    if (again) {
+        EXPECT_EQ(json::parse(*again)["membership"], 8);
+        EXPECT_EQ(json::parse(*again)["mgid"], "ff15::1:2");
+    }
+    auto joins = d.requests_of<proto::Join>();
+    EXPECT_EQ(joins.size(), 2u);
+    if (joins.size() == 2) {
+        EXPECT_EQ(joins[1].request.mgid, joins[0].request.mgid);
+    }
+    child.signal(SIGTERM);
+    auto f = child.wait();
+    EXPECT_EQ(f.exit_code, 0) << f.err;
+    return f;
+}
+
+// A RoCE membership the restarted daemon could not keep arrives as `lost` with `cancelled` on
+// the kept connection: it will not come back by itself, so --hold joins it again.
+TEST(CtlHold, JoinsAgainWhatTheDaemonReleasedAsItRestarted) {
+    FakeDaemon d(joins_from(7));
+    Child child(hold_args(d, true));
+    auto first = child.read_line();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(json::parse(*first)["membership"], 7);
+    proto::LostEvent lo;
+    lo.membership = 7;
+    lo.why.error = mcastd::Error{mcastd::Errc::cancelled,
+                                 "the daemon restarted and could not keep this RoCE membership: ...; join again",
+                                 std::nullopt};
+    d.broadcast(lo);
+    auto event = child.read_line();
+    ASSERT_TRUE(event);
+    EXPECT_EQ(json::parse(*event)["event"], "lost");
+    const Finished f = joined_again_then_ended(d, child);
+    EXPECT_EQ(f.err, "rdma-mcastctl: join: joining membership 7 again\n");
+    auto leaves = d.requests_of<proto::Leave>();
+    ASSERT_EQ(leaves.size(), 2u) << "the released one (the daemon says yes) and the new one";
+}
+
 // ---- a daemon restart during join --hold and monitor ----
 
 proto::RestoredEvent restored_event(std::uint64_t membership) {
@@ -640,16 +683,7 @@ TEST(CtlHold, JoinsAgainWhatTheRestartLost) {
     EXPECT_EQ(json::parse(*first)["membership"], 7);
     d.close_all();
     // The new membership's record, as after the first join.
-    auto again = child.read_line();
-    ASSERT_TRUE(again);
-    EXPECT_EQ(json::parse(*again)["membership"], 8);
-    EXPECT_EQ(json::parse(*again)["mgid"], "ff15::1:2");
-    auto joins = d.requests_of<proto::Join>();
-    ASSERT_EQ(joins.size(), 2u);
-    EXPECT_EQ(joins[1].request.mgid, joins[0].request.mgid);
-    child.signal(SIGTERM);
-    auto f = child.wait();
-    EXPECT_EQ(f.exit_code, 0) << f.err;
+    const Finished f = joined_again_then_ended(d, child);
     EXPECT_NE(f.err.find("rdma-mcastctl: join: rdma-mcastd restarted; reconnected after "),
               std::string::npos) << f.err;
     EXPECT_NE(f.err.find(" ms, new session; 0 memberships kept, lost: 7; joining membership 7 "

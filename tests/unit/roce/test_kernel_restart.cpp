@@ -237,6 +237,11 @@ TEST_F(KernelRestart, WhatIsNotAsTheStateSaysIsDroppedAndNamed) {
         "membership(s) end",
         "stored socket 99 closed: the restart state does not say what it holds"};
     EXPECT_EQ(a.dropped, want);
+    // Each holder of a membership let go is named with its sentence, for the engine to release.
+    const std::map<std::uint64_t, std::string> lost = {{host.memberships[0].members.at(0), want[0]},
+                                                       {host.memberships[2].members.at(0), want[2]},
+                                                       {container.memberships[0].members.at(0), want[3]}};
+    EXPECT_EQ(a.lost, lost);
     EXPECT_EQ(sys.memberships(), 0u) << "every one dropped: the kernel sends the leaves";
     EXPECT_EQ(next.sockets(), 0u);
     EXPECT_TRUE(store.fds.empty()) << "and nothing is left in the store";
@@ -258,6 +263,12 @@ TEST_F(KernelRestart, WithoutAStoreTheOwnNamespacesAreMadeAgainAndTheOthersNamed
     ASSERT_EQ(a.dropped.size(), 1u);
     EXPECT_EQ(a.dropped[0], "239.1.2.0 on veth1 in network namespace 8192 is not made again: its socket was not kept "
                             "(no fd store) and the daemon has none of that namespace");
+    ASSERT_EQ(a.lost.size(), 1u) << "its holder";
+    const auto container =
+        std::find_if(state.begin(), state.end(), [](const KeptSocket &k) { return k.netns == kContainerNs; });
+    ASSERT_NE(container, state.end());
+    EXPECT_EQ(a.lost.begin()->first, container->memberships.at(0).members.at(0));
+    EXPECT_EQ(a.lost.begin()->second, a.dropped[0]);
     EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 21)), 1u);
     EXPECT_EQ(sys.users(kContainerNs, 3, v4(2, 0)), 0u);
     EXPECT_EQ(next.sockets(), 2u) << "packed on the daemon's own sockets";
@@ -274,6 +285,7 @@ TEST_F(KernelRestart, WithoutAStoreANetdevThatMovedIsNotMadeAgainOnTheNewOne) {
     EXPECT_EQ(a.remade, 0u);
     ASSERT_EQ(a.dropped.size(), 1u);
     EXPECT_EQ(a.dropped[0], "239.1.2.1 on veth1 is not made again: veth1 is not the netdev it was (index 7)");
+    EXPECT_EQ(a.lost, (std::map<std::uint64_t, std::string>{{1, a.dropped[0]}}));
     EXPECT_EQ(sys.memberships(), 0u);
     EXPECT_EQ(sys.open_fds(), 0u) << "the socket made for it is closed";
 }

@@ -294,9 +294,11 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
                 return 0;
             return std::nullopt;
         },
-        {1, 2, 3}); // member 4's session was not taken back
+        {{1, {0, v2}}, {2, {0, v2}}, {3, {0, v2}}}); // member 4's session was not taken back
     EXPECT_EQ(a.remade, 1u) << "239.1.2.3 in the daemon's namespace";
     ASSERT_EQ(a.dropped.size(), 1u) << "the container's: no socket of its namespace";
+    EXPECT_EQ(a.lost, (std::map<std::uint64_t, std::string>{{3, a.dropped[0]}}))
+        << "its holder is named, for the caller to release";
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("ff0e::1:2")), 0u) << "nobody holds it again";
 
@@ -307,6 +309,27 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
     for (MembershipId id : {1, 2, 3, 6})
         EXPECT_FALSE(next.remove_member(FabricMember{0, v2, id, join::full, nullptr, false}));
     EXPECT_EQ(sys2.memberships(), 0u) << "the last adopted holder's leave drops it";
+    EXPECT_EQ(sys2.open_fds(), 0u);
+}
+
+// A member taken back is where the engine says it is: when its group's source GID goes, its
+// kernel membership is set aside like any other's (the kernel sends the leave).
+TEST_F(Backend, AMemberTakenBackIsSetAsideWhenItsSourceGoes) {
+    roce::KeptRoce kept;
+    kept.groups.push_back(roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2});
+    kept.sockets.push_back(
+        roce::KeptSocket{1, kHostNs, false, {roce::KeptMembership{ip("239.1.2.3"), 7, "veth1", {1}}}});
+    FakeSyscalls sys2;
+    sys2.own_netns = kHostNs;
+    sys2.netdev(kHostNs, "veth1", 7);
+    RoceBackend next{ports, sys2};
+    const roce::Adoption a = next.adopt(
+        kept, {}, [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; }, {{1, {0, v2}}});
+    ASSERT_EQ(a.remade, 1u);
+    ASSERT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
+    next.suspend(0, v2);
+    EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u) << "set aside: the kernel dropped it";
+    EXPECT_FALSE(next.remove_member(FabricMember{0, v2, 1, join::full, nullptr, false}));
     EXPECT_EQ(sys2.open_fds(), 0u);
 }
 
