@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An RDMA device name as the kernel allows one (it becomes a directory name in
 // /sys/class/infiniband): the one rule for a join's `device` (socket and D-Bus), the config's
-// static_groups and ports. A name that passes it is printable ASCII, so it is safe in a log
+// static_groups and ports; and a network interface name, for a RoCE join's `ifname`. A name that passes it is printable ASCII, so it is safe in a log
 // line, a journal field, JSON and D-Bus as it is.
 #pragma once
 
@@ -20,5 +20,12 @@ inline constexpr std::size_t kMaxDeviceName = 63;
 // printable ASCII (...)"; or nullopt. A name is 1..63 bytes of 0x21..0x7e without '/', and
 // neither "." nor "..".
 std::optional<std::string> device_name_problem(std::string_view name);
+
+// IFNAMSIZ is 16 with the terminating NUL.
+inline constexpr std::size_t kMaxInterfaceName = 15;
+
+// The same for a network interface name (a RoCE join's `ifname`), by the kernel's
+// dev_valid_name(): 1..15 bytes of 0x21..0x7e without '/' or ':', and neither "." nor "..".
+std::optional<std::string> interface_name_problem(std::string_view name);
 
 } // namespace mcastd

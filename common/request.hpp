@@ -65,17 +65,22 @@ struct RoceJoin {
     std::optional<IpAddress> group;  // the IP group, when the join names no MGID
     std::optional<GidType> gid_type; // the source GID's type (roce_v1 or roce_v2)
     int fd = -1;                     // a socket the client made in its network namespace, or -1
+    // The interface of the socket's namespace to hold the membership on; empty: the one named
+    // as the source GID's netdev (a container's interface may have another name).
+    std::string ifname;
 
     RoceJoin() = default;
-    RoceJoin(std::optional<IpAddress> g, std::optional<GidType> type, int owned_fd)
-        : group(std::move(g)), gid_type(type), fd(owned_fd) {}
-    RoceJoin(RoceJoin &&o) noexcept : group(std::move(o.group)), gid_type(o.gid_type), fd(std::exchange(o.fd, -1)) {}
+    RoceJoin(std::optional<IpAddress> g, std::optional<GidType> type, int owned_fd, std::string interface = {})
+        : group(std::move(g)), gid_type(type), fd(owned_fd), ifname(std::move(interface)) {}
+    RoceJoin(RoceJoin &&o) noexcept
+        : group(std::move(o.group)), gid_type(o.gid_type), fd(std::exchange(o.fd, -1)), ifname(std::move(o.ifname)) {}
     RoceJoin &operator=(RoceJoin &&o) noexcept {
         if (this != &o) {
             reset();
             group = std::move(o.group);
             gid_type = o.gid_type;
             fd = std::exchange(o.fd, -1);
+            ifname = std::move(o.ifname);
         }
         return *this;
     }
@@ -91,8 +96,8 @@ private:
 };
 
 struct JoinRequest;
-// Gives `req` the socket `owned_fd` (closed with the request's last copy), keeping the IP group
-// and GID type it names: what a transport does with the socket a join carried.
+// Gives `req` the socket `owned_fd` (closed with the request's last copy), keeping the IP group,
+// GID type and interface it names: what a transport does with the socket a join carried.
 void give_socket(JoinRequest &req, int owned_fd);
 
 struct JoinRequest {
@@ -115,7 +120,7 @@ struct JoinRequest {
 inline void give_socket(JoinRequest &req, int owned_fd) {
     const RoceJoin *had = req.roce.get();
     req.roce = std::make_shared<const RoceJoin>(had ? had->group : std::nullopt, had ? had->gid_type : std::nullopt,
-                                                owned_fd);
+                                                owned_fd, had ? had->ifname : std::string());
 }
 
 } // namespace mcastd

@@ -47,9 +47,9 @@ std::optional<Selected> selected(const ObjectReader &in, std::string_view key,
 
 namespace {
 
-// The join keys; with `roce`, RoCE's "ip" and "gid_type" too (else they are unknown keys).
+// The join keys; with `roce`, RoCE's "ip", "gid_type" and "ifname" too (else they are unknown keys).
 Join read_join(const ObjectReader &in, std::span<const std::string_view> also_allowed, bool roce) {
-    constexpr std::string_view kRoceKeys[] = {"ip", "gid_type"};
+    constexpr std::string_view kRoceKeys[] = {"ip", "gid_type", "ifname"};
     std::vector<std::string_view> allowed(also_allowed.begin(), also_allowed.end());
     if (roce)
         allowed.insert(allowed.end(), std::begin(kRoceKeys), std::end(kRoceKeys));
@@ -97,6 +97,11 @@ Join read_join(const ObjectReader &in, std::span<const std::string_view> also_al
         join.gid_type = parse_roce_gid_type(*type);
         if (!join.gid_type)
             in.fail("gid_type", quoted(*type) + " is not a RoCE GID type (roce_v1 or roce_v2)");
+    }
+    if (auto ifname = in.string("ifname")) {
+        if (auto why = interface_name_problem(*ifname))
+            in.fail("ifname", *why);
+        join.ifname = *ifname;
     }
     if (group_name) {
         if (auto why = group_name_problem(*group_name))
@@ -164,8 +169,8 @@ Join read_join(const ObjectReader &in, std::span<const std::string_view> also_al
 Join decode_join_with_ip(const ObjectReader &in, std::span<const std::string_view> also_allowed) {
     Join join = read_join(in, also_allowed, true);
     // What the daemon's RoCE backend gets of them (the transport adds the socket it carried).
-    if (join.ip || join.gid_type)
-        join.request.roce = std::make_shared<const RoceJoin>(join.ip, join.gid_type, -1);
+    if (join.ip || join.gid_type || !join.ifname.empty())
+        join.request.roce = std::make_shared<const RoceJoin>(join.ip, join.gid_type, -1, join.ifname);
     return join;
 }
 
@@ -193,6 +198,8 @@ void write_request(JsonWriter &w, const Join &j) {
     }
     if (j.gid_type)
         w.member("gid_type", gid_type_name(*j.gid_type));
+    if (!j.ifname.empty())
+        w.member("ifname", std::string_view(j.ifname));
     if (r.scope)
         w.member("scope", *r.scope);
     w.key("join_state");

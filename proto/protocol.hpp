@@ -81,6 +81,9 @@ struct Join {
     // would read as a create.
     std::optional<IpAddress> ip{};
     std::optional<GidType> gid_type{};
+    // The interface of the client's network namespace the kernel membership is held on
+    // (`ifname`; empty: the one named as the source GID's netdev).
+    std::string ifname{};
 };
 struct Leave {
     // Exactly one is set.

@@ -22,7 +22,7 @@ namespace mcastd::frontend {
 namespace {
 
 // RoCE's join keys name nothing on an InfiniBand port (PROTOCOL.md, "RoCE ports"): a source GID
-// type, or RoCE v2's MGID ::ffff:a.b.c.d of an IPv4 group (not in ff00::/8, so no InfiniBand
+// type, an interface, or RoCE v2's MGID ::ffff:a.b.c.d of an IPv4 group (not in ff00::/8, so no InfiniBand
 // MGID), is refused naming its key rather than sent to the SA. (`ip` is refused by the engine's
 // group_of.) Unknown ports are left to the engine.
 std::optional<proto::Failure> roce_keys_on_infiniband(const port::PortRegistry &ports, PortIndex port,
@@ -35,6 +35,12 @@ std::optional<proto::Failure> roce_keys_on_infiniband(const port::PortRegistry &
             Error{Errc::invalid_argument, on + "a GID type names a RoCE source GID, on RoCE ports only", {}},
             "/gid_type",
             {}};
+    if (ask.roce && !ask.roce->ifname.empty())
+        return proto::Failure{Error{Errc::invalid_argument,
+                                    on + "an interface holds a RoCE group's IP membership, on RoCE ports only",
+                                    {}},
+                              "/ifname",
+                              {}};
     if (ask.mgid[0] != 0xff && roce_ip_group(ask.mgid))
         return proto::Failure{Error{Errc::invalid_argument,
                                     on + format_gid(ask.mgid) +

@@ -187,11 +187,13 @@ std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
         Held &h = held->second;
         if (!member.rejoin)
             return std::nullopt;
-        auto now = kernel_.reassert(h.key, m.source.netdev, h.suspended);
+        // The source's netdev, looked up again (it may be another now); or the client's own.
+        const std::string netdev = h.own_ifname ? h.netdev : m.source.netdev;
+        auto now = kernel_.reassert(h.key, netdev, h.suspended);
         if (Error *err = std::get_if<Error>(&now))
             return std::move(*err); // still set aside, if it was: the engine ends it (remove_member)
         h.key = std::get<MembershipKey>(now);
-        h.netdev = m.source.netdev;
+        h.netdev = netdev;
         h.suspended = false;
         return std::nullopt;
     }
@@ -199,10 +201,20 @@ std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
         return invalid("a " + join_state_name(member.bits) + " join on a RoCE port hands over a UDP socket made in the "
                        "client's network namespace (SCM_RIGHTS), on which the daemon holds the group's " +
                        (m.group.ip.is_v4() ? "IGMP" : "MLD") + " membership");
-    auto key = kernel_.acquire(roce->fd, m.source.netdev, m.group.ip);
-    if (Error *err = std::get_if<Error>(&key))
+    // The interface of the client's namespace: the one it named, else the source GID's netdev
+    // by name (a container's interface may be named otherwise: doc/roce-multicast.md §7).
+    const bool own_ifname = !roce->ifname.empty();
+    const std::string &netdev = own_ifname ? roce->ifname : m.source.netdev;
+    auto key = kernel_.acquire(roce->fd, netdev, m.group.ip);
+    if (Error *err = std::get_if<Error>(&key)) {
+        // No interface of that name in the client's namespace (KernelMemberships::acquire).
+        if (!own_ifname && err->message.starts_with("SIOCGIFINDEX ") &&
+            err->message.find("ENODEV") != std::string::npos)
+            err->message += "; a client whose network namespace names the interface otherwise gives its name as "
+                            "ifname";
         return std::move(*err);
-    members_.emplace(member.id, Held{std::get<MembershipKey>(key), m.source.netdev, member.port, member.mgid, false});
+    }
+    members_.emplace(member.id, Held{std::get<MembershipKey>(key), netdev, member.port, member.mgid, false, own_ifname});
     return std::nullopt;
 }
 
@@ -306,7 +318,10 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
                 continue; // not held now: its members hold nothing here (a leave has nothing to drop)
             for (std::uint64_t id : m.members) {
                 const TakenBack &where = adopted.at(id);
-                members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, false});
+                // A netdev other than its group's source's was the client's choice (ifname).
+                const auto made = groups_.find({where.port, where.mgid});
+                const bool own_ifname = made != groups_.end() && made->second.source.netdev != m.netdev;
+                members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, false, own_ifname});
             }
         }
     return out;

@@ -109,6 +109,7 @@ private:
         PortIndex port = 0;
         Gid mgid{};
         bool suspended = false; // set aside: its group's source is gone
+        bool own_ifname = false; // `netdev` is the interface the client named, not the source's
     };
 
     GidType default_type(const std::optional<RocePort> &port) const;

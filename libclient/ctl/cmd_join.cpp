@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char *kHelp =
     "Usage: rdma-mcastctl join --device DEV --port N (--mgid MGID... | --mgid-file FILE | --create [--scope S] |\n"
-    "                          --name NAME | --ip ADDR...) [--gid-type roce_v1|roce_v2]\n"
+    "                          --name NAME | --ip ADDR...) [--gid-type roce_v1|roce_v2] [--ifname IF]\n"
     "                          [--join-state STATE] [--qkey Q] [--pkey P] [--sl S]\n"
     "                          [--mtu BYTES [--mtu-selector SEL]] [--rate RATE [--rate-selector SEL]]\n"
     "                          [--traffic-class T] [--flow-label F] [--hop-limit H] [--hold]\n"
@@ -57,6 +57,8 @@ constexpr const char *kHelp =
     "  --ip ADDR             on a RoCE port, the IP multicast group (239.1.2.3, ff0e::1:2); may\n"
     "                        be given several times\n"
     "  --gid-type TYPE       on a RoCE port, join with a GID of this type: roce_v1 or roce_v2\n"
+    "  --ifname IF           on a RoCE port, hold the IP membership on interface IF of this\n"
+    "                        network namespace (a container's), not the port's netdev by name\n"
     "  --join-state STATE    full (default), nonmember, sendonly-nonmember, sendonly-full\n"
     "  --qkey Q              assert the group's Q_Key (decimal or 0x hex)\n"
     "  --pkey P              assert its P_Key (0..0xffff)\n"
@@ -96,6 +98,7 @@ enum : int {
     o_name,
     o_ip,
     o_gid_type,
+    o_ifname,
 };
 
 rdmamcast::Selector parse_selector(const std::string &text, const char *what) {
@@ -115,7 +118,7 @@ template <class T> T narrow(std::uint64_t v) { return static_cast<T>(v); }
 
 // What the command line asked for, checked before anything is sent.
 struct JoinArgs {
-    std::optional<std::string> device, name, mgid_file;
+    std::optional<std::string> device, name, mgid_file, ifname;
     std::vector<std::string> mgids, ips;
     std::optional<rdmamcast::GidType> gid_type;
     std::optional<std::uint8_t> port, scope, sl, tclass, hop_limit, rate;
@@ -136,6 +139,7 @@ struct JoinArgs {
         case o_create: create = true; break;
         case o_name: name = a; break;
         case o_ip: ips.push_back(a); break;
+        case o_ifname: ifname = a; break; // the library checks it (and names what is wrong)
         case o_gid_type:
             gid_type = rdmamcast::roce_gid_type_from_string(a);
             if (!gid_type)
@@ -242,6 +246,8 @@ struct JoinArgs {
             p.mgid(group); // checked by targets()
         if (gid_type)
             p.gid_type(*gid_type);
+        if (ifname)
+            p.ifname(*ifname);
         p.join_state(join_state);
         if (qkey)
             p.qkey(*qkey);
@@ -332,6 +338,7 @@ int cmd_join(Options &opts, int argc, char **argv) {
         {"hold", no_argument, nullptr, o_hold},
         {"ip", required_argument, nullptr, o_ip},
         {"gid-type", required_argument, nullptr, o_gid_type},
+        {"ifname", required_argument, nullptr, o_ifname},
     };
     if (!parse_options(opts, argc, argv, longopts,
                        [&](int opt, const char *arg) { args.set(opt, arg); })) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/device_name.hpp"
 #include "common/join_bounds.hpp"
 #include "common/named_group.hpp"
 #include "common/roce_address.hpp"
@@ -18,11 +19,14 @@ namespace rdmamcast::detail {
 namespace {
 
 // The layouts of rdmamcast_join_params; a caller compiled against one passes its size forever,
-// so they are pinned here. V1 ends at reserved0; V2 adds name; V3 (1.6) ip and gid_type.
+// so they are pinned here. V1 ends at reserved0; V2 adds name; V3 (1.6) ip and gid_type; V4
+// (1.6) ifname.
 constexpr std::size_t kJoinParamsSizeV1 = 56;
 constexpr std::size_t kJoinParamsSizeV2 = 64;
 constexpr std::size_t kJoinParamsSizeV3 = 80;
-static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV3);
+constexpr std::size_t kJoinParamsSizeV4 = 88;
+static_assert(sizeof(rdmamcast_join_params) == kJoinParamsSizeV4);
+static_assert(offsetof(rdmamcast_join_params, ifname) == kJoinParamsSizeV3);
 static_assert(offsetof(rdmamcast_join_params, mgid) == 20);
 static_assert(offsetof(rdmamcast_join_params, name) == kJoinParamsSizeV1);
 static_assert(offsetof(rdmamcast_join_params, ip) == kJoinParamsSizeV2);
@@ -188,6 +192,12 @@ int join_request_from_c(const rdmamcast_join_params *p, mcastd::proto::Join &out
             return invalid("/gid_type", "gid_type " + std::to_string(static_cast<int>(p->gid_type)) +
                                             " is not RDMAMCAST_GID_TYPE_ROCE_V1 or _V2");
         join.gid_type = static_cast<mcastd::GidType>(p->gid_type);
+    }
+    if (p->size >= kJoinParamsSizeV4 && p->ifname) {
+        const std::string_view text = p->ifname;
+        if (auto why = mcastd::interface_name_problem(text.substr(0, 64)))
+            return invalid("/ifname", "ifname " + *why);
+        join.ifname = text;
     }
     if (join.ip) {
         // The group is the IP one; the MGID stays zero for the daemon to fill in.

@@ -247,6 +247,31 @@ TEST_F(RoceDaemon, AClientInAContainerIsServedInItsOwnNamespace) {
     EXPECT_TRUE(mdb_becomes(b, g, {1})) << b.mdb_text();
 }
 
+// A container whose interface is named otherwise than the GID's netdev (its own veth called
+// eth0, as a container's usually is): the daemon cannot guess it, so a join without --ifname
+// fails naming the lookup and the way out; with --ifname eth0 the membership is the
+// container's, on its eth0, and the switch learns its port.
+TEST_F(RoceDaemon, AContainerNamesAnInterfaceOfItsOwn) {
+    EthernetBed &b = bed({.hosts = 2, .ifnames = {{2, "eth0"}}});
+    BedDaemon &d = daemon(1);
+    const IpGroup g = IpGroup::of("239.1.2.3");
+    const RunResult refused = d.ctl(2, &alice_, "join", d.on_port({"--ip", g.text()}));
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("SIOCGIFINDEX veth1 in the client's network namespace: ENODEV (No such device); a "
+                               "client whose network namespace names the interface otherwise gives its name as "
+                               "ifname"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(b.users(2, g));
+
+    Process &held = d.hold(2, &alice_, d.on_port({"--ip", g.text(), "--ifname", "eth0"}));
+    EXPECT_EQ(b.users(2, g), 1) << "the container's eth0 holds it";
+    EXPECT_FALSE(b.users(1, g)) << "not host 1's";
+    EXPECT_TRUE(mdb_becomes(b, g, {2})) << b.mdb_text();
+    kill9(held);
+    ASSERT_TRUE(time_until_gone(b, 2, g, Clock::now(), kDropBound)) << "the container's membership stayed";
+}
+
 // Send-only joins (SendOnlyNonMember, SendOnlyFullMember) are served (a record) and make no
 // kernel membership, so no report: the switch never learns them. A full member's group joined
 // after them is the marker: once the mdb has learned it, a report sent before it would have

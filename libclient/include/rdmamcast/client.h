@@ -355,6 +355,10 @@ struct rdmamcast_join_params {
 	 * the port (its default RoCE mode, else RoCE v2). */
 	enum rdmamcast_gid_type gid_type;
 	uint32_t reserved1; /* zero */
+	/* RoCE (1.6). Non-NULL: the interface of the caller's network namespace to hold the
+	 * group's IP membership on ("eth0"), for a container whose interface is not named as the
+	 * port's netdev; NULL: the port's netdev by name. The string need only live during the call. */
+	const char *ifname;
 };
 
 static inline void rdmamcast_join_params_init(struct rdmamcast_join_params *p)

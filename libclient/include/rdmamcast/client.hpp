@@ -265,6 +265,12 @@ public:
         p_.flags |= RDMAMCAST_JOIN_GID_TYPE;
         return *this;
     }
+    // On a RoCE port, the interface of this process's network namespace to hold the group's
+    // IP membership on, when it is not named as the port's netdev (a container's "eth0").
+    JoinParams &ifname(std::string name) {
+        ifname_ = std::move(name);
+        return *this;
+    }
     // Create a group with an MGID the SA assigns, optionally of the given scope (1..15).
     JoinParams &create(std::optional<std::uint8_t> scope = std::nullopt) {
         p_.flags |= RDMAMCAST_JOIN_CREATE;
@@ -303,6 +309,7 @@ public:
         p.device = device_.c_str();
         p.name = name_ ? name_->c_str() : nullptr;
         p.ip = has_ip_ ? ip_.c_str() : nullptr;
+        p.ifname = ifname_.empty() ? nullptr : ifname_.c_str();
         if (has_ip_)
             p.flags |= RDMAMCAST_JOIN_IP;
         return p;
@@ -321,6 +328,7 @@ private:
     // destructor (a false -Wmaybe-uninitialized) in programs that build JoinParams inline.
     std::string ip_;
     bool has_ip_ = false;
+    std::string ifname_; // empty: none
     rdmamcast_join_params p_{};
 };
 

@@ -212,11 +212,13 @@ TEST(DbusJoinArgs, TheDeviceIsAnRdmaDeviceNameAndABadOneIsQuotedEscaped) {
 }
 
 // RoCE's options as on the socket: an IP group (with an empty MGID: not a create), a GID type,
-// and the caller's own socket, which the request gets a copy of.
+// and the caller's own socket, which the request gets a copy of (and the interface it names).
 TEST(DbusJoinArgs, AnIpGroupAGidTypeAndTheCallersSocket) {
     const int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(sock, 0);
-    JoinArgs a = args("", {{"ip", std::string("239.1.2.3")}, {"gid_type", std::string("roce_v1")}});
+    JoinArgs a = args("", {{"ip", std::string("239.1.2.3")},
+                           {"gid_type", std::string("roce_v1")},
+                           {"ifname", std::string("eth0")}});
     a.socket = sock;
     auto r = decode_join_args(a);
     ASSERT_TRUE(std::holds_alternative<JoinRequest>(r)) << std::get<Error>(r).message;
@@ -225,6 +227,7 @@ TEST(DbusJoinArgs, AnIpGroupAGidTypeAndTheCallersSocket) {
     ASSERT_TRUE(j.roce);
     EXPECT_EQ(j.roce->group, parse_ip("239.1.2.3"));
     EXPECT_EQ(j.roce->gid_type, GidType::roce_v1);
+    EXPECT_EQ(j.roce->ifname, "eth0") << "the interface of the caller's namespace, kept with the socket";
     ASSERT_GE(j.roce->fd, 0);
     EXPECT_NE(j.roce->fd, sock) << "a copy: the message's descriptor goes with the message";
     struct stat mine {}, theirs {};

@@ -328,6 +328,13 @@ TEST_F(Sessions, RoceKeysOnAnInfinibandPortAreRefusedAndTheirSocketIsNotKept) {
     EXPECT_EQ(typed_no.field, "/gid_type");
     EXPECT_EQ(typed_no.error.message,
               "mlx5_0/1 is an InfiniBand port: a GID type names a RoCE source GID, on RoCE ports only");
+    proto::Join on_interface = join_of("ff15::1");
+    on_interface.ifname = "eth0";
+    send(c, 8, on_interface);
+    const proto::Failure interface_no = failure(reply(c));
+    EXPECT_EQ(interface_no.field, "/ifname");
+    EXPECT_EQ(interface_no.error.message,
+              "mlx5_0/1 is an InfiniBand port: an interface holds a RoCE group's IP membership, on RoCE ports only");
     send(c, 6, join_of("::ffff:239.1.2.3")); // RoCE v2's MGID of an IPv4 group
     const proto::Failure v2_mgid = failure(reply(c));
     EXPECT_EQ(v2_mgid.error.code, Errc::invalid_argument);

@@ -121,6 +121,17 @@ TEST(ClientRoce, AnIpJoinSendsTheGroupAndGidTypeAndNoMgid) {
     ASSERT_EQ(join(c, by_mgid), 0);
     EXPECT_EQ(d.requests_of<proto::Join>().at(2).gid_type, mcastd::GidType::roce_v2);
     EXPECT_EQ(d.requests_of<proto::Join>().at(2).request.mgid, gid("::ffff:239.1.2.3"));
+    EXPECT_TRUE(d.requests_of<proto::Join>().at(2).ifname.empty());
+    // The interface of the caller's namespace, when named.
+    auto on_eth0 = ip_params("239.1.2.3");
+    on_eth0.ifname = "eth0";
+    ASSERT_EQ(join(c, on_eth0), 0);
+    EXPECT_EQ(d.requests_of<proto::Join>().at(3).ifname, "eth0");
+    // A program built against the previous layout has no ifname field: whatever lies there is
+    // not read (here a valid pointer, which a V3 program would never have set).
+    on_eth0.size = offsetof(rdmamcast_join_params, ifname);
+    ASSERT_EQ(join(c, on_eth0), 0);
+    EXPECT_TRUE(d.requests_of<proto::Join>().at(4).ifname.empty());
 }
 
 TEST(ClientRoce, TheRecordCarriesTheLinkLayerGidTypeSourceIndexMacAndGroup) {
@@ -254,7 +265,13 @@ INSTANTIATE_TEST_SUITE_P(
                       [](rdmamcast_join_params &p) { p.size = offsetof(rdmamcast_join_params, ip); }, -EINVAL,
                       RDMAMCAST_E_INVALID_ARGUMENT, ""},
         BadRoceParams{"reserved1_set", [](rdmamcast_join_params &p) { p.reserved1 = 1; }, -E2BIG, RDMAMCAST_E_ABI,
-                      ""}),
+                      ""},
+        BadRoceParams{"ifname_empty", [](rdmamcast_join_params &p) { p.ifname = ""; }, -EINVAL,
+                      RDMAMCAST_E_INVALID_ARGUMENT, "/ifname"},
+        BadRoceParams{"ifname_too_long", [](rdmamcast_join_params &p) { p.ifname = "abcdefghijklmnop"; }, -EINVAL,
+                      RDMAMCAST_E_INVALID_ARGUMENT, "/ifname"},
+        BadRoceParams{"ifname_alias", [](rdmamcast_join_params &p) { p.ifname = "eth0:1"; }, -EINVAL,
+                      RDMAMCAST_E_INVALID_ARGUMENT, "/ifname"}),
     [](const auto &p) { return std::string(p.param.name); });
 
 // ---- the socket for the host's IP membership ----
@@ -448,6 +465,7 @@ TEST(ClientRoceCpp, JoinParamsIpAndGidType) {
     const auto j = d.requests_of<proto::Join>().at(0);
     EXPECT_EQ(mcastd::format_ip(*j.ip), "239.1.2.3");
     EXPECT_EQ(j.gid_type, mcastd::GidType::roce_v2);
+    EXPECT_TRUE(j.ifname.empty());
     EXPECT_TRUE(one_udp_socket(fds_of_joins(d).at(0), AF_INET));
     EXPECT_EQ(rdmamcast::link_layer(m.record()), rdmamcast::LinkLayer::ethernet);
     EXPECT_EQ(static_cast<rdmamcast::GidType>(m.record().gid_type), rdmamcast::GidType::roce_v2);
@@ -463,6 +481,9 @@ TEST(ClientRoceCpp, JoinParamsIpAndGidType) {
     const auto by_ip = d.requests_of<proto::Join>().at(2);
     EXPECT_EQ(mcastd::format_ip(*by_ip.ip), "ff0e::9");
     EXPECT_TRUE(by_ip.request.name.empty());
+    // The interface of this process's namespace, when named.
+    client.join(rdmamcast::JoinParams("rxe0", 1).ip("239.1.2.4").ifname("eth0")).release();
+    EXPECT_EQ(d.requests_of<proto::Join>().at(3).ifname, "eth0");
 
     try {
         client.join(rdmamcast::JoinParams("rxe0", 1).ip("10.0.0.1"));

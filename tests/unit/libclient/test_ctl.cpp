@@ -288,12 +288,13 @@ FakeDaemon::Handler roce_join_reply() {
 TEST(CtlJoin, ByIpOnARocePort) {
     FakeDaemon d(roce_join_reply());
     auto r = ctl(d, {"--json", "join", "--device", "rxe0", "--port", "1", "--ip", "239.1.2.3", "--gid-type",
-                     "roce_v2", "--qkey", "0x01234567"});
+                     "roce_v2", "--qkey", "0x01234567", "--ifname", "eth0"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto joins = d.requests_of<proto::Join>();
     ASSERT_EQ(joins.size(), 1u);
     EXPECT_EQ(mcastd::format_ip(*joins[0].ip), "239.1.2.3");
     EXPECT_EQ(joins[0].gid_type, mcastd::GidType::roce_v2);
+    EXPECT_EQ(joins[0].ifname, "eth0");
     EXPECT_TRUE(mcastd::is_zero(joins[0].request.mgid));
     EXPECT_EQ(joins[0].request.params.qkey, 0x01234567u);
     const auto sockets = d.requests();

@@ -75,8 +75,8 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
             return ::testing::AssertionFailure() << "hello differs";
     } else if (auto *ja = std::get_if<Join>(&a)) {
         const auto &jb = std::get<Join>(b);
-        if (ja->ip != jb.ip || ja->gid_type != jb.gid_type)
-            return ::testing::AssertionFailure() << "join's ip or gid_type differs";
+        if (ja->ip != jb.ip || ja->gid_type != jb.gid_type || ja->ifname != jb.ifname)
+            return ::testing::AssertionFailure() << "join's ip, gid_type or ifname differs";
         return same_join(ja->request, jb.request);
     } else if (auto *la = std::get_if<Leave>(&a)) {
         const auto &lb = std::get<Leave>(b);

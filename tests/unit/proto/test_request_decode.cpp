@@ -102,13 +102,22 @@ TEST(ProtoRequest, IpNamesAnIpGroupAndLeavesTheMgidToTheDaemon) {
     const auto ib = std::get<Join>(accept(R"({"id":3,"op":"join","device":"d","port":1,"mgid":"ff15::1"})").request);
     EXPECT_FALSE(ib.ip);
     EXPECT_FALSE(ib.gid_type);
+    EXPECT_TRUE(ib.ifname.empty());
+    EXPECT_FALSE(ib.request.roce);
+    // ifname: the interface of the client's namespace, passed on to the RoCE backend.
+    const auto named = std::get<Join>(
+        accept(R"({"id":3,"op":"join","device":"d","port":1,"ip":"239.1.2.3","ifname":"eth0"})").request);
+    EXPECT_EQ(named.ifname, "eth0");
+    ASSERT_TRUE(named.request.roce);
+    EXPECT_EQ(named.request.roce->ifname, "eth0");
 }
 
 // The config's static groups and D-Bus's Join read joins into a JoinRequest, which has no room
 // for an IP group: there the RoCE keys are unknown, not silently dropped.
 TEST(ProtoRequest, TheJoinRequestDecoderRefusesTheRoceKeys) {
     for (const char *text : {R"({"device":"d","port":1,"ip":"239.1.2.3"})",
-                             R"({"device":"d","port":1,"mgid":"ff15::1","gid_type":"roce_v2"})"}) {
+                             R"({"device":"d","port":1,"mgid":"ff15::1","gid_type":"roce_v2"})",
+                             R"({"device":"d","port":1,"mgid":"ff15::1","ifname":"eth0"})"}) {
         const json_check::json j = json_check::json::parse(text);
         try {
             (void)decode_join(json_check::ObjectReader(j, ""));
@@ -410,6 +419,15 @@ const Rejection kRejections[] = {
     {"gid_type as sysfs spells it", join_by_mgid(R"("gid_type":"RoCE v2")"), 9, "/gid_type",
      "is not a RoCE GID type"},
     {"gid_type as a number", join_by_mgid(R"("gid_type":2)"), 9, "/gid_type", "expected a string"},
+    {"ifname empty", join_with(R"("ip":"239.1.2.3","ifname":"")"), 9, "/ifname",
+     "\"\" is not a network interface name: it is empty"},
+    {"ifname too long", join_with(R"("ip":"239.1.2.3","ifname":"abcdefghijklmnop")"), 9, "/ifname",
+     "\"abcdefghijklmnop\" is not a network interface name: it is 16 bytes long (an interface name is 1..15 "
+     "printable ASCII characters without '/', ':' or spaces, as the kernel allows)"},
+    {"ifname with a colon", join_with(R"("ip":"239.1.2.3","ifname":"eth0:1")"), 9, "/ifname", "byte 4 is ':'"},
+    {"ifname with a slash", join_with(R"("ip":"239.1.2.3","ifname":"a/b")"), 9, "/ifname", "byte 1 is '/'"},
+    {"ifname with a space", join_with(R"("ip":"239.1.2.3","ifname":"a b")"), 9, "/ifname",
+     "byte 1 is not printable ASCII"},
     {"both name and mgid", join_with(R"("mgid":"ff15::1","name":"a")"), 9, "/name",
      "name and mgid exclude each other"},
     {"both name and create", join_with(R"("create":true,"name":"a")"), 9, "/name",

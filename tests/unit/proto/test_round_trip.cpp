@@ -115,6 +115,10 @@ TEST(ProtoRoundTrip, JoinByIpWithAGidType) {
     // By MGID, with the GID type only.
     r.mgid = gid("ff0e::ffff:239.1.2.3");
     expect_request_round_trip(7, Join{r, std::nullopt, GidType::roce_v1});
+    // With the interface of the client's namespace.
+    expect_request_round_trip(8, Join{r, std::nullopt, std::nullopt, "eth0"});
+    EXPECT_NE(encode_request(8, Join{r, std::nullopt, std::nullopt, "eth0"}).find(R"("ifname":"eth0")"),
+              std::string::npos);
 }
 
 TEST(ProtoRoundTrip, LeaveListStatusMonitor) {

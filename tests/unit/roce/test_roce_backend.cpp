@@ -333,6 +333,28 @@ TEST_F(Backend, AMemberTakenBackIsSetAsideWhenItsSourceGoes) {
     EXPECT_EQ(sys2.open_fds(), 0u);
 }
 
+// A container's interface may be named otherwise than the source GID's netdev: the join names
+// it (`ifname`), and the membership is held there, across a re-join and a restart too.
+TEST_F(Backend, AClientMayNameTheInterfaceOfItsNamespace) {
+    ASSERT_FALSE(make(v2).error);
+    sys.netdev(kContainerNs, "eth0", 5);
+    const auto named = [&](MembershipId id, bool rejoin) {
+        return backend.add_member(FabricMember{
+            0, v2, id, join::full,
+            std::make_shared<const RoceJoin>(std::nullopt, std::nullopt, sys.socket(kContainerNs), "eth0"), rejoin});
+    };
+    EXPECT_FALSE(named(1, false));
+    EXPECT_EQ(sys.users(kContainerNs, 5, ip("239.1.2.3")), 1u) << "on the interface it named";
+    EXPECT_EQ(sys.users(kContainerNs, 3, ip("239.1.2.3")), 0u) << "not on the one named as the source's netdev";
+    EXPECT_FALSE(named(1, true)) << "a re-join asks again on the same interface";
+    EXPECT_EQ(sys.users(kContainerNs, 5, ip("239.1.2.3")), 1u);
+
+    const roce::KeptRoce kept = backend.kept([](PortIndex) { return RoceBackend::PortName{"rxe0", 1}; });
+    ASSERT_EQ(kept.sockets.size(), 1u);
+    EXPECT_EQ(kept.sockets[0].memberships.at(0).netdev, "eth0");
+    backend.hand_over();
+}
+
 TEST_F(Backend, AMemberWithoutASocketOrOfAnotherTypeIsRefused) {
     ASSERT_FALSE(make(gid("ff0e::1:2"), roce_join(std::nullopt, GidType::roce_v1)).error);
     auto no_socket = backend.add_member(FabricMember{0, gid("ff0e::1:2"), 1, join::full,
@@ -361,7 +383,8 @@ TEST_F(Backend, TheMembershipIsHeldOnTheGidsNetdevInEachClientsNamespace) {
     sys.remove_netdev(kContainerNs, "veth1");
     auto gone = add(4, v2, join::full, kContainerNs);
     ASSERT_TRUE(gone);
-    EXPECT_EQ(gone->message, "SIOCGIFINDEX veth1 in the client's network namespace: ENODEV (No such device)");
+    EXPECT_EQ(gone->message, "SIOCGIFINDEX veth1 in the client's network namespace: ENODEV (No such device); a "
+                             "client whose network namespace names the interface otherwise gives its name as ifname");
 }
 
 TEST_F(Backend, AReJoinReassertsWhatItHoldsAndRefusesWhatItCannot) {
