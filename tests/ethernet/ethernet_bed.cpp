@@ -460,6 +460,18 @@ std::optional<int> EthernetBed::users(int host, const IpGroup &group) {
     return it == t.end() ? std::nullopt : std::optional<int>(it->second);
 }
 
+std::optional<std::chrono::steady_clock::duration>
+EthernetBed::time_until_gone(int host, const IpGroup &group, std::chrono::steady_clock::time_point since,
+                             std::chrono::milliseconds limit) {
+    using Clock = std::chrono::steady_clock;
+    while (Clock::now() - since < limit) {
+        if (!users(host, group))
+            return Clock::now() - since;
+        std::this_thread::sleep_for(1ms);
+    }
+    return std::nullopt;
+}
+
 std::string EthernetBed::mdb_text() {
     std::string s;
     for (const auto &e : mdb())

@@ -101,6 +101,11 @@ public:
     // The Users count of `group` in the host's IGMP or MLD table (by its family); nullopt when
     // the host is no member.
     std::optional<int> users(int host, const IpGroup &group);
+    // Polls users() every millisecond (the kernel gives no signal of a table's change) until
+    // the host is no member of `group`: how long since `since` it took, or nullopt at `limit`.
+    std::optional<std::chrono::steady_clock::duration> time_until_gone(int host, const IpGroup &group,
+                                                                       std::chrono::steady_clock::time_point since,
+                                                                       std::chrono::milliseconds limit);
     // The mdb on one line for failure messages: " p1:239.1.2.3 br0:ff02::6a", or " (empty)".
     std::string mdb_text();
     // A counter of the RoCE v2 frames reaching the host's veth, and a sender from it.

@@ -45,16 +45,11 @@ void kill9(Process &p) {
     ASSERT_EQ(p.wait(10s), 128 + SIGKILL);
 }
 
-// Polls the host's IGMP table (the kernel gives no signal) until `group` is gone; how long it
-// took, or nullopt after `bound` * 5.
+// How long until the host is no member of `group` (EthernetBed::time_until_gone), or nullopt
+// after `bound` * 5.
 std::optional<Clock::duration> time_until_gone(EthernetBed &bed, int host, const IpGroup &group,
                                                Clock::time_point since, std::chrono::milliseconds bound) {
-    while (Clock::now() - since < bound * 5) {
-        if (!bed.users(host, group))
-            return Clock::now() - since;
-        std::this_thread::sleep_for(1ms); // no signal for a kernel table's change
-    }
-    return std::nullopt;
+    return bed.time_until_gone(host, group, since, bound * 5);
 }
 
 // Every test: a bed, a user of the socket's group (the daemon's clients are not root), and the
