@@ -71,6 +71,7 @@ std::uint16_t pkey_value(const json &v, const std::string &pointer) {
 
 namespace {
 
+using detail::each_element;
 using detail::hex;
 using detail::int_or_hex;
 using detail::read_access;
@@ -256,21 +257,15 @@ void read_names(const ObjectReader &groups, NamedGroups &names) {
 // whose bits other agents hold by design.
 std::vector<NamePrefix> read_owned_prefixes(const ObjectReader &groups) {
     std::vector<NamePrefix> out;
-    const json *list = groups.array("owned_prefixes");
-    if (!list)
-        return out;
-    std::size_t i = 0;
-    for (const json &v : *list) {
-        const std::string ptr = json_check::pointer_to(groups.pointer("owned_prefixes"), i++);
-        const std::string_view text = json_check::check_string(v, ptr);
+    each_element(groups, "owned_prefixes", [&](const json &v, const std::string &ptr) {
         std::string why;
-        const auto p = parse_mgid_prefix_bits(text, kMinNamePrefixBits, 128, "", &why);
+        const auto p = parse_mgid_prefix_bits(json_check::check_string(v, ptr), kMinNamePrefixBits, 128, "", &why);
         if (!p)
             throw FieldError(ptr, json_check::describe_value(v) + " " + why);
         if (auto no = reserved_prefix_problem(*p))
             throw FieldError(ptr, json_check::describe_value(v) + " " + *no);
         out.push_back(*p);
-    }
+    });
     return out;
 }
 
