@@ -52,8 +52,9 @@ using CreateGate = std::function<std::optional<Error>()>;
 // memberships a MembershipBackend makes there is no SA, and none is asked.
 struct JoinGates {
     // Asked once, right before the Set that creates the join's group (the SA said the MGID is
-    // absent, or the join asks the SA for an MGID, or a new group's lone Set in an owned prefix): nullopt lets it (and the session counts the
-    // create), an error refuses the join with it.
+    // absent, or the join asks the SA for an MGID) or may create it (a new group's lone Set in
+    // an owned prefix): nullopt lets it (and the session counts the create), an error refuses
+    // the join with it.
     CreateGate create;
     // Asked, without counting anything, before the first probe of an MGID this port's SA said
     // was absent within the last kAbsentMemory: the join would most likely create, so a caller
