@@ -93,6 +93,11 @@ std::optional<std::string> group_name_problem(std::string_view name) {
 }
 
 std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *why) {
+    return parse_mgid_prefix_bits(text, kMinNamePrefixBits, kMaxNamePrefixBits, " (the name's hash goes there)", why);
+}
+
+std::optional<NamePrefix> parse_mgid_prefix_bits(std::string_view text, unsigned min_bits, unsigned max_bits,
+                                                 std::string_view past, std::string *why) {
     auto fail = [&](std::string reason) -> std::optional<NamePrefix> {
         if (why)
             *why = std::move(reason);
@@ -106,9 +111,9 @@ std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *
     const auto [end, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
     if (len_text.empty() || ec != std::errc() || end != len_text.data() + len_text.size())
         return fail("the prefix length after '/' is not a number");
-    if (len < kMinNamePrefixBits || len > kMaxNamePrefixBits)
-        return fail("prefix length " + std::to_string(len) + " out of range [" + std::to_string(kMinNamePrefixBits) +
-                    ", " + std::to_string(kMaxNamePrefixBits) + "]");
+    if (len < min_bits || len > max_bits)
+        return fail("prefix length " + std::to_string(len) + " out of range [" + std::to_string(min_bits) + ", " +
+                    std::to_string(max_bits) + "]");
     const auto g = parse_gid(text.substr(0, slash));
     if (!g)
         return fail("\"" + std::string(text.substr(0, slash)) + "\" is not a GID in IPv6 text form");
@@ -116,7 +121,7 @@ std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *
         return fail("is not a multicast GID prefix (those begin with ff)");
     for (unsigned bit = len; bit < 128; ++bit)
         if ((*g)[bit / 8] & (0x80 >> (bit % 8)))
-            return fail("has bits set past its length " + std::to_string(len) + " (the name's hash goes there)");
+            return fail("has bits set past its length " + std::to_string(len) + std::string(past));
     return NamePrefix{*g, len};
 }
 

@@ -45,6 +45,11 @@ struct NamePrefix {
 };
 // The prefix, or why `text` is not one (its length out of range, bits set past it, not ff...).
 std::optional<NamePrefix> parse_name_prefix(std::string_view text, std::string *why = nullptr);
+// The same for a prefix of `min_bits`..`max_bits` (groups.owned_prefixes: 32..128, a whole MGID
+// being /128); parse_name_prefix is this with the named groups' range. `past` follows the
+// complaint about bits set past the length (" (the name's hash goes there)").
+std::optional<NamePrefix> parse_mgid_prefix_bits(std::string_view text, unsigned min_bits, unsigned max_bits,
+                                                 std::string_view past, std::string *why);
 std::string format_name_prefix(const NamePrefix &p);
 
 // The MGID of `name` under `prefix` (the name is not checked: group_name_problem() first).

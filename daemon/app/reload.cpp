@@ -34,7 +34,8 @@ constexpr ReloadKey kKeys[] = {
     row("ports", [](auto &c) { return std::tie(c.host.ports); }),
     row("sa", [](auto &c) { return std::tie(c.host.sa); }),
     row("groups", [](auto &c) {
-        return std::tie(c.engine.allow_ipoib_mgids, c.engine.allow_rdma_cm_mgids, c.engine.create, c.names, c.roce);
+        return std::tie(c.engine.allow_ipoib_mgids, c.engine.allow_rdma_cm_mgids, c.engine.owned_prefixes,
+                        c.engine.create, c.names, c.roce);
     }),
     row("retry", [](auto &c) { return std::tie(c.engine.retry_min, c.engine.retry_max); }),
     row("rejoin", [](auto &c) { return std::tie(c.engine.rejoin_jitter); }),

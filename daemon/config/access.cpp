@@ -51,16 +51,6 @@ std::optional<gid_t> group_id(const std::string &name) {
 
 namespace {
 
-// For each element of the optional array at `key`, with its JSON pointer.
-template <class F> void each_element(const ObjectReader &in, std::string_view key, F f) {
-    const json *list = in.array(key);
-    if (!list)
-        return;
-    std::size_t i = 0;
-    for (const json &v : *list)
-        f(v, json_check::pointer_to(in.pointer(key), i++));
-}
-
 // The ids of a "users" or "groups" list: a number is an id, a string a name the host knows.
 template <class Id>
 std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool groups) {

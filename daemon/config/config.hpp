@@ -67,6 +67,14 @@ inline HostPortsConfig default_host_config() {
     return host;
 }
 
+// The engine's defaults, with the named groups' default prefix owned (names are enabled by
+// default): the parser sets owned_prefixes from groups.owned_prefixes and groups.names.
+inline EngineConfig default_engine_config() {
+    EngineConfig engine;
+    engine.owned_prefixes = {NamedGroups{}.prefix};
+    return engine;
+}
+
 // The group that may use the socket the daemon binds itself (without socket activation, where
 // rdma-mcastd.socket's SocketGroup= decides): root:<group> 0660, as the socket unit makes it.
 inline constexpr const char *kDefaultSocketGroup = "rdma-mcast";
@@ -79,7 +87,7 @@ struct DaemonConfig {
     std::string socket_group = kDefaultSocketGroup;
     std::optional<gid_t> socket_gid;
     std::string log_level = "info"; // one of kLogLevels
-    EngineConfig engine;            // "groups", "retry", "rejoin"
+    EngineConfig engine = default_engine_config(); // "groups", "retry", "rejoin"
     NamedGroups names;              // "groups.names": how a join's name maps to its MGID
     // "groups.roce_ipv6", and groups.create.qkey as the Q_Key of a RoCE group (filled with
     // engine.create by the parser).

@@ -71,6 +71,7 @@ std::uint16_t pkey_value(const json &v, const std::string &pointer) {
 
 namespace {
 
+using detail::each_element;
 using detail::hex;
 using detail::int_or_hex;
 using detail::read_access;
@@ -217,6 +218,17 @@ void read_monitor(const ObjectReader &root, port::MonitorConfig &m) {
         m.jitter_percent = static_cast<unsigned>(*v);
 }
 
+// Why a prefix of at least 32 bits (its flags, scope and signature fixed) cannot be the
+// daemon's: a signature the engine refuses or the SA assigns, or the reserved scope 0.
+std::optional<std::string> reserved_prefix_problem(const NamePrefix &p) {
+    const std::uint16_t sig = mgid_signature(p.bits);
+    if (sig == 0x401b || sig == 0x601b || sig == 0x4001 || sig == 0x6001 || sig == 0xa01b)
+        return "has the signature " + hex(sig) + ", which IPoIB, rdma_cm or the SA's assigned MGIDs use";
+    if (mgid_scope(p.bits) == 0)
+        return "has scope 0, which is reserved";
+    return std::nullopt;
+}
+
 // groups.names: the prefix must leave the MGID's flags, scope and signature to the operator
 // (common/named_group.hpp) and not be one the engine refuses or the SA assigns.
 void read_names(const ObjectReader &groups, NamedGroups &names) {
@@ -231,24 +243,49 @@ void read_names(const ObjectReader &groups, NamedGroups &names) {
         const auto p = parse_name_prefix(*text, &why);
         if (!p)
             in->fail("prefix", json_check::describe_value(json(*text)) + " " + why);
-        const std::uint16_t sig = mgid_signature(p->bits);
-        if (sig == 0x401b || sig == 0x601b || sig == 0x4001 || sig == 0x6001 || sig == 0xa01b)
-            in->fail("prefix", json_check::describe_value(json(*text)) + " has the signature " + hex(sig) +
-                                   ", which IPoIB, rdma_cm or the SA's assigned MGIDs use");
-        if (mgid_scope(p->bits) == 0)
-            in->fail("prefix", json_check::describe_value(json(*text)) + " has scope 0, which is reserved");
+        if (auto no = reserved_prefix_problem(*p))
+            in->fail("prefix", json_check::describe_value(json(*text)) + " " + *no);
         names.prefix = *p;
     }
     if (const json *v = in->find("pkey"))
         names.pkey = detail::pkey_value(*v, in->pointer("pkey"));
 }
 
+// groups.owned_prefixes: MGID prefixes no other agent on the host's ports joins, where a new
+// group costs its Set alone (doc/architecture.md §5). At least 32 bits, so that the signature
+// is the prefix's: an owned prefix can never take in the kernel's groups (IPoIB, rdma_cm),
+// whose bits other agents hold by design.
+std::vector<NamePrefix> read_owned_prefixes(const ObjectReader &groups) {
+    std::vector<NamePrefix> out;
+    each_element(groups, "owned_prefixes", [&](const json &v, const std::string &ptr) {
+        std::string why;
+        const auto p = parse_mgid_prefix_bits(json_check::check_string(v, ptr), kMinNamePrefixBits, 128, "", &why);
+        if (!p)
+            throw FieldError(ptr, json_check::describe_value(v) + " " + why);
+        if (auto no = reserved_prefix_problem(*p))
+            throw FieldError(ptr, json_check::describe_value(v) + " " + *no);
+        out.push_back(*p);
+    });
+    return out;
+}
+
+// The prefixes the engine owns: the list, and the named groups' prefix while names are enabled
+// (only the daemon makes MGIDs there, by the names' hash), listed or not.
+std::vector<NamePrefix> owned_prefixes(std::vector<NamePrefix> listed, const NamedGroups &names) {
+    if (names.enabled && std::find(listed.begin(), listed.end(), names.prefix) == listed.end())
+        listed.push_back(names.prefix);
+    return listed;
+}
+
 void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &names, roce::RoceOptions &roce) {
     const auto in = section(root, "groups");
-    if (!in)
+    if (!in) {
+        engine.owned_prefixes = owned_prefixes({}, names);
         return;
-    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "roce_ipv6", "create", "names"});
+    }
+    in->require_only({"allow_ipoib_mgids", "allow_rdma_cm_mgids", "roce_ipv6", "owned_prefixes", "create", "names"});
     read_names(*in, names);
+    engine.owned_prefixes = owned_prefixes(read_owned_prefixes(*in), names);
     if (auto v = in->boolean("roce_ipv6"))
         roce.ipv6_on_roce_v2 = *v;
     if (auto v = in->boolean("allow_ipoib_mgids"))

@@ -2,6 +2,7 @@
 // Internal to the config reader: helpers the section readers share (parse.cpp, access.cpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,16 @@ namespace mcastd::config::detail {
 
 // A nested object of the config: absent means every key at its default.
 std::optional<json_check::ObjectReader> section(const json_check::ObjectReader &parent, std::string_view key);
+
+// For each element of the optional array at `key`, with its JSON pointer.
+template <class F> void each_element(const json_check::ObjectReader &in, std::string_view key, F f) {
+    const json_check::json *list = in.array(key);
+    if (!list)
+        return;
+    std::size_t i = 0;
+    for (const json_check::json &v : *list)
+        f(v, json_check::pointer_to(in.pointer(key), i++));
+}
 
 // "0x1b"
 std::string hex(std::uint64_t v);

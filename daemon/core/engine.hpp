@@ -52,12 +52,16 @@ using CreateGate = std::function<std::optional<Error>()>;
 // memberships a MembershipBackend makes there is no SA, and none is asked.
 struct JoinGates {
     // Asked once, right before the Set that creates the join's group (the SA said the MGID is
-    // absent, or the join asks the SA for an MGID): nullopt lets it (and the session counts the
-    // create), an error refuses the join with it.
+    // absent, or the join asks the SA for an MGID) or may create it (a new group's lone Set in
+    // an owned prefix): nullopt lets it (and the session counts the create), an error refuses
+    // the join with it.
     CreateGate create;
     // Asked, without counting anything, before the first probe of an MGID this port's SA said
     // was absent within the last kAbsentMemory: the join would most likely create, so a caller
-    // who may not create is refused before any MAD. nullopt: go on and probe.
+    // who may not create is refused before any MAD. nullopt: go on and probe. Also asked before
+    // a new group's lone Set in an owned prefix (EngineConfig::owned_prefixes), which may create:
+    // an error there only sends the probe first, and `create` is asked (and charged) before the
+    // lone Set.
     CreateGate would_create;
     // Asked before every SA transaction the engine sends on behalf of this join (its probes,
     // the refresh of an old record, its Set), with the method: an error refuses the join with

@@ -3,9 +3,12 @@
 // of background work. Filled from the config file's "groups", "retry" and "rejoin" sections.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
+#include "common/named_group.hpp"
 #include "core/timers.hpp"
 
 namespace mcastd {
@@ -15,6 +18,15 @@ struct EngineConfig {
     // from the daemon would cut its members off, so those signatures are refused by default.
     bool allow_ipoib_mgids = false;
     bool allow_rdma_cm_mgids = false;
+
+    // MGID prefixes in which no other agent on the host's ports holds bits (groups.owned_prefixes,
+    // and groups.names.prefix while names are enabled): a new group there costs its Set alone,
+    // with no probe Get before it (doc/architecture.md §5, "Owned prefixes").
+    std::vector<NamePrefix> owned_prefixes;
+    bool owns(const Gid &mgid) const {
+        return std::any_of(owned_prefixes.begin(), owned_prefixes.end(),
+                           [&](const NamePrefix &p) { return p.contains(mgid); });
+    }
 
     // Values used when a join creates a group and the member did not assert them.
     struct CreateDefaults {

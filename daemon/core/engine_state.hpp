@@ -74,6 +74,7 @@ struct Op {
     std::uint8_t bits = 0;
     MembershipId member = 0; // join_set only
     bool create = false;     // join_set: the create mask was used
+    bool owned = false;      // join_set: sent with no probe before it (an owned MGID prefix)
     bool resync = false;     // probes: learning `held` (true) or `foreign` (false)
     std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
                              // invalidation says nothing about the SA's state now
@@ -86,6 +87,7 @@ struct Group {
     PortIndex port = 0;
     Gid mgid{};
     bool sa_assigned = false; // created with MGID 0; mgid is zero until the SA answers
+    bool probe_owned = false; // an owned prefix's lone Set was refused: probe as anywhere else
     std::uint8_t create_scope = 0;
     SaKnowledge sa;
     bool warned_leak_hazard = false;

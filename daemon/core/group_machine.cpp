@@ -133,6 +133,8 @@ void GroupMachine::pump(Group &g) {
     while (!g.queue.empty()) {
         const MembershipId id = g.queue.front();
         const Member &m = s_.members.at(id);
+        if (refused_foreign_in_owned(g, id))
+            continue;
         JoinStep step = next_join_step(g.sa, m.bits, m.params, s_.usable(g.port), port.epoch);
         switch (step.kind) {
         case JoinStep::Kind::conflict:
@@ -151,6 +153,11 @@ void GroupMachine::pump(Group &g) {
             book_.fail(g, id, Error{Errc::port_not_active, s_.name(g.port) + " is not active", {}});
             continue;
         case JoinStep::Kind::probe:
+            switch (try_owned_set(g, id)) {
+            case Owned::sent: return;
+            case Owned::refused: continue;
+            case Owned::probe: break;
+            }
             if (refused(g, id, ask_would_create(g, id)) || refused(g, id, ask_sa(id, SaMethod::get)))
                 continue;
             start_probe(g, false);
@@ -246,8 +253,8 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
 }
 
 // A join's first probe of a group with an explicit MGID is Get(MGID). A new group costs that Get
-// and the Set that creates it (doc/architecture.md §5, "SA cost of a join"), and the Get
-// cannot be cut:
+// and the Set that creates it (doc/architecture.md §5, "SA cost of a join"), and outside an
+// owned prefix (try_owned_set) the Get cannot be cut:
 //  - "no such group" is the one answer that proves, with no side effect, that no agent on this
 //    port holds bits in the group (the foreign bits the daemon must never delete). A Set sent
 //    first answers with the port's JoinState after it: bits another agent already held that
@@ -279,6 +286,51 @@ void GroupMachine::start_probe(Group &g, bool resync) {
         op.kind = Op::Kind::probe_member;
         submit(g, std::move(op), SaRequest{g.port, SaMethod::get, r, field::mgid | field::port_gid});
     }
+}
+
+// Inside an owned prefix (EngineConfig::owned_prefixes) the probe's first job is void: the
+// administrator vouches that no other agent on the host's ports joins there, and the named
+// groups' MGIDs are made by the daemon alone. So a group the engine knows nothing of gets the
+// member's Set alone, with the create fields ("join, or create if missing", as rdma_cm sends
+// it: on an existing group they are assertions, which hold when every host creates with the
+// same groups.create). The Set's answer checks the promise: bits it shows beyond the Set's are
+// another agent's, and the group takes no join (refused_foreign_in_owned); the member's bits
+// are then deleted again by reconcile(), since nobody wants them, the other agent's never
+// (doc/architecture.md §5, "Owned prefixes").
+// Whether the Set creates the group is not known, so the member must be one who may create:
+// its create gate is asked (and charged) before it. One who may not is probed as anywhere
+// else, since it may join a group that exists.
+GroupMachine::Owned GroupMachine::try_owned_set(Group &g, MembershipId id) {
+    if (g.sa_assigned || g.probe_owned || g.sa.probed || g.sa.have_record || !g.sa.nothing_of_ours() ||
+        !s_.cfg.owns(g.mgid))
+        return Owned::probe;
+    Member &m = s_.members.at(id);
+    if (m.gates.would_create && m.gates.would_create())
+        return Owned::probe;
+    if (refused(g, id, m.gates.create ? std::exchange(m.gates.create, nullptr)() : std::nullopt) ||
+        refused(g, id, ask_sa(id, SaMethod::set)))
+        return Owned::refused;
+    g.sa.probed_foreign(0); // the prefix's promise; the Set's answer tells otherwise
+    m.sent = true;
+    Op op = join_op(normalize(m.bits), id, true);
+    op.owned = true;
+    submit(g, std::move(op),
+           join_set(g.port, g.mgid, s_.port_gid(g.port), normalize(m.bits), m.params,
+                    CreateFields{s_.cfg.create, std::nullopt}));
+    return Owned::sent;
+}
+
+bool GroupMachine::refused_foreign_in_owned(Group &g, MembershipId id) {
+    if (!g.sa.foreign || g.sa_assigned || !s_.cfg.owns(g.mgid))
+        return false;
+    book_.fail(g, id,
+               Error{Errc::conflict,
+                     "cannot join " + s_.where(g) + ": another agent on this port holds " +
+                         join_state_name(g.sa.foreign) +
+                         " there, in an MGID prefix the daemon owns (config groups.owned_prefixes or "
+                         "groups.names.prefix); its bits are left alone and the daemon takes no member there",
+                     {}});
+    return true;
 }
 
 void GroupMachine::start_exact_probe(Group &g, Op op) {
@@ -535,6 +587,14 @@ Group &GroupMachine::on_join_set(Group &g, const Op &op, const SaResult &r) {
         if (s_.members.count(op.member))
             book_.fail_head_and_identical(
                 g, op.member, join_timeout(s_.where(g), r));
+        return g;
+    }
+    if (op.owned && r.status == sa_status::req_invalid) {
+        // The lone Set's create fields may contradict a group that exists (created with other
+        // values): learn the group as anywhere else, and join it with the member's own fields.
+        // A create the SA refuses is refused again after the probe, and that answer is the join's.
+        g.probe_owned = true;
+        g.sa.probed = false;
         return g;
     }
     if (r.status == sa_status::insufficient_components && !op.create) {

@@ -41,6 +41,11 @@ private:
 
     void submit(Group &g, Op op, SaRequest req);
     void start_probe(Group &g, bool resync);
+    // A new group in an owned prefix: the member's Set alone, no probe before it.
+    enum class Owned : std::uint8_t { probe, sent, refused };
+    Owned try_owned_set(Group &g, MembershipId id);
+    // In an owned prefix, a group where another agent on the port holds bits takes no join.
+    bool refused_foreign_in_owned(Group &g, MembershipId id);
     void start_exact_probe(Group &g, Op op);
     // The member's create gate, when its Set would create the group: why it may not.
     std::optional<Error> ask_create(Group &g, MembershipId id);

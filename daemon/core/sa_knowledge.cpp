@@ -43,7 +43,12 @@ void SaKnowledge::probed_foreign(std::uint8_t stored) {
 }
 
 void SaKnowledge::resynced(std::uint8_t stored) {
-    held = bits(stored & ~foreign);
+    // Every bit the daemon may have set is held or uncertain: a bit the port holds beyond those
+    // is another agent's (one that joined since, or one an owned prefix's lone Set, unanswered,
+    // never saw), never the daemon's to delete.
+    const std::uint8_t ours = bits(held | uncertain);
+    foreign = bits((foreign | (stored & ~ours)) & stored);
+    held = bits(stored & ours & ~foreign);
     uncertain = 0;
 }
 

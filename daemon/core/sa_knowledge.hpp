@@ -51,7 +51,8 @@ struct SaKnowledge {
     void sa_may_have_lost();
     // A first probe found the port holding `stored` before the daemon set anything.
     void probed_foreign(std::uint8_t stored);
-    // A re-sync probe found the port holding exactly `stored`.
+    // A re-sync probe found the port holding exactly `stored`: of it, the bits held or uncertain
+    // are the daemon's, the rest another agent's.
     void resynced(std::uint8_t stored);
     // The group's record from a Get(MGID), before the port's own membership is probed.
     void group_found(const McRecord &rec, const Gid &port_gid, std::uint64_t epoch);

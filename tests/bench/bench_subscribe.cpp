@@ -9,11 +9,13 @@
 //  2. rdma-mcastd on H2; one client starts 1,000 joins of new groups (explicit MGIDs) at once
 //     and collects the completions. The daemon's status counters (sa_sets, sa_gets, version 2)
 //     before and after give the SA MADs each join cost: 2, the probe Get and the Set
-//     (doc/architecture.md §5 says why the Get stays).
-//  3. The client closes (the daemon leaves those groups); another starts 1,000 creates of
-//     groups with SA-assigned MGIDs, which cost one Set each: the same MADs as the raw Sets,
-//     so the rates compare the daemon and the library themselves.
-//  4. The daemon stops (leaving every group) and the raw Sets run again.
+//     (doc/architecture.md §5 says why the Get stays outside an owned prefix).
+//  3. The client closes (the daemon leaves those groups); another starts 1,000 joins of new
+//     named groups (issue 29). Their MGIDs are in the named groups' prefix, which the daemon
+//     owns by default (config groups.owned_prefixes): one Set each, no probe Get.
+//  4. Another starts 1,000 creates of groups with SA-assigned MGIDs, which cost one Set each:
+//     the same MADs as the raw Sets, so the rates compare the daemon and the library themselves.
+//  5. The daemon stops (leaving every group) and the raw Sets run again.
 //
 // It prints figures; it does not pass or fail on them.
 //
@@ -182,7 +184,8 @@ int main(int argc, char **argv) {
         RawClient raw(daemon.socket());
         raw.call(R"({"id":1,"op":"hello","versions":[2]})", 1);
 
-        std::vector<rdmamcast_join_params> by_mgid(groups), created(groups);
+        std::vector<rdmamcast_join_params> by_mgid(groups), named(groups), created(groups);
+        std::vector<std::string> names(groups);
         for (unsigned i = 0; i < groups; ++i) {
             by_mgid[i] = RDMAMCAST_JOIN_PARAMS_INIT;
             by_mgid[i].device = "ibsim0";
@@ -191,8 +194,13 @@ int main(int argc, char **argv) {
             created[i] = by_mgid[i];
             std::memset(created[i].mgid, 0, sizeof created[i].mgid);
             created[i].flags = RDMAMCAST_JOIN_CREATE;
+            names[i] = "bench-subscribe-" + std::to_string(i + 1);
+            named[i] = created[i];
+            named[i].flags = 0;
+            named[i].name = names[i].c_str();
         }
         const Subscribed explicit_mgids = subscribe(daemon.socket(), raw, by_mgid);
+        const Subscribed by_name = subscribe(daemon.socket(), raw, named);
         const Subscribed sa_assigned = subscribe(daemon.socket(), raw, created);
 
         daemon.stop(); // leaves every group: the raw Sets below need the MLIDs back
@@ -203,6 +211,7 @@ int main(int argc, char **argv) {
                     "after; mean %.1f ms = %.0f Sets/s\n",
                     groups, kWindow, raw_before, raw_after, raw_ms, raw_rate);
         report("joins of new groups by MGID", groups, explicit_mgids, raw_rate);
+        report("joins of new named groups (owned prefix)", groups, by_name, raw_rate);
         report("creates (SA-assigned MGIDs)", groups, sa_assigned, raw_rate);
         return 0;
     } catch (const std::exception &e) {

@@ -63,6 +63,9 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_TRUE(c.names.enabled);
     EXPECT_EQ(format_name_prefix(c.names.prefix), "ff15:6e61:6d65::/64");
     EXPECT_EQ(c.names.pkey, 0xffff);
+    // Owned: the named groups' prefix alone, since names are enabled.
+    ASSERT_EQ(e.owned_prefixes.size(), 1u);
+    EXPECT_EQ(format_name_prefix(e.owned_prefixes[0]), "ff15:6e61:6d65::/64");
     EXPECT_EQ(e.retry_min, milliseconds(1000));
     EXPECT_EQ(e.retry_max, milliseconds(16000));
     const auto &m = c.host.monitor;
@@ -128,7 +131,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "ips", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
-          "prefix", "fabric", "hosts", "sa_budget"})
+          "prefix", "owned_prefixes", "fabric", "hosts", "sa_budget"})
         EXPECT_NE(text.find("\"" + std::string(key) + "\":"), std::string::npos) << key;
 }
 
@@ -316,6 +319,30 @@ TEST(ConfigKeys, NamedGroups) {
     EXPECT_TRUE(is_zero(c.static_groups.at(0).mgid));
 }
 
+// groups.owned_prefixes: the prefixes listed, plus the named groups' prefix while names are
+// enabled (listed or not, never twice); a whole MGID is a /128.
+TEST(ConfigKeys, OwnedPrefixes) {
+    auto texts = [](const DaemonConfig &c) {
+        std::vector<std::string> out;
+        for (const NamePrefix &p : c.engine.owned_prefixes)
+            out.push_back(format_name_prefix(p));
+        return out;
+    };
+    using V = std::vector<std::string>;
+    EXPECT_EQ(texts(ok(R"({"groups":{"owned_prefixes":["ff15:aa::/32","ff12:bb:1:2::7/128"]}})")),
+              (V{"ff15:aa::/32", "ff12:bb:1:2::7/128", "ff15:6e61:6d65::/64"}));
+    EXPECT_EQ(texts(ok(R"({"groups":{"owned_prefixes":["ff15:6e61:6d65::/64"]}})")), (V{"ff15:6e61:6d65::/64"}));
+    EXPECT_EQ(texts(ok(R"({"groups":{"owned_prefixes":["ff15:aa::/32"],"names":{"enabled":false}}})")),
+              (V{"ff15:aa::/32"}));
+    EXPECT_EQ(texts(ok(R"({"groups":{"names":{"enabled":false}}})")), V{});
+    EXPECT_EQ(texts(ok(R"({"groups":{"names":{"prefix":"ff15:1::/48"}}})")), (V{"ff15:1::/48"}));
+    EXPECT_EQ(texts(ok(R"({"groups":{"owned_prefixes":[]}})")), (V{"ff15:6e61:6d65::/64"}));
+    const auto c = ok(R"({"groups":{"owned_prefixes":["ff15:aa::/32"]}})");
+    EXPECT_TRUE(c.engine.owns(*parse_gid("ff15:aa:1::1")));
+    EXPECT_TRUE(c.engine.owns(*parse_gid("ff15:6e61:6d65:0:1::1")));
+    EXPECT_FALSE(c.engine.owns(*parse_gid("ff15:ab::1")));
+}
+
 // config/README.md's example: 5000 ports sharing 2000 MAD/s get 0.4 MAD/s each, one per 2.5 s,
 // and a re-join spread over 2.5 s.
 TEST(ConfigKeys, AFabricBudgetSetsEachPortsPacingAndTheRejoinJitter) {
@@ -451,6 +478,26 @@ const Rejection kRejections[] = {
      "test.json: /groups/names/prefix: \"ff10:1::/32\" has scope 0, which is reserved"},
     {"names prefix a number", R"({"groups":{"names":{"prefix":64}}})",
      "test.json: /groups/names/prefix: expected a string..."},
+    {"owned prefixes not a list", R"({"groups":{"owned_prefixes":"ff15:aa::/32"}})",
+     "test.json: /groups/owned_prefixes: expected an array..."},
+    {"owned prefix a number", R"({"groups":{"owned_prefixes":[7]}})",
+     "test.json: /groups/owned_prefixes/0: expected a string..."},
+    {"owned prefix without length", R"({"groups":{"owned_prefixes":["ff15:aa::/32","ff15:1::1"]}})",
+     "test.json: /groups/owned_prefixes/1: \"ff15:1::1\" has no prefix length..."},
+    {"owned prefix too short", R"({"groups":{"owned_prefixes":["ff15::/16"]}})",
+     "test.json: /groups/owned_prefixes/0: \"ff15::/16\" prefix length 16 out of range [32, 128]"},
+    {"owned prefix not multicast", R"({"groups":{"owned_prefixes":["fe80::/64"]}})",
+     "test.json: /groups/owned_prefixes/0: \"fe80::/64\" is not a multicast GID prefix (those begin with ff)"},
+    {"owned prefix bits past it", R"({"groups":{"owned_prefixes":["ff15:1::1/64"]}})",
+     "test.json: /groups/owned_prefixes/0: \"ff15:1::1/64\" has bits set past its length 64"},
+    {"owned prefix IPoIB", R"({"groups":{"owned_prefixes":["ff12:601b::/32"]}})",
+     "test.json: /groups/owned_prefixes/0: \"ff12:601b::/32\" has the signature 0x601b, which IPoIB, rdma_cm "
+     "or the SA's assigned MGIDs use"},
+    {"owned prefix rdma_cm", R"({"groups":{"owned_prefixes":["ff15:4001:1::/48"]}})",
+     "test.json: /groups/owned_prefixes/0: \"ff15:4001:1::/48\" has the signature 0x4001, which IPoIB, rdma_cm "
+     "or the SA's assigned MGIDs use"},
+    {"owned prefix scope 0", R"({"groups":{"owned_prefixes":["ff10:1::/32"]}})",
+     "test.json: /groups/owned_prefixes/0: \"ff10:1::/32\" has scope 0, which is reserved"},
     {"names pkey invalid", R"({"groups":{"names":{"pkey":"0x8000"}}})",
      "test.json: /groups/names/pkey: 0x8000 is the invalid P_Key"},
     {"names enabled a string", R"({"groups":{"names":{"enabled":"yes"}}})",

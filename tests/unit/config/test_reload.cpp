@@ -87,6 +87,7 @@ const Alternative kAlternatives[] = {
     {"/groups/allow_ipoib_mgids", "true"},
     {"/groups/allow_rdma_cm_mgids", "true"},
     {"/groups/roce_ipv6", "true"},
+    {"/groups/owned_prefixes", R"(["ff15:aa::/32"])"},
     {"/groups/create/qkey", R"("0x11111111")"},
     {"/groups/create/pkey", R"("0x8001")"},
     {"/groups/create/sl", "3"},

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -62,6 +64,17 @@ struct RecordingSink : MembershipEventSink {
         events.push_back({c, id, ev});
     }
 };
+
+// A request as the SA-cost tests write it: "get 0x1", "set 0x130c7", "del 0x10003".
+inline std::string sa_line(SaMethod method, std::uint64_t mask) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%s 0x%llx",
+                  method == SaMethod::get   ? "get"
+                  : method == SaMethod::set ? "set"
+                                            : "del",
+                  static_cast<unsigned long long>(mask));
+    return buf;
+}
 
 struct JoinOutcome {
     int calls = 0;
@@ -136,6 +149,14 @@ protected:
     }
 
     std::size_t requests() const { return sa.log.size(); }
+
+    // The requests sent since `from`, as sa_line() writes them.
+    std::vector<std::string> sent(std::size_t from = 0) const {
+        std::vector<std::string> out;
+        for (std::size_t i = from; i < sa.log.size(); ++i)
+            out.push_back(sa_line(sa.log[i].method, sa.log[i].comp_mask));
+        return out;
+    }
 
     FakeTimers timers;
     FakeSa sa;

@@ -15,28 +15,8 @@ const Gid kElsewhere = make_gid(0xfe80000000000000ULL, 0x200001); // another hos
 
 class SaCost : public EngineFixture {
 protected:
-    // The requests sent since `from`, as "get 0x1" / "set 0x130c7" / "del 0x10003".
-    std::vector<std::string> sent(std::size_t from = 0) const {
-        std::vector<std::string> out;
-        for (std::size_t i = from; i < sa.log.size(); ++i) {
-            const SaRequest &r = sa.log[i];
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%s 0x%llx",
-                          r.method == SaMethod::get   ? "get"
-                          : r.method == SaMethod::set ? "set"
-                                                      : "del",
-                          static_cast<unsigned long long>(r.comp_mask));
-            out.emplace_back(buf);
-        }
-        return out;
-    }
-    static std::string get(std::uint64_t mask) { return "get 0x" + hex(mask); }
-    static std::string set(std::uint64_t mask) { return "set 0x" + hex(mask); }
-    static std::string hex(std::uint64_t v) {
-        char buf[20];
-        std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-        return buf;
-    }
+    static std::string get(std::uint64_t mask) { return sa_line(SaMethod::get, mask); }
+    static std::string set(std::uint64_t mask) { return sa_line(SaMethod::set, mask); }
 };
 
 using V = std::vector<std::string>;

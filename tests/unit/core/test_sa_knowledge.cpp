@@ -45,6 +45,21 @@ TEST(SaKnowledge, BitsNobodyAccountsForAreAnotherAgents) {
     EXPECT_EQ(k.held, join::full);
 }
 
+// A re-sync: of what the port holds, only bits the daemon held or may have set are its own.
+TEST(SaKnowledge, AResyncCountsOnlyHeldOrUncertainBitsAsOurs) {
+    SaKnowledge k;
+    k.held = join::full;
+    k.uncertain = join::send_only_non_member;
+    k.foreign = join::send_only_full; // gone since: the agent left
+    k.resynced(join::full | join::non_member | join::send_only_non_member);
+    EXPECT_EQ(k.held, join::full | join::send_only_non_member);
+    EXPECT_EQ(k.foreign, join::non_member) << "a bit nobody here set is another agent's";
+    EXPECT_EQ(k.uncertain, 0);
+    k.resynced(join::non_member);
+    EXPECT_EQ(k.held, 0);
+    EXPECT_EQ(k.foreign, join::non_member);
+}
+
 TEST(SaKnowledge, AnAnswerFromBeforeAnInvalidationGivesARecordButNoBits) {
     SaKnowledge k;
     k.set_answered(record(0xc001, join::full), join::full, true, kPort, 1);

@@ -30,8 +30,8 @@ namespace mcastd::test {
 
 class FrontDoor : public ::testing::Test {
 protected:
-    explicit FrontDoor(frontend::Limits limits = {}, policy::Policy policy = {})
-        : service(EngineConfig{}, sa, timers), sessions(service, timers, "rdma-mcastd test", limits, std::move(policy)),
+    explicit FrontDoor(frontend::Limits limits = {}, policy::Policy policy = {}, EngineConfig engine = {})
+        : service(std::move(engine), sa, timers), sessions(service, timers, "rdma-mcastd test", limits, std::move(policy)),
           server(loop, sessions, -1) {
         const PortIndex p = service.add_port(test_port(), true);
         sa.port_gids[p] = test_port().port_gid();

@@ -35,7 +35,7 @@ policy::Rule rule(std::string name) {
 
 class PolicySessions : public FrontDoor {
 protected:
-    explicit PolicySessions(policy::Policy p) : FrontDoor({}, std::move(p)) {}
+    explicit PolicySessions(policy::Policy p, EngineConfig engine = {}) : FrontDoor({}, std::move(p), std::move(engine)) {}
 
     std::unique_ptr<frontend::ClientSession> open(uid_t uid, gid_t gid, std::vector<gid_t> groups = {},
                                                   std::string cgroup = "/user.slice") {
@@ -223,6 +223,24 @@ class PortCap : public PolicySessions {
 protected:
     PortCap() : PolicySessions(quotas(0, 0, 5)) {}
 };
+// The same create quota where the engine owns ff15:c::/32 (config groups.owned_prefixes).
+EngineConfig owning_ff15_c() {
+    EngineConfig e;
+    e.owned_prefixes = {*parse_mgid_prefix_bits("ff15:c::/32", 32, 128, "", nullptr)};
+    return e;
+}
+class OwnedCreateQuota : public PolicySessions {
+protected:
+    OwnedCreateQuota() : PolicySessions(quotas(0, 2, 0), owning_ff15_c()) {}
+    // The methods the SA was sent for `mgid`, in order ("get", "set", "del").
+    std::vector<std::string> methods(const char *mgid) const {
+        std::vector<std::string> out;
+        for (const SaRequest &r : sa.log)
+            if (r.record.mgid == *parse_gid(mgid))
+                out.emplace_back(r.method == SaMethod::get ? "get" : r.method == SaMethod::set ? "set" : "del");
+        return out;
+    }
+};
 
 TEST_F(MembershipQuota, MembershipsCountPerUidAcrossSessionsAndComeBackOnLeaveAndDisconnect) {
     auto s1 = open(kAlice, kUsers);
@@ -281,6 +299,36 @@ TEST_F(CreateQuota, CreatesCountOnlyWhenTheGroupIsNewAndAFailedCreateGivesItsPla
 
     ASSERT_FALSE(a->leave(proto::Leave{c1.membership, {}}));
     EXPECT_FALSE(join(*a, "ff15::c3").failure) << "leaving a created group gives the create back";
+}
+
+// In an owned prefix a new group's lone Set may create, so it is charged a create before it,
+// whether the group existed or not. A uid whose creates are spent is probed first, as anywhere
+// else: it still joins a group that exists, and a new one is refused by the quota.
+TEST_F(OwnedCreateQuota, TheLoneSetIsChargedACreateAndASpentQuotaProbesFirst) {
+    using V = std::vector<std::string>;
+    auto a = open(kAlice, kUsers);
+    const Gid other = make_gid(0xfe80000000000000ULL, 0x99);
+    const std::uint32_t qkey = EngineConfig{}.create.qkey; // created alike, by another host
+    sa.state.seed(*parse_gid("ff15:c::e1"), other, join::full, qkey);
+    sa.state.seed(*parse_gid("ff15:c::e2"), other, join::full, qkey);
+    const JoinAnswer e1 = join(*a, "ff15:c::e1");
+    ASSERT_FALSE(e1.failure) << e1.failure->error.message;
+    EXPECT_EQ(methods("ff15:c::e1"), V{"set"});
+    ASSERT_FALSE(join(*a, "ff15:c::c1").failure);
+    EXPECT_EQ(methods("ff15:c::c1"), V{"set"});
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 2u);
+
+    EXPECT_FALSE(join(*a, "ff15:c::e2").failure) << "an existing group, probed first";
+    EXPECT_EQ(methods("ff15:c::e2"), (V{"get", "get", "set"}));
+    const JoinAnswer c2 = join(*a, "ff15:c::c2");
+    ASSERT_TRUE(c2.failure);
+    EXPECT_EQ(c2.failure->error.policy, (PolicyRef{"", "creates_per_uid", 2}));
+    EXPECT_EQ(methods("ff15:c::c2"), V{"get"});
+
+    ASSERT_FALSE(a->leave(proto::Leave{e1.membership, {}}));
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 1u) << "the leave gives the create back";
 }
 
 TEST_F(PortCap, TheHostCapsItsGroupsPerPortForEveryoneButAJoinOfAHeldGroupPasses) {
