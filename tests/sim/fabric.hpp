@@ -118,7 +118,9 @@ std::string unique_name(const std::string &prefix);
 bool left_by_dead_process(const std::string &name, const std::string &prefix);
 
 // A new directory $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR), mode 0700; throws with errno.
-std::filesystem::path make_scratch_dir(const std::string &prefix);
+// `in_memory`: without TMPDIR, under /dev/shm when it is a tmpfs (what a simulated host keeps
+// there is in memory on a real one: see Fabric's scratch).
+std::filesystem::path make_scratch_dir(const std::string &prefix, bool in_memory = false);
 
 // The whole content of a text file (opensm-sa.dump, logs); "" when it cannot be read.
 std::string read_text_file(const std::filesystem::path &path);

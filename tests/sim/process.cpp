@@ -8,6 +8,8 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -642,9 +644,13 @@ bool left_by_dead_process(const std::string &name, const std::string &prefix) {
     return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-std::filesystem::path make_scratch_dir(const std::string &prefix) {
+std::filesystem::path make_scratch_dir(const std::string &prefix, bool in_memory) {
     const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+    struct statfs shm {};
+    const bool shm_ok = in_memory && ::statfs("/dev/shm", &shm) == 0 && shm.f_type == TMPFS_MAGIC &&
+                        ::access("/dev/shm", W_OK) == 0;
+    const std::string root = tmp && *tmp ? tmp : shm_ok ? "/dev/shm" : "/tmp";
+    std::string tmpl = root + "/" + prefix + "-XXXXXX";
     if (!::mkdtemp(tmpl.data()))
         throw_errno("mkdtemp " + tmpl);
     return tmpl;
