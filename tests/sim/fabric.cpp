@@ -288,7 +288,7 @@ std::map<std::string, std::string> Fabric::node_env(const std::string &node) con
 }
 
 Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv,
-                          std::map<std::string, std::string> extra_env, bool stdin_pipe) {
+                          std::map<std::string, std::string> extra_env, bool stdin_pipe, std::vector<int> pass_fds) {
     auto env = node_env(node);
     for (auto &[k, v] : extra_env)
         env[k] = v;
@@ -298,7 +298,8 @@ Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv
     return impl_->clients.emplace_back(Process::Options{.argv = impl_->in_netns(std::move(argv)),
                                                         .env = std::move(env),
                                                         .cwd = impl_->cli_dir(node),
-                                                        .stdin_pipe = stdin_pipe});
+                                                        .stdin_pipe = stdin_pipe,
+                                                        .pass_fds = std::move(pass_fds)});
 }
 
 RunResult Fabric::run_on(const std::string &node, std::vector<std::string> argv,

@@ -55,7 +55,8 @@ public:
         bool merge_stderr = false;          // stderr goes into the stdout pipe (2>&1)
         std::filesystem::path log_file{};   // everything read is also appended here
         // Descriptors the child inherits at 3, 4, ... in this order (what a service manager
-        // passes as LISTEN_FDS); copies are passed, the caller keeps its own.
+        // passes as LISTEN_FDS); copies are passed, the caller keeps its own. With LISTEN_FDS
+        // in `env`, LISTEN_PID is set to the child's pid, as a service manager does.
         std::vector<int> pass_fds{};
     };
     explicit Process(Options opts);
@@ -165,8 +166,10 @@ public:
 
     // Starts a client attached to `node`, with cwd `<scratch>/cli-<node>` (umad2sim writes
     // ./sys-<pid> there). The Fabric stops it before OpenSM and ibsim if the test did not.
+    // `pass_fds` go to it at 3, 4, ... (Process::Options::pass_fds).
     Process &spawn_on(const std::string &node, std::vector<std::string> argv,
-                      std::map<std::string, std::string> extra_env = {}, bool stdin_pipe = false);
+                      std::map<std::string, std::string> extra_env = {}, bool stdin_pipe = false,
+                      std::vector<int> pass_fds = {});
 
     // Runs a command attached to `node` to completion (e.g. saquery, smpquery).
     RunResult run_on(const std::string &node, std::vector<std::string> argv,
