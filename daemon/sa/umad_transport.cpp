@@ -361,21 +361,22 @@ int UmadTransport::send(PortIndex port, std::span<const std::uint8_t> mad, const
     umad_set_pkey(u, addr.pkey_index);
     // retries 0: retransmits are the transaction layer's, with its own timers (umad2sim
     // ignores both values anyway).
-    errno = 0;
     // Awaited from before it leaves: the answer may be read before umad_send returns.
     const bool request = !is_response(mad.data());
     if (request)
         p.await(low_tid(mad.data()),
                 clock_ticks() + std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(timeout_ms)).count());
+    errno = 0;
     const int r = umad_send(p.fd, agent, u, static_cast<int>(kMadSize),
                             static_cast<int>(std::min<unsigned>(timeout_ms, INT_MAX)), 0);
     if (r == 0)
         return 0;
-    if (request)
-        p.answered(low_tid(mad.data())); // it never left
     // umad_send returns -EIO for any short write and leaves the real cause (ENOTCONN when
     // ibsim is gone, ENOSPC, EINVAL for a duplicate in-flight TID, ...) in errno.
-    return errno != 0 ? -errno : (r < 0 ? r : -EIO);
+    const int err = errno != 0 ? -errno : (r < 0 ? r : -EIO);
+    if (request)
+        p.answered(low_tid(mad.data())); // it never left
+    return err;
 }
 
 void UmadTransport::set_receiver(Receiver r) { delivery_->receiver = std::move(r); }

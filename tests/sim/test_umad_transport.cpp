@@ -191,8 +191,9 @@ TEST_F(UmadTransportLongReceive, ClosingAPortWakesItsReceiveThread) {
     EXPECT_TRUE(probe_->wait_for_line("closed", 20s)) << probe_->stderr_text();
 }
 
-TEST_F(UmadTransportLongReceive, MadsBeforeTheCloseAreReadFirst) {
-    // The thread ends on the wake-up's answer, after the answers queued ahead of it.
+TEST_F(UmadTransportLongReceive, AnswersInFlightAreReadBeforeThePortCloses) {
+    // The wake-up's answer comes first (the port's own agent answers it at once); the thread
+    // still reads the 50 SA answers before the port closes, or umad2sim would crash on them.
     ASSERT_TRUE(probe_->write_stdin("burst 50\nclose\n"));
     const auto line = probe_->wait_for_line("closed", 20s);
     ASSERT_TRUE(line) << probe_->stderr_text();
