@@ -9,8 +9,8 @@
 //    MCMemberRecord MADs the new instance sent by then (target: 0 Sets, 0 Deletes, 0 Gets);
 //    the connections that still answer afterwards (target: all); then each phase: the old
 //    instance's drain, state write, hand-over and taking apart (from its last log lines) and
-//    the rest until its process is gone, the new instance's process start (exec, libraries,
-//    config), ports, state read, take-back (from its READY line) and the rest of its start,
+//    the rest until its process is gone, the new instance's process start (spawn, exec,
+//    libraries, config, the simulator's attach), ports, state read, take-back (from its READY line) and the rest of its start,
 //    and the answer to the request that waited in its socket;
 //  - crash (kill -9), without an fd store: the clients lose their connections and resume their
 //    sessions by token; from the new instance's READY until every client has resumed;
@@ -119,8 +119,7 @@ int main(int argc, char **argv) {
     d->process().signal(SIGUSR2);
     d->process().wait(30s);
     const double exited = ms_since(t0);
-    d->process().wait_for_stderr("taken apart in", 10s); // drained by a thread: it may come a moment later
-    const std::string old_log = d->process().stderr_text();
+    Process &old_process = d->process(); // the Fabric's: its log is read once the new one answered
     // In the gap: the connection is in the store, the request waits in its socket.
     clients[0].conn->send(R"({"id":50,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:b::1:1"})");
     d.reset();
@@ -131,6 +130,9 @@ int main(int argc, char **argv) {
     }
     const double answered = ms_since(t0);
     const bool gap_answered = reply && json::parse(*reply).contains("result");
+    // Both logs are drained by a thread: a line may come a moment after the event it follows.
+    old_process.wait_for_stderr("taken apart in", 10s);
+    const std::string old_log = old_process.stderr_text();
     d->process().wait_for_stderr("started in", 10s);
     const std::string new_log = d->process().stderr_text();
     // By the answer: the paced audit's Gets (one every 5 s, from the start) are not the hand-over's.
@@ -154,7 +156,8 @@ int main(int argc, char **argv) {
                 drain, write, hand_over, apart, exited);
     const double started = logged(new_log, "started in "), ports = logged(new_log, "(ports "),
                  read = logged(new_log, "restart state read in "), took = logged(new_log, "taken back in ");
-    std::printf("[ bench ]   new instance: process start (exec, libraries, config) %.1f ms, ports %.1f ms, state "
+    std::printf("[ bench ]   new instance: process start (spawn, exec, libraries, config, the simulator's attach) "
+                "%.1f ms, ports %.1f ms, state "
                 "read %.1f ms, take-back %.1f ms, the rest of its start %.1f ms: READY %.1f ms after SIGUSR2; "
                 "the join that waited %.1f ms\n",
                 ready - exited - started, ports, read, took, started - ports - read - took, ready, answered - ready);
