@@ -22,9 +22,17 @@
 
 namespace mcastd {
 
+namespace {
+
+// A phase's length for the log, in milliseconds with one decimal.
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+} // namespace
+
 Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_ptr<PortBackend> ports,
                std::string name)
     : loop_(loop), cfg_(std::move(cfg)), ports_(std::move(ports)) {
+    const TimePoint began = Clock::now();
     routine_ = std::make_unique<logging::RoutineLimiter>(loop_.timers(), cfg_.log_routine,
                                                          [](const logging::FoldSummary &s) {
                                                              logging::log_folded(s, frontend::user_name(s.uid));
@@ -39,7 +47,9 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
         roce_->set_store(membership_store_.get());
     }
     service_->set_membership_backend(LinkLayer::ethernet, *roce_);
+    const TimePoint ports_began = Clock::now();
     ports_->open(*service_);
+    const Clock::duration ports_opened = Clock::now() - ports_began;
     service_->add_observer(logging::membership_log(*service_, *routine_));
     notifier_ = std::make_unique<runtime::Notifier>(loop_.timers(), [this] { return status_line(*service_); });
     service_->set_change_listener([this] { notifier_->changed(); });
@@ -67,8 +77,10 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     // Bits of the previous instance that neither a session nor a static group holds now are
     // deleted from here on, as after any leave.
     service_->end_adoption();
+    // This instance's first state: with the next change's, once READY is said (what it took
+    // back is on disk already, and a Set's bits reach the sets log before its answer is read).
     if (keeper_)
-        keeper_->write(false);
+        keeper_->changed();
 
     // WatchdogSec=: sd-event sends WATCHDOG=1 from this loop, so a wedged loop misses them.
     if (auto period = runtime::EventLoop::watchdog_period(); period && loop_.enable_watchdog())
@@ -79,8 +91,10 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
                      "to {} ms",
                      f.hosts, f.budget, cfg_.host.sa.pacing_rate,
                      std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.engine.rejoin_jitter).count());
-    spdlog::info("{} serving {} port(s) on {}{}", name, service_->ports().size(), listener.path,
-                 listener.activated ? " (socket activation)" : "");
+    spdlog::info("{} serving {} port(s) on {}{}; started in {:.1f} ms (ports {:.1f} ms, restart state read in {:.1f} "
+                 "ms and taken back in {:.1f} ms)",
+                 name, service_->ports().size(), listener.path, listener.activated ? " (socket activation)" : "",
+                 ms(Clock::now() - began), ms(ports_opened), ms(state_read_), ms(taken_back_));
     // Once clients can connect (and the D-Bus name, when there is one, is ours); not after SA
     // joins, which may wait hours for a port to come up.
     notifier_->ready();
@@ -145,6 +159,7 @@ void Daemon::restart(const std::string &why) {
         return;
     }
     stopping_ = true;
+    restart_began_ = Clock::now();
     notifier_->stopping("restarting: every membership stays");
     spdlog::info("{}: restarting; every membership and connection stays for the next instance", why);
     server_->stop_accepting();
@@ -166,7 +181,9 @@ void Daemon::restart(const std::string &why) {
 void Daemon::finish_restart() {
     if (loop_.exit_requested())
         return;
+    const TimePoint drained = Clock::now();
     const bool written = keeper_->write(service_->idle());
+    const TimePoint wrote = Clock::now();
     keeper_->seal(false);
     service_->mute_sa(); // taking the daemon apart must not reach the SA
     roce_->hand_over();  // nor the kernel (the sessions the hand-over ends release their members)
@@ -175,7 +192,10 @@ void Daemon::finish_restart() {
     if (server_->storing())
         if (int r = sd_notify_barrier(0, 5'000'000); r < 0)
             spdlog::warn("the service manager did not confirm the fd store: {}", std::strerror(-r));
-    spdlog::info("restart state {}; exiting for the next instance", written ? "written" : "NOT written");
+    spdlog::info("restart state {}; exiting for the next instance (drained in {:.1f} ms, state written in {:.1f} ms, "
+                 "handed over in {:.1f} ms)",
+                 written ? "written" : "NOT written", ms(drained - restart_began_), ms(wrote - drained),
+                 ms(Clock::now() - wrote));
     loop_.exit(0);
 }
 
@@ -203,7 +223,9 @@ void Daemon::take_back(server::ListenSocket &listener) {
     if (bus_)
         keeper_->set_bus_id(bus_->bus_id());
     keeper_->set_roce(roce_.get());
+    const TimePoint read_began = Clock::now();
     const auto loaded = file.load(restart::current_boot_id());
+    state_read_ = std::chrono::duration_cast<Duration>(Clock::now() - read_began);
     if (!loaded.set_aside.empty())
         spdlog::error("restart state {} set aside as {}.rejected: {}; starting without it (groups a previous "
                       "instance set are left alone as another agent's)",
@@ -219,6 +241,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
     if (!loaded.state) {
         close_stored("there is no restart state to match it with");
     } else {
+        const TimePoint restore_began = Clock::now();
         const auto r = keeper_->restore(*loaded.state, std::move(listener.stored), *server_,
                                         std::move(listener.membership_sockets));
         listener.membership_sockets.clear();
@@ -239,6 +262,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
             spdlog::warn("{} membership(s) taken back would be refused by the access policy in force; they are kept "
                          "(rdma-mcastctl list flags them)",
                          flagged);
+        taken_back_ = std::chrono::duration_cast<Duration>(Clock::now() - restore_began);
     }
     listener.stored.clear();
 

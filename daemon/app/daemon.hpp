@@ -107,6 +107,10 @@ private:
     std::unique_ptr<restart::StateKeeper> keeper_;
     std::unique_ptr<StaticGroups> statics_;
     Timers::Id grace_timer_ = 0;
+    // What a planned restart and a start took, phase by phase, for their log lines (the
+    // restart's hand-over is measured: doc/architecture.md §9).
+    TimePoint restart_began_{};
+    Duration state_read_{0}, taken_back_{0};
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for the observer it adds
 
     // LiveParts: what a reload applies while running.

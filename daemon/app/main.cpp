@@ -4,6 +4,7 @@
 #include <getopt.h>
 
 #include <spdlog/spdlog.h>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -159,20 +160,26 @@ int main(int argc, char **argv) {
         runtime::block_signals(runtime::kDaemonSignals);
         runtime::EventLoop loop(runtime::EventLoop::Kind::thread_default);
         auto ports = std::make_unique<HostPorts>(loop, cfg.host);
-        Daemon daemon(loop, std::move(cfg), std::move(ports), std::string("rdma-mcastd ") + MCASTD_VERSION);
+        auto daemon = std::make_unique<Daemon>(loop, std::move(cfg), std::move(ports),
+                                               std::string("rdma-mcastd ") + MCASTD_VERSION);
 
-        auto stop = [&](const signalfd_siginfo &si) { daemon.stop("signal " + std::to_string(si.ssi_signo)); };
+        auto stop = [&](const signalfd_siginfo &si) { daemon->stop("signal " + std::to_string(si.ssi_signo)); };
         auto on_term = loop.watch_signal(SIGTERM, stop);
         auto on_int = loop.watch_signal(SIGINT, stop);
         auto on_hup = loop.watch_signal(SIGHUP, [&](const signalfd_siginfo &) {
-            daemon.reload(load_effective_config(args));
+            daemon->reload(load_effective_config(args));
         });
         auto on_usr2 = loop.watch_signal(SIGUSR2, [&](const signalfd_siginfo &si) {
-            daemon.restart("signal " + std::to_string(si.ssi_signo) + " (restart)");
+            daemon->restart("signal " + std::to_string(si.ssi_signo) + " (restart)");
         });
 
         const int rc = loop.run();
-        spdlog::info("stopped");
+        // Taken apart here, not at the end of the scope, so the log says what that took (a
+        // restart's successor waits for it).
+        const auto teardown = std::chrono::steady_clock::now();
+        daemon.reset();
+        spdlog::info("stopped; taken apart in {:.1f} ms",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - teardown).count());
         return rc;
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());

@@ -3,7 +3,10 @@
 
 #include <infiniband/umad.h>
 #include <infiniband/umad_sa.h>
+#include <infiniband/umad_sm.h>
 #include <infiniband/umad_types.h>
+
+#include <endian.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,8 +14,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/signals.hpp"
@@ -25,6 +30,16 @@ constexpr int kSmiDrClassVersion = 1; // directed-route SMPs (doc/sa-multicast.m
 
 // Never let an RMPP-sized answer grow the receive buffer without bound.
 constexpr std::size_t kMaxRecvMad = 64 * 1024;
+
+// The low 32 TID bits of the wake-up SMP (the kernel, and umad2sim, own the high 32).
+constexpr std::uint32_t kWakeTid = 0x57414b45; // "WAKE"
+
+std::uint32_t low_tid(const std::uint8_t *mad) {
+    return static_cast<std::uint32_t>(mad[12]) << 24 | static_cast<std::uint32_t>(mad[13]) << 16 |
+           static_cast<std::uint32_t>(mad[14]) << 8 | mad[15];
+}
+
+bool is_response(const std::uint8_t *mad) { return (mad[3] & 0x80) != 0; }
 
 std::int64_t clock_ticks() { return Clock::now().time_since_epoch().count(); }
 
@@ -43,6 +58,7 @@ struct UmadTransport::Delivery {
 struct UmadTransport::Port {
     PortIndex index = 0;
     std::string name; // "ibsim0:1 (index 0)", for messages
+    int number = 0;   // the port number on its device, for the wake-up SMP
     int fd = -1;
     int sa_agent = -1;
     int smi_agent = -1;
@@ -53,6 +69,30 @@ struct UmadTransport::Port {
     std::shared_ptr<bool> open = std::make_shared<bool>(true);
 
     std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> stop_since{0}; // Clock ticks when `stop` was set
+
+    // The requests sent whose answer (or bounce) may still come: low TID -> Clock ticks after
+    // which it no longer will (the send's timeout). A stopping thread reads until none is left,
+    // for under umad2sim an answer that arrives once the port is closed crashes the process
+    // (doc/testbed.md §5, quirk 10).
+    std::mutex awaited_mu;
+    std::unordered_map<std::uint32_t, std::int64_t> awaited;
+
+    void await(std::uint32_t tid, std::int64_t until) {
+        std::lock_guard lock(awaited_mu);
+        if (awaited.size() >= 4096) // lost requests: forget those past their timeout
+            std::erase_if(awaited, [now = clock_ticks()](const auto &a) { return a.second < now; });
+        awaited[tid] = until;
+    }
+    void answered(std::uint32_t tid) {
+        std::lock_guard lock(awaited_mu);
+        awaited.erase(tid);
+    }
+    bool awaiting() {
+        std::lock_guard lock(awaited_mu);
+        const std::int64_t now = clock_ticks();
+        return std::any_of(awaited.begin(), awaited.end(), [now](const auto &a) { return a.second >= now; });
+    }
     std::atomic<std::int64_t> heartbeat{0}; // Clock ticks of the last return from umad_recv
     std::atomic<std::uint64_t> received{0};
     std::atomic<std::uint64_t> bounced{0};
@@ -82,10 +122,19 @@ private:
         const std::size_t hdr = umad_size();
         std::vector<std::uint8_t> buf(hdr + kMadSize);
         int last_error = 0;
-        while (!p_.stop.load(std::memory_order_relaxed)) {
+        for (;;) {
+            if (p_.stop.load() && done_stopping())
+                return;
             int len = static_cast<int>(buf.size() - hdr);
             const int r = umad_recv(p_.fd, buf.data(), &len, timeout_ms_);
             p_.heartbeat.store(clock_ticks(), std::memory_order_relaxed);
+            if (p_.stop.load()) {
+                // Nothing is delivered now (the port is closed to the loop): the thread only
+                // reads until what it still awaits has come, the wake-up's answer included.
+                if (r >= 0)
+                    p_.answered(low_tid(static_cast<const std::uint8_t *>(umad_get_mad(buf.data()))));
+                continue;
+            }
             if (r >= 0) {
                 if (last_error != 0) {
                     std::fprintf(stderr, "rdma-mcastd: umad_recv on %s works again\n", p_.name.c_str());
@@ -117,9 +166,18 @@ private:
         }
     }
 
+    // A stopping thread ends once nothing it awaits can still come, or one receive timeout
+    // after the stop (an answer that late is not waited for).
+    bool done_stopping() {
+        const auto bound = std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(timeout_ms_));
+        return !p_.awaiting() || clock_ticks() - p_.stop_since.load() >= bound.count();
+    }
+
     void deliver(const std::vector<std::uint8_t> &buf, std::size_t hdr, int len) {
         const int status = umad_status(const_cast<std::uint8_t *>(buf.data()));
         const auto *mad = static_cast<const std::uint8_t *>(umad_get_mad(const_cast<std::uint8_t *>(buf.data())));
+        if (status != 0 || is_response(mad))
+            p_.answered(low_tid(mad));
         const std::size_t n = std::min(static_cast<std::size_t>(std::max(len, 0)), buf.size() - hdr);
         p_.received.fetch_add(1, std::memory_order_relaxed);
         if (status != 0)
@@ -182,6 +240,7 @@ void UmadTransport::open_port(PortIndex index, const std::string &device, int po
     auto p = std::make_unique<Port>();
     p->index = index;
     p->name = name;
+    p->number = port;
     p->fd = umad_open_port(device.c_str(), port);
     if (p->fd < 0)
         throw_port_error(-p->fd, name, "umad_open_port");
@@ -233,14 +292,38 @@ void UmadTransport::close_all() {
 }
 
 void UmadTransport::stop_threads(const std::vector<Port *> &ports) {
-    // Flag all first, then join: the threads notice within one recv_timeout, together.
+    // Flag and wake all first, then join: the threads end together.
     for (Port *p : ports) {
         *p->open = false;
+        p->stop_since.store(clock_ticks());
         p->stop.store(true);
+        if (p->thread.joinable())
+            send_wake(*p); // if it cannot go, the thread ends at its next return from umad_recv
     }
     for (Port *p : ports)
         if (p->thread.joinable())
             p->thread.join();
+}
+
+int UmadTransport::send_wake(Port &p) {
+    umad_smp smp{};
+    smp.base_version = UMAD_BASE_VERSION;
+    smp.mgmt_class = UMAD_CLASS_SUBN_DIRECTED_ROUTE;
+    smp.class_version = kSmiDrClassVersion;
+    smp.method = UMAD_METHOD_GET;
+    smp.tid = htobe64(kWakeTid);
+    smp.attr_id = htobe16(UMAD_SM_ATTR_PORT_INFO);
+    smp.attr_mod = htobe32(static_cast<std::uint32_t>(p.number));
+    smp.dr_slid = htobe16(0xffff); // hop count 0: the port itself
+    smp.dr_dlid = htobe16(0xffff);
+    static_assert(sizeof smp == kMadSize);
+    MadAddress to;
+    to.dlid = 0xffff; // the permissive LID, QP0
+    to.dqp = 0;
+    to.qkey = 0;
+    const auto wait = static_cast<unsigned>(std::min<std::chrono::milliseconds::rep>(opts_.recv_timeout.count(), INT_MAX));
+    return send(p.index, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t *>(&smp), sizeof smp),
+                to, wait);
 }
 
 void UmadTransport::release(Port &p) {
@@ -278,6 +361,11 @@ int UmadTransport::send(PortIndex port, std::span<const std::uint8_t> mad, const
     umad_set_pkey(u, addr.pkey_index);
     // retries 0: retransmits are the transaction layer's, with its own timers (umad2sim
     // ignores both values anyway).
+    // Awaited from before it leaves: the answer may be read before umad_send returns.
+    const bool request = !is_response(mad.data());
+    if (request)
+        p.await(low_tid(mad.data()),
+                clock_ticks() + std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(timeout_ms)).count());
     errno = 0;
     const int r = umad_send(p.fd, agent, u, static_cast<int>(kMadSize),
                             static_cast<int>(std::min<unsigned>(timeout_ms, INT_MAX)), 0);
@@ -285,7 +373,10 @@ int UmadTransport::send(PortIndex port, std::span<const std::uint8_t> mad, const
         return 0;
     // umad_send returns -EIO for any short write and leaves the real cause (ENOTCONN when
     // ibsim is gone, ENOSPC, EINVAL for a duplicate in-flight TID, ...) in errno.
-    return errno != 0 ? -errno : (r < 0 ? r : -EIO);
+    const int err = errno != 0 ? -errno : (r < 0 ? r : -EIO);
+    if (request)
+        p.answered(low_tid(mad.data())); // it never left
+    return err;
 }
 
 void UmadTransport::set_receiver(Receiver r) { delivery_->receiver = std::move(r); }

@@ -21,6 +21,14 @@
 // class per process (the last registration wins), and a MAD that arrives for a class with no
 // registered agent crashes the process inside umad2sim (doc/testbed.md §5, quirks 9 and 10).
 //
+// Stopping a receive thread: the thread is flagged, then woken by a MAD it is sure to receive,
+// a directed-route Get(PortInfo) to its own port (hop count 0: the port's own agent answers it,
+// never the fabric nor the SA). It ends once every request sent on the port has been answered
+// (or bounced, or is past its send timeout), the wake-up included: under umad2sim an answer
+// that arrives after the port is closed crashes the process (doc/testbed.md §5, quirk 10).
+// Without the wake-up a close waited out the thread's umad_recv timeout, a quarter of a second
+// on every restart. A thread still waiting one receive timeout after the stop ends anyway.
+//
 // Threading: every member function belongs to the loop thread (the receive threads only touch
 // their own port's atomics and EventLoop::post). The transport must be destroyed before the
 // EventLoop it posts to.
@@ -46,9 +54,9 @@ namespace mcastd::sa {
 class UmadTransport final : public MadTransport {
 public:
     struct Options {
-        // How long a receive thread blocks in umad_recv before it looks at its stop flag and
-        // refreshes its heartbeat. Bounds shutdown latency (close_all waits at most this long
-        // for all threads together).
+        // How long a receive thread blocks in umad_recv before it refreshes its heartbeat. A
+        // close wakes the threads itself (above); this bounds how long it waits for answers
+        // (close_all waits at most about twice this long, for all threads together).
         std::chrono::milliseconds recv_timeout{250};
     };
 
@@ -67,8 +75,9 @@ public:
     // Errors: ENODEV (no such device or port), EEXIST (index already open), others from
     // umad_open_port/umad_register (EACCES without root on /dev/infiniband/umadN, ...).
     void open_port(PortIndex index, const std::string &device, int port);
-    // Stops the port's receive thread, unregisters its agents and closes its fd. MADs already
-    // handed to the loop but not yet delivered are dropped. No-op for an unknown index.
+    // Stops the port's receive thread (woken at once, see above), unregisters its agents and
+    // closes its fd. MADs already handed to the loop but not yet delivered are dropped. No-op
+    // for an unknown index.
     void close_port(PortIndex index);
     // close_port for every port, stopping all receive threads in parallel.
     void close_all();
@@ -102,6 +111,7 @@ private:
     class RecvThread;
 
     void stop_threads(const std::vector<Port *> &ports);
+    int send_wake(Port &p);
     void release(Port &p);
 
     runtime::EventLoop &loop_;

@@ -2,12 +2,18 @@
 // mcastd-bench-restart: what a restart and a crash of the daemon cost, on a simulated fabric
 // with 1,000 memberships over 100 client connections (10 groups each, 1,000 groups).
 //
-// There is no service manager here, so no fd store: the clients lose their connections and
-// resume their sessions by token (under systemd the connections stay; tests/system/lab shows
-// that path). Figures:
-//  - planned restart (SIGUSR2): from the signal until the new instance answers a join, and
-//    the MCMemberRecord MADs the new instance sent by then (target: 0 Sets, 0 Deletes);
-//  - crash (kill -9): from the new instance's READY until every client has resumed;
+// Figures:
+//  - planned restart (SIGUSR2), with the fd store as systemd keeps it (sim::FdStore: every
+//    connection stays): from the signal until the new instance answers a join one client sent
+//    on its connection in the gap, when no instance ran (target: under 50 ms); the
+//    MCMemberRecord MADs the new instance sent by then (target: 0 Sets, 0 Deletes, 0 Gets);
+//    the connections that still answer afterwards (target: all); then each phase: the old
+//    instance's drain, state write, hand-over and taking apart (from its last log lines) and
+//    the rest until its process is gone, the new instance's process start (spawn, exec,
+//    libraries, config, the simulator's attach), ports, state read, take-back (from its READY line) and the rest of its start,
+//    and the answer to the request that waited in its socket;
+//  - crash (kill -9), without an fd store: the clients lose their connections and resume their
+//    sessions by token; from the new instance's READY until every client has resumed;
 //  - orphan sweep: kill -9 of the daemon with every client gone, then from the new
 //    instance's start until the SA holds none of the 1,000 groups.
 #include <nlohmann/json.hpp>
@@ -15,8 +21,12 @@
 #include <csignal>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -43,6 +53,12 @@ struct Client {
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The figure the daemon logged after `label` ("drained in 0.2 ms": label "drained in "), or -1.
+double logged(const std::string &log, const std::string &label) {
+    const auto at = log.find(label);
+    return at == std::string::npos ? -1 : std::strtod(log.c_str() + at + label.size(), nullptr);
 }
 
 json hello(Client &c, const std::filesystem::path &socket, bool resume) {
@@ -78,10 +94,12 @@ std::vector<Client> connect_and_join(Daemon &d) {
 }
 
 // sa.max_rate 0: the orphan sweep's Deletes at the daemon's own speed, as a small fabric may run it.
-std::unique_ptr<Daemon> start(Fabric &fabric, const std::filesystem::path &dir) {
+// log_level info: the restart's and the start's lines with their phases.
+std::unique_ptr<Daemon> start(Fabric &fabric, const std::filesystem::path &dir, FdStore *store = nullptr) {
     return std::make_unique<Daemon>(fabric, "H2",
-                                    R"({"restart":{"grace_ms":3000},"log_level":"warning","sa":{"max_rate":0}})",
-                                    std::vector<std::string>{"--state-dir", dir.string()});
+                                    R"({"restart":{"grace_ms":3000},"log_level":"info","sa":{"max_rate":0}})",
+                                    std::vector<std::string>{"--state-dir", dir.string()},
+                                    std::map<std::string, std::string>{}, store);
 }
 
 } // namespace
@@ -93,36 +111,63 @@ int main(int argc, char **argv) {
     std::filesystem::create_directories(dir);
 
     // ---- planned restart ----
-    auto d = start(fabric, dir);
+    auto store = std::make_unique<FdStore>();
+    auto d = start(fabric, dir, store.get());
     auto clients = connect_and_join(*d);
     wait_saved_memberships(dir, kClients * kGroupsEach, 60s);
     auto t0 = Clock::now();
     d->process().signal(SIGUSR2);
     d->process().wait(30s);
     const double exited = ms_since(t0);
+    Process &old_process = d->process(); // the Fabric's: its log is read once the new one answered
+    // In the gap: the connection is in the store, the request waits in its socket.
+    clients[0].conn->send(R"({"id":50,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:b::1:1"})");
     d.reset();
-    d = start(fabric, dir);
+    d = start(fabric, dir, store.get());
     const double ready = ms_since(t0);
-    hello(clients[0], d->socket(), true);
-    clients[0].conn->call(
-        R"({"id":50,"op":"join","device":"ibsim0","port":1,"mgid":"ff15:b::1:1"})", 50);
+    std::optional<std::string> reply;
+    while ((reply = clients[0].conn->receive()) && json::parse(*reply).value("id", 0) != 50) {
+    }
     const double answered = ms_since(t0);
+    const bool gap_answered = reply && json::parse(*reply).contains("result");
+    // Both logs are drained by a thread: a line may come a moment after the event it follows.
+    old_process.wait_for_stderr("taken apart in", 10s);
+    const std::string old_log = old_process.stderr_text();
+    d->process().wait_for_stderr("started in", 10s);
+    const std::string new_log = d->process().stderr_text();
+    // By the answer: the paced audit's Gets (one every 5 s, from the start) are not the hand-over's.
     json st = status(*d);
-    std::printf("[ bench ] planned restart, %d memberships over %d connections: old instance gone %.0f ms after "
-                "SIGUSR2, new one READY at %.0f ms, first join answered at %.0f ms; new instance's SA Sets %llu, "
-                "Deletes %llu, Gets %llu (target: 0 Sets, 0 Deletes)\n",
-                kClients * kGroupsEach, kClients, exited, ready, answered,
+    int kept = 0; // connections that answer, each with its 10 groups
+    for (auto &c : clients) {
+        const json r = json::parse(c.conn->call(R"({"id":51,"op":"list","own":true})", 51))["result"];
+        kept += r.contains("ports") && r["ports"].size() == 1 && r["ports"][0]["groups"].size() == kGroupsEach;
+    }
+    std::printf("[ bench ] planned restart, %d memberships over %d connections: SIGUSR2 to the new instance's answer "
+                "to a join sent in the gap %.1f ms (target: under 50 ms; answered: %s); new instance's SA Sets %llu, "
+                "Deletes %llu, Gets %llu (target: 0 each); connections kept %d/%d (target: all)\n",
+                kClients * kGroupsEach, kClients, answered, gap_answered ? "yes" : "NO",
                 st["counters"]["sa_sets"].get<unsigned long long>(),
                 st["counters"]["sa_deletes"].get<unsigned long long>(),
-                st["counters"]["sa_gets"].get<unsigned long long>());
-    for (int i = 1; i < kClients; ++i)
-        hello(clients[i], d->socket(), true);
+                st["counters"]["sa_gets"].get<unsigned long long>(), kept, kClients);
+    const double drain = logged(old_log, "drained in "), write = logged(old_log, "state written in "),
+                 hand_over = logged(old_log, "handed over in "), apart = logged(old_log, "taken apart in ");
+    std::printf("[ bench ]   old instance: drain %.1f ms, state write %.1f ms, hand-over %.1f ms, taking apart %.1f "
+                "ms, then its process ends: gone %.1f ms after SIGUSR2\n",
+                drain, write, hand_over, apart, exited);
+    const double started = logged(new_log, "started in "), ports = logged(new_log, "(ports "),
+                 read = logged(new_log, "restart state read in "), took = logged(new_log, "taken back in ");
+    std::printf("[ bench ]   new instance: process start (spawn, exec, libraries, config, the simulator's attach) "
+                "%.1f ms, ports %.1f ms, state "
+                "read %.1f ms, take-back %.1f ms, the rest of its start %.1f ms: READY %.1f ms after SIGUSR2; "
+                "the join that waited %.1f ms\n",
+                ready - exited - started, ports, read, took, started - ports - read - took, ready, answered - ready);
     wait_saved_memberships(dir, kClients * kGroupsEach, 60s);
 
     // ---- crash ----
     d->process().signal(SIGKILL);
     d->process().wait(10s);
     d.reset();
+    store.reset(); // no fd store from here: the connections end with the process
     t0 = Clock::now();
     d = start(fabric, dir);
     const double up = ms_since(t0);

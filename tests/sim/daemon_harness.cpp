@@ -114,6 +114,39 @@ std::optional<std::string> NotifySocket::wait_for(const std::string &line, std::
     }
 }
 
+FdStore::~FdStore() {
+    for (const auto &[name, fd] : fds_)
+        ::close(fd);
+}
+
+NotifySocket::OnDatagram FdStore::keeper() {
+    return [this](const std::string &text, std::vector<int> &fds) {
+        std::map<std::string, std::string> kv;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);)
+            if (const auto eq = line.find('='); eq != std::string::npos)
+                kv[line.substr(0, eq)] = line.substr(eq + 1);
+        const std::string name = kv.count("FDNAME") ? kv["FDNAME"] : "stored";
+        std::lock_guard lock(mu_);
+        if (kv["FDSTOREREMOVE"] == "1") {
+            if (const auto it = fds_.find(name); it != fds_.end()) {
+                ::close(it->second);
+                fds_.erase(it);
+            }
+        } else if (kv["FDSTORE"] == "1" && !fds.empty()) {
+            if (const auto it = fds_.find(name); it != fds_.end())
+                ::close(it->second); // systemd keeps the newer one under a name too
+            fds_[name] = fds.front();
+            fds.erase(fds.begin());
+        }
+    };
+}
+
+std::vector<std::pair<std::string, int>> FdStore::held() const {
+    std::lock_guard lock(mu_);
+    return {fds_.begin(), fds_.end()};
+}
+
 RawClient::RawClient(const std::filesystem::path &socket) {
     fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     const sockaddr_un a = unix_address(socket);
@@ -187,17 +220,33 @@ std::string daemon_binary() {
 }
 
 Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &config_json,
-               std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env)
-    : Daemon([&](std::vector<std::string> argv,
-                 std::map<std::string, std::string> env) -> Process & { return fabric.spawn_on(node, std::move(argv), std::move(env)); },
-             fabric.scratch() / ("daemon-" + node), node, config_json, std::move(extra_args), std::move(extra_env)) {}
+               std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env, FdStore *store)
+    : Daemon(
+          [&](std::vector<std::string> argv, std::map<std::string, std::string> env) -> Process & {
+              std::vector<int> fds;
+              if (store && store->size()) {
+                  std::string names;
+                  for (const auto &[name, fd] : store->held()) {
+                      names += (names.empty() ? "" : ":") + name;
+                      fds.push_back(fd);
+                  }
+                  env["LISTEN_FDS"] = std::to_string(fds.size());
+                  env["LISTEN_FDNAMES"] = names; // and Process sets LISTEN_PID
+              }
+              return fabric.spawn_on(node, std::move(argv), std::move(env), false, std::move(fds));
+          },
+          fabric.scratch() / ("daemon-" + node), node, config_json, std::move(extra_args), std::move(extra_env),
+          store) {}
 
 Daemon::Daemon(const Spawn &spawn, const std::filesystem::path &dir, const std::string &where,
                const std::string &config_json, std::vector<std::string> extra_args,
-               std::map<std::string, std::string> extra_env) {
+               std::map<std::string, std::string> extra_env, FdStore *store) {
     std::filesystem::create_directories(dir);
     socket_ = dir / "mcastd.sock";
-    notify_ = std::make_unique<NotifySocket>(dir / "notify.sock");
+    notify_ = std::make_unique<NotifySocket>(dir / "notify.sock",
+                                             store ? store->keeper() : NotifySocket::OnDatagram{});
+    if (store)
+        extra_env["FDSTORE"] = "4096";
     config_ = dir / "rdma-mcastd.json";
     std::ofstream(config_) << config_json;
     std::vector<std::string> argv{daemon_binary(), "--config", config_.string(), "--socket", socket_.string()};

@@ -55,6 +55,28 @@ private:
     std::thread drainer_;
 };
 
+// The service manager's fd store as the daemon uses it under systemd, for a restart that keeps
+// its connections outside systemd: the daemon is told its size ($FDSTORE), its FDSTORE=1 and
+// FDSTOREREMOVE=1 (with FDNAME=) on the notify socket are kept here, and the next instance
+// gets what is stored at 3, 4, ... with LISTEN_FDS, LISTEN_FDNAMES and LISTEN_PID.
+class FdStore {
+public:
+    FdStore() = default;
+    ~FdStore(); // closes what it holds
+    FdStore(const FdStore &) = delete;
+    FdStore &operator=(const FdStore &) = delete;
+
+    // For the NotifySocket of every instance that stores here.
+    NotifySocket::OnDatagram keeper();
+    // What is stored now, by name.
+    std::vector<std::pair<std::string, int>> held() const;
+    std::size_t size() const { return held().size(); }
+
+private:
+    mutable std::mutex mu_;
+    std::map<std::string, int> fds_;
+};
+
 // A raw client connection: sends bytes, receives whole messages. No codec, so the tests can
 // send exactly the bad input they mean to.
 class RawClient {
@@ -93,8 +115,10 @@ public:
     // the harness) and waits for READY=1. `extra_env` is added to its environment (e.g.
     // WATCHDOG_USEC). $MCASTD_DAEMON_BINARY, when set, names another build of the daemon to run
     // (to compare builds in one sitting).
+    // With `store`, the daemon stores in it and is handed what it holds (FdStore).
     Daemon(Fabric &fabric, const std::string &node, const std::string &config_json = "{}",
-           std::vector<std::string> extra_args = {}, std::map<std::string, std::string> extra_env = {});
+           std::vector<std::string> extra_args = {}, std::map<std::string, std::string> extra_env = {},
+           FdStore *store = nullptr);
 
     // Starts the daemon's process for the other constructor: argv and environment in, a Process
     // its starter owns (and stops, at the latest, in its own teardown) out.
@@ -103,7 +127,7 @@ public:
     // config, socket and notify socket in `dir`, `where` names the place in messages.
     Daemon(const Spawn &spawn, const std::filesystem::path &dir, const std::string &where,
            const std::string &config_json = "{}", std::vector<std::string> extra_args = {},
-           std::map<std::string, std::string> extra_env = {});
+           std::map<std::string, std::string> extra_env = {}, FdStore *store = nullptr);
     ~Daemon();
 
     const std::filesystem::path &socket() const { return socket_; }

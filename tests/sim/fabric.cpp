@@ -244,7 +244,11 @@ Fabric::Fabric(Options opts) : impl_(std::make_unique<Impl>()) {
     // Unique per Fabric, also across processes: ibsim's sockets are abstract, so two fabrics
     // with the same name would cross-connect instead of failing.
     d.sockname = unique_name("mcastd");
-    d.scratch = make_scratch_dir("mcastd-sim");
+    // In memory: the nodes' processes run in it, and umad2sim writes its fake sysfs there at
+    // each one's start and removes it at its exit (doc/testbed.md §2); the real sysfs, and the
+    // daemon's state directory under systemd (/run), are in memory too. On a loaded disk the
+    // fake sysfs alone took ~40 ms per daemon start and as much per exit.
+    d.scratch = make_scratch_dir("mcastd-sim", /*in_memory=*/true);
     d.opensm_conf = d.scratch / "opensm.conf";
     // Always pass our own -F so the host's /etc/opensm/opensm.conf cannot change the test.
     std::string conf = d.opts.sa_db_dump ? "sa_db_dump TRUE\n" : "# defaults (mcastd::sim::Fabric)\n";
@@ -284,7 +288,7 @@ std::map<std::string, std::string> Fabric::node_env(const std::string &node) con
 }
 
 Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv,
-                          std::map<std::string, std::string> extra_env, bool stdin_pipe) {
+                          std::map<std::string, std::string> extra_env, bool stdin_pipe, std::vector<int> pass_fds) {
     auto env = node_env(node);
     for (auto &[k, v] : extra_env)
         env[k] = v;
@@ -294,7 +298,8 @@ Process &Fabric::spawn_on(const std::string &node, std::vector<std::string> argv
     return impl_->clients.emplace_back(Process::Options{.argv = impl_->in_netns(std::move(argv)),
                                                         .env = std::move(env),
                                                         .cwd = impl_->cli_dir(node),
-                                                        .stdin_pipe = stdin_pipe});
+                                                        .stdin_pipe = stdin_pipe,
+                                                        .pass_fds = std::move(pass_fds)});
 }
 
 RunResult Fabric::run_on(const std::string &node, std::vector<std::string> argv,

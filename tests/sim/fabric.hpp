@@ -55,7 +55,8 @@ public:
         bool merge_stderr = false;          // stderr goes into the stdout pipe (2>&1)
         std::filesystem::path log_file{};   // everything read is also appended here
         // Descriptors the child inherits at 3, 4, ... in this order (what a service manager
-        // passes as LISTEN_FDS); copies are passed, the caller keeps its own.
+        // passes as LISTEN_FDS); copies are passed, the caller keeps its own. With LISTEN_FDS
+        // in `env`, LISTEN_PID is set to the child's pid, as a service manager does.
         std::vector<int> pass_fds{};
     };
     explicit Process(Options opts);
@@ -118,7 +119,9 @@ std::string unique_name(const std::string &prefix);
 bool left_by_dead_process(const std::string &name, const std::string &prefix);
 
 // A new directory $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR), mode 0700; throws with errno.
-std::filesystem::path make_scratch_dir(const std::string &prefix);
+// `in_memory`: without TMPDIR, under /dev/shm when it is a tmpfs (what a simulated host keeps
+// there is in memory on a real one: see Fabric's scratch).
+std::filesystem::path make_scratch_dir(const std::string &prefix, bool in_memory = false);
 
 // The whole content of a text file (opensm-sa.dump, logs); "" when it cannot be read.
 std::string read_text_file(const std::filesystem::path &path);
@@ -163,8 +166,10 @@ public:
 
     // Starts a client attached to `node`, with cwd `<scratch>/cli-<node>` (umad2sim writes
     // ./sys-<pid> there). The Fabric stops it before OpenSM and ibsim if the test did not.
+    // `pass_fds` go to it at 3, 4, ... (Process::Options::pass_fds).
     Process &spawn_on(const std::string &node, std::vector<std::string> argv,
-                      std::map<std::string, std::string> extra_env = {}, bool stdin_pipe = false);
+                      std::map<std::string, std::string> extra_env = {}, bool stdin_pipe = false,
+                      std::vector<int> pass_fds = {});
 
     // Runs a command attached to `node` to completion (e.g. saquery, smpquery).
     RunResult run_on(const std::string &node, std::vector<std::string> argv,

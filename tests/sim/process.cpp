@@ -8,6 +8,8 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -291,6 +293,10 @@ void Process::Impl::spawn(const Options &opts) {
     std::vector<char *> envp;
     for (auto &s : env_strings)
         envp.push_back(s.data());
+    // LISTEN_PID is the child's own pid, written after fork (as a service manager does).
+    char listen_pid[32] = "LISTEN_PID=";
+    if (env.count("LISTEN_FDS") && !env.count("LISTEN_PID"))
+        envp.push_back(listen_pid);
     envp.push_back(nullptr);
     std::vector<std::string> args = opts.argv;
     std::vector<char *> argv;
@@ -391,6 +397,15 @@ void Process::Impl::spawn(const Options &opts) {
             for (std::size_t i = 0; i < passed.size(); ++i)
                 if (::dup2(passed[i], 3 + static_cast<int>(i)) < 0) // without FD_CLOEXEC
                     fail(Stage::dup2);
+        }
+        if (listen_pid[11] == '\0' && envp.size() > 1 && envp[envp.size() - 2] == listen_pid) {
+            char digits[16];
+            int n = 0;
+            for (pid_t v = ::getpid(); v > 0; v /= 10)
+                digits[n++] = static_cast<char>('0' + v % 10);
+            for (int i = 0; i < n; ++i)
+                listen_pid[11 + i] = digits[n - 1 - i];
+            listen_pid[11 + n] = '\0';
         }
         // Nothing but 0-2 and the passed fds may leak into the child (other Processes' pipes,
         // the console FIFO).
@@ -642,9 +657,13 @@ bool left_by_dead_process(const std::string &name, const std::string &prefix) {
     return pid != ::getpid() && ::kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-std::filesystem::path make_scratch_dir(const std::string &prefix) {
+std::filesystem::path make_scratch_dir(const std::string &prefix, bool in_memory) {
     const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+    struct statfs shm {};
+    const bool shm_ok = in_memory && ::statfs("/dev/shm", &shm) == 0 && shm.f_type == TMPFS_MAGIC &&
+                        ::access("/dev/shm", W_OK) == 0;
+    const std::string root = tmp && *tmp ? tmp : shm_ok ? "/dev/shm" : "/tmp";
+    std::string tmpl = root + "/" + prefix + "-XXXXXX";
     if (!::mkdtemp(tmpl.data()))
         throw_errno("mkdtemp " + tmpl);
     return tmpl;

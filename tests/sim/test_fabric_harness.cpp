@@ -123,6 +123,21 @@ TEST(FabricProcess, PassedFdsArriveAtThreeUpAndNothingElseLeaks) {
     ::close(b[0]);
 }
 
+// With LISTEN_FDS, LISTEN_PID is the child's own pid, as a service manager sets it.
+TEST(FabricProcess, ListenPidIsTheChildsOwnWithListenFds) {
+    int a[2];
+    ASSERT_EQ(::pipe2(a, O_CLOEXEC), 0);
+    Process p({.argv = {"sh", "-c", "echo \"$LISTEN_PID $$\""}, .env = {{"LISTEN_FDS", "1"}}, .pass_fds = {a[1]}});
+    ::close(a[1]);
+    ::close(a[0]);
+    EXPECT_EQ(p.wait(std::chrono::seconds(10)), 0) << p.stderr_text();
+    const std::string out = p.read_all(std::chrono::seconds(5));
+    const auto space = out.find(' ');
+    ASSERT_NE(space, std::string::npos) << out;
+    EXPECT_EQ(out.substr(0, space), std::to_string(p.pid()));
+    EXPECT_EQ(out.substr(space + 1), std::to_string(p.pid()) + "\n");
+}
+
 TEST(FabricProcess, MergedStderrCwdAndLogFile) {
     fs::path dir = fs::temp_directory_path() / ("mcastd-proc-" + std::to_string(::getpid()));
     fs::create_directories(dir);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -59,9 +60,11 @@ protected:
 
     std::filesystem::path state_dir() { return fabric.scratch() / "state"; }
     std::unique_ptr<Daemon> start(const std::string &config = R"({"restart":{"grace_ms":3000}})",
-                                  const std::string &node = "H2", std::optional<std::filesystem::path> dir = {}) {
+                                  const std::string &node = "H2", std::optional<std::filesystem::path> dir = {},
+                                  FdStore *store = nullptr) {
         return std::make_unique<Daemon>(fabric, node, config,
-                                        std::vector<std::string>{"--state-dir", dir.value_or(state_dir()).string()});
+                                        std::vector<std::string>{"--state-dir", dir.value_or(state_dir()).string()},
+                                        std::map<std::string, std::string>{}, store);
     }
     static void crash(std::unique_ptr<Daemon> &d) {
         d->process().signal(SIGKILL);
@@ -343,6 +346,36 @@ TEST_F(RestartSim, SigusrTwoHandsOverWithoutASetOrDelete) {
     EXPECT_EQ(d->stop(), std::optional<int>(0));
     EXPECT_FALSE(fabric.sa_join_state(G("ff15:e::51"), port));
     EXPECT_FALSE(std::filesystem::exists(state_dir() / "state.json"));
+}
+
+// As under systemd (the fd store, here the harness's): the connection outlives the restart, and
+// a request sent while no instance runs waits in its socket and is answered by the next one.
+TEST_F(RestartSim, SigusrTwoWithAnFdStoreKeepsTheConnectionAndAnswersWhatWaited) {
+    FdStore store;
+    auto d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::61");
+    d->process().signal(SIGUSR2);
+    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
+    EXPECT_EQ(store.size(), 1u) << "the connection, handed over";
+    h.conn->send(R"({"id":70,"op":"list","own":true})"); // in the gap
+    d.reset();
+    d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
+    std::optional<std::string> reply;
+    while ((reply = h.conn->receive(20s)) && json::parse(*reply).value("id", 0) != 70) {
+    } // events skipped
+    ASSERT_TRUE(reply) << d->process().stderr_text();
+    const json r = json::parse(*reply);
+    ASSERT_EQ(r["ok"], true) << r.dump();
+    EXPECT_EQ(r["result"]["ports"][0]["groups"][0]["mgid"], "ff15:e::61");
+    EXPECT_NE(d->process().stderr_text().find("1 connection(s) kept by the service manager"), std::string::npos)
+        << d->process().stderr_text();
+    const json st = status(*d);
+    EXPECT_EQ(st["counters"]["sa_sets"], 0);
+    EXPECT_EQ(st["counters"]["sa_deletes"], 0);
+    EXPECT_EQ(st["counters"]["sa_gets"], 0);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::61"), fabric.port_gid("H2")), 0x1);
 }
 
 } // namespace

@@ -46,7 +46,9 @@ class UmadTransportSim : public ::testing::Test {
 protected:
     void SetUp() override {
         fabric_.emplace();
-        probe_ = &fabric_->spawn_on("H2", {MCASTD_UMAD_PROBE}, {}, /*stdin_pipe=*/true);
+        std::vector<std::string> argv{MCASTD_UMAD_PROBE};
+        argv.insert(argv.end(), probe_args_.begin(), probe_args_.end());
+        probe_ = &fabric_->spawn_on("H2", argv, {}, /*stdin_pipe=*/true);
         // Keep the startup lines: the probe reports its deliberately bad opens first.
         while (auto line = probe_->read_line(30s)) {
             if (line->rfind("ready ", 0) == 0) {
@@ -77,6 +79,7 @@ protected:
         return parse_fields(*line);
     }
 
+    std::vector<std::string> probe_args_; // after the program's name
     std::optional<Fabric> fabric_;
     Process *probe_ = nullptr;
     std::vector<std::string> startup_;
@@ -174,6 +177,28 @@ TEST_F(UmadTransportSim, SaMadBouncesWithStatus110OnceOpenSmIsGone) {
     ASSERT_FALSE(smp.empty());
     EXPECT_EQ(num(smp, "umad_status"), 0u);
     EXPECT_EQ(num(smp, "lid"), fabric_->lid("H2"));
+}
+
+// A receive thread whose umad_recv would block for an hour: only the wake-up the close sends
+// it (a PortInfo SMP to its own port) can end it in time.
+class UmadTransportLongReceive : public UmadTransportSim {
+protected:
+    UmadTransportLongReceive() { probe_args_ = {"ibsim0", "1", "3600000"}; }
+};
+
+TEST_F(UmadTransportLongReceive, ClosingAPortWakesItsReceiveThread) {
+    ASSERT_TRUE(probe_->write_stdin("close\n"));
+    EXPECT_TRUE(probe_->wait_for_line("closed", 20s)) << probe_->stderr_text();
+}
+
+TEST_F(UmadTransportLongReceive, AnswersInFlightAreReadBeforeThePortCloses) {
+    // The wake-up's answer comes first (the port's own agent answers it at once); the thread
+    // still reads the 50 SA answers before the port closes, or umad2sim would crash on them.
+    ASSERT_TRUE(probe_->write_stdin("burst 50\nclose\n"));
+    const auto line = probe_->wait_for_line("closed", 20s);
+    ASSERT_TRUE(line) << probe_->stderr_text();
+    ASSERT_TRUE(probe_->write_stdin("quit\n"));
+    EXPECT_EQ(probe_->wait(10s), 0) << probe_->stderr_text();
 }
 
 } // namespace

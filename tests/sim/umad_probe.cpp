@@ -13,8 +13,10 @@
 //                       reads the answers concurrently; prints one "burst-done ..." summary
 //   heartbeat           age of the receive thread's last return from umad_recv
 //   stats               the transport's per-port counters
+//   close               closes the port (its receive thread stopped and joined), then "closed"
 //   quit                (or EOF, SIGTERM, SIGINT) clean shutdown, exit 0
 // Every MAD that comes back is printed as one "recv ..." line with key=value fields.
+// Arguments: [device [port [recv_timeout_ms]]], default ibsim0 1 and the transport's default.
 //
 // The MADs are built by hand from rdma-core's structs: this tool tests the transport, not the
 // daemon's codec.
@@ -197,6 +199,9 @@ private:
             const auto age = hb ? std::chrono::duration_cast<std::chrono::milliseconds>(mcastd::Clock::now() - *hb)
                                 : std::chrono::milliseconds(-1);
             std::printf("heartbeat age_ms=%lld\n", static_cast<long long>(age.count()));
+        } else if (cmd == "close") {
+            t_.close_port(0);
+            std::printf("closed\n");
         } else if (cmd == "quit") {
             loop_.exit(0);
         } else if (!cmd.empty()) {
@@ -234,7 +239,7 @@ void try_bad_open(mcastd::sa::UmadTransport &t, PortIndex index, const std::stri
     }
 }
 
-int run(const std::string &device, int port) {
+int run(const std::string &device, int port, mcastd::sa::UmadTransport::Options opts) {
     using namespace mcastd;
     runtime::block_signals(runtime::kDaemonSignals);
     runtime::EventLoop loop;
@@ -242,7 +247,7 @@ int run(const std::string &device, int port) {
     auto term = loop.watch_signal(SIGTERM, on_stop);
     auto intr = loop.watch_signal(SIGINT, on_stop);
 
-    sa::UmadTransport transport(loop);
+    sa::UmadTransport transport(loop, opts);
     try_bad_open(transport, 7, device, port + 1);
     try_bad_open(transport, 8, "nosuchdev0", 1);
     transport.open_port(0, device, port);
@@ -273,8 +278,11 @@ int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0); // the test reads us line by line through a pipe
     const std::string device = argc > 1 ? argv[1] : "ibsim0";
     const int port = argc > 2 ? std::atoi(argv[2]) : 1;
+    mcastd::sa::UmadTransport::Options opts;
+    if (argc > 3)
+        opts.recv_timeout = std::chrono::milliseconds(std::atol(argv[3]));
     try {
-        return run(device, port);
+        return run(device, port, opts);
     } catch (const std::exception &e) {
         std::printf("fatal %s\n", e.what());
         std::fprintf(stderr, "mcastd-umad-probe: %s\n", e.what());

@@ -305,5 +305,40 @@ TEST_F(DaemonLifecycle, WhatWasFoldedIsSummedUpAtStop) {
     EXPECT_NE(texts[0].find("(joined 2, left 3, deleted 3)"), std::string::npos) << texts[0];
 }
 
+// A planned restart names what each phase of its hand-over took, and a start what its own
+// took: mcastd-bench-restart reads them (doc/architecture.md §9).
+TEST_F(DaemonLifecycle, ARestartAndAStartLogWhatEachPhaseTook) {
+    std::optional<logging::test::LogCapture> capture(std::in_place);
+    const std::filesystem::path state = dir_ / "state";
+    std::filesystem::create_directory(state);
+    std::filesystem::permissions(state, std::filesystem::perms::owner_all);
+    config::DaemonConfig cfg = parse(config());
+    cfg.state_dir = state.string();
+    daemon_ = std::make_unique<Daemon>(loop_, std::move(cfg), std::make_unique<FakeBackend>(sa_), "rdma-mcastd test");
+    connect();
+    ASSERT_TRUE(ok(ask(join("ff15::1"))));
+    daemon_->restart("test");
+    EXPECT_TRUE(until([&] { return !running_; }));
+    EXPECT_EQ(sa_bits("ff15::1"), join::full) << "a restart leaves nothing";
+    auto logged = [&](const std::string &what) {
+        for (const auto &e : capture->entries())
+            if (e.text.find(what) != std::string::npos)
+                return e.text;
+        return std::string();
+    };
+    const std::string started = logged(" serving 1 port(s) on ");
+    EXPECT_NE(started.find("; started in "), std::string::npos) << started;
+    EXPECT_NE(started.find(" ms (ports "), std::string::npos) << started;
+    EXPECT_NE(started.find(" ms, restart state read in "), std::string::npos) << started;
+    EXPECT_NE(started.find(" ms and taken back in "), std::string::npos) << started;
+    const std::string restarted = logged("exiting for the next instance");
+    EXPECT_NE(restarted.find("restart state written;"), std::string::npos) << restarted;
+    EXPECT_NE(restarted.find("(drained in "), std::string::npos) << restarted;
+    EXPECT_NE(restarted.find(" ms, state written in "), std::string::npos) << restarted;
+    EXPECT_NE(restarted.find(" ms, handed over in "), std::string::npos) << restarted;
+    daemon_.reset();
+    capture.reset();
+}
+
 } // namespace
 } // namespace mcastd::test
