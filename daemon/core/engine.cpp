@@ -339,6 +339,10 @@ std::vector<GroupView> Engine::groups() const {
     return read_groups(impl_->state, std::nullopt, SIZE_MAX, std::nullopt).groups;
 }
 
+std::optional<GroupView> Engine::group(PortIndex port, const Gid &mgid) const {
+    return read_group(impl_->state, port, mgid);
+}
+
 GroupRead Engine::groups_from(const std::optional<GroupCursor> &from, std::size_t max_members,
                               std::optional<ClientId> only) const {
     return read_groups(impl_->state, from, max_members, only);

@@ -324,6 +324,9 @@ public:
     PortMemberships memberships(PortIndex port) const;
     // Every group with every member, in GroupKey order.
     std::vector<GroupView> groups() const;
+    // One group with every member (its MGID on the port; O(its members), not O(groups)), or
+    // nullopt when the engine keeps no such group. For the restart state's change log.
+    std::optional<GroupView> group(PortIndex port, const Gid &mgid) const;
     // The groups in GroupKey order from `from` on (from the start when unset), costing what it
     // reads (ordered lookups, no walk of the rest): at most `max_members` members, a group read
     // without any counting as one. With `only`, just that client's memberships: the groups it

@@ -168,6 +168,17 @@ GroupRead read_own(const EngineState &s, const std::optional<GroupCursor> &from,
 
 } // namespace
 
+std::optional<GroupView> read_group(const EngineState &s, PortIndex port, const Gid &mgid) {
+    if (port >= s.ports.size() || is_zero(mgid))
+        return std::nullopt;
+    const Group *g = find(s.ports[port], GroupKey{port, mgid, 0});
+    if (!g)
+        return std::nullopt;
+    GroupView v = header(*g);
+    read_members(s, *g, std::nullopt, SIZE_MAX, v);
+    return v;
+}
+
 GroupRead read_groups(const EngineState &s, const std::optional<GroupCursor> &from, std::size_t max_members,
                       std::optional<ClientId> only) {
     max_members = std::max<std::size_t>(max_members, 1); // a read always gets somewhere

@@ -15,4 +15,7 @@ namespace mcastd::core {
 GroupRead read_groups(const EngineState &s, const std::optional<GroupCursor> &from, std::size_t max_members,
                       std::optional<ClientId> only);
 
+// Engine::group: one group with every member, or nullopt (no such group, or MGID zero).
+std::optional<GroupView> read_group(const EngineState &s, PortIndex port, const Gid &mgid);
+
 } // namespace mcastd::core

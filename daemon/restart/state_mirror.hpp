@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// StateMirror: what the restart state on disk says now (the state file and its change log
+// replayed), keyed, so that a change costs a comparison with what is there and a line for what
+// differs (change_log.hpp), not a walk of everything the daemon holds. The keeper (keeper.hpp)
+// resets it from each state file it writes and feeds it what changed since.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "restart/change_log.hpp"
+
+namespace mcastd::restart {
+
+class StateMirror {
+public:
+    // What the state file `state` says (a compaction just wrote it).
+    void reset(const SavedState &state);
+
+    // Group `mgid` of `port` is now `now` (nullopt: the state keeps no bits of it) with the
+    // saved memberships `members` (each with its session): appends to `out` a line for each
+    // thing that differs (O(the group's memberships)).
+    void group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
+               std::vector<MembershipChange> members, std::vector<Change> &out);
+    // The sessions are now `heads` (without memberships): a line for each that came, changed
+    // or went (O(sessions)). A session that went takes its memberships with it.
+    void sessions(std::vector<SavedSession> heads, std::vector<Change> &out);
+    void next_session(std::uint64_t next, std::vector<Change> &out);
+    void roce(roce::KeptRoce now, std::vector<Change> &out);
+    bool has_session(std::uint64_t id) const { return sessions_.count(id) != 0; }
+
+private:
+    using GroupKey = std::pair<PortKey, Gid>;
+    struct Member {
+        MembershipChange saved;
+        GroupKey group;
+    };
+    void forget_member(std::uint64_t id);
+
+    std::map<GroupKey, SavedGroup> groups_;
+    std::map<GroupKey, std::set<std::uint64_t>> group_members_;
+    std::unordered_map<std::uint64_t, Member> members_;
+    std::map<std::uint64_t, SavedSession> sessions_;
+    std::map<std::uint64_t, std::set<std::uint64_t>> session_members_;
+    std::uint64_t next_session_ = 1;
+    roce::KeptRoce roce_;
+};
+
+} // namespace mcastd::restart
