@@ -139,11 +139,10 @@ void StateKeeper::watch() {
     service_.on_sa_set([this](const SaRequest &req) { set_going_out(req); });
     service_.on_sa_group([this](PortIndex port, const Gid &mgid) { group_changed(port, mgid); });
     service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
-        if (!alive.lock() || n.kind == EngineNote::Kind::join_failed || n.kind == EngineNote::Kind::warning)
-            return;
-        if (is_zero(n.mgid))
-            changed(); // not one named group: the next write is a compaction
-        else
+        // A group the SA has not named yet is not in the state: its Set is what it will hold,
+        // and the note that it joined names it.
+        if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning &&
+            !is_zero(n.mgid))
             group_changed(n.port, n.mgid);
     });
     sessions_.set_change_hook([this] { sessions_changed(); });
@@ -178,10 +177,8 @@ void StateKeeper::sessions_changed() {
 void StateKeeper::set_going_out(const SaRequest &req) {
     if (sealed_)
         return;
-    if (is_zero(req.record.mgid)) {
-        changed(); // the SA names the group in its answer: nothing to find it by (nor in the state)
-        return;
-    }
+    if (is_zero(req.record.mgid))
+        return; // the SA names the group in its answer: nothing to find it by (nor in the state)
     group_changed(req.port, req.record.mgid);
     const port::RegisteredPort &port = service_.ports().at(req.port);
     sets_.push_back(SavedSet{port.device(), port.number(), port.gid(), req.record.mgid, req.record.join_state});
@@ -222,6 +219,13 @@ bool StateKeeper::report(const std::optional<std::string> &err) {
 }
 
 bool StateKeeper::append_changes() {
+    // A port whose GID changed holds its groups under another key: the disk's are stale as a
+    // whole, which a compaction says in one go.
+    if (ports_changed()) {
+        mirror_valid_ = false;
+        compact_when_due();
+        return true;
+    }
     std::vector<Change> changes;
     for (const SavedSet &set : sets_) // not logged yet: before any line that says what became of it
         changes.emplace_back(set);
@@ -269,6 +273,16 @@ bool StateKeeper::append_changes() {
     sets_.clear();
     log_bytes_ += lines.size();
     return true;
+}
+
+bool StateKeeper::ports_changed() const {
+    const auto &ports = service_.ports();
+    if (ports.size() != port_keys_.size())
+        return true;
+    for (std::size_t i = 0; i < ports.size(); ++i)
+        if (port_keys_[i] != PortKey{ports.at(i).device(), ports.at(i).number(), ports.at(i).gid()})
+            return true;
+    return false;
 }
 
 void StateKeeper::flush() {
@@ -319,6 +333,9 @@ bool StateKeeper::compact(bool clean) {
         log_header_ = encode_log_header(boot_id_, daemon_name_, generation_);
         mirror_.reset(st);
         mirror_valid_ = true;
+        port_keys_.clear();
+        for (const SavedPort &p : st.ports)
+            port_keys_.push_back(PortKey{p.device, p.port, p.port_gid});
         dirty_groups_.clear();
         sessions_dirty_ = false;
         sets_.clear(); // in the state file now, as uncertain or held bits

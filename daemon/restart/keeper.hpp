@@ -116,6 +116,8 @@ private:
     std::optional<MembershipChange> saved_member(const MemberView &m, PortIndex port, const Gid &mgid) const;
     roce::KeptRoce kept_roce() const;
     void group_changed(PortIndex port, const Gid &mgid);
+    // Whether a port's name or GID is not what the last compaction saw.
+    bool ports_changed() const;
     void sessions_changed();
     void arm();
     // The coalescing timer's work: the changes, then a compaction if one is due.
@@ -142,6 +144,7 @@ private:
     std::string log_header_;            // a new change log's first line (this generation's)
     StateMirror mirror_;                // what the disk says, once a compaction made it known
     bool mirror_valid_ = false;
+    std::vector<PortKey> port_keys_;    // the ports as the last compaction saw them, by index
     std::set<std::pair<PortIndex, Gid>> dirty_groups_;
     bool sessions_dirty_ = false;
     std::vector<SavedSet> sets_;        // going out this iteration, not yet logged

@@ -168,6 +168,27 @@ TEST_F(Keeper, TheLogIsCompactedOnceItOutgrowsTheStateFile) {
     }));
 }
 
+// A port that came (or whose GID changed) after the last compaction holds its groups under a
+// key the disk does not have: the next write is a compaction, which lists it.
+TEST_F(Keeper, APortTheLastCompactionDidNotSeeMakesTheNextWriteOne) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::a1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    port::PortAttributes second = test_port();
+    second.port_num = 2;
+    second.port_guid = 0x100004;
+    service.add_port(second, true);
+    send(fd, 2, join_of("ff15::a1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 2; }));
+    const auto l = on_disk();
+    ASSERT_TRUE(l.state);
+    ASSERT_EQ(l.state->ports.size(), 2u);
+    EXPECT_EQ(l.state->ports[1].port, 2);
+    EXPECT_EQ(*l.state, keeper_->snapshot(false));
+}
+
 // Only a session that said hello is handed to the next instance: one that said nothing was never
 // judged by the allow lists (doc/architecture.md §12).
 TEST_F(Keeper, ASessionThatSaidNoHelloIsNotSaved) {
