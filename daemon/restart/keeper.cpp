@@ -235,18 +235,24 @@ bool StateKeeper::append_changes() {
         roce = roce || service_.ports().link_layer(pi) != LinkLayer::infiniband;
         const std::optional<GroupView> g = service_.group_view(pi, mgid);
         std::optional<SavedGroup> now;
-        std::vector<MembershipChange> members;
+        std::vector<const MemberView *> kept_members; // in id order, as the engine reads them
+        std::vector<std::uint64_t> ids;
         if (g) {
             if (g->held || g->uncertain)
                 now = saved_group(*g);
             for (const MemberView &m : g->members)
-                if (auto saved = saved_member(m, pi, mgid)) {
-                    // A session the disk does not have yet (hello and a join within one delay).
-                    sessions_dirty_ = sessions_dirty_ || !mirror_.has_session(saved->session);
-                    members.push_back(std::move(*saved));
-                }
+                if (m.state != MemberView::State::pending)
+                    if (const frontend::ClientSession *s = sessions_.of_client(m.client); s && kept(*s)) {
+                        kept_members.push_back(&m);
+                        ids.push_back(m.id);
+                    }
         }
-        mirror_.group(PortKey{port.device(), port.number(), port.gid()}, mgid, now, std::move(members), changes);
+        for (std::size_t i : mirror_.group(PortKey{port.device(), port.number(), port.gid()}, mgid, now, ids, changes))
+            if (auto saved = saved_member(*kept_members[i], pi, mgid)) {
+                // A session the disk does not have yet (hello and a join within one delay).
+                sessions_dirty_ = sessions_dirty_ || !mirror_.has_session(saved->session);
+                changes.emplace_back(std::move(*saved));
+            }
     }
     if (sessions_dirty_) {
         std::vector<SavedSession> heads;

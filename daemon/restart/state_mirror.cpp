@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "restart/state_mirror.hpp"
 
-#include <tuple>
+#include <algorithm>
+#include <set>
 
 namespace mcastd::restart {
 
@@ -19,31 +20,18 @@ void StateMirror::reset(const SavedState &state) {
         sessions_.emplace(s.id, std::move(head));
         for (const SavedMembership &m : s.memberships) {
             const auto gid = gid_of.find(std::pair{m.device, m.port});
-            const GroupKey key{PortKey{m.device, m.port, gid == gid_of.end() ? Gid{} : gid->second}, m.mgid};
-            members_.insert_or_assign(m.id, Member{MembershipChange{s.id, m}, key});
-            group_members_[key].insert(m.id);
-            session_members_[s.id].insert(m.id);
+            members_[GroupKey{PortKey{m.device, m.port, gid == gid_of.end() ? Gid{} : gid->second}, m.mgid}].push_back(
+                m.id);
         }
     }
+    for (auto &[key, ids] : members_)
+        std::sort(ids.begin(), ids.end());
     next_session_ = state.next_session;
     roce_ = state.roce;
 }
 
-void StateMirror::forget_member(std::uint64_t id) {
-    const auto it = members_.find(id);
-    if (it == members_.end())
-        return;
-    if (auto g = group_members_.find(it->second.group); g != group_members_.end() && g->second.erase(id) &&
-                                                        g->second.empty())
-        group_members_.erase(g);
-    if (auto s = session_members_.find(it->second.saved.session);
-        s != session_members_.end() && s->second.erase(id) && s->second.empty())
-        session_members_.erase(s);
-    members_.erase(it);
-}
-
-void StateMirror::group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
-                        std::vector<MembershipChange> members, std::vector<Change> &out) {
+std::vector<std::size_t> StateMirror::group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
+                                            const std::vector<std::uint64_t> &ids, std::vector<Change> &out) {
     const GroupKey key{port, mgid};
     if (auto old = groups_.find(key); now) {
         if (old == groups_.end() || old->second != *now) {
@@ -54,25 +42,31 @@ void StateMirror::group(const PortKey &port, const Gid &mgid, const std::optiona
         out.push_back(GroupChange{port, SavedGroup{mgid, 0, 0, std::nullopt}}); // no bits: gone
         groups_.erase(old);
     }
-    std::set<std::uint64_t> now_ids;
-    for (MembershipChange &m : members) {
-        const std::uint64_t id = m.membership.id;
-        now_ids.insert(id);
-        const auto it = members_.find(id);
-        if (it != members_.end() && it->second.saved == m && it->second.group == key)
-            continue;
-        out.push_back(m);
-        forget_member(id);
-        group_members_[key].insert(id);
-        session_members_[m.session].insert(id);
-        members_.insert_or_assign(id, Member{std::move(m), key});
+    // Both lists in id order: one merge finds what came and what went.
+    std::vector<std::size_t> added;
+    const auto was = members_.find(key);
+    static const std::vector<std::uint64_t> none;
+    const std::vector<std::uint64_t> &old_ids = was == members_.end() ? none : was->second;
+    std::size_t i = 0, j = 0;
+    while (i < ids.size() || j < old_ids.size()) {
+        if (j == old_ids.size() || (i < ids.size() && ids[i] < old_ids[j])) {
+            added.push_back(i++);
+        } else if (i == ids.size() || old_ids[j] < ids[i]) {
+            out.push_back(MembershipGone{old_ids[j++]});
+        } else {
+            ++i;
+            ++j;
+        }
     }
-    if (auto was = group_members_.find(key); was != group_members_.end())
-        for (const std::uint64_t id : std::set<std::uint64_t>(was->second))
-            if (!now_ids.count(id)) {
-                out.push_back(MembershipGone{id});
-                forget_member(id);
-            }
+    if (ids.empty()) {
+        if (was != members_.end())
+            members_.erase(was);
+    } else if (was == members_.end()) {
+        members_.emplace(key, ids);
+    } else if (!added.empty() || ids.size() != old_ids.size()) {
+        was->second = ids;
+    }
+    return added;
 }
 
 void StateMirror::sessions(std::vector<SavedSession> heads, std::vector<Change> &out) {
@@ -90,10 +84,8 @@ void StateMirror::sessions(std::vector<SavedSession> heads, std::vector<Change> 
             ++it;
             continue;
         }
+        // Its memberships go with it at the replay; the engine's leaves say so for each too.
         out.push_back(SessionGone{it->first});
-        if (auto m = session_members_.find(it->first); m != session_members_.end())
-            for (const std::uint64_t id : std::set<std::uint64_t>(m->second))
-                forget_member(id); // the replay drops them with their session
         it = sessions_.erase(it);
     }
 }

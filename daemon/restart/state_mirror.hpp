@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,10 +21,13 @@ public:
     void reset(const SavedState &state);
 
     // Group `mgid` of `port` is now `now` (nullopt: the state keeps no bits of it) with the
-    // saved memberships `members` (each with its session): appends to `out` a line for each
-    // thing that differs (O(the group's memberships)).
-    void group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
-               std::vector<MembershipChange> members, std::vector<Change> &out);
+    // saved memberships `ids` (in id order): appends to `out` a line for what differs of the
+    // group and for each membership gone, and returns the positions in `ids` of the memberships
+    // the disk lacks (the caller adds a line for each). O(the group's memberships), in ids: a
+    // saved membership never changes (its port, group, bits, parameters, grant and session are
+    // fixed when it is made), so a membership the disk has needs no comparison.
+    std::vector<std::size_t> group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
+                                   const std::vector<std::uint64_t> &ids, std::vector<Change> &out);
     // The sessions are now `heads` (without memberships): a line for each that came, changed
     // or went (O(sessions)). A session that went takes its memberships with it.
     void sessions(std::vector<SavedSession> heads, std::vector<Change> &out);
@@ -36,17 +37,12 @@ public:
 
 private:
     using GroupKey = std::pair<PortKey, Gid>;
-    struct Member {
-        MembershipChange saved;
-        GroupKey group;
-    };
-    void forget_member(std::uint64_t id);
 
     std::map<GroupKey, SavedGroup> groups_;
-    std::map<GroupKey, std::set<std::uint64_t>> group_members_;
-    std::unordered_map<std::uint64_t, Member> members_;
+    // Each group's saved memberships, in id order (8 bytes a membership: the mirror must not
+    // double what the daemon holds).
+    std::map<GroupKey, std::vector<std::uint64_t>> members_;
     std::map<std::uint64_t, SavedSession> sessions_;
-    std::map<std::uint64_t, std::set<std::uint64_t>> session_members_;
     std::uint64_t next_session_ = 1;
     roce::KeptRoce roce_;
 };

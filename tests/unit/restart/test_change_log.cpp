@@ -143,27 +143,34 @@ TEST(ChangeLog, ReplayingTwiceIsReplayingOnce) {
 
 // ---- the mirror ----
 
+using Ids = std::vector<std::uint64_t>;
+using Positions = std::vector<std::size_t>;
+
 TEST(StateMirror, AChangeCostsALineForWhatDiffersOnly) {
     StateMirror m;
-    m.reset(base());
+    m.reset(base()); // ff15::1 held 0x1, membership 10 of session 2 in it
     std::vector<Change> out;
-    // Group ff15::1 as the state file has it, with a second membership joining.
-    m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 0, {}},
-            {MembershipChange{2, membership(10, "ff15::1")}, MembershipChange{2, membership(11, "ff15::1")}}, out);
-    EXPECT_EQ(out, (std::vector<Change>{MembershipChange{2, membership(11, "ff15::1")}}));
-    out.clear();
-    // The same again: nothing.
-    m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 0, {}},
-            {MembershipChange{2, membership(10, "ff15::1")}, MembershipChange{2, membership(11, "ff15::1")}}, out);
+    const SavedGroup held{gid("ff15::1"), 1, 0, {}};
+    // A second membership joined: the caller writes its line.
+    EXPECT_EQ(m.group(kPort, gid("ff15::1"), held, Ids{10, 11}, out), Positions{1});
     EXPECT_TRUE(out.empty());
-    // Membership 10 left, and the group's bits changed.
-    m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 2, {}}, {MembershipChange{2, membership(11, "ff15::1")}},
-            out);
-    EXPECT_EQ(out, (std::vector<Change>{GroupChange{kPort, SavedGroup{gid("ff15::1"), 1, 2, {}}}, MembershipGone{10}}));
+    // The same again: nothing.
+    EXPECT_EQ(m.group(kPort, gid("ff15::1"), held, Ids{10, 11}, out), Positions{});
+    EXPECT_TRUE(out.empty());
+    // Membership 10 left, 12 came, and the group's bits changed.
+    const SavedGroup more{gid("ff15::1"), 1, 2, {}};
+    EXPECT_EQ(m.group(kPort, gid("ff15::1"), more, Ids{11, 12}, out), Positions{1});
+    EXPECT_EQ(out, (std::vector<Change>{GroupChange{kPort, more}, MembershipGone{10}}));
     out.clear();
     // The group is gone.
-    m.group(kPort, gid("ff15::1"), std::nullopt, {}, out);
-    EXPECT_EQ(out, (std::vector<Change>{GroupChange{kPort, SavedGroup{gid("ff15::1"), 0, 0, {}}}, MembershipGone{11}}));
+    EXPECT_EQ(m.group(kPort, gid("ff15::1"), std::nullopt, Ids{}, out), Positions{});
+    EXPECT_EQ(out, (std::vector<Change>{GroupChange{kPort, SavedGroup{gid("ff15::1"), 0, 0, {}}}, MembershipGone{11},
+                                        MembershipGone{12}}));
+    out.clear();
+    // A new group on another port GID (nothing of it on disk).
+    const PortKey other{"mlx5_0", 1, gid("fe80::9")};
+    EXPECT_EQ(m.group(other, gid("ff15::1"), held, Ids{13}, out), Positions{0});
+    EXPECT_EQ(out, (std::vector<Change>{GroupChange{other, held}}));
 }
 
 TEST(StateMirror, SessionsComeChangeAndGo) {
@@ -173,16 +180,16 @@ TEST(StateMirror, SessionsComeChangeAndGo) {
     SavedSession two = session(2);
     m.sessions({two}, out);
     EXPECT_TRUE(out.empty()) << "as the file has it";
+    EXPECT_TRUE(m.has_session(2));
+    EXPECT_FALSE(m.has_session(5));
     two.monitor = true;
     m.sessions({two, session(5)}, out);
     EXPECT_EQ(out, (std::vector<Change>{SessionChange{two}, SessionChange{session(5)}}));
+    EXPECT_TRUE(m.has_session(5));
     out.clear();
     m.sessions({session(5)}, out);
     EXPECT_EQ(out, (std::vector<Change>{SessionGone{2}}));
     out.clear();
-    // Its membership went with it: the group's next read does not say it again.
-    m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 0, {}}, {}, out);
-    EXPECT_TRUE(out.empty());
     m.next_session(3, out);
     EXPECT_TRUE(out.empty());
     m.next_session(6, out);
@@ -196,9 +203,9 @@ TEST(StateMirror, ItsLinesReplayedOverTheFileGiveWhatItWasTold) {
     m.reset(file);
     std::vector<Change> out;
     m.sessions({session(2), session(5)}, out);
-    m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 0, {}}, {MembershipChange{5, membership(12, "ff15::1")}},
-            out);
-    m.group(kPort, gid("ff15::9"), SavedGroup{gid("ff15::9"), 0, 1, {}}, {}, out);
+    EXPECT_EQ(m.group(kPort, gid("ff15::1"), SavedGroup{gid("ff15::1"), 1, 0, {}}, Ids{12}, out), Positions{0});
+    out.push_back(MembershipChange{5, membership(12, "ff15::1")}); // as the keeper does for a new one
+    EXPECT_EQ(m.group(kPort, gid("ff15::9"), SavedGroup{gid("ff15::9"), 0, 1, {}}, Ids{}, out), Positions{});
     m.next_session(6, out);
     SavedState replayed = file;
     replay(replayed, out);
