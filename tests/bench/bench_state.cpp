@@ -30,6 +30,7 @@ using namespace mcastd::sim;
 using bench::connect_or_die;
 using bench::join_or_die;
 using bench::params;
+using bench::rss_kib;
 namespace fs = std::filesystem;
 
 namespace {
@@ -119,9 +120,9 @@ Figure measure(Daemon &d, const fs::path &state, const std::vector<std::string> 
     // A compaction is as large as the state and comes once the log has grown as large (or more):
     // whether one falls in a 3 s window is chance, what it adds on average is at most the rest.
     std::printf("[ bench ]   %.0f bytes per join besides whole state files; whole state files: %ju written in the "
-                "window, %.0f bytes per join; now state.json %ju bytes, state.log %ju bytes\n",
+                "window, %.0f bytes per join; now state.json %ju bytes, state.log %ju bytes; daemon RSS %ld KiB\n",
                 f.bytes_per_join, std::uintmax_t{whole.count}, files, size_of(state / "state.json"),
-                size_of(state / "state.log"));
+                size_of(state / "state.log"), rss_kib(pid));
     return f;
 }
 

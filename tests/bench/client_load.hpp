@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <rdmamcast/client.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +22,15 @@
 namespace bench {
 
 using Clock = std::chrono::steady_clock;
+
+// A process's resident memory (VmRSS), in KiB; -1 when it cannot be read.
+inline long rss_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stol(line.substr(6));
+    return -1;
+}
 
 inline double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
