@@ -137,6 +137,29 @@ TEST_F(Keeper, WhatACrashFindsIsWhatTheDaemonHolds) {
     EXPECT_EQ(l.state->sessions[0].memberships.size(), 1u) << "ff15::81 of a";
 }
 
+// A group the SA names in its answer (a create) is not in the state until it has its MGID: the
+// Set going out is no change to write, and the note that it joined is a line, not a compaction.
+TEST_F(Keeper, ACreateIsALineOnceTheSaNamesItsGroup) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::b1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    const std::uint64_t log_before = keeper_->log_bytes();
+    JoinRequest create = join_request("ff15::1");
+    create.mgid = kZeroGid;
+    send(fd, 2, proto::Join{create});
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] {
+        const auto l = on_disk();
+        return l.state && *l.state == keeper_->snapshot(false);
+    }));
+    EXPECT_EQ(keeper_->compactions(), 1u);
+    EXPECT_GT(keeper_->log_bytes(), log_before);
+    const auto l = on_disk();
+    ASSERT_EQ(l.state->sessions.size(), 1u);
+    EXPECT_EQ(l.state->sessions[0].memberships.size(), 2u);
+}
+
 // Once the log outgrows the state file (and its minimum), the next write is a compaction:
 // the bytes written per change stay bounded whatever the state holds.
 TEST_F(Keeper, TheLogIsCompactedOnceItOutgrowsTheStateFile) {
