@@ -157,6 +157,11 @@ void StateKeeper::arm() {
     });
 }
 
+void StateKeeper::changed() {
+    mirror_valid_ = false;
+    arm();
+}
+
 void StateKeeper::group_changed(PortIndex port, const Gid &mgid) {
     if (sealed_)
         return;

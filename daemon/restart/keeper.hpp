@@ -16,8 +16,8 @@
 // on average however large the state, and what the next instance reads at start is at most
 // (1 + kCompactFactor) times the state. It is paced as every full write was: a state whose
 // write takes over a millisecond is compacted at most a fifth of the time (meanwhile the log
-// just grows). The first write after start, and the first after a port came or changed its
-// GID (its groups are under another key), are compactions too.
+// just grows). The first write after start, the first after a port came or changed its GID
+// (its groups are under another key), and one after changed() are compactions too.
 //
 // The Sets going out are log lines too, appended at the end of the loop iteration that sent
 // them, before their answers can be read (both come through the loop's one post queue, in
@@ -84,6 +84,9 @@ public:
     // Listens to the service and the sessions for what changes (after restore()); the
     // destructor stops listening.
     void watch();
+    // Something changed that the keeper cannot name (or an instance's first state is due): the
+    // next write, within kCoalesce, is a compaction.
+    void changed();
     // A Set is going out: logged at the end of this iteration, and its group re-read.
     void set_going_out(const SaRequest &req);
     // Writes now: the changes, or (`clean`, for a planned restart; or when due) a compaction.

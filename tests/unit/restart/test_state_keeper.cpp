@@ -137,6 +137,18 @@ TEST_F(Keeper, WhatACrashFindsIsWhatTheDaemonHolds) {
     EXPECT_EQ(l.state->sessions[0].memberships.size(), 1u) << "ff15::81 of a";
 }
 
+// A change the keeper cannot name (changed()) makes the next write, within the coalescing
+// delay, a compaction.
+TEST_F(Keeper, AChangeItCannotNameIsACompaction) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::c1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    keeper_->changed();
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 2; }));
+    EXPECT_EQ(*on_disk().state, keeper_->snapshot(false));
+}
+
 // A group the SA names in its answer (a create) is not in the state until it has its MGID: the
 // Set going out is no change to write, and the note that it joined is a line, not a compaction.
 TEST_F(Keeper, ACreateIsALineOnceTheSaNamesItsGroup) {
