@@ -326,22 +326,25 @@ bool StateKeeper::compact(bool clean) {
         compact_timer_ = 0;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    SavedState st = snapshot(clean);
-    st.generation = generation_ + 1;
+    auto st = std::make_unique<SavedState>(snapshot(clean));
+    st->generation = generation_ + 1;
     StateFile::Written written;
-    const auto err = file_.write(st, &written);
-    last_end_ = loop_.timers().now();
-    last_cost_ = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - t0);
+    const auto err = file_.write(*st, &written);
     if (written.replaced) {
         // The file is this generation's now, and so is every log line from here on (a log that
         // could not be started is started by the next append).
-        generation_ = st.generation;
+        generation_ = st->generation;
         log_header_ = encode_log_header(boot_id_, daemon_name_, generation_);
-        mirror_.reset(st);
-        mirror_valid_ = true;
         port_keys_.clear();
-        for (const SavedPort &p : st.ports)
+        for (const SavedPort &p : st->ports)
             port_keys_.push_back(PortKey{p.device, p.port, p.port_gid});
+        // The snapshot is as large as the state: the mirror is copied into place once it is
+        // gone, so that what stays lives where it was and the heap's top goes back to the system.
+        StateMirror next;
+        next.reset(*st);
+        st.reset();
+        mirror_ = next;
+        mirror_valid_ = true;
         dirty_groups_.clear();
         sessions_dirty_ = false;
         sets_.clear(); // in the state file now, as uncertain or held bits
@@ -349,6 +352,9 @@ bool StateKeeper::compact(bool clean) {
         log_bytes_ = written.log_bytes;
         ++compactions_;
     }
+    st.reset();
+    last_end_ = loop_.timers().now();
+    last_cost_ = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - t0);
     return report(err);
 }
 
