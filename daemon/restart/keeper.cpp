@@ -141,9 +141,12 @@ void StateKeeper::watch() {
     service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         // A group the SA has not named yet is not in the state: its Set is what it will hold,
         // and the note that it joined names it.
-        if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning &&
-            !is_zero(n.mgid))
-            group_changed(n.port, n.mgid);
+        if (!alive.lock() || n.kind == EngineNote::Kind::join_failed || n.kind == EngineNote::Kind::warning ||
+            is_zero(n.mgid))
+            return;
+        if (n.member && (n.kind == EngineNote::Kind::joined || n.kind == EngineNote::Kind::left))
+            member_changed(n);
+        group_changed(n.port, n.mgid);
     });
     sessions_.set_change_hook([this] { sessions_changed(); });
 }
@@ -167,6 +170,20 @@ void StateKeeper::group_changed(PortIndex port, const Gid &mgid) {
         return;
     dirty_groups_.emplace(port, mgid);
     arm();
+}
+
+void StateKeeper::member_changed(const EngineNote &n) {
+    if (sealed_)
+        return;
+    const bool joined = n.kind == EngineNote::Kind::joined;
+    const auto [it, added] = members_.try_emplace(n.member, MemberChange{joined, n.port, n.mgid, n.client});
+    if (!added) {
+        // It came and went within one delay: the disk never had it.
+        if (it->second.joined && !joined)
+            members_.erase(it);
+        else
+            it->second = MemberChange{joined, n.port, n.mgid, n.client};
+    }
 }
 
 void StateKeeper::sessions_changed() {
@@ -233,27 +250,31 @@ bool StateKeeper::append_changes() {
     for (const auto &[pi, mgid] : dirty_groups_) {
         const port::RegisteredPort &port = service_.ports().at(pi);
         roce = roce || service_.ports().link_layer(pi) != LinkLayer::infiniband;
-        const std::optional<GroupView> g = service_.group_view(pi, mgid);
+        const std::optional<GroupView> g = service_.group_view(pi, mgid, false);
         std::optional<SavedGroup> now;
-        std::vector<const MemberView *> kept_members; // in id order, as the engine reads them
-        std::vector<std::uint64_t> ids;
-        if (g) {
-            if (g->held || g->uncertain)
-                now = saved_group(*g);
-            for (const MemberView &m : g->members)
-                if (m.state != MemberView::State::pending)
-                    if (const frontend::ClientSession *s = sessions_.of_client(m.client); s && kept(*s)) {
-                        kept_members.push_back(&m);
-                        ids.push_back(m.id);
-                    }
-        }
-        for (std::size_t i : mirror_.group(PortKey{port.device(), port.number(), port.gid()}, mgid, now, ids, changes))
-            if (auto saved = saved_member(*kept_members[i], pi, mgid)) {
-                // A session the disk does not have yet (hello and a join within one delay).
-                sessions_dirty_ = sessions_dirty_ || !mirror_.has_session(saved->session);
-                changes.emplace_back(std::move(*saved));
-            }
+        if (g && (g->held || g->uncertain))
+            now = saved_group(*g);
+        mirror_.group(PortKey{port.device(), port.number(), port.gid()}, mgid, now, changes);
     }
+    // The memberships that came and went: a saved membership never changes (its port, group,
+    // bits, parameters, grant and session are fixed when it is made).
+    for (const auto &[id, m] : members_) {
+        if (!m.joined) {
+            // One of a session the state keeps; one whose session went goes with it.
+            if (const frontend::ClientSession *s = sessions_.of_client(m.client); s && kept(*s))
+                changes.emplace_back(MembershipGone{id});
+            continue;
+        }
+        const std::optional<MemberView> view = service_.member_view(id);
+        if (!view)
+            continue;
+        if (auto saved = saved_member(*view, m.port, m.mgid)) {
+            // A session the disk does not have yet (hello and a join within one delay).
+            sessions_dirty_ = sessions_dirty_ || !mirror_.has_session(saved->session);
+            changes.emplace_back(std::move(*saved));
+        }
+    }
+    members_.clear();
     if (sessions_dirty_) {
         std::vector<SavedSession> heads;
         sessions_.for_each([&](const frontend::ClientSession &s) {
@@ -346,6 +367,7 @@ bool StateKeeper::compact(bool clean) {
         mirror_ = next;
         mirror_valid_ = true;
         dirty_groups_.clear();
+        members_.clear();
         sessions_dirty_ = false;
         sets_.clear(); // in the state file now, as uncertain or held bits
         state_bytes_ = written.state_bytes;

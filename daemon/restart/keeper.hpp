@@ -4,11 +4,14 @@
 //
 // Writing. The state file is written whole only at a compaction; every change in between is a
 // line of the change log (change_log.hpp), so a join costs a line whatever else the daemon
-// holds. The keeper learns what changed by key: a group (an engine note about it, an SA
-// transaction about it going out or answered), the sessions (a session came, went, said hello).
-// Within kCoalesce of a change (a burst of joins: one append) it reads what those keys hold now
-// (Service::group_view, O(the group's members)), compares it with what the disk says
-// (state_mirror.hpp) and appends a line for each difference, in one write(2).
+// holds. The keeper learns what changed by key: a membership (the engine's note that it joined
+// or left), a group's bits (an engine note about it, an SA transaction about it going out or
+// answered), the sessions (a session came, went, said hello). Within kCoalesce of a change (a
+// burst of joins: one append) it reads what those keys hold now (Service::member_view, and
+// Service::group_view without the members: O(1) each), compares the groups and sessions with
+// what the disk says (state_mirror.hpp) and appends a line for each difference and for each
+// membership that came or went, in one write(2). A membership that came and went within the
+// delay costs nothing.
 //
 // Compaction writes the state file and starts a new log. It happens once the log has grown to
 // kCompactFactor times the state file (and kCompactMinBytes), so every byte of state file
@@ -122,6 +125,8 @@ private:
     std::optional<MembershipChange> saved_member(const MemberView &m, PortIndex port, const Gid &mgid) const;
     roce::KeptRoce kept_roce() const;
     void group_changed(PortIndex port, const Gid &mgid);
+    // A membership joined or left (the note names it).
+    void member_changed(const EngineNote &n);
     // Whether a port's name or GID is not what the last compaction saw.
     bool ports_changed() const;
     void sessions_changed();
@@ -152,6 +157,14 @@ private:
     bool mirror_valid_ = false;
     std::vector<PortKey> port_keys_;    // the ports as the last compaction saw them, by index
     std::set<std::pair<PortIndex, Gid>> dirty_groups_;
+    // The memberships that joined or left since the last write, by id: what the last note said.
+    struct MemberChange {
+        bool joined = false;
+        PortIndex port = 0;
+        Gid mgid{};
+        ClientId client = 0;
+    };
+    std::map<MembershipId, MemberChange> members_;
     bool sessions_dirty_ = false;
     std::vector<SavedSet> sets_;        // going out this iteration, not yet logged
     bool append_posted_ = false;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// StateMirror: what the restart state on disk says now (the state file and its change log
-// replayed), keyed, so that a change costs a comparison with what is there and a line for what
-// differs (change_log.hpp), not a walk of everything the daemon holds. The keeper (keeper.hpp)
+// StateMirror: what the restart state on disk says now of its groups and sessions (the state
+// file and its change log replayed), keyed, so that a change costs a comparison with what is
+// there and a line for what differs (change_log.hpp), not a walk of everything the daemon holds.
+// It keeps nothing per membership: the mirror must not double what the daemon holds. The keeper (keeper.hpp)
 // resets it from each state file it writes and feeds it what changed since.
 #pragma once
 
@@ -20,14 +21,10 @@ public:
     // What the state file `state` says (a compaction just wrote it).
     void reset(const SavedState &state);
 
-    // Group `mgid` of `port` is now `now` (nullopt: the state keeps no bits of it) with the
-    // saved memberships `ids` (in id order): appends to `out` a line for what differs of the
-    // group and for each membership gone, and returns the positions in `ids` of the memberships
-    // the disk lacks (the caller adds a line for each). O(the group's memberships), in ids: a
-    // saved membership never changes (its port, group, bits, parameters, grant and session are
-    // fixed when it is made), so a membership the disk has needs no comparison.
-    std::vector<std::size_t> group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now,
-                                   const std::vector<std::uint64_t> &ids, std::vector<Change> &out);
+    // Group `mgid` of `port` now has the bits `now` (nullopt: the state keeps none of it):
+    // appends to `out` a line when the disk says otherwise. Memberships are lines of their
+    // own, written as they come and go (keeper.hpp): a saved membership never changes.
+    void group(const PortKey &port, const Gid &mgid, const std::optional<SavedGroup> &now, std::vector<Change> &out);
     // The sessions are now `heads` (without memberships): a line for each that came, changed
     // or went (O(sessions)). A session that went takes its memberships with it.
     void sessions(std::vector<SavedSession> heads, std::vector<Change> &out);
@@ -39,9 +36,6 @@ private:
     using GroupKey = std::pair<PortKey, Gid>;
 
     std::map<GroupKey, SavedGroup> groups_;
-    // Each group's saved memberships, in id order (8 bytes a membership: the mirror must not
-    // double what the daemon holds).
-    std::map<GroupKey, std::vector<std::uint64_t>> members_;
     std::map<std::uint64_t, SavedSession> sessions_;
     std::uint64_t next_session_ = 1;
     roce::KeptRoce roce_;

@@ -151,7 +151,11 @@ public:
     PortMemberships port_memberships(PortIndex port) const { return engine_.memberships(port); }
     std::vector<GroupView> group_views() const { return engine_.groups(); }
     // One group (Engine::group): what the restart state's change log reads for a change.
-    std::optional<GroupView> group_view(PortIndex port, const Gid &mgid) const { return engine_.group(port, mgid); }
+    std::optional<GroupView> group_view(PortIndex port, const Gid &mgid, bool with_members = true) const {
+        return engine_.group(port, mgid, with_members);
+    }
+    // One membership (Engine::member).
+    std::optional<MemberView> member_view(MembershipId id) const { return engine_.member(id); }
     // A read of the groups from a cursor (Engine::groups_from): what a page of `list` reads.
     GroupRead group_views_from(const std::optional<GroupCursor> &from, std::size_t max_members,
                                std::optional<ClientId> only = std::nullopt) const {
