@@ -236,8 +236,18 @@ void Daemon::take_back(server::ListenSocket &listener) {
     for (const auto &why : loaded.sets_skipped)
         spdlog::warn("restart sets log {}: {}; that Set is not taken back", file.sets_path().string(), why);
     if (loaded.sets)
-        spdlog::info("restart sets log: {} Set(s) sent after the state was last written; their bits are probed",
-                     loaded.sets);
+        spdlog::info("restart sets log {} (of the release before): {} Set(s) sent after the state was last written; "
+                     "their bits are probed",
+                     file.sets_path().string(), loaded.sets);
+    if (!loaded.log_set_aside.empty())
+        spdlog::error("restart change log {} set aside as {}.rejected: {}", file.log_path().string(),
+                      file.log_path().string(), loaded.log_set_aside);
+    if (!loaded.log_covered.empty())
+        spdlog::info("restart change log {} dropped: {}", file.log_path().string(), loaded.log_covered);
+    for (const auto &why : loaded.log_skipped)
+        spdlog::warn("restart change log {}: {}; that change is not taken back", file.log_path().string(), why);
+    if (loaded.changes)
+        spdlog::info("restart change log: {} change(s) since the state file was written", loaded.changes);
     if (!loaded.state) {
         close_stored("there is no restart state to match it with");
     } else {
@@ -266,12 +276,7 @@ void Daemon::take_back(server::ListenSocket &listener) {
     }
     listener.stored.clear();
 
-    service_->on_sa_set([k = keeper_.get()](const SaRequest &req) { k->set_going_out(req); });
-    service_->add_observer([k = keeper_.get(), alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
-        if (alive.lock() && n.kind != EngineNote::Kind::join_failed && n.kind != EngineNote::Kind::warning)
-            k->changed();
-    });
-    sessions_->set_change_hook([k = keeper_.get()] { k->changed(); });
+    keeper_->watch();
 
     // Detached sessions wait for their clients until the grace ends, or less: a session whose
     // client process is gone, or a D-Bus caller's still detached (its unique name is gone from

@@ -339,6 +339,12 @@ std::vector<GroupView> Engine::groups() const {
     return read_groups(impl_->state, std::nullopt, SIZE_MAX, std::nullopt).groups;
 }
 
+std::optional<GroupView> Engine::group(PortIndex port, const Gid &mgid, bool with_members) const {
+    return read_group(impl_->state, port, mgid, with_members);
+}
+
+std::optional<MemberView> Engine::member(MembershipId id) const { return read_member(impl_->state, id); }
+
 GroupRead Engine::groups_from(const std::optional<GroupCursor> &from, std::size_t max_members,
                               std::optional<ClientId> only) const {
     return read_groups(impl_->state, from, max_members, only);

@@ -129,6 +129,7 @@ struct EngineNote {
     // A group on an Ethernet (RoCE) port, once it has its record: where it is sent from (its
     // source GID's type and index, and the netdev), for monitor and the journal.
     std::optional<RoceSource> roce{};
+    MembershipId member = 0; // joined, left: the membership (0 for the other kinds)
 };
 using EngineObserver = std::function<void(const EngineNote &)>;
 
@@ -328,6 +329,11 @@ public:
     PortMemberships memberships(PortIndex port) const;
     // Every group with every member, in GroupKey order.
     std::vector<GroupView> groups() const;
+    // One group (its MGID on the port), with every member (O(its members)) or none (O(1)), or
+    // nullopt when the engine keeps no such group. For the restart state's change log.
+    std::optional<GroupView> group(PortIndex port, const Gid &mgid, bool with_members = true) const;
+    // One membership, or nullopt when the engine has no such membership.
+    std::optional<MemberView> member(MembershipId id) const;
     // The groups in GroupKey order from `from` on (from the start when unset), costing what it
     // reads (ordered lookups, no walk of the rest): at most `max_members` members, a group read
     // without any counting as one. With `only`, just that client's memberships: the groups it

@@ -168,6 +168,24 @@ GroupRead read_own(const EngineState &s, const std::optional<GroupCursor> &from,
 
 } // namespace
 
+std::optional<GroupView> read_group(const EngineState &s, PortIndex port, const Gid &mgid, bool with_members) {
+    if (port >= s.ports.size() || is_zero(mgid))
+        return std::nullopt;
+    const Group *g = find(s.ports[port], GroupKey{port, mgid, 0});
+    if (!g)
+        return std::nullopt;
+    GroupView v = header(*g);
+    if (with_members)
+        read_members(s, *g, std::nullopt, SIZE_MAX, v);
+    return v;
+}
+
+std::optional<MemberView> read_member(const EngineState &s, MembershipId id) {
+    if (!s.members.count(id))
+        return std::nullopt;
+    return member_view(s, id);
+}
+
 GroupRead read_groups(const EngineState &s, const std::optional<GroupCursor> &from, std::size_t max_members,
                       std::optional<ClientId> only) {
     max_members = std::max<std::size_t>(max_members, 1); // a read always gets somewhere

@@ -15,4 +15,9 @@ namespace mcastd::core {
 GroupRead read_groups(const EngineState &s, const std::optional<GroupCursor> &from, std::size_t max_members,
                       std::optional<ClientId> only);
 
+// Engine::group: one group with every member (or none), or nullopt (no such group, or MGID zero).
+std::optional<GroupView> read_group(const EngineState &s, PortIndex port, const Gid &mgid, bool with_members);
+// Engine::member: one membership, or nullopt.
+std::optional<MemberView> read_member(const EngineState &s, MembershipId id);
+
 } // namespace mcastd::core

@@ -48,6 +48,7 @@ void MemberBook::activate(Group &g, MembershipId id) {
     // join answered locally costs no string formatting.
     EngineNote n = EngineState::group_note(EngineNote::Kind::joined, g, m.bits, m.client);
     n.local = !m.sent;
+    n.member = id;
     s_.note(std::move(n));
     reply(m, id, std::nullopt, s_.member_record(g, m));
 }
@@ -160,7 +161,9 @@ Group &MemberBook::release(MembershipId id, bool tell) {
         else
             m.done = nullptr;
     } else {
-        s_.note_group(EngineNote::Kind::left, g, m.bits, m.client, {});
+        EngineNote n = EngineState::group_note(EngineNote::Kind::left, g, m.bits, m.client);
+        n.member = id;
+        s_.note(std::move(n));
     }
     // An active member's release lowers what the group needs; a withdrawn join whose Set went
     // out leaves bits nobody needs. Either way a Delete may follow, and it is this client's.

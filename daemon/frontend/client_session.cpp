@@ -240,6 +240,7 @@ std::variant<proto::HelloResult, proto::Failure> ClientSession::hello(const prot
     }
     greeted_ = true;
     version_ = best;
+    sessions_.changed(); // the restart state keeps greeted sessions only
     spdlog::debug("client pid {} uid {} ({}) connected as '{}'", c.pid, c.uid, c.comm, r.client);
     proto::HelloResult out{best, sessions_.daemon_name()};
     if (best < 2)
@@ -506,6 +507,17 @@ proto::StatusResult ClientSession::status() const {
 
 std::variant<proto::EvictResult, proto::Failure> ClientSession::evict(const proto::Evict &e) {
     return sessions_.evict(e, *this);
+}
+
+// Both are in the restart state (what a stored connection or a D-Bus caller is matched by).
+void ClientSession::set_inode(std::uint64_t inode) {
+    inode_ = inode;
+    sessions_.changed();
+}
+
+void ClientSession::set_bus_name(std::string name) {
+    bus_name_ = std::move(name);
+    sessions_.changed();
 }
 
 std::optional<proto::Failure> ClientSession::set_monitor(bool on) {

@@ -123,11 +123,11 @@ public:
     // The socket connection's inode (fstat), by which a connection the service manager kept
     // is matched to its session after a restart; 0 for other doors.
     std::uint64_t inode() const { return inode_; }
-    void set_inode(std::uint64_t inode) { inode_ = inode; }
+    void set_inode(std::uint64_t inode);
     // The D-Bus caller's unique name (":1.42"), by which a restarted daemon finds the caller on
     // the bus again; "" for other doors.
     const std::string &bus_name() const { return bus_name_; }
-    void set_bus_name(std::string name) { bus_name_ = std::move(name); }
+    void set_bus_name(std::string name);
 
     // Where the session's events go from now on: a transport took it over.
     void attach(SessionOutlet &outlet) { outlet_ = &outlet; }

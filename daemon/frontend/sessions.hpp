@@ -114,6 +114,11 @@ public:
             f(*s);
     }
     std::uint64_t next_id() const { return next_id_; }
+    // The session of engine client `client`, or null.
+    const ClientSession *of_client(ClientId client) const {
+        const auto it = by_client_.find(client);
+        return it == by_client_.end() ? nullptr : it->second;
+    }
     void set_next_id(std::uint64_t next) { next_id_ = std::max(next_id_, next); }
     // A session of the previous instance, detached: it has no transport until a connection
     // takes it back (take_detached() for one the service manager kept, a hello's `resume`), and

@@ -12,13 +12,14 @@
 #include "common/utf8.hpp"
 #include "common/json_writer.hpp"
 #include "proto/protocol.hpp"
+#include "restart/state_json.hpp"
 
 namespace mcastd::restart {
 
 using json_check::json;
 using json_check::ObjectReader;
 
-namespace {
+namespace json_form {
 
 constexpr std::size_t kDrainAt = 64 * 1024;
 
@@ -118,6 +119,68 @@ void write_roce(proto::JsonWriter &w, const roce::KeptRoce &r) {
     w.end_object();
 }
 
+void write_group(proto::JsonWriter &w, const SavedGroup &g) {
+    w.begin_object();
+    write_gid(w, "mgid", g.mgid);
+    w.member("held", g.held);
+    w.member("uncertain", g.uncertain);
+    if (g.record) {
+        w.key("record");
+        write_record(w, *g.record);
+    }
+    w.end_object();
+}
+
+// The session's members up to its memberships (the caller writes them and ends the object).
+void write_session_head(proto::JsonWriter &w, const SavedSession &s) {
+    w.begin_object();
+    w.member("session", s.id);
+    w.member("token", std::string_view(s.token));
+    w.member("door", s.door == SavedDoor::socket ? "socket" : "dbus");
+    w.member("pid", std::int64_t{s.who.pid});
+    w.member("uid", std::uint64_t{s.who.uid});
+    w.member("gid", std::uint64_t{s.who.unix_gid});
+    if (!s.groups.empty()) {
+        w.key("groups");
+        w.begin_array();
+        for (gid_t g : s.groups)
+            w.value(std::uint64_t{g});
+        w.end_array();
+    }
+    if (!s.cgroup.empty())
+        w.member("cgroup", std::string_view(s.cgroup));
+    if (!s.cgroup_unattested.empty())
+        w.member("cgroup_unattested", std::string_view(s.cgroup_unattested));
+    w.member("comm", std::string_view(s.who.comm));
+    w.member("start_time", s.start_time);
+    w.member("version", s.version);
+    w.member("monitor", s.monitor);
+    if (s.inode)
+        w.member("inode", s.inode);
+    if (!s.bus_name.empty())
+        w.member("bus_name", std::string_view(s.bus_name));
+}
+
+void write_membership(proto::JsonWriter &w, const SavedMembership &m) {
+    w.begin_object();
+    w.member("membership", m.id);
+    w.member("device", std::string_view(m.device));
+    w.member("port", m.port);
+    write_gid(w, "mgid", m.mgid);
+    w.member("join_state", m.join_state);
+    w.key("params");
+    write_params(w, m.params);
+    if (!m.rule.empty())
+        w.member("rule", std::string_view(m.rule));
+    if (m.created)
+        w.member("created", true);
+    if (m.sa_assigned)
+        w.member("sa_assigned", true);
+    if (!m.name.empty())
+        w.member("name", std::string_view(m.name));
+    w.end_object();
+}
+
 // ---- reading ----
 
 Gid read_gid(const ObjectReader &in, std::string_view key) {
@@ -204,19 +267,21 @@ SavedPort read_port(const ObjectReader &in) {
     p.device = in.required_string("device");
     p.port = static_cast<std::uint8_t>(in.required_uint("port", 1, 254));
     p.port_gid = read_gid(in, "port_gid");
-    each_object(in, "groups", [&](const ObjectReader &g) {
-        g.require_only({"mgid", "held", "uncertain", "record"});
-        SavedGroup out;
-        out.mgid = read_gid(g, "mgid");
-        if (is_zero(out.mgid))
-            g.fail("mgid", "is zero");
-        out.held = read_bits(g, "held");
-        out.uncertain = read_bits(g, "uncertain");
-        if (const json *rec = g.object("record"))
-            out.record = read_record(ObjectReader(*rec, g.pointer("record")));
-        p.groups.push_back(std::move(out));
-    });
+    each_object(in, "groups", [&](const ObjectReader &g) { p.groups.push_back(read_group(g)); });
     return p;
+}
+
+SavedGroup read_group(const ObjectReader &g) {
+    g.require_only({"mgid", "held", "uncertain", "record"});
+    SavedGroup out;
+    out.mgid = read_gid(g, "mgid");
+    if (is_zero(out.mgid))
+        g.fail("mgid", "is zero");
+    out.held = read_bits(g, "held");
+    out.uncertain = read_bits(g, "uncertain");
+    if (const json *rec = g.object("record"))
+        out.record = read_record(ObjectReader(*rec, g.pointer("record")));
+    return out;
 }
 
 roce::KeptRoce read_roce(const ObjectReader &in) {
@@ -333,32 +398,36 @@ SavedSession read_session(const ObjectReader &in) {
     if (in.find("bus_name") && (s.door != SavedDoor::dbus || !unique_bus_name(s.bus_name)))
         in.fail("bus_name", s.door != SavedDoor::dbus ? "is for a D-Bus session only"
                                                       : "must be a unique bus name (\":1.42\")");
-    each_object(in, "memberships", [&](const ObjectReader &m) {
-        m.require_only({"membership", "device", "port", "mgid", "join_state", "params", "rule", "created",
-                        "sa_assigned", "name"});
-        SavedMembership out;
-        out.id = m.required_uint("membership", 1, UINT64_MAX);
-        out.device = m.required_string("device");
-        out.port = static_cast<std::uint8_t>(m.required_uint("port", 1, 254));
-        out.mgid = read_gid(m, "mgid");
-        out.join_state = read_bits(m, "join_state");
-        if (!out.join_state)
-            m.fail("join_state", "is zero");
-        if (const json *p = m.object("params"))
-            out.params = read_params(ObjectReader(*p, m.pointer("params")));
-        out.rule = m.string("rule").value_or("");
-        out.created = m.boolean("created").value_or(false);
-        out.sa_assigned = m.boolean("sa_assigned").value_or(false);
-        out.name = m.string("name").value_or("");
-        if (m.find("name"))
-            if (auto why = group_name_problem(out.name))
-                m.fail("name", "the group name " + *why);
-        s.memberships.push_back(std::move(out));
-    });
+    each_object(in, "memberships", [&](const ObjectReader &m) { s.memberships.push_back(read_membership(m)); });
     return s;
 }
 
-} // namespace
+SavedMembership read_membership(const ObjectReader &m) {
+    m.require_only({"membership", "device", "port", "mgid", "join_state", "params", "rule", "created",
+                    "sa_assigned", "name"});
+    SavedMembership out;
+    out.id = m.required_uint("membership", 1, UINT64_MAX);
+    out.device = m.required_string("device");
+    out.port = static_cast<std::uint8_t>(m.required_uint("port", 1, 254));
+    out.mgid = read_gid(m, "mgid");
+    out.join_state = read_bits(m, "join_state");
+    if (!out.join_state)
+        m.fail("join_state", "is zero");
+    if (const json *p = m.object("params"))
+        out.params = read_params(ObjectReader(*p, m.pointer("params")));
+    out.rule = m.string("rule").value_or("");
+    out.created = m.boolean("created").value_or(false);
+    out.sa_assigned = m.boolean("sa_assigned").value_or(false);
+    out.name = m.string("name").value_or("");
+    if (m.find("name"))
+        if (auto why = group_name_problem(out.name))
+            m.fail("name", "the group name " + *why);
+    return out;
+}
+
+} // namespace json_form
+
+using namespace json_form;
 
 void encode(const SavedState &st, const std::function<void(std::string &)> &drain) {
     std::string out;
@@ -378,6 +447,7 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
     w.member("daemon", std::string_view(st.daemon));
     w.member("clean", st.clean);
     w.member("next_session", st.next_session);
+    w.member("generation", st.generation);
     if (!st.bus_id.empty())
         w.member("bus_id", std::string_view(st.bus_id));
     w.key("ports");
@@ -390,15 +460,7 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
         w.key("groups");
         w.begin_array();
         for (const SavedGroup &g : p.groups) {
-            w.begin_object();
-            write_gid(w, "mgid", g.mgid);
-            w.member("held", g.held);
-            w.member("uncertain", g.uncertain);
-            if (g.record) {
-                w.key("record");
-                write_record(w, *g.record);
-            }
-            w.end_object();
+            write_group(w, g);
             maybe_drain();
         }
         w.end_array();
@@ -408,52 +470,11 @@ void encode(const SavedState &st, const std::function<void(std::string &)> &drai
     w.key("sessions");
     w.begin_array();
     for (const SavedSession &s : st.sessions) {
-        w.begin_object();
-        w.member("session", s.id);
-        w.member("token", std::string_view(s.token));
-        w.member("door", s.door == SavedDoor::socket ? "socket" : "dbus");
-        w.member("pid", std::int64_t{s.who.pid});
-        w.member("uid", std::uint64_t{s.who.uid});
-        w.member("gid", std::uint64_t{s.who.unix_gid});
-        if (!s.groups.empty()) {
-            w.key("groups");
-            w.begin_array();
-            for (gid_t g : s.groups)
-                w.value(std::uint64_t{g});
-            w.end_array();
-        }
-        if (!s.cgroup.empty())
-            w.member("cgroup", std::string_view(s.cgroup));
-        if (!s.cgroup_unattested.empty())
-            w.member("cgroup_unattested", std::string_view(s.cgroup_unattested));
-        w.member("comm", std::string_view(s.who.comm));
-        w.member("start_time", s.start_time);
-        w.member("version", s.version);
-        w.member("monitor", s.monitor);
-        if (s.inode)
-            w.member("inode", s.inode);
-        if (!s.bus_name.empty())
-            w.member("bus_name", std::string_view(s.bus_name));
+        write_session_head(w, s);
         w.key("memberships");
         w.begin_array();
         for (const SavedMembership &m : s.memberships) {
-            w.begin_object();
-            w.member("membership", m.id);
-            w.member("device", std::string_view(m.device));
-            w.member("port", m.port);
-            write_gid(w, "mgid", m.mgid);
-            w.member("join_state", m.join_state);
-            w.key("params");
-            write_params(w, m.params);
-            if (!m.rule.empty())
-                w.member("rule", std::string_view(m.rule));
-            if (m.created)
-                w.member("created", true);
-            if (m.sa_assigned)
-                w.member("sa_assigned", true);
-            if (!m.name.empty())
-                w.member("name", std::string_view(m.name));
-            w.end_object();
+            write_membership(w, m);
             maybe_drain();
         }
         w.end_array();
@@ -475,22 +496,7 @@ std::string encode(const SavedState &st) {
     return text;
 }
 
-namespace {
-
-// Parses `text` as one JSON object and hands it to `read`; returns why it cannot, or "".
-template <class F> std::string read_object(std::string_view text, F read) {
-    json_check::Parsed parsed = json_check::parse(text);
-    if (parsed.syntax_error)
-        return "not JSON (" + *parsed.syntax_error + ")";
-    if (parsed.duplicate)
-        return parsed.duplicate->describe();
-    try {
-        read(ObjectReader(parsed.value, ""));
-    } catch (const json_check::FieldError &e) {
-        return e.describe();
-    }
-    return {};
-}
+namespace json_form {
 
 // The format first: a file of another kind or version is named as such, not by its first
 // unknown key.
@@ -503,16 +509,24 @@ void check_format(const ObjectReader &in, std::string_view name, unsigned versio
                                ", the one this daemon reads");
 }
 
-} // namespace
+} // namespace json_form
 
 std::variant<SavedState, std::string> decode(std::string_view text) {
     if (text.empty())
         return std::string("the file is empty");
     SavedState st;
     std::string why = read_object(text, [&](const ObjectReader &in) {
-        check_format(in, kFormatName, kFormatVersion, "state file");
-        in.require_only(
-            {"format", "version", "boot_id", "daemon", "clean", "next_session", "bus_id", "ports", "sessions", "roce"});
+        // Version 1 (the release before the change log) has no generation: it is read as
+        // generation 0, which no change log of this release follows (state_file.hpp).
+        const bool v1 = in.string("format") == std::optional<std::string_view>(kFormatName) &&
+                        in.uint("version", 0, UINT32_MAX) == std::optional<std::uint64_t>(kFormatVersionWithoutLog);
+        if (!v1)
+            check_format(in, kFormatName, kFormatVersion, "state file");
+        in.require_only({"format", "version", "boot_id", "daemon", "clean", "next_session", "generation", "bus_id",
+                         "ports", "sessions", "roce"});
+        if (v1 && in.find("generation"))
+            in.fail("generation", "is not in format version 1");
+        st.generation = v1 ? 0 : in.required_uint("generation", 0, UINT64_MAX);
         st.boot_id = in.required_string("boot_id");
         st.daemon = in.required_string("daemon");
         st.clean = in.boolean("clean").value_or(false);
@@ -535,20 +549,38 @@ std::variant<SavedState, std::string> decode(std::string_view text) {
 }
 
 std::string encode_sets_header(std::string_view boot_id, std::string_view daemon) {
+    return header_line(kSetsFormatName, kSetsFormatVersion, boot_id, daemon, std::nullopt);
+}
+
+namespace json_form {
+
+std::string header_line(std::string_view format, unsigned version, std::string_view boot_id, std::string_view daemon,
+                        std::optional<std::uint64_t> generation) {
     std::string out;
     proto::JsonWriter w(out);
     w.begin_object();
-    w.member("format", kSetsFormatName);
-    w.member("version", kSetsFormatVersion);
+    w.member("format", format);
+    w.member("version", version);
     w.member("boot_id", boot_id);
     w.member("daemon", daemon);
+    if (generation)
+        w.member("generation", *generation);
     w.end_object();
     return out + '\n';
 }
 
+} // namespace json_form
+
 std::string encode_set(const SavedSet &s) {
     std::string out;
     proto::JsonWriter w(out);
+    write_set(w, s);
+    return out + '\n';
+}
+
+namespace json_form {
+
+void write_set(proto::JsonWriter &w, const SavedSet &s) {
     w.begin_object();
     w.member("device", std::string_view(s.device));
     w.member("port", s.port);
@@ -556,10 +588,7 @@ std::string encode_set(const SavedSet &s) {
     write_gid(w, "mgid", s.mgid);
     w.member("bits", s.bits);
     w.end_object();
-    return out + '\n';
 }
-
-namespace {
 
 SavedSet read_set(const ObjectReader &in) {
     in.require_only({"device", "port", "port_gid", "mgid", "bits"});
@@ -574,19 +603,12 @@ SavedSet read_set(const ObjectReader &in) {
     return s;
 }
 
-void read_sets_header(const ObjectReader &in, SetsLog &log) {
-    check_format(in, kSetsFormatName, kSetsFormatVersion, "sets log");
-    in.require_only({"format", "version", "boot_id", "daemon"});
-    log.boot_id = in.required_string("boot_id");
-    log.daemon = in.required_string("daemon");
-}
-
-} // namespace
-
-std::variant<SetsLog, std::string> decode_sets(std::string_view text) {
+std::variant<std::vector<std::string>, std::string>
+read_lines(std::string_view text, const std::function<void(const ObjectReader &)> &header,
+           const std::function<void(const ObjectReader &)> &line) {
     if (text.empty())
         return std::string("the file is empty");
-    SetsLog log;
+    std::vector<std::string> skipped;
     for (std::size_t number = 1; !text.empty(); ++number) {
         const std::size_t end = text.find('\n');
         std::string why;
@@ -594,12 +616,7 @@ std::variant<SetsLog, std::string> decode_sets(std::string_view text) {
             why = "torn (no end of line)";
             text = {};
         } else {
-            why = read_object(text.substr(0, end), [&, header = number == 1](const ObjectReader &in) {
-                if (header)
-                    read_sets_header(in, log);
-                else
-                    log.sets.push_back(read_set(in));
-            });
+            why = read_object(text.substr(0, end), number == 1 ? header : line);
             text.remove_prefix(end + 1);
         }
         if (why.empty())
@@ -607,39 +624,28 @@ std::variant<SetsLog, std::string> decode_sets(std::string_view text) {
         why = "line " + std::to_string(number) + ": " + why;
         if (number == 1)
             return why;
-        log.skipped.push_back(std::move(why));
+        skipped.push_back(std::move(why));
     }
-    return log;
+    return skipped;
 }
 
-void add_uncertain(SavedState &state, std::span<const SavedSet> sets) {
-    // Indexes first: a log can hold thousands of Sets against a state of as many groups.
-    std::map<std::tuple<std::string, std::uint8_t, Gid>, std::size_t> port_index;
-    std::vector<std::map<Gid, std::size_t>> group_index;
-    auto index_port = [&](std::size_t i) {
-        const SavedPort &p = state.ports[i];
-        port_index.emplace(std::tuple{p.device, p.port, p.port_gid}, i);
-        auto &groups = group_index.emplace_back();
-        for (std::size_t g = 0; g < p.groups.size(); ++g)
-            groups.emplace(p.groups[g].mgid, g);
-    };
-    for (std::size_t i = 0; i < state.ports.size(); ++i)
-        index_port(i);
-    for (const SavedSet &s : sets) {
-        const std::tuple key{s.device, s.port, s.port_gid};
-        auto p = port_index.find(key);
-        if (p == port_index.end()) {
-            state.ports.push_back(SavedPort{s.device, s.port, s.port_gid, {}});
-            index_port(state.ports.size() - 1);
-            p = port_index.find(key);
-        }
-        SavedPort &port = state.ports[p->second];
-        auto [g, added] = group_index[p->second].emplace(s.mgid, port.groups.size());
-        if (added)
-            port.groups.push_back(SavedGroup{s.mgid, 0, 0, std::nullopt});
-        SavedGroup &group = port.groups[g->second];
-        group.uncertain |= static_cast<std::uint8_t>(s.bits & ~group.held);
-    }
+void read_sets_header(const ObjectReader &in, SetsLog &log) {
+    check_format(in, kSetsFormatName, kSetsFormatVersion, "sets log");
+    in.require_only({"format", "version", "boot_id", "daemon"});
+    log.boot_id = in.required_string("boot_id");
+    log.daemon = in.required_string("daemon");
+}
+
+} // namespace json_form
+
+std::variant<SetsLog, std::string> decode_sets(std::string_view text) {
+    SetsLog log;
+    auto read = read_lines(text, [&](const ObjectReader &in) { read_sets_header(in, log); },
+                           [&](const ObjectReader &in) { log.sets.push_back(read_set(in)); });
+    if (auto *why = std::get_if<std::string>(&read))
+        return std::move(*why);
+    log.skipped = std::move(std::get<std::vector<std::string>>(read));
+    return log;
 }
 
 } // namespace mcastd::restart

@@ -28,7 +28,10 @@
 namespace mcastd::restart {
 
 inline constexpr std::string_view kFormatName = "rdma-mcastd-state";
-inline constexpr unsigned kFormatVersion = 1;
+// Version 2 adds `generation`, which ties a change log (change_log.hpp) to the state file it
+// follows; version 1 (no change log) is still read, for the upgrade from the release before.
+inline constexpr unsigned kFormatVersion = 2;
+inline constexpr unsigned kFormatVersionWithoutLog = 1;
 
 // One group on one port, as far as the daemon's own SA work goes.
 struct SavedGroup {
@@ -86,6 +89,10 @@ struct SavedState {
     std::string daemon;    // "rdma-mcastd 0.1.0", for the log
     bool clean = false;    // written by a planned restart after every SA transaction ended
     std::uint64_t next_session = 1;
+    // Which write of the state file this is: the change log that follows it says the same
+    // (change_log.hpp), so a log older than the file is known as covered by it. 0: a file of
+    // format version 1, or a state made of a change log alone.
+    std::uint64_t generation = 0;
     // The system bus the D-Bus sessions' unique names are on (its id, 32 lowercase hex digits;
     // sd_bus_get_bus_id()): a bus that restarted hands the same names to other connections.
     // "" when the daemon had no bus.

@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 constexpr const char *kState = "state.json";
 constexpr const char *kTemporary = "state.json.tmp";
-constexpr const char *kSets = "state.sets";
+constexpr const char *kSets = "state.sets"; // the sets log of the release before the change log
+constexpr const char *kLog = "state.log";
+constexpr const char *kLogTemporary = "state.log.tmp";
 
 std::string errno_text(const std::string &what, int err) {
     // ELOOP from O_NOFOLLOW: "Too many levels of symbolic links" would say the wrong thing.
@@ -122,7 +124,7 @@ struct StateFile::Dir {
 };
 
 StateFile::StateFile(fs::path dir, uid_t owner)
-    : dir_(std::move(dir)), path_(dir_ / kState), sets_path_(dir_ / kSets) {
+    : dir_(std::move(dir)), path_(dir_ / kState), sets_path_(dir_ / kSets), log_path_(dir_ / kLog) {
     auto d = std::make_shared<Dir>();
     std::string why;
     d->fd = open_dir(dir_, owner, why);
@@ -184,6 +186,38 @@ template <class T> std::string distrust(const std::variant<T, std::string> &deco
     return {};
 }
 
+// A log beside the state file, decoded and trusted; nullopt when there is none or it was set
+// aside (renamed, and why in `why`): unreadable, of another boot, or its state file was.
+template <class Log, class Decode>
+std::optional<Log> read_log(int dir, const char *name, Decode decode, const std::string &boot_id, bool state_set_aside,
+                            std::string &why) {
+    Read file = read_file(dir, name);
+    if (!file.text && file.problem.empty())
+        return std::nullopt;
+    std::variant<Log, std::string> decoded = file.problem;
+    if (file.text)
+        decoded = decode(*file.text);
+    why = distrust(decoded, boot_id);
+    if (why.empty() && state_set_aside)
+        why = "its state file was set aside";
+    if (!why.empty()) {
+        move_aside(dir, name);
+        return std::nullopt;
+    }
+    return std::move(std::get<Log>(decoded));
+}
+
+// What a log goes on top of: the file's state, or (the log alone: a crash before the first
+// state file) an empty one of the log's boot and daemon.
+template <class Log> SavedState &base(std::optional<SavedState> &state, const Log &log) {
+    if (!state) {
+        state.emplace();
+        state->boot_id = log.boot_id;
+        state->daemon = log.daemon;
+    }
+    return *state;
+}
+
 } // namespace
 
 StateFile::Loaded StateFile::load(const std::string &boot_id) const {
@@ -201,93 +235,133 @@ StateFile::Loaded StateFile::load(const std::string &boot_id) const {
     if (!out.set_aside.empty())
         move_aside(dir, kState);
 
-    Read sets = read_file(dir, kSets);
-    if (!sets.text && sets.problem.empty())
+    // The sets log of the release before (an upgrade): older than any change log beside it.
+    if (auto sets = read_log<SetsLog>(dir, kSets, decode_sets, boot_id, !out.set_aside.empty(), out.sets_set_aside)) {
+        add_uncertain(base(out.state, *sets), sets->sets);
+        out.sets = sets->sets.size();
+        out.sets_skipped = std::move(sets->skipped);
+    }
+    auto log = read_log<ChangeLog>(dir, kLog, decode_log, boot_id, !out.set_aside.empty(), out.log_set_aside);
+    if (!log)
         return out;
-    std::variant<SetsLog, std::string> decoded = sets.problem;
-    if (sets.text)
-        decoded = decode_sets(*sets.text);
-    out.sets_set_aside = distrust(decoded, boot_id);
-    if (out.sets_set_aside.empty() && !out.set_aside.empty())
-        out.sets_set_aside = "its state file was set aside";
-    if (!out.sets_set_aside.empty()) {
-        move_aside(dir, kSets);
+    const std::uint64_t follows = out.state ? out.state->generation : 0;
+    if (log->generation < follows) {
+        // A compaction wrote the state file and ended before it replaced the log: the file has
+        // all of it.
+        out.log_covered = "it follows state file generation " + std::to_string(log->generation) + ", which " +
+                          path_.filename().string() + " (generation " + std::to_string(follows) + ") covers";
+        ::unlinkat(dir, kLog, 0);
         return out;
     }
-    SetsLog &log = std::get<SetsLog>(decoded);
-    if (!out.state) {
-        out.state.emplace();
-        out.state->boot_id = log.boot_id;
-        out.state->daemon = log.daemon;
+    if (log->generation > follows) {
+        out.log_set_aside = "it follows state file generation " + std::to_string(log->generation) + ", not " +
+                            (out.state ? "generation " + std::to_string(follows) : std::string("a missing one"));
+        move_aside(dir, kLog);
+        return out;
     }
-    add_uncertain(*out.state, log.sets);
-    out.sets = log.sets.size();
-    out.sets_skipped = std::move(log.skipped);
+    replay(base(out.state, *log), log->changes);
+    out.changes = log->changes.size();
+    out.log_skipped = std::move(log->skipped);
     return out; // the log stays: it holds what no state file has yet, until this instance writes one
 }
 
-std::optional<std::string> StateFile::write(const SavedState &state) const {
-    const int dir = dir_fd();
-    const std::string tmp = (dir_ / kTemporary).string();
+namespace {
+
+// Writes `text` (by `fill`) to a new `tmp`, then renames it to `name`: 0 or the errno, with
+// `what` the step that failed.
+template <class F> int replace(int dir, const char *tmp, const char *name, F fill, std::string &what) {
     constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::openat(dir, kTemporary, kCreate, 0600);
+    what = "create";
+    int fd = ::openat(dir, tmp, kCreate, 0600);
     if (fd < 0 && errno == EEXIST) {
         // A temporary a crash left behind is replaced; a symbolic link is refused. O_EXCL also
         // keeps the write from going through a hard link to another file.
         struct stat st{};
-        if (::fstatat(dir, kTemporary, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-            return errno_text("create " + tmp, ELOOP);
-        ::unlinkat(dir, kTemporary, 0);
-        fd = ::openat(dir, kTemporary, kCreate, 0600);
+        if (::fstatat(dir, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            return ELOOP;
+        ::unlinkat(dir, tmp, 0);
+        fd = ::openat(dir, tmp, kCreate, 0600);
     }
     if (fd < 0)
-        return errno_text("create " + tmp, errno);
-    int err = 0;
-    encode(state, [&](std::string &piece) {
-        if (!err)
-            err = write_all(fd, piece);
-    });
+        return errno;
+    what = "write";
+    int err = fill(fd);
     // No fsync: /run is a tmpfs, and what a crash of the daemon (not of the kernel) must find is
     // already in the page cache once write() returned.
     if (::close(fd) < 0 && !err)
         err = errno;
-    if (err) {
-        ::unlinkat(dir, kTemporary, 0);
-        return errno_text("write " + tmp, err);
-    }
-    // Replaces whatever is at state.json, a symbolic link included, without following it.
-    if (::renameat(dir, kTemporary, dir, kState) < 0) {
+    if (!err && ::renameat(dir, tmp, dir, name) < 0) { // replaces a symbolic link without following it
+        what = "replace";
         err = errno;
-        ::unlinkat(dir, kTemporary, 0);
-        return errno_text("replace " + path_.string(), err);
     }
+    if (err)
+        ::unlinkat(dir, tmp, 0);
+    return err;
+}
+
+} // namespace
+
+std::optional<std::string> StateFile::write(const SavedState &state, Written *written) const {
+    const int dir = dir_fd();
+    Written out;
+    std::string what;
+    int err = replace(dir, kTemporary, kState, [&](int fd) {
+        int e = 0;
+        encode(state, [&](std::string &piece) {
+            out.state_bytes += piece.size();
+            if (!e)
+                e = write_all(fd, piece);
+        });
+        return e;
+    }, what);
+    if (written)
+        *written = out;
+    if (err)
+        return errno_text(what + " " + (what == "replace" ? path_.string() : (dir_ / kTemporary).string()), err);
+    out.replaced = true;
+    // The new generation's log; until it is in place, the old one (covered now) must not be
+    // appended to: a crash would find its lines older than the file and drop them.
+    const std::string header = encode_log_header(state.boot_id, state.daemon, state.generation);
+    err = replace(dir, kLogTemporary, kLog, [&](int fd) { return write_all(fd, header); }, what);
     ::unlinkat(dir, kSets, 0); // covered now; one left behind would only add uncertain bits
+    if (err) {
+        ::unlinkat(dir, kLog, 0); // the next append starts the new generation's log
+        if (written)
+            *written = out;
+        return errno_text(what + " " + log_path_.string(), err);
+    }
+    out.log_bytes = header.size();
+    if (written)
+        *written = out;
     return std::nullopt;
 }
 
-std::optional<std::string> StateFile::append(std::string_view header, std::span<const SavedSet> sets) const {
-    const int fd = ::openat(dir_fd(), kSets, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+std::optional<std::string> StateFile::append(std::string_view header, std::string_view lines) const {
+    const int fd = ::openat(dir_fd(), kLog, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
-        return errno_text("open " + sets_path_.string(), errno);
+        return errno_text("open " + log_path_.string(), errno);
     struct stat st{};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
         ::close(fd);
-        return "open " + sets_path_.string() + ": it is not a regular file of its own (a FIFO, a device, a hard link)";
+        return "open " + log_path_.string() + ": it is not a regular file of its own (a FIFO, a device, a hard link)";
     }
-    std::string text;
-    if (st.st_size == 0)
-        text = header;
-    for (const SavedSet &s : sets)
-        text += encode_set(s);
-    int err = write_all(fd, text);
+    int err = 0;
+    if (st.st_size == 0) {
+        std::string text(header);
+        text += lines;
+        err = write_all(fd, text);
+    } else {
+        err = write_all(fd, lines);
+    }
     if (::close(fd) < 0 && !err)
         err = errno;
-    return err ? std::optional(errno_text("append to " + sets_path_.string(), err)) : std::nullopt;
+    return err ? std::optional(errno_text("append to " + log_path_.string(), err)) : std::nullopt;
 }
 
 void StateFile::remove() const {
     ::unlinkat(dir_fd(), kState, 0);
     ::unlinkat(dir_fd(), kSets, 0);
+    ::unlinkat(dir_fd(), kLog, 0);
 }
 
 } // namespace mcastd::restart

@@ -5,15 +5,18 @@
 // new one, never half of one. /run is a tmpfs: the file survives a crash of the daemon, not a
 // reboot, and neither do the SA's memberships of the port.
 //
-// Beside it, `state.sets` (saved_state.hpp): the Sets sent since the state file was last written,
-// appended in one write(2) per loop iteration and removed by the next state file, which covers
-// them. The state file's writes are paced; the log's are not, so every bit the daemon may have
-// set is on disk before the SA can answer the Set that carries it.
+// Beside it, `state.log` (change_log.hpp): what changed since the state file was written, one
+// line per change, appended in one write(2) per loop iteration; a Set about to go out is a line
+// there before the SA can answer it. Writing the state file is a compaction: the file, then a
+// new log holding only its header (both by rename(2)); the header names the file's generation,
+// so a crash between the two renames leaves a log the file is known to cover. `state.sets`, the
+// sets log of the release before, is still read (an upgrade) and removed by the next state file.
 //
 // A file that cannot be trusted (torn, not JSON, another format, another boot, a symbolic link
-// or anything but a regular file) is renamed to `state.json.rejected` (`state.sets.rejected`)
-// for whoever wants to look, named in the log by the caller, and never used; a sets log goes
-// with its state file. Nothing here is fatal: without a state file the daemon starts as if for
+// or anything but a regular file; a log of a generation the file does not have) is renamed to
+// `state.json.rejected` (`state.log.rejected`, `state.sets.rejected`) for whoever wants to
+// look, named in the log by the caller, and never used; a log goes with its state file. A torn
+// line of a log (its last, as a crash leaves it) is named and skipped. Nothing here is fatal: without a state file the daemon starts as if for
 // the first time.
 //
 // The state decides which bits the daemon deletes at the SA and which sessions (tokens
@@ -36,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "restart/change_log.hpp"
 #include "restart/saved_state.hpp"
 
 namespace mcastd::restart {
@@ -58,25 +62,36 @@ public:
     const std::filesystem::path &path() const { return path_; }
 
     const std::filesystem::path &sets_path() const { return sets_path_; }
+    const std::filesystem::path &log_path() const { return log_path_; }
 
     struct Loaded {
         std::optional<SavedState> state; // absent: no file, or it was set aside
         std::string set_aside;           // why the file was set aside (empty: it was not)
-        std::size_t sets = 0;            // Sets the log added to `state` (as uncertain bits)
-        std::vector<std::string> sets_skipped; // the log's lines that could not be read
-        std::string sets_set_aside;      // why the log was set aside (empty: it was not)
+        std::size_t sets = 0;            // Sets the old release's sets log added (as uncertain bits)
+        std::vector<std::string> sets_skipped; // its lines that could not be read
+        std::string sets_set_aside;      // why it was set aside (empty: it was not)
+        std::size_t changes = 0;         // lines of the change log replayed over the file
+        std::vector<std::string> log_skipped; // the change log's lines that could not be read
+        std::string log_set_aside;       // why the change log was set aside (empty: it was not)
+        std::string log_covered;         // why the change log was dropped as covered by the file
     };
-    // Reads the file, then the sets log on top of it (the log alone makes a state too: a crash
-    // before the first state file). Either from another boot than `boot_id` is set aside too.
+    // Reads the file, then the logs on top of it (a log alone makes a state too: a crash
+    // before the first state file). Any of them from another boot than `boot_id` is set aside.
     Loaded load(const std::string &boot_id) const;
 
-    // Writes `state` atomically, then removes the sets log it covers. Returns an error sentence
-    // (with errno's text) or nullopt.
-    std::optional<std::string> write(const SavedState &state) const;
-    // Appends `sets` to the sets log in one write(2); a new log starts with `header`
-    // (encode_sets_header()). Returns an error sentence or nullopt.
-    std::optional<std::string> append(std::string_view header, std::span<const SavedSet> sets) const;
-    // Removes both files (a stop for good: nothing is left to adopt). Errors are ignored.
+    struct Written {
+        bool replaced = false;        // the state file was replaced (its generation is on disk)
+        std::uint64_t state_bytes = 0; // the state file's size
+        std::uint64_t log_bytes = 0;   // the new change log's (its header)
+    };
+    // A compaction: writes `state` atomically, then starts its generation's change log (the
+    // header alone) and removes the old release's sets log. Returns an error sentence (with
+    // errno's text) or nullopt; `written` says how far it got.
+    std::optional<std::string> write(const SavedState &state, Written *written = nullptr) const;
+    // Appends `lines` (change lines, encode_change()) to the change log in one write(2); a new
+    // log starts with `header` (encode_log_header()). Returns an error sentence or nullopt.
+    std::optional<std::string> append(std::string_view header, std::string_view lines) const;
+    // Removes every file (a stop for good: nothing is left to adopt). Errors are ignored.
     void remove() const;
 
 private:
@@ -84,6 +99,7 @@ private:
     std::filesystem::path dir_;
     std::filesystem::path path_;
     std::filesystem::path sets_path_;
+    std::filesystem::path log_path_;
     std::shared_ptr<const Dir> fd_;
 
     int dir_fd() const;

@@ -117,7 +117,15 @@ SaService::TxnId Service::SaTap::submit(const SaRequest &req, Callback done) {
         return ~TxnId{0} - muted_ids++; // never answered: the process is about to end
     if (req.method == SaMethod::set && on_set)
         on_set(req);
-    return inner.submit(req, std::move(done));
+    if (!on_group || is_zero(req.record.mgid))
+        return inner.submit(req, std::move(done));
+    // What the transaction does to the group's bits is known once the engine has its answer.
+    on_group(req.port, req.record.mgid);
+    return inner.submit(req, [this, port = req.port, mgid = req.record.mgid, done = std::move(done)](const SaResult &r) {
+        done(r);
+        if (on_group)
+            on_group(port, mgid);
+    });
 }
 
 void Service::SaTap::cancel(TxnId id) { inner.cancel(id); } // a muted id is unknown there: a no-op

@@ -150,6 +150,12 @@ public:
     // A port's active memberships per JoinState bit (Engine::memberships: O(groups), for status).
     PortMemberships port_memberships(PortIndex port) const { return engine_.memberships(port); }
     std::vector<GroupView> group_views() const { return engine_.groups(); }
+    // One group (Engine::group): what the restart state's change log reads for a change.
+    std::optional<GroupView> group_view(PortIndex port, const Gid &mgid, bool with_members = true) const {
+        return engine_.group(port, mgid, with_members);
+    }
+    // One membership (Engine::member).
+    std::optional<MemberView> member_view(MembershipId id) const { return engine_.member(id); }
     // A read of the groups from a cursor (Engine::groups_from): what a page of `list` reads.
     GroupRead group_views_from(const std::optional<GroupCursor> &from, std::size_t max_members,
                                std::optional<ClientId> only = std::nullopt) const {
@@ -170,6 +176,10 @@ public:
     // `fn` runs just before the engine hands the SA a Set (the restart state records the bits
     // the daemon may be about to own before the MAD can be answered).
     void on_sa_set(std::function<void(const SaRequest &)> fn) { tap_.on_set = std::move(fn); }
+    // `fn` runs as an SA transaction about a named group (MGID not zero) goes out, and again
+    // once the engine has taken in its answer: what it sent or learned may change the bits the
+    // daemon holds there (the restart state's change log re-reads that group).
+    void on_sa_group(std::function<void(PortIndex, const Gid &)> fn) { tap_.on_group = std::move(fn); }
     // A restart hands the SA over to the next instance: from now on nothing more reaches it,
     // whatever the engine does while the daemon takes itself apart.
     void mute_sa() { tap_.muted = true; }
@@ -201,6 +211,7 @@ private:
         void hasten(TxnId id) override { inner.hasten(id); } // a muted id is unknown there too
         SaService &inner;
         std::function<void(const SaRequest &)> on_set;
+        std::function<void(PortIndex, const Gid &)> on_group;
         bool muted = false;
         TxnId muted_ids = 0;
     };

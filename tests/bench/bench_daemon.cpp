@@ -40,17 +40,10 @@ using bench::Clock;
 using bench::connect_or_die;
 using bench::join_or_die;
 using bench::params;
+using bench::rss_kib;
 using bench::percentile;
 
 namespace {
-
-long rss_kib(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind("VmRSS:", 0) == 0)
-            return std::stol(line.substr(6));
-    return -1;
-}
 
 // The baseline: the same message sizes, echoed by another process with no work in between.
 // Pins `pid` (0: the calling thread) to one CPU.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// What mcastd-bench-daemon and mcastd-bench-policy both put a daemon through, with
+// What mcastd-bench-daemon, mcastd-bench-policy and mcastd-bench-state put a daemon through, with
 // librdmamcast: held-group join round trips, and many clients joining and leaving held groups.
 // The groups must be held already (by another connection), so that no join waits for the SA.
 #pragma once
 
 #include <arpa/inet.h>
 #include <rdmamcast/client.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +22,15 @@
 namespace bench {
 
 using Clock = std::chrono::steady_clock;
+
+// A process's resident memory (VmRSS), in KiB; -1 when it cannot be read.
+inline long rss_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stol(line.substr(6));
+    return -1;
+}
 
 inline double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
@@ -69,9 +80,14 @@ inline std::vector<double> held_join_round_trips(rdmamcast_client *c, const std:
 }
 
 // `clients` threads, one connection each, joining and leaving one of the held `mgids` in turn
-// for `window`: joins plus leaves per second, all threads together.
-inline double join_leave_rate(const std::string &socket, const std::vector<std::string> &mgids, int clients,
-                              std::chrono::seconds window = std::chrono::seconds(3)) {
+// for `window`: the joins plus leaves made, and the seconds they took, all threads together.
+struct Load {
+    std::uint64_t ops = 0;
+    double seconds = 0;
+    double rate() const { return double(ops) / seconds; }
+};
+inline Load join_leave_load(const std::string &socket, const std::vector<std::string> &mgids, int clients,
+                            std::chrono::seconds window = std::chrono::seconds(3)) {
     std::atomic<bool> go{false}, stop{false};
     std::atomic<std::uint64_t> ops{0};
     std::vector<std::thread> threads;
@@ -95,7 +111,13 @@ inline double join_leave_rate(const std::string &socket, const std::vector<std::
     stop = true;
     for (auto &t : threads)
         t.join();
-    return double(ops) / std::chrono::duration<double>(Clock::now() - t0).count();
+    return Load{ops, std::chrono::duration<double>(Clock::now() - t0).count()};
+}
+
+// The same, as joins plus leaves per second.
+inline double join_leave_rate(const std::string &socket, const std::vector<std::string> &mgids, int clients,
+                              std::chrono::seconds window = std::chrono::seconds(3)) {
+    return join_leave_load(socket, mgids, clients, window).rate();
 }
 
 } // namespace bench

@@ -155,9 +155,10 @@ protected:
         EXPECT_TRUE(poll_until(kMdbTimeout, [&] { return bed->mdb_hosts(kGroup) == std::set<int>{1}; }));
         // The state names the socket and its member before the daemon dies (written 2 ms after
         // the join).
-        EXPECT_TRUE(poll_until(kStartTimeout, [&] {
-            return read_file(daemon.state_dir() / "state.json").find("\"members\":[") != std::string::npos;
-        })) << read_file(daemon.state_dir() / "state.json");
+        // (In the state file, or a line of the change log beside it.)
+        auto saved = [&] { return read_file(daemon.state_dir() / "state.json") + read_file(daemon.state_dir() / "state.log"); };
+        EXPECT_TRUE(poll_until(kStartTimeout, [&] { return saved().find("\"members\":[") != std::string::npos; }))
+            << saved();
         if (store) {
             const auto names = manager.stored_names();
             EXPECT_NE(std::find(names.begin(), names.end(), "roce-membership-1"), names.end())

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "restart/change_log.hpp"
 #include "scm_rights.hpp"
 
 namespace mcastd::sim {
@@ -197,19 +198,34 @@ void RawClient::hello() {
         throw std::runtime_error("hello failed: " + r);
 }
 
+std::optional<restart::SavedState> saved_state(const std::filesystem::path &state_dir) {
+    // Read as the next instance would, without its side effects (nothing is renamed).
+    auto decoded = restart::decode(read_text_file(state_dir / "state.json"));
+    auto *st = std::get_if<restart::SavedState>(&decoded);
+    if (!st)
+        return std::nullopt;
+    const std::string log_text = read_text_file(state_dir / "state.log");
+    if (log_text.empty())
+        return std::move(*st);
+    auto log = restart::decode_log(log_text);
+    if (auto *l = std::get_if<restart::ChangeLog>(&log); l && l->generation == st->generation)
+        restart::replay(*st, l->changes);
+    return std::move(*st);
+}
+
 bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t n,
                             std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-        const std::string text = read_text_file(state_dir / "state.json");
         std::size_t count = 0;
-        for (auto at = text.find("\"membership\":"); at != std::string::npos; at = text.find("\"membership\":", at + 1))
-            ++count;
+        if (const auto st = saved_state(state_dir))
+            for (const restart::SavedSession &s : st->sessions)
+                count += s.memberships.size();
         if (count == n)
             return true;
         if (std::chrono::steady_clock::now() >= deadline)
             return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2)); // no notification of a rename
+        std::this_thread::sleep_for(std::chrono::milliseconds(2)); // no notification of an append
     }
 }
 

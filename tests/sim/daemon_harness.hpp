@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "restart/saved_state.hpp"
 #include "sim/fabric.hpp"
 
 namespace mcastd::sim {
@@ -99,9 +100,13 @@ private:
     int fd_ = -1;
 };
 
-// Waits until the restart state file in `state_dir` lists exactly `n` memberships (the daemon
-// writes it a few milliseconds after a change: its own signal that a crash now keeps them).
-// False after `timeout`.
+// The restart state in `state_dir` as the next instance would read it (the state file and its
+// change log replayed), without renaming anything; nullopt without a readable state file.
+std::optional<restart::SavedState> saved_state(const std::filesystem::path &state_dir);
+
+// Waits until the restart state in `state_dir` lists exactly `n` memberships (the daemon writes
+// a change a few milliseconds after it: its own signal that a crash now keeps them). False
+// after `timeout`.
 bool wait_saved_memberships(const std::filesystem::path &state_dir, std::size_t n,
                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
 

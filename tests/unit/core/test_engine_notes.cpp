@@ -41,6 +41,20 @@ TEST_F(EngineNotes, JoinedAndLeftNameTheClient) {
     EXPECT_EQ(left->client_info->pid, 100);
 }
 
+// The restart state's change log writes a membership as it comes and goes, by these ids.
+TEST_F(EngineNotes, JoinedAndLeftNameTheMembership) {
+    MembershipId id = 0;
+    auto j = join(client, request(kGroup, join::full), &id);
+    settle();
+    ASSERT_TRUE(j->ok()) << j->message();
+    ASSERT_TRUE(last(EngineNote::Kind::joined));
+    EXPECT_EQ(last(EngineNote::Kind::joined)->member, id);
+    ASSERT_FALSE(engine.leave(client, id));
+    settle();
+    ASSERT_TRUE(last(EngineNote::Kind::left));
+    EXPECT_EQ(last(EngineNote::Kind::left)->member, id);
+}
+
 TEST_F(EngineNotes, LeftOfAClientThatWentAwayStillNamesIt) {
     join(other, request(kGroup, join::full));
     settle();

@@ -111,6 +111,26 @@ TEST_F(EngineRead, ACursorInsideAGroupGoesOnWithItsLaterMembers) {
     EXPECT_EQ(second.groups[1].members.size(), 1u);
 }
 
+// One group, with its members or its header alone, and one membership.
+TEST_F(EngineRead, OneGroupAndOneMembership) {
+    members(client, "ff15::1", 3);
+    members(client, "ff15::2", 2);
+    const auto g = engine.group(0, gid("ff15::2"));
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->members.size(), 2u);
+    const auto head = engine.group(0, gid("ff15::2"), false);
+    ASSERT_TRUE(head);
+    EXPECT_TRUE(head->members.empty());
+    EXPECT_EQ(head->counts, g->counts);
+    EXPECT_FALSE(engine.group(0, gid("ff15::3")));
+    EXPECT_FALSE(engine.group(0, Gid{}));
+    const auto m = engine.member(g->members[1].id);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->id, g->members[1].id);
+    EXPECT_EQ(m->client, client);
+    EXPECT_FALSE(engine.member(999999));
+}
+
 TEST_F(EngineRead, AGroupThatWentAwayIsSkippedAndThePastEndIsEmpty) {
     members(client, "ff15::1", 2);
     members(other, "ff15::2", 2);

@@ -16,6 +16,7 @@ SavedState sample() {
     st.daemon = "rdma-mcastd 0.1.0";
     st.clean = true;
     st.next_session = 9;
+    st.generation = 7;
     st.bus_id = "0123456789abcdef0123456789abcdef";
     McRecord rec;
     rec.mgid = gid("ff15::1");
@@ -152,6 +153,20 @@ std::string edited(const std::string &from, const std::string &to) {
     return text;
 }
 
+// The release before wrote format version 1, without a generation (nor a change log): the first
+// start after the upgrade reads it as generation 0.
+TEST(SavedState, AFileOfFormatVersion1IsReadAsGeneration0) {
+    SavedState st = sample();
+    std::string text = encode(st);
+    const std::string from = R"("version":2)", generation = R"("generation":7,)";
+    text.replace(text.find(from), from.size(), R"("version":1)");
+    text.erase(text.find(generation), generation.size());
+    auto back = decode(text);
+    ASSERT_TRUE(std::holds_alternative<SavedState>(back)) << std::get<std::string>(back);
+    st.generation = 0;
+    EXPECT_EQ(std::get<SavedState>(back), st);
+}
+
 TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
     const std::string full = encode(sample());
     struct Case {
@@ -163,8 +178,10 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
         {full.substr(0, full.size() / 2), "not JSON"},
         {"[1,2]", "expected an object"},
         {R"({"format":"something-else","version":1})", "/format: not an rdma-mcastd state file"},
-        {edited(R"("version":1)", R"("version":2)"), "/version: format version 2 is not 1"},
-        {edited(R"("version":1)", R"("version":1,"extra":true)"), "/extra: unknown key"},
+        {edited(R"("version":2)", R"("version":3)"), "/version: format version 3 is not 2"},
+        {edited(R"("version":2)", R"("version":2,"extra":true)"), "/extra: unknown key"},
+        {edited(R"("generation":7)", R"("generation":-1)"), "/generation"},
+        {edited(R"("version":2)", R"("version":1)"), "/generation: is not in format version 1"},
         {edited(R"("clean":true)", R"("clean":true,"clean":false)"), "clean"},
         {edited(R"("token":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")", R"("token":"AAAA")"), "/sessions/0/token: must be 32 lowercase hex digits"},
         {edited(R"("session":4)", R"("session":99)"), "/sessions/0/session: is not below next_session"},

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "restart/state_file.hpp"
@@ -15,6 +16,11 @@ namespace mcastd::restart {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string read(const fs::path &p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 class StateFileTest : public ::testing::Test {
 protected:
@@ -43,10 +49,14 @@ protected:
         fs::remove_all(d);
         return text;
     }
-    // Appends the Sets to `f`'s log as an instance of boot-a would.
+    // Appends the Sets to `f`'s change log as an instance of boot-a would, following state
+    // file generation `generation`.
     static std::optional<std::string> log_sets(const StateFile &f, const std::vector<SavedSet> &sets,
-                                               const char *daemon = "d") {
-        return f.append(encode_sets_header("boot-a", daemon), sets);
+                                               const char *daemon = "d", std::uint64_t generation = 0) {
+        std::string lines;
+        for (const SavedSet &s : sets)
+            lines += encode_change(s);
+        return f.append(encode_log_header("boot-a", daemon, generation), lines);
     }
 
     fs::path dir_;
@@ -82,10 +92,10 @@ TEST_F(StateFileTest, WriteReplacesAtomicallyAndLeavesNoTemporary) {
     // reader (or a crash) sees one whole file or the other.
     EXPECT_NE(before.st_ino, after.st_ino);
     EXPECT_EQ(f.load("boot-a").state->next_session, 6u);
-    std::size_t files = 0;
-    for ([[maybe_unused]] const auto &e : fs::directory_iterator(dir_))
-        ++files;
-    EXPECT_EQ(files, 1u);
+    std::set<std::string> files;
+    for (const auto &e : fs::directory_iterator(dir_))
+        files.insert(e.path().filename().string());
+    EXPECT_EQ(files, (std::set<std::string>{"state.json", "state.log"})) << "the file and its (empty) change log";
 }
 
 TEST_F(StateFileTest, AWriteThatFailsIsAnErrorNamingThePath) {
@@ -123,7 +133,7 @@ TEST_F(StateFileTest, RemoveForgetsIt) {
     EXPECT_FALSE(f.load("boot-a").state);
 }
 
-// ---- the sets log ----
+// ---- the change log ----
 
 SavedSet set_of(const char *mgid, std::uint8_t bits, const char *port_gid = "fe80::1") {
     return SavedSet{"mlx5_0", 1, *parse_gid(port_gid), *parse_gid(mgid), bits};
@@ -145,8 +155,8 @@ TEST_F(StateFileTest, SetsLoggedAfterTheStateAreTakenBackAsUncertainBits) {
     ASSERT_EQ(log_sets(f, {set_of("ff15::9", 0x8, "fe80::2")}), std::nullopt); // appended: no second header
     auto loaded = f.load("boot-a");
     ASSERT_TRUE(loaded.state);
-    EXPECT_EQ(loaded.sets, 3u);
-    EXPECT_TRUE(loaded.sets_skipped.empty()) << loaded.sets_skipped.front();
+    EXPECT_EQ(loaded.changes, 3u);
+    EXPECT_TRUE(loaded.log_skipped.empty()) << loaded.log_skipped.front();
     EXPECT_EQ(loaded.state->next_session, 5u); // the rest is the state file's
     const SavedGroup *g7 = group_in(*loaded.state, "ff15::7");
     ASSERT_TRUE(g7);
@@ -160,22 +170,30 @@ TEST_F(StateFileTest, SetsLoggedAfterTheStateAreTakenBackAsUncertainBits) {
     ASSERT_TRUE(g9);
     EXPECT_EQ(g9->uncertain, 0x8);
     // The log stays until a state file covers it: a second crash before that finds it again.
-    EXPECT_EQ(f.load("boot-a").sets, 3u);
+    EXPECT_EQ(f.load("boot-a").changes, 3u);
 }
 
-TEST_F(StateFileTest, WritingTheStateRemovesTheSetsLogItCovers) {
+// A compaction: the state file, then a new log with only its header; the old lines are in the
+// file now.
+TEST_F(StateFileTest, WritingTheStateStartsAnEmptyLogOfItsGeneration) {
     StateFile f(dir_);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
-    ASSERT_TRUE(fs::exists(f.sets_path()));
-    ASSERT_EQ(f.write(state(5)), std::nullopt);
-    EXPECT_FALSE(fs::exists(f.sets_path()));
+    SavedState st = state(5);
+    st.generation = 1;
+    StateFile::Written w;
+    ASSERT_EQ(f.write(st, &w), std::nullopt);
+    EXPECT_TRUE(w.replaced);
+    EXPECT_EQ(w.state_bytes, fs::file_size(f.path()));
+    EXPECT_EQ(w.log_bytes, fs::file_size(f.log_path()));
+    EXPECT_EQ(read(f.log_path()), encode_log_header("boot-a", "", 1));
     auto loaded = f.load("boot-a");
-    EXPECT_EQ(loaded.sets, 0u);
+    EXPECT_EQ(loaded.changes, 0u);
+    EXPECT_EQ(loaded.state->generation, 1u);
     EXPECT_EQ(group_in(*loaded.state, "ff15::8"), nullptr);
 }
 
 // A crash between the first Set and the first state file: the log alone is the state.
-TEST_F(StateFileTest, TheSetsLogAloneIsAState) {
+TEST_F(StateFileTest, TheChangeLogAloneIsAState) {
     StateFile f(dir_);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}, "rdma-mcastd 9"), std::nullopt);
     auto loaded = f.load("boot-a");
@@ -190,54 +208,199 @@ TEST_F(StateFileTest, TheSetsLogAloneIsAState) {
     EXPECT_EQ(g->uncertain, 0x1);
 }
 
-TEST_F(StateFileTest, ASetsLogFromAnotherBootIsSetAside) {
+TEST_F(StateFileTest, AChangeLogFromAnotherBootIsSetAside) {
     StateFile f(dir_);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     auto loaded = f.load("boot-b");
     EXPECT_FALSE(loaded.state);
-    EXPECT_NE(loaded.sets_set_aside.find("another boot (boot-a)"), std::string::npos) << loaded.sets_set_aside;
-    EXPECT_FALSE(fs::exists(f.sets_path()));
-    EXPECT_TRUE(fs::exists(dir_ / "state.sets.rejected"));
+    EXPECT_NE(loaded.log_set_aside.find("another boot (boot-a)"), std::string::npos) << loaded.log_set_aside;
+    EXPECT_FALSE(fs::exists(f.log_path()));
+    EXPECT_TRUE(fs::exists(dir_ / "state.log.rejected"));
 }
 
-TEST_F(StateFileTest, ASetsLogGoesWithItsSetAsideStateFile) {
+TEST_F(StateFileTest, AChangeLogGoesWithItsSetAsideStateFile) {
     put("[]");
     StateFile f(dir_);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     auto loaded = f.load("boot-a");
     EXPECT_FALSE(loaded.state);
     EXPECT_FALSE(loaded.set_aside.empty());
-    EXPECT_EQ(loaded.sets_set_aside, "its state file was set aside");
-    EXPECT_TRUE(fs::exists(dir_ / "state.sets.rejected"));
+    EXPECT_EQ(loaded.log_set_aside, "its state file was set aside");
+    EXPECT_TRUE(fs::exists(dir_ / "state.log.rejected"));
 }
 
 TEST_F(StateFileTest, ATornLastLineIsSkippedAndNamed) {
     StateFile f(dir_);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
-    std::ofstream(f.sets_path(), std::ios::app) << R"({"device":"mlx5_0","port":1,"port_g)";
+    std::ofstream(f.log_path(), std::ios::app) << R"({"device":"mlx5_0","port":1,"port_g)";
     auto loaded = f.load("boot-a");
     ASSERT_TRUE(loaded.state);
-    EXPECT_EQ(loaded.sets, 1u);
-    ASSERT_EQ(loaded.sets_skipped.size(), 1u);
-    EXPECT_EQ(loaded.sets_skipped[0], "line 3: torn (no end of line)");
+    EXPECT_EQ(loaded.changes, 1u);
+    ASSERT_EQ(loaded.log_skipped.size(), 1u);
+    EXPECT_EQ(loaded.log_skipped[0], "line 3: torn (no end of line)");
 }
 
-TEST_F(StateFileTest, RemoveForgetsTheSetsLogToo) {
+TEST_F(StateFileTest, RemoveForgetsTheChangeLogToo) {
     StateFile f(dir_);
     ASSERT_EQ(f.write(state(5)), std::nullopt);
     ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
     f.remove();
     EXPECT_FALSE(f.load("boot-a").state);
-    EXPECT_FALSE(fs::exists(f.sets_path()));
+    EXPECT_FALSE(fs::exists(f.log_path()));
 }
 
-TEST_F(StateFileTest, AnUnwritableSetsLogIsAnErrorNamingThePath) {
+TEST_F(StateFileTest, AnUnwritableChangeLogIsAnErrorNamingThePath) {
     StateFile f(dir_);
     fs::remove_all(dir_);
-    const std::vector<SavedSet> sets{set_of("ff15::8", 0x1)};
-    auto err = f.append(encode_sets_header("boot-a", "d"), sets);
+    auto err = log_sets(f, {set_of("ff15::8", 0x1)});
     ASSERT_TRUE(err);
-    EXPECT_NE(err->find((dir_ / "state.sets").string()), std::string::npos) << *err;
+    EXPECT_NE(err->find((dir_ / "state.log").string()), std::string::npos) << *err;
+}
+
+// Every kind of line, replayed over the file it follows.
+TEST_F(StateFileTest, TheChangeLogIsReplayedOverTheStateFile) {
+    StateFile f(dir_);
+    SavedState st = state(5);
+    st.generation = 3;
+    ASSERT_EQ(f.write(st), std::nullopt);
+    SavedSession s;
+    s.id = 5;
+    s.token = std::string(32, 'c');
+    s.version = 2;
+    const PortKey port{"mlx5_0", 1, *parse_gid("fe80::1")};
+    std::string lines = encode_change(SessionChange{s});
+    lines += encode_change(NextSession{6});
+    lines += encode_change(MembershipChange{5, SavedMembership{20, "mlx5_0", 1, *parse_gid("ff15::7"), 1, {}}});
+    lines += encode_change(GroupChange{port, SavedGroup{*parse_gid("ff15::7"), 0x1, 0x2, {}}});
+    ASSERT_EQ(f.append(encode_log_header("boot-a", "d", 3), lines), std::nullopt);
+    auto loaded = f.load("boot-a");
+    ASSERT_TRUE(loaded.state);
+    EXPECT_EQ(loaded.changes, 4u);
+    EXPECT_EQ(loaded.state->next_session, 6u);
+    ASSERT_EQ(loaded.state->sessions.size(), 1u);
+    ASSERT_EQ(loaded.state->sessions[0].memberships.size(), 1u);
+    EXPECT_EQ(loaded.state->sessions[0].memberships[0].id, 20u);
+    EXPECT_EQ(*group_in(*loaded.state, "ff15::7"), (SavedGroup{*parse_gid("ff15::7"), 0x1, 0x2, {}}));
+}
+
+// A compaction renames the state file into place, then the new log. A crash between the two
+// leaves the old log beside a file that covers it: it is dropped, not replayed (its lines would
+// take back what changed after them).
+TEST_F(StateFileTest, ACrashBetweenTheCompactionsRenamesLeavesALogTheFileCovers) {
+    StateFile f(dir_);
+    SavedState old = state(5);
+    old.generation = 1;
+    ASSERT_EQ(f.write(old), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}, "d", 1), std::nullopt);
+    const std::string old_log = read(f.log_path());
+    SavedState now = state(6);
+    now.generation = 2;
+    ASSERT_EQ(f.write(now), std::nullopt);
+    std::ofstream(f.log_path()) << old_log; // as if the second rename never happened
+    auto loaded = f.load("boot-a");
+    ASSERT_TRUE(loaded.state);
+    EXPECT_EQ(loaded.state->next_session, 6u);
+    EXPECT_EQ(loaded.changes, 0u);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::8"), nullptr);
+    EXPECT_NE(loaded.log_covered.find("generation 1"), std::string::npos) << loaded.log_covered;
+    EXPECT_TRUE(loaded.log_set_aside.empty());
+    EXPECT_FALSE(fs::exists(f.log_path())) << "the next append starts generation 2's";
+}
+
+// A crash while the new state file was written: its temporary is left, the old file and its
+// log are whole.
+TEST_F(StateFileTest, ACrashWhileTheStateFileIsWrittenLeavesTheOldFileAndLog) {
+    StateFile f(dir_);
+    SavedState old = state(5);
+    old.generation = 1;
+    ASSERT_EQ(f.write(old), std::nullopt);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}, "d", 1), std::nullopt);
+    std::ofstream(dir_ / "state.json.tmp") << R"({"format":"rdma-mcastd-state","vers)";
+    auto loaded = f.load("boot-a");
+    ASSERT_TRUE(loaded.state);
+    EXPECT_EQ(loaded.state->generation, 1u);
+    EXPECT_EQ(loaded.changes, 1u);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::8")->uncertain, 0x1);
+    SavedState next = state(7);
+    next.generation = 2;
+    EXPECT_EQ(f.write(next), std::nullopt) << "the temporary is no obstacle";
+}
+
+// The new log could not be started after the file was replaced: the old one goes (its lines
+// are in the file), and the next append starts the file's generation's log.
+TEST_F(StateFileTest, ALogThatCannotBeStartedAfterTheFileIsRemovedAndStartedByTheNextAppend) {
+    StateFile f(dir_);
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}), std::nullopt);
+    fs::create_directory(dir_ / "state.log.tmp");
+    fs::create_directory(dir_ / "state.log.tmp" / "x"); // not removable as a stale temporary
+    SavedState st = state(5);
+    st.generation = 1;
+    StateFile::Written w;
+    auto err = f.write(st, &w);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("state.log"), std::string::npos) << *err;
+    EXPECT_TRUE(w.replaced);
+    EXPECT_FALSE(fs::exists(f.log_path()));
+    ASSERT_EQ(log_sets(f, {set_of("ff15::9", 0x2)}, "d", 1), std::nullopt);
+    auto loaded = f.load("boot-a");
+    EXPECT_EQ(loaded.changes, 1u);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::9")->uncertain, 0x2);
+}
+
+// A log of a generation the file does not have (the file is older, or missing) is not this
+// file's: set aside.
+TEST_F(StateFileTest, ALogOfAnotherGenerationThanTheFileIsSetAside) {
+    StateFile f(dir_);
+    SavedState st = state(5);
+    st.generation = 1;
+    ASSERT_EQ(f.write(st), std::nullopt);
+    fs::remove(f.log_path());
+    ASSERT_EQ(log_sets(f, {set_of("ff15::8", 0x1)}, "d", 2), std::nullopt);
+    auto loaded = f.load("boot-a");
+    ASSERT_TRUE(loaded.state);
+    EXPECT_EQ(loaded.log_set_aside, "it follows state file generation 2, not generation 1");
+    EXPECT_TRUE(fs::exists(dir_ / "state.log.rejected"));
+    EXPECT_EQ(group_in(*loaded.state, "ff15::8"), nullptr);
+}
+
+// ---- the upgrade from the release before (a format version 1 file and its sets log) ----
+
+TEST_F(StateFileTest, TheReleaseBeforesStateFileAndSetsLogAreTakenBack) {
+    std::string v1 = encode(state(5));
+    const std::string from = R"("version":2)", generation = R"("generation":0,)";
+    v1.replace(v1.find(from), from.size(), R"("version":1)");
+    v1.erase(v1.find(generation), generation.size());
+    put(v1);
+    std::ofstream(dir_ / "state.sets")
+        << encode_sets_header("boot-a", "rdma-mcastd old") + encode_set(set_of("ff15::8", 0x1));
+    StateFile f(dir_);
+    // The new release's first lines (a Set before its first compaction) follow generation 0.
+    ASSERT_EQ(log_sets(f, {set_of("ff15::9", 0x2)}), std::nullopt);
+    auto loaded = f.load("boot-a");
+    ASSERT_TRUE(loaded.state) << loaded.set_aside;
+    EXPECT_EQ(loaded.state->generation, 0u);
+    EXPECT_EQ(loaded.sets, 1u);
+    EXPECT_EQ(loaded.changes, 1u);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::7")->held, 0x1);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::8")->uncertain, 0x1);
+    EXPECT_EQ(group_in(*loaded.state, "ff15::9")->uncertain, 0x2);
+    // The first compaction covers both logs.
+    SavedState next = *loaded.state;
+    next.generation = 1;
+    ASSERT_EQ(f.write(next), std::nullopt);
+    EXPECT_FALSE(fs::exists(dir_ / "state.sets"));
+    auto again = f.load("boot-a");
+    EXPECT_EQ(again.sets + again.changes, 0u);
+    EXPECT_EQ(group_in(*again.state, "ff15::8")->uncertain, 0x1);
+}
+
+TEST_F(StateFileTest, TheReleaseBeforesSetsLogFromAnotherBootIsSetAside) {
+    std::ofstream(dir_ / "state.sets") << encode_sets_header("boot-a", "old") + encode_set(set_of("ff15::8", 0x1));
+    StateFile f(dir_);
+    auto loaded = f.load("boot-b");
+    EXPECT_FALSE(loaded.state);
+    EXPECT_NE(loaded.sets_set_aside.find("another boot (boot-a)"), std::string::npos) << loaded.sets_set_aside;
+    EXPECT_TRUE(fs::exists(dir_ / "state.sets.rejected"));
 }
 
 // ---- the directory: the daemon's alone ----
@@ -350,15 +513,15 @@ TEST_F(PlantedLink, AsTheStateFileItIsReplacedNotWrittenThrough) {
     EXPECT_EQ(target_text(), kPrecious);
 }
 
-TEST_F(PlantedLink, AsTheSetsLogItIsRefusedByName) {
-    plant("state.sets");
+TEST_F(PlantedLink, AsTheChangeLogItIsRefusedByName) {
+    plant("state.log");
     StateFile f(dir_);
     auto err = log_sets(f, {set_of("ff15::8", 0x1)});
     ASSERT_TRUE(err);
-    EXPECT_EQ(*err, "open " + f.sets_path().string() + ": it is a symbolic link, which is not followed");
+    EXPECT_EQ(*err, "open " + f.log_path().string() + ": it is a symbolic link, which is not followed");
     EXPECT_EQ(target_text(), kPrecious);
     auto loaded = f.load("boot-a");
-    EXPECT_EQ(loaded.sets_set_aside, "it is a symbolic link, which is not followed");
+    EXPECT_EQ(loaded.log_set_aside, "it is a symbolic link, which is not followed");
     EXPECT_EQ(target_text(), kPrecious);
 }
 
@@ -381,8 +544,8 @@ TEST_F(PlantedLink, AStaleTemporaryIsReplacedAndAHardLinkNotWrittenThrough) {
     EXPECT_EQ(f.load("boot-a").state->next_session, 5u);
 }
 
-TEST_F(PlantedLink, AHardLinkAsTheSetsLogIsRefused) {
-    fs::create_hard_link(target_, dir_ / "state.sets");
+TEST_F(PlantedLink, AHardLinkAsTheChangeLogIsRefused) {
+    fs::create_hard_link(target_, dir_ / "state.log");
     StateFile f(dir_);
     auto err = log_sets(f, {set_of("ff15::8", 0x1)});
     ASSERT_TRUE(err);

@@ -3,6 +3,7 @@
 // crash would leave on disk at the moment the SA's answer to a Set is read.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -26,12 +27,9 @@ protected:
             throw std::system_error(errno, std::generic_category(), "mkdtemp");
         dir_ = tmpl;
         keeper_.emplace(loop, service, sessions, StateFile(dir_), "rdma-mcastd test");
-        service.on_sa_set([this](const SaRequest &req) { keeper_->set_going_out(req); }); // as the daemon does
-        sessions.set_change_hook([this] { keeper_->changed(); });
+        keeper_->watch(); // as the daemon does
     }
     ~Keeper() override {
-        service.on_sa_set({});
-        sessions.set_change_hook({});
         keeper_.reset();
         fs::remove_all(dir_);
     }
@@ -79,20 +77,151 @@ TEST_F(Keeper, ASetsBitsAreOnDiskBeforeItsAnswerIsRead) {
     const int fd = greeted();
     const StateFile::Loaded l = on_disk_at_the_sets_answer(fd, "ff15::77");
     EXPECT_FALSE(fs::exists(dir_ / "state.json"));
-    EXPECT_EQ(l.sets, 1u);
+    EXPECT_EQ(l.changes, 1u);
     EXPECT_EQ(uncertain(l, "ff15::77"), 0x1);
 }
 
-// The state file, once written, covers the log: it goes, and the bit is held.
-TEST_F(Keeper, TheNextStateFileTakesTheSetsLogsPlace) {
+// Once answered, the group's line says the bit is held.
+TEST_F(Keeper, TheSetsBitIsHeldOnDiskOnceAnswered) {
     const int fd = greeted();
     const StateFile::Loaded l = on_disk_at_the_sets_answer(fd, "ff15::78");
-    EXPECT_EQ(uncertain(l, "ff15::78"), 0x1) << "from the log or from a state file written meanwhile";
+    EXPECT_EQ(uncertain(l, "ff15::78"), 0x1);
     ASSERT_TRUE(until([&] {
         const auto now = on_disk();
-        return now.state && !fs::exists(dir_ / "state.sets") && !now.state->ports.empty() &&
-               !now.state->ports[0].groups.empty() && now.state->ports[0].groups[0].held == 0x1;
-    })) << "a state file with ff15::78 held, and no sets log";
+        return now.state && !now.state->ports.empty() && !now.state->ports[0].groups.empty() &&
+               now.state->ports[0].groups[0].held == 0x1 && now.state->ports[0].groups[0].uncertain == 0;
+    })) << "ff15::78 held";
+}
+
+// What the next instance would find (the file and its log replayed) is what the daemon holds,
+// and after the first compaction a change is a line: the state file is not written again.
+TEST_F(Keeper, WhatACrashFindsIsWhatTheDaemonHolds) {
+    const int a = greeted(), b = greeted();
+    std::vector<std::uint64_t> held;
+    auto join = [&](int fd, const char *mgid) {
+        static std::uint64_t id = 100;
+        send(fd, ++id, join_of(mgid));
+        const proto::Reply r = reply(fd);
+        EXPECT_TRUE(ok(r)) << mgid;
+        return std::get<nlohmann::json>(r.body).at("membership").get<std::uint64_t>();
+    };
+    auto same = [&] {
+        const auto now = on_disk();
+        return now.state && *now.state == keeper_->snapshot(false);
+    };
+    join(a, "ff15::81");
+    const std::uint64_t leaving = join(a, "ff15::82");
+    ASSERT_TRUE(until(same));
+    EXPECT_EQ(keeper_->compactions(), 1u);
+    struct stat file{};
+    ASSERT_EQ(::stat((dir_ / "state.json").c_str(), &file), 0);
+    const std::uint64_t log_before = keeper_->log_bytes();
+
+    join(b, "ff15::81");
+    join(b, "ff15::83");
+    send(a, 1, proto::Leave{leaving, std::nullopt});
+    EXPECT_TRUE(ok(reply(a)));
+    ASSERT_TRUE(until(same)) << "joins and a leave";
+    ::shutdown(b, SHUT_RDWR); // its client went: its session and memberships go
+    ASSERT_TRUE(until([&] { return sessions.clients() == 1 && same(); })) << "a session gone";
+
+    EXPECT_EQ(keeper_->compactions(), 1u);
+    struct stat now{};
+    ASSERT_EQ(::stat((dir_ / "state.json").c_str(), &now), 0);
+    EXPECT_EQ(now.st_ino, file.st_ino) << "the state file was not written again";
+    EXPECT_GT(keeper_->log_bytes(), log_before);
+    EXPECT_EQ(keeper_->log_bytes(), fs::file_size(dir_ / "state.log"));
+    const auto l = on_disk();
+    EXPECT_GT(l.changes, 0u);
+    ASSERT_EQ(l.state->sessions.size(), 1u);
+    EXPECT_EQ(l.state->sessions[0].memberships.size(), 1u) << "ff15::81 of a";
+}
+
+// A change the keeper cannot name (changed()) makes the next write, within the coalescing
+// delay, a compaction.
+TEST_F(Keeper, AChangeItCannotNameIsACompaction) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::c1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    keeper_->changed();
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 2; }));
+    EXPECT_EQ(*on_disk().state, keeper_->snapshot(false));
+}
+
+// A group the SA names in its answer (a create) is not in the state until it has its MGID: the
+// Set going out is no change to write, and the note that it joined is a line, not a compaction.
+TEST_F(Keeper, ACreateIsALineOnceTheSaNamesItsGroup) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::b1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    const std::uint64_t log_before = keeper_->log_bytes();
+    JoinRequest create = join_request("ff15::1");
+    create.mgid = kZeroGid;
+    send(fd, 2, proto::Join{create});
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] {
+        const auto l = on_disk();
+        return l.state && *l.state == keeper_->snapshot(false);
+    }));
+    EXPECT_EQ(keeper_->compactions(), 1u);
+    EXPECT_GT(keeper_->log_bytes(), log_before);
+    const auto l = on_disk();
+    ASSERT_EQ(l.state->sessions.size(), 1u);
+    EXPECT_EQ(l.state->sessions[0].memberships.size(), 2u);
+}
+
+// Once the log outgrows the state file (and its minimum), the next write is a compaction:
+// the bytes written per change stay bounded whatever the state holds.
+TEST_F(Keeper, TheLogIsCompactedOnceItOutgrowsTheStateFile) {
+    keeper_->set_compact_min_bytes(4096); // a few dozen changes, not thousands
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::91"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    // Each change waits for its line (a join and its leave within one delay cost no line).
+    auto logged = [&] {
+        const std::uint64_t before = keeper_->log_bytes();
+        return until([&] { return keeper_->log_bytes() != before || keeper_->compactions() > 1; });
+    };
+    for (std::uint64_t id = 2; keeper_->compactions() < 2; id += 2) {
+        ASSERT_LT(id, 20000u) << "no compaction after " << keeper_->log_bytes() << " bytes of log";
+        send(fd, id, join_of("ff15::91"));
+        const proto::Reply r = reply(fd);
+        ASSERT_TRUE(ok(r));
+        ASSERT_TRUE(logged());
+        send(fd, id + 1, proto::Leave{std::get<nlohmann::json>(r.body).at("membership").get<std::uint64_t>(), {}});
+        ASSERT_TRUE(ok(reply(fd)));
+        ASSERT_TRUE(logged());
+    }
+    EXPECT_LT(keeper_->log_bytes(), 1024u) << "a new log: its header and what came after";
+    EXPECT_LT(fs::file_size(dir_ / "state.log"), 1024u);
+    ASSERT_TRUE(until([&] {
+        const auto l = on_disk();
+        return l.state && *l.state == keeper_->snapshot(false);
+    }));
+}
+
+// A port that came (or whose GID changed) after the last compaction holds its groups under a
+// key the disk does not have: the next write is a compaction, which lists it.
+TEST_F(Keeper, APortTheLastCompactionDidNotSeeMakesTheNextWriteOne) {
+    const int fd = greeted();
+    send(fd, 1, join_of("ff15::a1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 1; }));
+    port::PortAttributes second = test_port();
+    second.port_num = 2;
+    second.port_guid = 0x100004;
+    service.add_port(second, true);
+    send(fd, 2, join_of("ff15::a1"));
+    ASSERT_TRUE(ok(reply(fd)));
+    ASSERT_TRUE(until([&] { return keeper_->compactions() == 2; }));
+    const auto l = on_disk();
+    ASSERT_TRUE(l.state);
+    ASSERT_EQ(l.state->ports.size(), 2u);
+    EXPECT_EQ(l.state->ports[1].port, 2);
+    EXPECT_EQ(*l.state, keeper_->snapshot(false));
 }
 
 // Only a session that said hello is handed to the next instance: one that said nothing was never
