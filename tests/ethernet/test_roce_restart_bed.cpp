@@ -123,6 +123,14 @@ std::string read_file(const std::filesystem::path &p) {
     return s.str();
 }
 
+// The restart state as the next instance reads it: the state file, then its change log.
+std::string saved_state(BedDaemon &daemon) {
+    return read_file(daemon.state_dir() / "state.json") + read_file(daemon.state_dir() / "state.log");
+}
+
+// The state names a kernel membership's member (a line of either file).
+bool names_a_member(BedDaemon &daemon) { return saved_state(daemon).find("\"members\":[") != std::string::npos; }
+
 enum class How { kill9, sigusr2 };
 
 class RoceRestartBed : public ::testing::Test {
@@ -155,10 +163,7 @@ protected:
         EXPECT_TRUE(poll_until(kMdbTimeout, [&] { return bed->mdb_hosts(kGroup) == std::set<int>{1}; }));
         // The state names the socket and its member before the daemon dies (written 2 ms after
         // the join).
-        // (In the state file, or a line of the change log beside it.)
-        auto saved = [&] { return read_file(daemon.state_dir() / "state.json") + read_file(daemon.state_dir() / "state.log"); };
-        EXPECT_TRUE(poll_until(kStartTimeout, [&] { return saved().find("\"members\":[") != std::string::npos; }))
-            << saved();
+        EXPECT_TRUE(poll_until(kStartTimeout, [&] { return names_a_member(daemon); })) << saved_state(daemon);
         if (store) {
             const auto names = manager.stored_names();
             EXPECT_NE(std::find(names.begin(), names.end(), "roce-membership-1"), names.end())
@@ -264,9 +269,7 @@ TEST_F(RoceRestartBed, WithoutAStoreAContainersMembershipIsReleasedAndJoinedAgai
                       .ready_timeout = kStartTimeout});
     Process &client = daemon.hold(2, nullptr, daemon.on_port({"--ip", kGroup.text()}));
     ASSERT_EQ(users_in_container(), 1) << "held in the container's namespace";
-    ASSERT_TRUE(poll_until(kStartTimeout, [&] {
-        return read_file(daemon.state_dir() / "state.json").find("\"members\":[") != std::string::npos;
-    })) << read_file(daemon.state_dir() / "state.json");
+    ASSERT_TRUE(poll_until(kStartTimeout, [&] { return names_a_member(daemon); })) << saved_state(daemon);
 
     daemon.kill9();
     std::string log = daemon.process().stderr_text();
