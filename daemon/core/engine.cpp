@@ -108,7 +108,7 @@ struct Engine::Impl {
         }
         Group &g = group_for(pi, *ask);
         const MembershipId id = book.enqueue(client, g, *ask, std::move(done));
-        state.members.at(id).gates = std::move(gates);
+        state.members.at(id).gates = std::make_unique<JoinGates>(std::move(gates));
         // advance, not pump: the join may fail at once (a gate refusing before any SA work),
         // and a group left with nothing must go.
         driver(pi).advance(pi, g.id);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -46,7 +47,9 @@ struct Member {
     bool sent = false;      // an SA Set went out for this member (so it is not a local answer)
     bool suspended = false; // told `lost` while its port is down or re-joining; restored later
     JoinCallback done;
-    JoinGates gates; // asked while the join is pending (engine.hpp); dropped once it joined
+    // Asked while the join is pending (engine.hpp), dropped once it joined (null then): held
+    // apart so that a membership costs a pointer for them, not three empty std::functions.
+    std::unique_ptr<JoinGates> gates;
     // What the join carries for its port's membership backend (JoinRequest::roce), until the
     // backend has added the member.
     std::shared_ptr<const RoceJoin> roce;

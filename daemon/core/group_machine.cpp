@@ -304,13 +304,14 @@ GroupMachine::Owned GroupMachine::try_owned_set(Group &g, MembershipId id) {
     if (g.sa_assigned || g.probe_owned || g.sa.probed || g.sa.have_record || !g.sa.nothing_of_ours() ||
         !s_.cfg.owns(g.mgid))
         return Owned::probe;
-    Member &m = s_.members.at(id);
-    if (m.gates.would_create && m.gates.would_create())
+    JoinGates *gates = s_.members.at(id).gates.get();
+    if (gates && gates->would_create && gates->would_create())
         return Owned::probe;
-    if (refused(g, id, m.gates.create ? std::exchange(m.gates.create, nullptr)() : std::nullopt) ||
+    if (refused(g, id, gates && gates->create ? std::exchange(gates->create, nullptr)() : std::nullopt) ||
         refused(g, id, ask_sa(id, SaMethod::set)))
         return Owned::refused;
     g.sa.probed_foreign(0); // the prefix's promise; the Set's answer tells otherwise
+    Member &m = s_.members.at(id);
     m.sent = true;
     Op op = join_op(normalize(m.bits), id, true);
     op.owned = true;
@@ -348,26 +349,26 @@ void GroupMachine::start_exact_probe(Group &g, Op op) {
 static bool creates(const Group &g) { return g.sa.absent || (g.sa_assigned && is_zero(g.mgid)); }
 
 std::optional<Error> GroupMachine::ask_create(Group &g, MembershipId id) {
-    Member &m = s_.members.at(id);
-    if (!creates(g) || !m.gates.create)
+    JoinGates *gates = s_.members.at(id).gates.get();
+    if (!creates(g) || !gates || !gates->create)
         return std::nullopt;
     // Asked once: a yes holds for the Sets this join may still need.
-    return std::exchange(m.gates.create, nullptr)();
+    return std::exchange(gates->create, nullptr)();
 }
 
 // Only before the Get(MGID) that opens a group's probing: a group the engine has no record of.
 // Asked once: a yes holds for the probes this join may still need (its Set asks `create`).
 std::optional<Error> GroupMachine::ask_would_create(Group &g, MembershipId id) {
-    Member &m = s_.members.at(id);
-    if (!m.gates.would_create || g.sa.have_record ||
+    JoinGates *gates = s_.members.at(id).gates.get();
+    if (!gates || !gates->would_create || g.sa.have_record ||
         !s_.ports[g.port].absent.recently_absent(g.mgid, s_.timers.now()))
         return std::nullopt;
-    return std::exchange(m.gates.would_create, nullptr)();
+    return std::exchange(gates->would_create, nullptr)();
 }
 
 std::optional<Error> GroupMachine::ask_sa(MembershipId id, SaMethod method) {
-    const Member &m = s_.members.at(id);
-    return m.gates.sa ? m.gates.sa(method) : std::nullopt;
+    const JoinGates *gates = s_.members.at(id).gates.get();
+    return gates && gates->sa ? gates->sa(method) : std::nullopt;
 }
 
 bool GroupMachine::refused(Group &g, MembershipId id, std::optional<Error> no) {

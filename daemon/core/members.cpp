@@ -39,7 +39,7 @@ void MemberBook::reply(Member &m, MembershipId id, std::optional<Error> err, con
 void MemberBook::activate(Group &g, MembershipId id) {
     Member &m = s_.members.at(id);
     m.state = MemberState::active;
-    m.gates = {}; // it joined: the gates and what they hold are no longer needed
+    m.gates.reset(); // it joined: the gates and what they hold are no longer needed
     count_bits(g.count, m.bits, +1);
     g.settled.insert(id);
     if (!m.sent)
