@@ -85,7 +85,7 @@ std::optional<Error> KernelMemberships::hold_again(const MembershipKey &key, con
 }
 
 std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std::string &netdev,
-                                                              const IpAddress &group) {
+                                                              const IpAddress &group, std::string_view if_no_netdev) {
     const bool v6 = !group.is_v4();
     const auto kind = sys_.kind(fd);
     if (const Errno *err = std::get_if<Errno>(&kind))
@@ -100,8 +100,12 @@ std::variant<MembershipKey, Error> KernelMemberships::acquire(int fd, const std:
     if (const Errno *err = std::get_if<Errno>(&cookie))
         return refused("SO_NETNS_COOKIE", err->value); // Linux 5.14 or later
     const auto index = sys_.ifindex(fd, netdev);
-    if (const Errno *err = std::get_if<Errno>(&index))
-        return refused("SIOCGIFINDEX " + netdev + " in the client's network namespace", err->value);
+    if (const Errno *err = std::get_if<Errno>(&index)) {
+        Error e = refused("SIOCGIFINDEX " + netdev + " in the client's network namespace", err->value);
+        if (err->value == ENODEV)
+            e.message += if_no_netdev;
+        return e;
+    }
     const MembershipKey key{std::get<std::uint64_t>(cookie), std::get<int>(index), group};
 
     if (auto it = held_.find(key); it != held_.end()) {

@@ -31,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -82,8 +83,10 @@ public:
 
     // One more holder of `group` on `netdev` in the namespace of `fd` (a socket the client
     // made there; the caller still owns it and closes it afterwards). The error names the
-    // call and the errno that refused it.
-    std::variant<MembershipKey, Error> acquire(int fd, const std::string &netdev, const IpAddress &group);
+    // call and the errno that refused it; `if_no_netdev` is added to it when the namespace has
+    // no interface of that name (ENODEV).
+    std::variant<MembershipKey, Error> acquire(int fd, const std::string &netdev, const IpAddress &group,
+                                               std::string_view if_no_netdev = {});
     // One holder fewer (`suspended`: one suspend() had set aside); the last one drops the
     // membership. An error names a drop the kernel refused: the membership is forgotten anyway
     // (its socket may still hold it until closed).

@@ -205,15 +205,11 @@ std::optional<Error> RoceBackend::add_member(const FabricMember &member) {
     // by name (a container's interface may be named otherwise: doc/roce-multicast.md §7).
     const bool own_ifname = !roce->ifname.empty();
     const std::string &netdev = own_ifname ? roce->ifname : m.source.netdev;
-    auto key = kernel_.acquire(roce->fd, netdev, m.group.ip);
-    if (Error *err = std::get_if<Error>(&key)) {
-        // No interface of that name in the client's namespace (KernelMemberships::acquire).
-        if (!own_ifname && err->message.starts_with("SIOCGIFINDEX ") &&
-            err->message.find("ENODEV") != std::string::npos)
-            err->message += "; a client whose network namespace names the interface otherwise gives its name as "
-                            "ifname";
+    auto key = kernel_.acquire(roce->fd, netdev, m.group.ip,
+                               own_ifname ? "" : "; a client whose network namespace names the interface otherwise "
+                                                 "gives its name as ifname");
+    if (Error *err = std::get_if<Error>(&key))
         return std::move(*err);
-    }
     members_.emplace(member.id, Held{std::get<MembershipKey>(key), netdev, member.port, member.mgid, false, own_ifname});
     return std::nullopt;
 }

@@ -45,12 +45,6 @@ void kill9(Process &p) {
     ASSERT_EQ(p.wait(10s), 128 + SIGKILL);
 }
 
-// How long until the host is no member of `group` (EthernetBed::time_until_gone), or nullopt
-// after `bound` * 5.
-std::optional<Clock::duration> time_until_gone(EthernetBed &bed, int host, const IpGroup &group,
-                                               Clock::time_point since, std::chrono::milliseconds bound) {
-    return bed.time_until_gone(host, group, since, bound * 5);
-}
 
 // Every test: a bed, a user of the socket's group (the daemon's clients are not root), and the
 // daemon(s) it starts. Members are declared so that the users outlive what runs as them.
@@ -134,7 +128,7 @@ TEST_F(RoceDaemon, ThreeClientsShareOneKernelMembershipAndTheLastKillDropsIt) {
 
     const auto killed = Clock::now();
     kill9(c);
-    const auto dropped = time_until_gone(b, 1, g, killed, kDropBound);
+    const auto dropped = b.time_until_gone(1, g, killed, kDropBound * 5);
     ASSERT_TRUE(dropped) << "still in host 1's IGMP table 5 s after the last client's kill -9";
     std::printf("[ figure ] kill -9 of the last client to the kernel membership gone: %.1f ms\n",
                 seconds(*dropped) * 1e3);
@@ -237,7 +231,7 @@ TEST_F(RoceDaemon, AClientInAContainerIsServedInItsOwnNamespace) {
     EXPECT_TRUE(mdb_becomes(b, g, {1, 3})) << b.mdb_text();
 
     kill9(in_container);
-    ASSERT_TRUE(time_until_gone(b, 3, g, Clock::now(), kDropBound)) << "the container's membership stayed";
+    ASSERT_TRUE(b.time_until_gone(3, g, Clock::now(), kDropBound * 5)) << "the container's membership stayed";
     EXPECT_EQ(b.users(1, g), 1) << "host 1's stays";
     EXPECT_TRUE(mdb_becomes(b, g, {1})) << b.mdb_text();
 }
@@ -264,7 +258,7 @@ TEST_F(RoceDaemon, AContainerNamesAnInterfaceOfItsOwn) {
     EXPECT_FALSE(b.users(1, g)) << "not host 1's";
     EXPECT_TRUE(mdb_becomes(b, g, {2})) << b.mdb_text();
     kill9(held);
-    ASSERT_TRUE(time_until_gone(b, 2, g, Clock::now(), kDropBound)) << "the container's membership stayed";
+    ASSERT_TRUE(b.time_until_gone(2, g, Clock::now(), kDropBound * 5)) << "the container's membership stayed";
 }
 
 // Send-only joins (SendOnlyNonMember, SendOnlyFullMember) are served (a record) and make no
@@ -348,7 +342,7 @@ TEST_F(RoceDaemon, APolicyRefusalOnARoCEPortReachesNoKernel) {
     EXPECT_EQ(b.users(1, g), 1);
     ASSERT_TRUE(mdb_becomes(b, g, {1})) << b.mdb_text();
     kill9(admitted);
-    ASSERT_TRUE(time_until_gone(b, 1, g, Clock::now(), kDropBound)) << "the refused join left a membership";
+    ASSERT_TRUE(b.time_until_gone(1, g, Clock::now(), kDropBound * 5)) << "the refused join left a membership";
 }
 
 // One daemon, both link layers at once: in bed host 1's namespace, attached to the simulated

@@ -163,6 +163,15 @@ TEST_F(Kernel, EveryRefusalNamesTheCallAndTheErrno) {
     auto no_dev = join(kHostNs, v4(2, 3), AF_INET, "eth9");
     EXPECT_EQ(refusal(no_dev), "SIOCGIFINDEX eth9 in the client's network namespace: ENODEV (No such device)");
     EXPECT_EQ(std::get<Error>(no_dev).code, Errc::invalid_argument);
+    // The caller's hint goes with a missing interface only.
+    const int fd = sys.socket(kHostNs);
+    EXPECT_EQ(refusal(kernel.acquire(fd, "eth9", v4(2, 3), "; name it")),
+              "SIOCGIFINDEX eth9 in the client's network namespace: ENODEV (No such device); name it");
+    sys.cookie_errno = ENOPROTOOPT;
+    EXPECT_EQ(refusal(kernel.acquire(fd, "eth9", v4(2, 3), "; name it")),
+              "SO_NETNS_COOKIE: ENOPROTOOPT (Protocol not available)");
+    sys.cookie_errno.reset();
+    sys.client_close(fd);
 
     sys.add_errno = EADDRNOTAVAIL;
     auto add = join(kHostNs, v4(2, 3));
