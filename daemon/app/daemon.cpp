@@ -22,13 +22,6 @@
 
 namespace mcastd {
 
-namespace {
-
-// A phase's length for the log, in milliseconds with one decimal.
-double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-} // namespace
-
 Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_ptr<PortBackend> ports,
                std::string name)
     : loop_(loop), cfg_(std::move(cfg)), ports_(std::move(ports)) {
@@ -94,7 +87,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     spdlog::info("{} serving {} port(s) on {}{}; started in {:.1f} ms (ports {:.1f} ms, restart state read in {:.1f} "
                  "ms and taken back in {:.1f} ms)",
                  name, service_->ports().size(), listener.path, listener.activated ? " (socket activation)" : "",
-                 ms(Clock::now() - began), ms(ports_opened), ms(state_read_), ms(taken_back_));
+                 in_ms(Clock::now() - began), in_ms(ports_opened), in_ms(state_read_), in_ms(taken_back_));
     // Once clients can connect (and the D-Bus name, when there is one, is ours); not after SA
     // joins, which may wait hours for a port to come up.
     notifier_->ready();
@@ -194,8 +187,8 @@ void Daemon::finish_restart() {
             spdlog::warn("the service manager did not confirm the fd store: {}", std::strerror(-r));
     spdlog::info("restart state {}; exiting for the next instance (drained in {:.1f} ms, state written in {:.1f} ms, "
                  "handed over in {:.1f} ms)",
-                 written ? "written" : "NOT written", ms(drained - restart_began_), ms(wrote - drained),
-                 ms(Clock::now() - wrote));
+                 written ? "written" : "NOT written", in_ms(drained - restart_began_), in_ms(wrote - drained),
+                 in_ms(Clock::now() - wrote));
     loop_.exit(0);
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "config/config.hpp"
+#include "core/timers.hpp"
 #include "app/daemon.hpp"
 #include "host/host_ports.hpp"
 #include "logging/logging.hpp"
@@ -176,10 +177,9 @@ int main(int argc, char **argv) {
         const int rc = loop.run();
         // Taken apart here, not at the end of the scope, so the log says what that took (a
         // restart's successor waits for it).
-        const auto teardown = std::chrono::steady_clock::now();
+        const TimePoint teardown = Clock::now();
         daemon.reset();
-        spdlog::info("stopped; taken apart in {:.1f} ms",
-                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - teardown).count());
+        spdlog::info("stopped; taken apart in {:.1f} ms", in_ms(Clock::now() - teardown));
         return rc;
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());

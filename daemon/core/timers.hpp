@@ -13,6 +13,9 @@ using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using Duration = std::chrono::microseconds;
 
+// A duration in milliseconds with its fraction, for log lines and views.
+inline double in_ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
 class Timers {
 public:
     using Id = std::uint64_t; // 0 is never a valid id

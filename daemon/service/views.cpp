@@ -153,9 +153,9 @@ std::string fmt_number(double v) {
     return out;
 }
 
-double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-std::optional<double> ms(const std::optional<Duration> &d) {
-    return d ? std::optional<double>(ms(*d)) : std::nullopt;
+using mcastd::in_ms;
+std::optional<double> in_ms(const std::optional<Duration> &d) {
+    return d ? std::optional<double>(mcastd::in_ms(*d)) : std::nullopt;
 }
 
 // The port's latest re-join as status shows it; nullopt if it never re-joined.
@@ -228,7 +228,7 @@ proto::StatusResult status_view(const Service &service, const StatusExtras &extr
     for (PortIndex i = 0; i < service.ports().size(); ++i) {
         out.ports.push_back(port_status(service.ports().at(i), engine_ports[i], now));
         if (const auto cc = service.sa_congestion(i))
-            out.ports.back().sa = proto::SaCongestion{cc->window, cc->slow_start, ms(cc->srtt), ms(cc->timeout)};
+            out.ports.back().sa = proto::SaCongestion{cc->window, cc->slow_start, in_ms(cc->srtt), in_ms(cc->timeout)};
         out.ports.back().memberships = service.port_memberships(i);
     }
     const EngineStats &e = service.stats();
