@@ -306,7 +306,7 @@ bool StateKeeper::ports_changed() const {
     const auto &ports = service_.ports();
     if (ports.size() != port_keys_.size())
         return true;
-    for (std::size_t i = 0; i < ports.size(); ++i)
+    for (PortIndex i = 0; i < ports.size(); ++i)
         if (port_keys_[i] != PortKey{ports.at(i).device(), ports.at(i).number(), ports.at(i).gid()})
             return true;
     return false;

@@ -463,7 +463,6 @@ std::optional<int> EthernetBed::users(int host, const IpGroup &group) {
 std::optional<std::chrono::steady_clock::duration>
 EthernetBed::time_until_gone(int host, const IpGroup &group, std::chrono::steady_clock::time_point since,
                              std::chrono::milliseconds limit) {
-    using Clock = std::chrono::steady_clock;
     while (Clock::now() - since < limit) {
         if (!users(host, group))
             return Clock::now() - since;
