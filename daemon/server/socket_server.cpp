@@ -182,11 +182,14 @@ private:
     }
 
     // Write when something is owed; read while little is owed, unless paused.
+    // Reading pauses while the server is paused or the client is not reading its answers.
+    bool wants_input() const { return !closing_ && !srv_.paused_ && out_bytes_ < kStopReadingAt; }
+
     void update_events() {
         if (closing_)
             return;
         std::uint32_t ev = out_.empty() ? 0u : std::uint32_t{EPOLLOUT};
-        if (!srv_.paused_ && out_bytes_ < kStopReadingAt)
+        if (wants_input())
             ev |= EPOLLIN;
         io_.set_events(ev);
     }
@@ -261,14 +264,14 @@ private:
             update_events();
         }
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-            read_message();
+            for (unsigned i = 0; i < kMessagesPerTurn && read_message() && wants_input(); ++i) {
+            }
     }
 
-    // One message per turn: the watch is level-triggered, so a client with more queued is
-    // called again in the next batch, behind the other clients that were ready (IoGroup).
-    void read_message() {
+    // Reads and handles one message; false when there is none (or the connection closes).
+    bool read_message() {
         if (closing_)
-            return;
+            return false;
         // One buffer for every connection (the loop reads one message at a time); a request
         // longer than the limit in force is truncated, and said so.
         std::string &buf = srv_.receive_buffer_;
@@ -282,16 +285,16 @@ private:
         const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-                return;
+                return false;
             if (errno != ECONNRESET)
                 spdlog::warn("client pid {} ({}): recv: {}", who().pid, who().comm, std::strerror(errno));
             close();
-            return;
+            return false;
         }
         PassedFds fds = PassedFds::from(mh); // closed unless a join takes its socket
         if (n == 0) { // the client went away
             close();
-            return;
+            return false;
         }
         if (mh.msg_flags & MSG_TRUNC) {
             send(proto::encode_error(std::nullopt,
@@ -299,9 +302,10 @@ private:
                                                                              std::to_string(iov.iov_len) +
                                                                              " bytes this daemon accepts")),
                  Kind::reply);
-            return;
+            return !closing_;
         }
         handle(std::string_view(buf.data(), static_cast<std::size_t>(n)), std::move(fds));
+        return !closing_;
     }
 
     void handle(std::string_view message, PassedFds fds) {

@@ -50,6 +50,11 @@ public:
     std::size_t connections() const { return connections_.size(); }
     bool storing() const { return store_ != nullptr; }
 
+    // Requests read from one connection per turn. A client that pipelines costs the loop one
+    // wake-up per this many, not per request; then the other clients that were ready have
+    // their turn (the watches are level-triggered: runtime/io_group.hpp).
+    static constexpr unsigned kMessagesPerTurn = 16;
+
 private:
     class Connection;
 

@@ -150,6 +150,34 @@ TEST_F(Tenancy, AClientThatDoesNotReadItsRepliesIsNotReadEither) {
     EXPECT_EQ(replies, static_cast<std::size_t>(sent) + 0u);
 }
 
+// A client that pipelines is read a turn's worth of requests at a time (one wake-up of the loop
+// for them, not one each), and then waits behind the other clients that were ready.
+TEST_F(Tenancy, APipeliningClientIsReadATurnsWorthAtATimeBehindTheOthers) {
+    constexpr unsigned kTurn = server::SocketServer::kMessagesPerTurn;
+    const int pipelining = greeted();
+    const int other = greeted();
+    for (std::uint64_t id = 10; id < 10 + 3 * kTurn; ++id)
+        send(pipelining, id, proto::Status{});
+    send(other, 10, proto::Status{});
+    auto answered = [](int fd) {
+        unsigned n = 0;
+        std::string buf(1 << 16, '\0');
+        while (::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT) > 0)
+            ++n;
+        return n;
+    };
+    unsigned first = 0, other_answers = 0;
+    for (int turns = 0; other_answers == 0 && turns < 100; ++turns) {
+        loop.run_once(std::chrono::milliseconds(10));
+        first += answered(pipelining);
+        other_answers += answered(other);
+    }
+    ASSERT_EQ(other_answers, 1u);
+    EXPECT_EQ(first, kTurn) << "one turn's worth, then the other client's turn";
+    const std::vector<std::string> rest = drain(pipelining);
+    EXPECT_EQ(first + rest.size(), 3 * kTurn) << "and the rest in later turns";
+}
+
 class MonitorBacklog : public Tenancy {
 protected:
     MonitorBacklog() : Tenancy(with([](Limits &l) { l.max_monitor_queued_bytes = 8192; })) {}
