@@ -234,26 +234,42 @@ int rdmamcast_client::receive(bool dontwait, proto::Reply &reply) {
 }
 
 void rdmamcast_client::push_event(rdmamcast::detail::QueuedEvent event) {
-    const bool was_empty = queue.empty();
     queue.push_back(std::move(event));
-    if (was_empty) {
-        const std::uint64_t one = 1;
-        // Cannot fail short of a counter overflow, which a 0/1 counter never reaches.
-        [[maybe_unused]] ssize_t n = ::write(wake.get(), &one, sizeof one);
-    }
+    if (!in_next_event)
+        set_wake(true);
+}
+
+void rdmamcast_client::set_wake(bool readable) {
+    if (readable == wake_readable)
+        return;
+    wake_readable = readable;
+    std::uint64_t count = 1;
+    // Cannot fail short of a counter overflow, which a 0/1 counter never reaches; a read of
+    // a readable eventfd does not fail either.
+    [[maybe_unused]] ssize_t n = readable ? ::write(wake.get(), &count, sizeof count)
+                                          : ::read(wake.get(), &count, sizeof count);
 }
 
 int rdmamcast_client::next_event(rdmamcast_event &ev) {
     error.clear();
+    // An event read from the socket and handed out in the same call needs no wake-up: the
+    // caller is here already. What stays queued when this returns makes `wake` readable.
+    in_next_event = true;
+    struct Leave {
+        rdmamcast_client &c;
+        ~Leave() {
+            c.in_next_event = false;
+            if (!c.queue.empty())
+                c.set_wake(true);
+        }
+    } leave{*this};
     for (;;) {
         if (!queue.empty()) {
             event_strings = rdmamcast::detail::Arena{};
             rdmamcast::detail::event_to_c(queue.front(), ev, event_strings);
             queue.pop_front();
-            if (queue.empty()) {
-                std::uint64_t count;
-                [[maybe_unused]] ssize_t n = ::read(wake.get(), &count, sizeof count);
-            }
+            if (queue.empty())
+                set_wake(false);
             error.clear();
             return 0;
         }
@@ -442,8 +458,7 @@ std::int64_t rdmamcast_client::start_join(const proto::Join &request, void *cont
     unsent.push_back(id);
     if (broken) {
         // Made again by the next call; rdmamcast_next_event() must get to run for that.
-        const std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(wake.get(), &one, sizeof one);
+        set_wake(true);
     }
     send_joins();
     return static_cast<std::int64_t>(id);

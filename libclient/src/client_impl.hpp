@@ -76,7 +76,7 @@ struct rdmamcast_client {
     int decode_result(const std::variant<nlohmann::json, int> &reply, Decode decode, T &out);
 
     Fd sock;
-    Fd wake;  // eventfd: readable exactly while `queue` is not empty
+    Fd wake;  // eventfd: readable while `queue` is not empty (or a reconnect is due)
     Fd epoll; // what rdmamcast_event_fd() hands out: `sock` + `wake`
     std::string path;
     std::string daemon;
@@ -141,6 +141,11 @@ private:
     int fail_dead();
     int mark_dead(rdmamcast_errc code, int err, std::string message);
     void push_event(rdmamcast::detail::QueuedEvent event);
+    // Makes `wake` readable or not; a system call only when that changes.
+    void set_wake(bool readable);
+    bool wake_readable = false;
+    // Inside next_event(): what it queues and hands out at once never touches `wake`.
+    bool in_next_event = false;
 
     // ---- reconnecting ----
     // The connection broke (EOF, ECONNRESET, EPIPE): marks it `broken` when it may be made
