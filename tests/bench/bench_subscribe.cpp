@@ -15,18 +15,35 @@
 //     owns by default (config groups.owned_prefixes): one Set each, no probe Get.
 //  4. Another starts 1,000 creates of groups with SA-assigned MGIDs, which cost one Set each:
 //     the same MADs as the raw Sets, so the rates compare the daemon and the library themselves.
-//  5. The daemon stops (leaving every group) and the raw Sets run again.
+//  5. Raw Sets again, with the daemon idle (it holds no group by then).
+//
+// Steps 2 to 5 are one round; several rounds run against one daemon. A kind's ratio in a round
+// is its rate against the mean of the raw Sets just before and just after it. On a small
+// machine one run moves by 15 points and more, and the raw Sets alone by a fifth between two
+// runs: the median over the rounds is the figure.
+//
+// The rounds run twice, in two arrangements of the CPUs:
+//  - shared: OpenSM, ibsim, the daemon, the client and the raw Sets share every CPU. The
+//    daemon's path then runs four busy processes where the raw Sets run three, so on a machine
+//    with few cores the ratio measures the simulated fabric's CPU beside the daemon's;
+//  - fabric apart: ibsim and OpenSM have the first half of the CPUs, everything else the other
+//    half, as a real fabric's switches and SM node are not on the host. The host side (the
+//    daemon and its client, or the raw Sets) then has the same CPUs in both runs. Skipped on
+//    one CPU.
 //
 // It prints figures; it does not pass or fail on them.
 //
-//   mcastd-bench-subscribe [GROUPS]   (default 1000)
+//   mcastd-bench-subscribe [GROUPS [ROUNDS]]   (default 1000 and 5)
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sched.h>
 #include <rdmamcast/client.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -147,72 +164,168 @@ Subscribed subscribe(const std::string &socket, RawClient &raw,
     return out;
 }
 
-void report(const char *what, unsigned groups, const Subscribed &r, double raw_rate) {
-    const double rate = groups / r.ms * 1000;
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One kind of join over the rounds, each beside the raw Sets of its round.
+struct Kind {
+    const char *what;
+    std::vector<rdmamcast_join_params> params;
+    std::vector<Subscribed> runs;
+    std::vector<double> ratios; // % of the round's raw rate
+};
+
+void report(const Kind &k, unsigned groups) {
+    std::vector<double> rates, per_mad;
+    unsigned failed = 0, twice = 0;
+    std::string first_error;
+    double sets = 0, gets = 0;
+    for (std::size_t r = 0; r < k.runs.size(); ++r) {
+        const Subscribed &s = k.runs[r];
+        rates.push_back(groups / s.ms * 1000);
+        per_mad.push_back(k.ratios[r] * (s.sets + s.gets));
+        failed += s.failed;
+        twice += s.twice;
+        if (first_error.empty())
+            first_error = s.first_error;
+        sets += s.sets / static_cast<double>(k.runs.size());
+        gets += s.gets / static_cast<double>(k.runs.size());
+    }
+    std::string each;
+    for (double r : k.ratios)
+        each += (each.empty() ? "" : ", ") + std::to_string(static_cast<int>(r + 0.5));
     std::printf("[ bench ] librdmamcast: %u asynchronous %s on one connection (library window %u, "
-                "daemon sa.window %u): %.1f ms = %.0f joins/s (starting them took %.2f ms); %u "
-                "failed%s%s; %u completed other than once\n",
-                groups, what, RDMAMCAST_JOIN_WINDOW, kWindow, r.ms, rate, r.start_ms, r.failed,
-                r.failed ? ", first: " : "", r.first_error.c_str(), r.twice);
-    std::printf("[ bench ]   SA MADs per join (daemon counters): %.2f Sets + %.2f Gets = %.2f\n",
-                r.sets, r.gets, r.sets + r.gets);
+                "daemon sa.window %u), %zu round(s): median %.0f joins/s; %u failed%s%s; %u completed "
+                "other than once\n",
+                groups, k.what, RDMAMCAST_JOIN_WINDOW, kWindow, k.runs.size(), median(rates), failed,
+                failed ? ", first: " : "", first_error.c_str(), twice);
+    std::printf("[ bench ]   SA MADs per join (daemon counters): %.2f Sets + %.2f Gets = %.2f\n", sets, gets,
+                sets + gets);
     // Counted per MAD, against the raw Sets' one MAD per group: how much of the gap is the
     // MADs a join costs rather than the daemon or the library.
-    if (r.sets + r.gets > 0)
-        std::printf("[ bench ]   per SA MAD: %.0f MADs/s through the daemon vs %.0f raw: %.0f %%\n",
-                    rate * (r.sets + r.gets), raw_rate, 100 * rate * (r.sets + r.gets) / raw_rate);
-    std::printf("[ bench ]   rate / raw rate: %.0f %% (target >= 80 %%): %s\n", 100 * rate / raw_rate,
-                rate >= 0.8 * raw_rate ? "met" : "NOT met");
+    if (sets + gets > 0)
+        std::printf("[ bench ]   per SA MAD: median %.0f %% of the raw rate\n", median(per_mad));
+    const double m = median(k.ratios);
+    std::printf("[ bench ]   rate / raw rate, each round: %s %%; median %.0f %% (target >= 80 %%): %s\n",
+                each.c_str(), m, m >= 80 ? "met" : "NOT met");
 }
 
 } // namespace
 
+// Every thread of `pid` on `cpus`.
+void pin(pid_t pid, const cpu_set_t &cpus) {
+    const auto tasks = std::filesystem::path("/proc") / std::to_string(pid) / "task";
+    for (const auto &t : std::filesystem::directory_iterator(tasks))
+        if (::sched_setaffinity(std::stoi(t.path().filename().string()), sizeof cpus, &cpus) < 0)
+            throw std::runtime_error("sched_setaffinity(" + t.path().string() + "): " + std::strerror(errno));
+}
+
+struct Arrangement {
+    std::vector<double> raw_ms; // before each round and after the last
+    std::vector<Kind> kinds;
+};
+
+// `rounds` rounds against a daemon started for them (and stopped after).
+Arrangement measure(Fabric &fabric, unsigned groups, unsigned rounds) {
+    Arrangement a;
+    a.raw_ms.push_back(raw_sets_ms(fabric, groups, "before the daemon"));
+
+    // sa.max_rate 0: the daemon's own cost beside the raw Sets, as a small fabric may run it.
+    Daemon daemon(fabric, "H2", R"({"log_level": "warning", "sa": {"max_rate": 0}})");
+    RawClient raw(daemon.socket());
+    raw.call(R"({"id":1,"op":"hello","versions":[2]})", 1);
+
+    static std::vector<std::string> names; // the join parameters point into them
+    names.resize(groups);
+    Kind by_mgid{"joins of new groups by MGID", std::vector<rdmamcast_join_params>(groups), {}, {}};
+    Kind named{"joins of new named groups (owned prefix)", by_mgid.params, {}, {}};
+    Kind created{"creates (SA-assigned MGIDs)", by_mgid.params, {}, {}};
+    for (unsigned i = 0; i < groups; ++i) {
+        rdmamcast_join_params &m = by_mgid.params[i];
+        m = RDMAMCAST_JOIN_PARAMS_INIT;
+        m.device = "ibsim0";
+        m.port = 1;
+        inet_pton(AF_INET6, mgid_text(i + 1).c_str(), m.mgid);
+        rdmamcast_join_params &c = created.params[i];
+        c = m;
+        std::memset(c.mgid, 0, sizeof c.mgid);
+        c.flags = RDMAMCAST_JOIN_CREATE;
+        names[i] = "bench-subscribe-" + std::to_string(i + 1);
+        named.params[i] = c;
+        named.params[i].flags = 0;
+        named.params[i].name = names[i].c_str();
+    }
+    a.kinds = {std::move(by_mgid), std::move(named), std::move(created)};
+    for (unsigned r = 0; r < rounds; ++r) {
+        for (Kind &k : a.kinds)
+            k.runs.push_back(subscribe(daemon.socket(), raw, k.params));
+        // The daemon holds no group now (subscribe waited for that): the MLIDs are back.
+        a.raw_ms.push_back(raw_sets_ms(fabric, groups, "between rounds"));
+        const double raw_rate = groups / ((a.raw_ms[r] + a.raw_ms[r + 1]) / 2) * 1000;
+        for (Kind &k : a.kinds)
+            k.ratios.push_back(100 * groups / k.runs.back().ms * 1000 / raw_rate);
+    }
+    daemon.stop();
+    return a;
+}
+
+void report(const char *arrangement, const Arrangement &a, unsigned groups) {
+    std::printf("[ bench ] %s\n", arrangement);
+    std::string each;
+    char ms[32];
+    for (double m : a.raw_ms) {
+        std::snprintf(ms, sizeof ms, "%s%.1f", each.empty() ? "" : ", ", m);
+        each += ms;
+    }
+    const double raw = median(a.raw_ms);
+    std::printf("[ bench ] raw %u pipelined SA Sets (window %u), before each round and after the last: %s ms; "
+                "median %.1f ms = %.0f Sets/s\n",
+                groups, kWindow, each.c_str(), raw, groups / raw * 1000);
+    for (const Kind &k : a.kinds)
+        report(k, groups);
+}
+
 int main(int argc, char **argv) {
     const mcastd::bench::CommandLine cl(argc, argv, "mcastd-bench-subscribe",
-                                        "[GROUPS (1-1000, default 1000)]\n"
+                                        "[GROUPS (1-1000, default 1000) [ROUNDS (1-100, default 5)]]\n"
                                         "Asynchronous joins of new groups through librdmamcast beside raw SA Sets.\n");
-    if (cl.args.size() > 1)
-        cl.bad(cl.args[1]);
+    if (cl.args.size() > 2)
+        cl.bad(cl.args[2]);
     // The raw Sets' groups and the daemon's share the SA's pool of 1,023 MLIDs.
     const unsigned groups = cl.args.empty() ? 1000 : static_cast<unsigned>(cl.count(cl.args[0], 1, 1000));
+    const unsigned rounds = cl.args.size() < 2 ? 5 : static_cast<unsigned>(cl.count(cl.args[1], 1, 100));
     try {
         Fabric fabric;
-        const double raw_before = raw_sets_ms(fabric, groups, "before the daemon");
+        const Arrangement shared = measure(fabric, groups, rounds);
+        report("CPUs shared by the fabric (OpenSM, ibsim) and the host side:", shared, groups);
 
-        // sa.max_rate 0: the daemon's own cost beside the raw Sets, as a small fabric may run it.
-        Daemon daemon(fabric, "H2", R"({"log_level": "warning", "sa": {"max_rate": 0}})");
-        RawClient raw(daemon.socket());
-        raw.call(R"({"id":1,"op":"hello","versions":[2]})", 1);
-
-        std::vector<rdmamcast_join_params> by_mgid(groups), named(groups), created(groups);
-        std::vector<std::string> names(groups);
-        for (unsigned i = 0; i < groups; ++i) {
-            by_mgid[i] = RDMAMCAST_JOIN_PARAMS_INIT;
-            by_mgid[i].device = "ibsim0";
-            by_mgid[i].port = 1;
-            inet_pton(AF_INET6, mgid_text(i + 1).c_str(), by_mgid[i].mgid);
-            created[i] = by_mgid[i];
-            std::memset(created[i].mgid, 0, sizeof created[i].mgid);
-            created[i].flags = RDMAMCAST_JOIN_CREATE;
-            names[i] = "bench-subscribe-" + std::to_string(i + 1);
-            named[i] = created[i];
-            named[i].flags = 0;
-            named[i].name = names[i].c_str();
+        cpu_set_t all;
+        if (::sched_getaffinity(0, sizeof all, &all) < 0)
+            throw std::runtime_error(std::string("sched_getaffinity: ") + std::strerror(errno));
+        std::vector<int> cpus;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &all))
+                cpus.push_back(c);
+        if (cpus.size() < 2) {
+            std::printf("[ bench ] fabric apart: skipped, one CPU\n");
+            return 0;
         }
-        const Subscribed explicit_mgids = subscribe(daemon.socket(), raw, by_mgid);
-        const Subscribed by_name = subscribe(daemon.socket(), raw, named);
-        const Subscribed sa_assigned = subscribe(daemon.socket(), raw, created);
-
-        daemon.stop(); // leaves every group: the raw Sets below need the MLIDs back
-        const double raw_after = raw_sets_ms(fabric, groups, "after the daemon");
-        const double raw_ms = (raw_before + raw_after) / 2;
-        const double raw_rate = groups / raw_ms * 1000;
-        std::printf("[ bench ] raw %u pipelined SA Sets (window %u): %.1f ms before the daemon, %.1f ms "
-                    "after; mean %.1f ms = %.0f Sets/s\n",
-                    groups, kWindow, raw_before, raw_after, raw_ms, raw_rate);
-        report("joins of new groups by MGID", groups, explicit_mgids, raw_rate);
-        report("joins of new named groups (owned prefix)", groups, by_name, raw_rate);
-        report("creates (SA-assigned MGIDs)", groups, sa_assigned, raw_rate);
+        cpu_set_t fabric_cpus, host_cpus;
+        CPU_ZERO(&fabric_cpus);
+        CPU_ZERO(&host_cpus);
+        for (std::size_t i = 0; i < cpus.size(); ++i)
+            CPU_SET(cpus[i], i < cpus.size() / 2 ? &fabric_cpus : &host_cpus);
+        for (pid_t p : fabric.fabric_pids())
+            pin(p, fabric_cpus);
+        pin(::getpid(), host_cpus); // the daemon, its client and the raw Sets start from here
+        const Arrangement apart = measure(fabric, groups, rounds);
+        const std::string title = "fabric apart: OpenSM and ibsim on " + std::to_string(cpus.size() / 2) +
+                                  " CPU(s), the host side on the other " +
+                                  std::to_string(cpus.size() - cpus.size() / 2) + ":";
+        report(title.c_str(), apart, groups);
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "mcastd-bench-subscribe: %s\n", e.what());

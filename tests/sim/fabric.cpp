@@ -510,4 +510,14 @@ fs::path Fabric::opensm_log_path() const { return impl_->osm_dir(impl_->opensm_n
 
 std::string Fabric::ibsim_output() const { return read_file(impl_->ibsim_log()); }
 
+std::vector<pid_t> Fabric::fabric_pids() const {
+    std::lock_guard lock(impl_->roster_mu);
+    std::vector<pid_t> pids;
+    if (impl_->ibsim)
+        pids.push_back(impl_->ibsim->pid());
+    if (impl_->opensm)
+        pids.push_back(impl_->opensm->pid());
+    return pids;
+}
+
 } // namespace mcastd::sim

@@ -242,6 +242,10 @@ public:
     std::filesystem::path opensm_log_path() const;
     // Everything ibsim printed so far (console replies, warnings).
     std::string ibsim_output() const;
+    // The processes of the simulated fabric: ibsim and the running OpenSM (none: nothing).
+    // A benchmark gives them CPUs of their own with these, as a real fabric's switches and SM
+    // node do not share the host's.
+    std::vector<pid_t> fabric_pids() const;
 
 private:
     struct Impl;
