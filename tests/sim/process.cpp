@@ -336,9 +336,11 @@ void Process::Impl::spawn(const Options &opts) {
         throw_errno("eventfd", e);
     }
 
-    // Above every number the child places them at, so that placing one overwrites none.
+    // Above every number the child places them at, so that placing one overwrites none. No
+    // higher: past the end of this (threaded) process's fd table, the kernel waits out an RCU
+    // grace period to grow it (expand_fdtable), milliseconds in a restart benchmark's gap.
     std::vector<int> passed;
-    const int high = 3 + static_cast<int>(opts.pass_fds.size()) + 1024;
+    const int high = 3 + static_cast<int>(opts.pass_fds.size());
     for (int fd : opts.pass_fds) {
         const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, high);
         if (copy < 0) {
