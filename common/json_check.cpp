@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 namespace mcastd::json_check {
@@ -52,8 +53,54 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
     return "[" + to_decimal(lo) + ", " + to_decimal(hi) + "]";
 }
 
-[[noreturn]] void throw_type(const json &v, const std::string &pointer, std::string expected) {
-    throw FieldError(pointer, "expected " + std::move(expected) + ", got " + describe_value(v));
+// Where a value is. Its JSON pointer is made only for an error: a reply's every field would
+// otherwise cost a string (most pointers are longer than the short-string buffer).
+struct Place {
+    std::string_view parent;
+    std::optional<std::string_view> key; // none: `parent` is the whole pointer
+    std::string text() const { return key ? pointer_to(parent, *key) : std::string(parent); }
+};
+
+[[noreturn]] void throw_type(const json &v, const Place &at, std::string expected) {
+    throw FieldError(at.text(), "expected " + std::move(expected) + ", got " + describe_value(v));
+}
+
+std::uint64_t uint_at(const json &v, const Place &at, std::uint64_t lo, std::uint64_t hi) {
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (u < lo || u > hi)
+            throw FieldError(at.text(), to_decimal(u) + " out of range " + range_text(lo, hi));
+        return u;
+    }
+    if (v.is_number_integer()) { // signed storage: the parser uses it for negatives only
+        const auto i = v.get<std::int64_t>();
+        if (i < 0 || static_cast<std::uint64_t>(i) < lo || static_cast<std::uint64_t>(i) > hi)
+            throw FieldError(at.text(), to_decimal(i) + " out of range " + range_text(lo, hi));
+        return static_cast<std::uint64_t>(i);
+    }
+    throw_type(v, at, "an integer in " + range_text(lo, hi));
+}
+
+std::int64_t sint_at(const json &v, const Place &at, std::int64_t lo, std::int64_t hi) {
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (hi < 0 || u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo)))
+            throw FieldError(at.text(), to_decimal(u) + " out of range " + range_text(lo, hi));
+        return static_cast<std::int64_t>(u);
+    }
+    if (v.is_number_integer()) {
+        const auto i = v.get<std::int64_t>();
+        if (i < lo || i > hi)
+            throw FieldError(at.text(), to_decimal(i) + " out of range " + range_text(lo, hi));
+        return i;
+    }
+    throw_type(v, at, "an integer in " + range_text(lo, hi));
+}
+
+std::string_view string_at(const json &v, const Place &at) {
+    if (!v.is_string())
+        throw_type(v, at, "a string");
+    return v.get_ref<const json::string_t &>();
 }
 
 } // namespace
@@ -99,48 +146,21 @@ std::string describe_value(const json &v) {
 
 std::uint64_t check_uint(const json &v, const std::string &pointer, std::uint64_t lo,
                          std::uint64_t hi) {
-    if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
-        if (u < lo || u > hi)
-            throw FieldError(pointer, to_decimal(u) + " out of range " + range_text(lo, hi));
-        return u;
-    }
-    if (v.is_number_integer()) { // signed storage: the parser uses it for negatives only
-        const auto i = v.get<std::int64_t>();
-        if (i < 0 || static_cast<std::uint64_t>(i) < lo || static_cast<std::uint64_t>(i) > hi)
-            throw FieldError(pointer, to_decimal(i) + " out of range " + range_text(lo, hi));
-        return static_cast<std::uint64_t>(i);
-    }
-    throw_type(v, pointer, "an integer in " + range_text(lo, hi));
+    return uint_at(v, Place{pointer, std::nullopt}, lo, hi);
 }
 
 std::int64_t check_sint(const json &v, const std::string &pointer, std::int64_t lo,
                         std::int64_t hi) {
-    if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
-        if (hi < 0 || u > static_cast<std::uint64_t>(hi) ||
-            (lo > 0 && u < static_cast<std::uint64_t>(lo)))
-            throw FieldError(pointer, to_decimal(u) + " out of range " + range_text(lo, hi));
-        return static_cast<std::int64_t>(u);
-    }
-    if (v.is_number_integer()) {
-        const auto i = v.get<std::int64_t>();
-        if (i < lo || i > hi)
-            throw FieldError(pointer, to_decimal(i) + " out of range " + range_text(lo, hi));
-        return i;
-    }
-    throw_type(v, pointer, "an integer in " + range_text(lo, hi));
+    return sint_at(v, Place{pointer, std::nullopt}, lo, hi);
 }
 
 std::string_view check_string(const json &v, const std::string &pointer) {
-    if (!v.is_string())
-        throw_type(v, pointer, "a string");
-    return v.get_ref<const json::string_t &>();
+    return string_at(v, Place{pointer, std::nullopt});
 }
 
 const json &check_array(const json &v, const std::string &pointer) {
     if (!v.is_array())
-        throw_type(v, pointer, "an array");
+        throw_type(v, Place{pointer, std::nullopt}, "an array");
     return v;
 }
 
@@ -149,7 +169,7 @@ const json &check_array(const json &v, const std::string &pointer) {
 ObjectReader::ObjectReader(const json &value, std::string pointer)
     : obj_(&value), pointer_(std::move(pointer)) {
     if (!value.is_object())
-        throw_type(value, pointer_, "an object");
+        throw_type(value, Place{pointer_, std::nullopt}, "an object");
 }
 
 const json *ObjectReader::find(std::string_view key) const {
@@ -177,12 +197,12 @@ std::optional<std::uint64_t> ObjectReader::uint(std::string_view key, std::uint6
     const json *v = find(key);
     if (!v)
         return std::nullopt;
-    return check_uint(*v, pointer(key), lo, hi);
+    return uint_at(*v, Place{pointer_, key}, lo, hi);
 }
 
 std::uint64_t ObjectReader::required_uint(std::string_view key, std::uint64_t lo,
                                           std::uint64_t hi) const {
-    return check_uint(required(key), pointer(key), lo, hi);
+    return uint_at(required(key), Place{pointer_, key}, lo, hi);
 }
 
 std::optional<std::int64_t> ObjectReader::sint(std::string_view key, std::int64_t lo,
@@ -190,7 +210,7 @@ std::optional<std::int64_t> ObjectReader::sint(std::string_view key, std::int64_
     const json *v = find(key);
     if (!v)
         return std::nullopt;
-    return check_sint(*v, pointer(key), lo, hi);
+    return sint_at(*v, Place{pointer_, key}, lo, hi);
 }
 
 std::optional<double> ObjectReader::number(std::string_view key) const {
@@ -198,7 +218,7 @@ std::optional<double> ObjectReader::number(std::string_view key) const {
     if (!v)
         return std::nullopt;
     if (!v->is_number())
-        throw_type(*v, pointer(key), "a number");
+        throw_type(*v, Place{pointer_, key}, "a number");
     // "1e400" parses as infinity, which no encoder can write back (JSON has none).
     const auto d = v->get<double>();
     if (!std::isfinite(d))
@@ -210,11 +230,11 @@ std::optional<std::string_view> ObjectReader::string(std::string_view key) const
     const json *v = find(key);
     if (!v)
         return std::nullopt;
-    return check_string(*v, pointer(key));
+    return string_at(*v, Place{pointer_, key});
 }
 
 std::string_view ObjectReader::required_string(std::string_view key) const {
-    return check_string(required(key), pointer(key));
+    return string_at(required(key), Place{pointer_, key});
 }
 
 std::optional<bool> ObjectReader::boolean(std::string_view key) const {
@@ -222,7 +242,7 @@ std::optional<bool> ObjectReader::boolean(std::string_view key) const {
     if (!v)
         return std::nullopt;
     if (!v->is_boolean())
-        throw_type(*v, pointer(key), "true or false");
+        throw_type(*v, Place{pointer_, key}, "true or false");
     return v->get<bool>();
 }
 
@@ -235,14 +255,14 @@ bool ObjectReader::required_boolean(std::string_view key) const {
 const json *ObjectReader::array(std::string_view key) const {
     const json *v = find(key);
     if (v && !v->is_array())
-        throw_type(*v, pointer(key), "an array");
+        throw_type(*v, Place{pointer_, key}, "an array");
     return v;
 }
 
 const json *ObjectReader::object(std::string_view key) const {
     const json *v = find(key);
     if (v && !v->is_object())
-        throw_type(*v, pointer(key), "an object");
+        throw_type(*v, Place{pointer_, key}, "an object");
     return v;
 }
 
