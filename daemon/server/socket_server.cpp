@@ -181,10 +181,11 @@ private:
         update_events();
     }
 
-    // Write when something is owed; read while little is owed, unless paused.
-    // Reading pauses while the server is paused or the client is not reading its answers.
+    // Read while little is owed to the client (it reads its answers) and the server is not
+    // paused for a restart.
     bool wants_input() const { return !closing_ && !srv_.paused_ && out_bytes_ < kStopReadingAt; }
 
+    // Write when something is owed; read while wants_input().
     void update_events() {
         if (closing_)
             return;
@@ -263,6 +264,8 @@ private:
             }
             update_events();
         }
+        // A turn's worth (kMessagesPerTurn). Handling a message never destroys the connection
+        // (close() defers that to the loop), so it is still here for the next.
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
             for (unsigned i = 0; i < kMessagesPerTurn && read_message() && wants_input(); ++i) {
             }
