@@ -141,13 +141,13 @@ Gid named_mgid(const NamePrefix &prefix, std::string_view name) {
     input += name;
     const Sha256Digest d = sha256(input);
     // Bit i of the MGID (0 = the most significant) is the prefix's below `length`, and bit
-    // i - length of the digest from there on.
+    // i - length of the digest from there on: byte by byte, the digest shifted right by length.
+    const unsigned first = prefix.length / 8, shift = prefix.length % 8;
     Gid out = prefix.bits;
-    for (unsigned i = prefix.length; i < 128; ++i) {
-        const unsigned j = i - prefix.length;
-        const bool set = d[j / 8] & (0x80 >> (j % 8));
-        if (set)
-            out[i / 8] = static_cast<std::uint8_t>(out[i / 8] | (0x80 >> (i % 8)));
+    for (unsigned b = first; b < out.size(); ++b) {
+        const unsigned k = b - first; // digest byte whose high bits land in this byte
+        const unsigned hi = shift ? (k ? d[k - 1] : 0u) << (8 - shift) : 0u;
+        out[b] = static_cast<std::uint8_t>(out[b] | ((hi | d[k] >> shift) & 0xffu));
     }
     return out;
 }
