@@ -31,12 +31,17 @@
 //    daemon and its client, or the raw Sets) then has the same CPUs in both runs. Skipped on
 //    one CPU.
 //
+// Beside each kind's rate it prints the host side's CPU for a join and its leave (the daemon's
+// threads and this process, the library's) and the raw tool's for a Set and its Delete: with
+// the fabric apart, the host's CPU is what the daemon's rate runs out of on a small machine.
+//
 // It prints figures; it does not pass or fail on them.
 //
 //   mcastd-bench-subscribe [GROUPS [ROUNDS]]   (default 1000 and 5)
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <rdmamcast/client.h>
 
 #include <algorithm>
@@ -44,6 +49,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -62,14 +68,43 @@ namespace {
 constexpr unsigned kWindow = 16; // the daemon's sa.window, for the raw Sets
 constexpr const char *kRawBase = "ff15:7c::";
 
-double raw_sets_ms(Fabric &f, unsigned groups, const char *when) {
+// CPU time a process has had, all its threads, in ns (the first field of each thread's
+// /proc/PID/task/TID/schedstat: precise, where /proc/PID/stat counts clock ticks).
+double cpu_ns(pid_t pid) {
+    double ns = 0;
+    const auto tasks = std::filesystem::path("/proc") / std::to_string(pid) / "task";
+    for (const auto &t : std::filesystem::directory_iterator(tasks)) {
+        std::ifstream in(t.path() / "schedstat");
+        double run = 0;
+        if (in >> run)
+            ns += run;
+    }
+    return ns;
+}
+
+// CPU time of this process's children that have ended (the raw Sets tool), in ns.
+double ended_children_cpu_ns() {
+    rusage ru{};
+    ::getrusage(RUSAGE_CHILDREN, &ru);
+    auto ns = [](const timeval &tv) { return static_cast<double>(tv.tv_sec) * 1e9 + static_cast<double>(tv.tv_usec) * 1e3; };
+    return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+
+struct RawRun {
+    double ms = 0;
+    double cpu_us = 0; // the tool's CPU per Set and its Delete
+};
+
+RawRun raw_sets(Fabric &f, unsigned groups, const char *when) {
+    const double cpu_before = ended_children_cpu_ns();
     const RunResult r = f.run_on("H2", {MCASTD_RAW_SA, "sets", std::to_string(groups), kRawBase,
                                         std::to_string(kWindow)},
                                  std::chrono::seconds(120));
     if (r.exit_code != 0)
         throw std::runtime_error(std::string("raw Sets ") + when + " exited " +
                                  std::to_string(r.exit_code) + ": " + r.out + r.err);
-    return std::stod(field(r.out.substr(0, r.out.find('\n')), "ms"));
+    return {std::stod(field(r.out.substr(0, r.out.find('\n')), "ms")),
+            (ended_children_cpu_ns() - cpu_before) / 1e3 / groups};
 }
 
 struct SaCounters {
@@ -105,12 +140,16 @@ struct Subscribed {
     unsigned failed = 0, twice = 0;
     std::string first_error;
     double sets = 0, gets = 0; // per join
+    // CPU per join and its leave, in µs: the daemon's (every thread) and this process's (the
+    // library; the bench's status calls are in both, and small).
+    double daemon_cpu_us = 0, client_cpu_us = 0;
 };
 
 // One client starts every join of `params` at once and collects the completions; the client
 // is closed again, and this waits until the daemon holds no group on the port.
-Subscribed subscribe(const std::string &socket, RawClient &raw,
+Subscribed subscribe(const std::string &socket, pid_t daemon, RawClient &raw,
                      std::vector<rdmamcast_join_params> &params) {
+    const double daemon_before = cpu_ns(daemon), client_before = cpu_ns(::getpid());
     rdmamcast_client *c = nullptr;
     if (int rc = rdmamcast_connect(socket.c_str(), &c); rc < 0)
         throw std::runtime_error(std::string("connect: ") + rdmamcast_last_error(nullptr)->message);
@@ -161,6 +200,8 @@ Subscribed subscribe(const std::string &socket, RawClient &raw,
             throw std::runtime_error("the daemon still holds groups 30 s after the client left");
         ::poll(nullptr, 0, 5);
     }
+    out.daemon_cpu_us = (cpu_ns(daemon) - daemon_before) / 1e3 / groups;
+    out.client_cpu_us = (cpu_ns(::getpid()) - client_before) / 1e3 / groups;
     return out;
 }
 
@@ -178,8 +219,8 @@ struct Kind {
     std::vector<double> ratios; // % of the round's raw rate
 };
 
-void report(const Kind &k, unsigned groups) {
-    std::vector<double> rates, per_mad;
+void report(const Kind &k, unsigned groups, double raw_cpu_us) {
+    std::vector<double> rates, per_mad, daemon_cpu, client_cpu;
     unsigned failed = 0, twice = 0;
     std::string first_error;
     double sets = 0, gets = 0;
@@ -187,6 +228,8 @@ void report(const Kind &k, unsigned groups) {
         const Subscribed &s = k.runs[r];
         rates.push_back(groups / s.ms * 1000);
         per_mad.push_back(k.ratios[r] * (s.sets + s.gets));
+        daemon_cpu.push_back(s.daemon_cpu_us);
+        client_cpu.push_back(s.client_cpu_us);
         failed += s.failed;
         twice += s.twice;
         if (first_error.empty())
@@ -208,12 +251,15 @@ void report(const Kind &k, unsigned groups) {
     // MADs a join costs rather than the daemon or the library.
     if (sets + gets > 0)
         std::printf("[ bench ]   per SA MAD: median %.0f %% of the raw rate\n", median(per_mad));
+    // Where the rate goes when the host's CPUs are the limit: the host side's CPU for a join and
+    // its leave, beside the raw tool's for a Set and its Delete (the same SA stack).
+    std::printf("[ bench ]   host CPU per join and its leave (medians): daemon %.1f us + client %.1f us = %.1f us; "
+                "the raw tool: %.1f us per Set and its Delete\n",
+                median(daemon_cpu), median(client_cpu), median(daemon_cpu) + median(client_cpu), raw_cpu_us);
     const double m = median(k.ratios);
     std::printf("[ bench ]   rate / raw rate, each round: %s %%; median %.0f %% (target >= 80 %%): %s\n",
                 each.c_str(), m, m >= 80 ? "met" : "NOT met");
 }
-
-} // namespace
 
 // Every thread of `pid` on `cpus`.
 void pin(pid_t pid, const cpu_set_t &cpus) {
@@ -224,14 +270,14 @@ void pin(pid_t pid, const cpu_set_t &cpus) {
 }
 
 struct Arrangement {
-    std::vector<double> raw_ms; // before each round and after the last
+    std::vector<RawRun> raw; // before each round and after the last
     std::vector<Kind> kinds;
 };
 
 // `rounds` rounds against a daemon started for them (and stopped after).
 Arrangement measure(Fabric &fabric, unsigned groups, unsigned rounds) {
     Arrangement a;
-    a.raw_ms.push_back(raw_sets_ms(fabric, groups, "before the daemon"));
+    a.raw.push_back(raw_sets(fabric, groups, "before the daemon"));
 
     // sa.max_rate 0: the daemon's own cost beside the raw Sets, as a small fabric may run it.
     Daemon daemon(fabric, "H2", R"({"log_level": "warning", "sa": {"max_rate": 0}})");
@@ -261,10 +307,10 @@ Arrangement measure(Fabric &fabric, unsigned groups, unsigned rounds) {
     a.kinds = {std::move(by_mgid), std::move(named), std::move(created)};
     for (unsigned r = 0; r < rounds; ++r) {
         for (Kind &k : a.kinds)
-            k.runs.push_back(subscribe(daemon.socket(), raw, k.params));
+            k.runs.push_back(subscribe(daemon.socket(), daemon.process().pid(), raw, k.params));
         // The daemon holds no group now (subscribe waited for that): the MLIDs are back.
-        a.raw_ms.push_back(raw_sets_ms(fabric, groups, "between rounds"));
-        const double raw_rate = groups / ((a.raw_ms[r] + a.raw_ms[r + 1]) / 2) * 1000;
+        a.raw.push_back(raw_sets(fabric, groups, "between rounds"));
+        const double raw_rate = groups / ((a.raw[r].ms + a.raw[r + 1].ms) / 2) * 1000;
         for (Kind &k : a.kinds)
             k.ratios.push_back(100 * groups / k.runs.back().ms * 1000 / raw_rate);
     }
@@ -276,17 +322,22 @@ void report(const char *arrangement, const Arrangement &a, unsigned groups) {
     std::printf("[ bench ] %s\n", arrangement);
     std::string each;
     char ms[32];
-    for (double m : a.raw_ms) {
-        std::snprintf(ms, sizeof ms, "%s%.1f", each.empty() ? "" : ", ", m);
+    std::vector<double> raw_ms, raw_cpu;
+    for (const RawRun &r : a.raw) {
+        std::snprintf(ms, sizeof ms, "%s%.1f", each.empty() ? "" : ", ", r.ms);
         each += ms;
+        raw_ms.push_back(r.ms);
+        raw_cpu.push_back(r.cpu_us);
     }
-    const double raw = median(a.raw_ms);
+    const double raw = median(raw_ms);
     std::printf("[ bench ] raw %u pipelined SA Sets (window %u), before each round and after the last: %s ms; "
                 "median %.1f ms = %.0f Sets/s\n",
                 groups, kWindow, each.c_str(), raw, groups / raw * 1000);
     for (const Kind &k : a.kinds)
-        report(k, groups);
+        report(k, groups, median(raw_cpu));
 }
+
+} // namespace
 
 int main(int argc, char **argv) {
     const mcastd::bench::CommandLine cl(argc, argv, "mcastd-bench-subscribe",
