@@ -63,24 +63,12 @@ void BedDaemon::start(std::chrono::milliseconds timeout) {
     env["NOTIFY_SOCKET"] = manager_.path().string();
     if (manager_.stores())
         env["FDSTORE"] = "256";
-    std::vector<int> fds;
-    std::string names;
-    for (const auto &[name, fd] : manager_.pass()) {
-        fds.push_back(fd);
-        names += (names.empty() ? "" : ":") + name;
-    }
+    // What the store holds, at 3, 4, ...; Process sets LISTEN_PID (`ip netns exec` execs the
+    // daemon, so the pid is its own).
+    std::vector<int> fds = manager_.listen_fds(env);
     std::vector<std::string> argv{sim::daemon_binary()};
-    if (!fds.empty()) {
-        env["LISTEN_FDS"] = std::to_string(fds.size());
-        env["LISTEN_FDNAMES"] = names;
-        // LISTEN_PID must be the daemon's own pid, known only once it runs: a shell sets it and
-        // execs the daemon in its place.
-        argv = {"sh", "-c", "LISTEN_PID=$$; export LISTEN_PID; exec \"$0\" \"$@\"", sim::daemon_binary()};
-    }
     argv.insert(argv.end(), args_.begin(), args_.end());
-    proc_ = &bed_.spawn_on(host_, std::move(argv), false, std::move(env), fds);
-    for (int fd : fds) // the child has its copies
-        ::close(fd);
+    proc_ = &bed_.spawn_on(host_, std::move(argv), false, std::move(env), std::move(fds));
     if (!manager_.wait_for("READY=1", timeout))
         throw std::runtime_error("rdma-mcastd in " + bed_.host_ns(host_) + " did not say READY=1: " +
                                  proc_->stderr_text());

@@ -148,6 +148,25 @@ std::vector<std::pair<std::string, int>> FdStore::held() const {
     return {fds_.begin(), fds_.end()};
 }
 
+std::size_t FdStore::size() const {
+    std::lock_guard lock(mu_);
+    return fds_.size();
+}
+
+std::vector<int> FdStore::listen_fds(std::map<std::string, std::string> &env) const {
+    std::vector<int> fds;
+    std::string names;
+    for (const auto &[name, fd] : held()) {
+        names += (names.empty() ? "" : ":") + name;
+        fds.push_back(fd);
+    }
+    if (!fds.empty()) {
+        env["LISTEN_FDS"] = std::to_string(fds.size());
+        env["LISTEN_FDNAMES"] = names;
+    }
+    return fds;
+}
+
 RawClient::RawClient(const std::filesystem::path &socket) {
     fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     const sockaddr_un a = unix_address(socket);
@@ -239,16 +258,7 @@ Daemon::Daemon(Fabric &fabric, const std::string &node, const std::string &confi
                std::vector<std::string> extra_args, std::map<std::string, std::string> extra_env, FdStore *store)
     : Daemon(
           [&](std::vector<std::string> argv, std::map<std::string, std::string> env) -> Process & {
-              std::vector<int> fds;
-              if (store && store->size()) {
-                  std::string names;
-                  for (const auto &[name, fd] : store->held()) {
-                      names += (names.empty() ? "" : ":") + name;
-                      fds.push_back(fd);
-                  }
-                  env["LISTEN_FDS"] = std::to_string(fds.size());
-                  env["LISTEN_FDNAMES"] = names; // and Process sets LISTEN_PID
-              }
+              std::vector<int> fds = store ? store->listen_fds(env) : std::vector<int>{};
               return fabric.spawn_on(node, std::move(argv), std::move(env), false, std::move(fds));
           },
           fabric.scratch() / ("daemon-" + node), node, config_json, std::move(extra_args), std::move(extra_env),

@@ -71,7 +71,11 @@ public:
     NotifySocket::OnDatagram keeper();
     // What is stored now, by name.
     std::vector<std::pair<std::string, int>> held() const;
-    std::size_t size() const { return held().size(); }
+    std::size_t size() const;
+    // What the next instance is handed: the stored descriptors, for Process's pass_fds (it
+    // places them at 3, 4, ... and sets LISTEN_PID), and LISTEN_FDS and LISTEN_FDNAMES in
+    // `env`. Nothing when the store is empty. The store keeps its own.
+    std::vector<int> listen_fds(std::map<std::string, std::string> &env) const;
 
 private:
     mutable std::mutex mu_;
