@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An RDMA device name as the kernel allows one (it becomes a directory name in
 // /sys/class/infiniband): the one rule for a join's `device` (socket and D-Bus), the config's
-// static_groups and ports; and a network interface name, for a RoCE join's `ifname`. A name that passes it is printable ASCII, so it is safe in a log
-// line, a journal field, JSON and D-Bus as it is.
+// static_groups and ports; and a network interface name, for a RoCE join's `ifname`. A name
+// that passes either is printable ASCII, so it is safe in a log line, a journal field, JSON
+// and D-Bus as it is.
 #pragma once
 
 #include <cstddef>

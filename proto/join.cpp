@@ -47,7 +47,8 @@ std::optional<Selected> selected(const ObjectReader &in, std::string_view key,
 
 namespace {
 
-// The join keys; with `roce`, RoCE's "ip", "gid_type" and "ifname" too (else they are unknown keys).
+// The join keys; with `roce`, RoCE's "ip", "gid_type" and "ifname" too (else they are unknown
+// keys).
 Join read_join(const ObjectReader &in, std::span<const std::string_view> also_allowed, bool roce) {
     constexpr std::string_view kRoceKeys[] = {"ip", "gid_type", "ifname"};
     std::vector<std::string_view> allowed(also_allowed.begin(), also_allowed.end());

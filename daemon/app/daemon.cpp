@@ -71,7 +71,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     // deleted from here on, as after any leave.
     service_->end_adoption();
     // This instance's first state: with the next change's, once READY is said (what it took
-    // back is on disk already, and a Set's bits reach the sets log before its answer is read).
+    // back is on disk already, and a Set's bits reach the change log before its answer is read).
     if (keeper_)
         keeper_->changed();
 

@@ -304,14 +304,14 @@ GroupMachine::Owned GroupMachine::try_owned_set(Group &g, MembershipId id) {
     if (g.sa_assigned || g.probe_owned || g.sa.probed || g.sa.have_record || !g.sa.nothing_of_ours() ||
         !s_.cfg.owns(g.mgid))
         return Owned::probe;
-    JoinGates *gates = s_.members.at(id).gates.get();
+    Member &m = s_.members.at(id);
+    JoinGates *gates = m.gates.get();
     if (gates && gates->would_create && gates->would_create())
         return Owned::probe;
     if (refused(g, id, gates && gates->create ? std::exchange(gates->create, nullptr)() : std::nullopt) ||
         refused(g, id, ask_sa(id, SaMethod::set)))
         return Owned::refused;
     g.sa.probed_foreign(0); // the prefix's promise; the Set's answer tells otherwise
-    Member &m = s_.members.at(id);
     m.sent = true;
     Op op = join_op(normalize(m.bits), id, true);
     op.owned = true;

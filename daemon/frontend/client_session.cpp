@@ -22,8 +22,8 @@ namespace mcastd::frontend {
 namespace {
 
 // RoCE's join keys name nothing on an InfiniBand port (PROTOCOL.md, "RoCE ports"): a source GID
-// type, an interface, or RoCE v2's MGID ::ffff:a.b.c.d of an IPv4 group (not in ff00::/8, so no InfiniBand
-// MGID), is refused naming its key rather than sent to the SA. (`ip` is refused by the engine's
+// type, an interface, or RoCE v2's MGID ::ffff:a.b.c.d of an IPv4 group (not in ff00::/8, so
+// no InfiniBand MGID), is refused naming its key rather than sent to the SA. (`ip` is refused by the engine's
 // group_of.) Unknown ports are left to the engine.
 std::optional<proto::Failure> roce_keys_on_infiniband(const port::PortRegistry &ports, PortIndex port,
                                                       const JoinRequest &ask) {

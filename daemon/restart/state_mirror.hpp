@@ -2,8 +2,8 @@
 // StateMirror: what the restart state on disk says now of its groups and sessions (the state
 // file and its change log replayed), keyed, so that a change costs a comparison with what is
 // there and a line for what differs (change_log.hpp), not a walk of everything the daemon holds.
-// It keeps nothing per membership: the mirror must not double what the daemon holds. The keeper (keeper.hpp)
-// resets it from each state file it writes and feeds it what changed since.
+// It keeps nothing per membership: the mirror must not double what the daemon holds. The
+// keeper (keeper.hpp) resets it from each state file it writes and feeds it what changed since.
 #pragma once
 
 #include <cstdint>

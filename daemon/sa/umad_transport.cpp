@@ -321,7 +321,8 @@ int UmadTransport::send_wake(Port &p) {
     to.dlid = 0xffff; // the permissive LID, QP0
     to.dqp = 0;
     to.qkey = 0;
-    const auto wait = static_cast<unsigned>(std::min<std::chrono::milliseconds::rep>(opts_.recv_timeout.count(), INT_MAX));
+    const auto wait =
+        static_cast<unsigned>(std::min<std::chrono::milliseconds::rep>(opts_.recv_timeout.count(), INT_MAX));
     return send(p.index, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t *>(&smp), sizeof smp),
                 to, wait);
 }

@@ -10,8 +10,8 @@
 //    the connections that still answer afterwards (target: all); then each phase: the old
 //    instance's drain, state write, hand-over and taking apart (from its last log lines) and
 //    the rest until its process is gone, the new instance's process start (spawn, exec,
-//    libraries, config, the simulator's attach), ports, state read, take-back (from its READY line) and the rest of its start,
-//    and the answer to the request that waited in its socket;
+//    libraries, config, the simulator's attach), ports, state read, take-back (from its READY
+//    line) and the rest of its start, and the answer to the request that waited in its socket;
 //  - crash (kill -9), without an fd store: the clients lose their connections and resume their
 //    sessions by token; from the new instance's READY until every client has resumed;
 //  - orphan sweep: kill -9 of the daemon with every client gone, then from the new

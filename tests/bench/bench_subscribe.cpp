@@ -86,7 +86,9 @@ double cpu_ns(pid_t pid) {
 double ended_children_cpu_ns() {
     rusage ru{};
     ::getrusage(RUSAGE_CHILDREN, &ru);
-    auto ns = [](const timeval &tv) { return static_cast<double>(tv.tv_sec) * 1e9 + static_cast<double>(tv.tv_usec) * 1e3; };
+    auto ns = [](const timeval &tv) {
+        return static_cast<double>(tv.tv_sec) * 1e9 + static_cast<double>(tv.tv_usec) * 1e3;
+    };
     return ns(ru.ru_utime) + ns(ru.ru_stime);
 }
 
