@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -67,11 +68,20 @@ inline HostPortsConfig default_host_config() {
     return host;
 }
 
-// The engine's defaults, with the named groups' default prefix owned (names are enabled by
-// default): the parser sets owned_prefixes from groups.owned_prefixes and groups.names.
+// The prefixes the engine owns: those listed (groups.owned_prefixes), and the named groups'
+// prefix while names are enabled (only the daemon makes MGIDs there, by the names' hash),
+// listed or not.
+inline std::vector<NamePrefix> owned_prefixes(std::vector<NamePrefix> listed, const NamedGroups &names) {
+    if (names.enabled && std::find(listed.begin(), listed.end(), names.prefix) == listed.end())
+        listed.push_back(names.prefix);
+    return listed;
+}
+
+// The engine's defaults, with what the default names own (names are enabled by default): the
+// parser sets owned_prefixes from groups.owned_prefixes and groups.names.
 inline EngineConfig default_engine_config() {
     EngineConfig engine;
-    engine.owned_prefixes = {NamedGroups{}.prefix};
+    engine.owned_prefixes = owned_prefixes({}, NamedGroups{});
     return engine;
 }
 

@@ -269,14 +269,6 @@ std::vector<NamePrefix> read_owned_prefixes(const ObjectReader &groups) {
     return out;
 }
 
-// The prefixes the engine owns: the list, and the named groups' prefix while names are enabled
-// (only the daemon makes MGIDs there, by the names' hash), listed or not.
-std::vector<NamePrefix> owned_prefixes(std::vector<NamePrefix> listed, const NamedGroups &names) {
-    if (names.enabled && std::find(listed.begin(), listed.end(), names.prefix) == listed.end())
-        listed.push_back(names.prefix);
-    return listed;
-}
-
 void read_groups(const ObjectReader &root, EngineConfig &engine, NamedGroups &names, roce::RoceOptions &roce) {
     const auto in = section(root, "groups");
     if (!in) {
