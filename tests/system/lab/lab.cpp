@@ -419,6 +419,13 @@ struct Lab::Impl {
             if (note && note->second == pid1 && ("\n" + note->first + "\n").find("\nREADY=1\n") != std::string::npos)
                 break;
         }
+        // Nothing reads the lab's notifications from here on, and systemd 252 keeps sending
+        // them: "STATUS=User job X/start running (2s / no limit)..." about three times a second
+        // while a job runs for more than a couple of seconds. Left open, the socket's queue
+        // fills (net.unix.max_dgram_qlen, 10) and PID 1 blocks in sendmsg for good. Closed, the
+        // address refuses them at once, and systemd ignores that.
+        ::close(notify_fd);
+        notify_fd = -1;
         boot_time = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
         verify_isolation();
     }

@@ -111,6 +111,18 @@ TEST_F(LabSmoke, RunsAServiceAndRestartsItAfterKillMinus9) {
     EXPECT_TRUE(lab->canary_intact());
 }
 
+// systemd tells its own service manager (here the harness, through NOTIFY_SOCKET) how a job
+// that runs for more than a couple of seconds is getting on, several times a second. A lab
+// that stopped reading those would have its systemd blocked for good once the socket's queue
+// is full: every later systemctl call would time out.
+TEST_F(LabSmoke, AJobOfSeveralSecondsLeavesTheLabsSystemdAnswering) {
+    lab->write_unit("lab-slow.service", "[Service]\nType=oneshot\nExecStart=/bin/sleep 8\n");
+    lab->daemon_reload();
+    const RunResult slow = lab->systemctl({"start", "lab-slow.service"}, 40s);
+    EXPECT_EQ(slow.exit_code, 0) << slow.err;
+    EXPECT_EQ(lab->show("lab-slow.service", "Result"), "success");
+}
+
 TEST_F(LabSmoke, TheLabsTmpAndRunAreNotTheHosts) {
     const std::string name = "mcastd-lab-probe." + std::to_string(::getpid());
     ASSERT_EQ(lab->run({"sh", "-c", "echo inside > /tmp/" + name + " && echo inside > /run/" + name}).exit_code, 0);
