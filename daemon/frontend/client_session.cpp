@@ -474,16 +474,20 @@ bool ClientSession::withdraw(MembershipId id, const Error &why) {
     const auto grant = grants_.find(id);
     if (grant == grants_.end())
         return false;
+    not_held(id, why); // told first
+    sessions_.service().leave(client_, id);
+    uncharge(grant->second);
+    grants_.erase(grant);
+    return true;
+}
+
+void ClientSession::not_held(MembershipId id, const Error &why) {
     MembershipEvent ev;
     ev.kind = MembershipEvent::Kind::lost;
     ev.reason = why;
     outlet_->membership_event(id, ev);
-    sessions_.service().leave(client_, id);
-    uncharge(grant->second);
-    grants_.erase(grant);
     evicted_.insert(id);
     sessions_.changed();
-    return true;
 }
 
 std::variant<proto::ListResult, proto::Failure> ClientSession::list(const proto::List &l) const {

@@ -168,6 +168,10 @@ public:
     // missing from resume's `memberships`), and a later leave of it succeeds. False when the
     // session holds no such membership.
     bool withdraw(MembershipId id, const Error &why);
+    // The client held membership `id`, which this instance of the daemon does not have (the
+    // restart state's group did not hold its bits): it is told `lost` with `why`, as withdraw()
+    // tells it, and a later leave of it succeeds.
+    void not_held(MembershipId id, const Error &why);
     // Root's evict with `disconnect`: the transport ends the connection.
     void disconnect(const std::string &why) { outlet_->disconnect(why); }
     // The flag a reload's review sets on a held membership ("" clears it); false when the session

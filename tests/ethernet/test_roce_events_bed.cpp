@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "ethernet/bed_daemon.hpp"
 
@@ -35,13 +37,15 @@ protected:
         if (auto why = EthernetBed::unavailable())
             GTEST_SKIP() << *why;
     }
-    void start(int hosts) {
+    // `store`: the service manager keeps an fd store, for a planned restart that keeps it all.
+    void start(int hosts, bool store = false) {
         bed_ = std::make_unique<EthernetBed>(EthernetBed::Options{.hosts = hosts});
         // Its port watched every 200 ms (the default is a second), so that an event comes soon.
         daemon_ = std::make_unique<BedDaemon>(
             *bed_, 1,
             BedDaemon::Options{.config_json = R"({"dbus": {"enabled": false}, "ports": ["rxe1/1"],
-                                                  "monitor": {"portinfo_interval_ms": 200}})"});
+                                                  "monitor": {"portinfo_interval_ms": 200}})",
+                               .fd_store = store});
     }
     // rdma-mcastctl join --ip `ip` --hold on host 1: its record is its first line, read by the
     // test (BedDaemon::hold() would take it).
@@ -99,6 +103,64 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
     holder.signal(SIGTERM);
     EXPECT_EQ(holder.wait(10s), 0) << holder.stderr_text();
     EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group); })) << "left";
+    EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
+}
+
+// A planned restart while the group's source GID is gone. The restart state keeps no group that
+// holds nothing, so the next instance cannot take the membership back; its client is told
+// (`lost`, `cancelled`: join again) rather than left waiting for a `restored` that would never
+// come, and the host never reports the group meanwhile. rdma-mcastctl join --hold joins again,
+// which the port refuses while no GID serves the group.
+TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesIsReleasedAndItsClientTold) {
+    ASSERT_NO_FATAL_FAILURE(start(2, true));
+    EthernetBed &bed = *bed_;
+    BedDaemon &daemon = *daemon_;
+    const IpGroup group = IpGroup::of("239.1.2.5");
+    sim::Process &holder = hold("239.1.2.5");
+    ASSERT_TRUE(next_json(holder, 20s)) << holder.stderr_text() << daemon.process().stderr_text();
+    ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }));
+
+    FakeRdmaDevice dev = bed.rdma_device(1);
+    dev.ports[0].gids[1] = FakeGidEntry{};
+    daemon.publish(dev);
+    const auto lost = next_json(holder, kEvent);
+    ASSERT_TRUE(lost) << holder.stderr_text() << daemon.process().stderr_text();
+    ASSERT_EQ(lost->at("event"), "lost") << lost->dump();
+    ASSERT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group) && bed.mdb_hosts(group).empty(); }));
+
+    // From here on the host's IGMP table must never list the group.
+    std::atomic<bool> done{false};
+    std::atomic<std::size_t> polls{0}, listed{0};
+    std::thread watch([&] {
+        while (!done) {
+            listed += bed.igmp(1).count(group);
+            ++polls;
+            std::this_thread::sleep_for(1ms);
+        }
+    });
+    const std::optional<int> handed = daemon.hand_over();
+    daemon.start();
+    const auto told = next_json(holder, kEvent);
+    const std::optional<int> exited = holder.wait(kEvent);
+    done = true;
+    watch.join();
+    EXPECT_EQ(handed, 0) << daemon.process().stderr_text();
+    ASSERT_TRUE(told) << "the client was not told\n" << holder.stderr_text() << daemon.process().stderr_text();
+    EXPECT_EQ(told->at("event"), "lost") << told->dump();
+    EXPECT_EQ(told->at("error").at("code"), "cancelled") << told->dump();
+    EXPECT_NE(told->at("error").at("message").get<std::string>().find("join again"), std::string::npos)
+        << told->dump();
+    EXPECT_TRUE(daemon.process().wait_for_stderr("the daemon held no such bits there", 1s))
+        << daemon.process().stderr_text();
+    // Joined again at once, and refused: no GID serves the group.
+    EXPECT_NE(exited.value_or(0), 0) << holder.stderr_text();
+    EXPECT_NE(holder.stderr_text().find("has no roce_v2 GID with an IPv4 address for the group 239.1.2.5"),
+              std::string::npos)
+        << holder.stderr_text();
+    EXPECT_GT(polls.load(), 0u);
+    EXPECT_EQ(listed.load(), 0u) << "the host reported the group in " << listed << " of " << polls
+                                 << " polls while its GID was gone\n" << daemon.process().stderr_text();
+    EXPECT_TRUE(bed.mdb_hosts(group).empty());
     EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
 }
 
