@@ -424,7 +424,12 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     // The memberships taken back, for the RoCE backend, and their sessions.
     std::map<MembershipId, roce::RoceBackend::TakenBack> adopted;
     std::map<MembershipId, frontend::ClientSession *> holder;
-    std::vector<std::pair<frontend::ClientSession *, MembershipId>> not_taken_back;
+    struct NotTakenBack {
+        frontend::ClientSession *session;
+        MembershipId id;
+        std::string why;
+    };
+    std::vector<NotTakenBack> not_taken_back;
     sessions_.set_next_id(state.next_session);
     // Lines appended before this instance's first compaction follow the file it read.
     generation_ = state.generation;
@@ -504,12 +509,16 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
                 holder.emplace(m.id, &s);
                 continue;
             }
-            out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
-                                    " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
-                                    " on " + port_name(m.device, m.port) + ": the daemon held no such bits there");
             // Its client still counts it (lost and waiting, as a RoCE group whose source was gone
             // leaves it): told once its session is alive again, below.
-            not_taken_back.emplace_back(&s, m.id);
+            const std::string why =
+                pi ? "its group held no such bits when the state was written (set aside, as a RoCE group is while "
+                     "its source GID is gone)"
+                   : "its port " + port_name(m.device, m.port) + " is not served now";
+            out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
+                                    " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
+                                    " on " + port_name(m.device, m.port) + " is not taken back: " + why);
+            not_taken_back.push_back({&s, m.id, why});
         }
     }
 
@@ -542,12 +551,11 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     }
 
     // The sessions are alive now (a stored connection's is the server's, the rest detached).
-    for (const auto &[s, id] : not_taken_back)
-        s->not_held(id, Error{Errc::cancelled,
-                              "the daemon restarted and could not take this membership back: its group held no "
-                              "bits when the state was written (set aside, as a RoCE group is while its source "
-                              "GID is gone); join again",
-                              std::nullopt});
+    for (const NotTakenBack &n : not_taken_back)
+        n.session->not_held(
+            n.id, Error{Errc::cancelled, "the daemon restarted and could not take this membership back: " + n.why +
+                                             "; join again",
+                        std::nullopt});
 
     // The RoCE ports' kernel memberships, for the memberships taken back.
     if (!roce_) {

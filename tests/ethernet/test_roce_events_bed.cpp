@@ -150,7 +150,7 @@ TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesIsReleasedAndIt
     EXPECT_EQ(told->at("error").at("code"), "cancelled") << told->dump();
     EXPECT_NE(told->at("error").at("message").get<std::string>().find("join again"), std::string::npos)
         << told->dump();
-    EXPECT_TRUE(daemon.process().wait_for_stderr("the daemon held no such bits there", 1s))
+    EXPECT_TRUE(daemon.process().wait_for_stderr("is not taken back: its group held no such bits", 1s))
         << daemon.process().stderr_text();
     // Joined again at once, and refused: no GID serves the group.
     EXPECT_NE(exited.value_or(0), 0) << holder.stderr_text();
