@@ -273,6 +273,58 @@ TEST_F(Keeper, AnUngreetedSessionOfAnOlderDaemonIsNotTakenBackAndItsConnectionIs
     ::close(fds[1]);
 }
 
+// A membership the next instance cannot take back (its group holds none of its bits in the
+// state, as a RoCE group set aside while its source GID is gone holds none; or its port is not
+// served now) is named in the log, and its client, which still counts it, is told: lost,
+// cancelled, join again, on the connection the service manager kept.
+TEST_F(Keeper, AMembershipNotTakenBackIsToldToItsClientWithWhy) {
+    restart::SavedState st;
+    st.boot_id = restart::current_boot_id();
+    st.daemon = "rdma-mcastd old";
+    st.next_session = 10;
+    st.ports.push_back(restart::SavedPort{"mlx5_0", 1, test_port().port_gid(), {}}); // no group
+    restart::SavedSession ss;
+    ss.id = 3;
+    ss.token = std::string(32, 'a');
+    ss.who = ClientInfo{::getpid(), ::getuid(), ::getgid(), "app"};
+    ss.version = 2;
+    for (auto [id, device] : {std::pair<std::uint64_t, const char *>{7, "mlx5_0"}, {8, "mlx5_9"}}) {
+        restart::SavedMembership m;
+        m.id = id;
+        m.device = device;
+        m.port = 1;
+        m.mgid = *parse_gid("ff15::7a");
+        m.join_state = 1;
+        ss.memberships.push_back(m);
+    }
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+    struct stat sb {};
+    ASSERT_EQ(::fstat(fds[0], &sb), 0);
+    ss.inode = sb.st_ino;
+    st.sessions.push_back(ss);
+
+    const auto r = keeper_->restore(st, {server::StoredConnection{fds[0], 3}}, server);
+    EXPECT_EQ(r.sessions, 1u);
+    EXPECT_EQ(r.memberships, 0u);
+    EXPECT_EQ(r.connections, 1u);
+    const std::string who = "of session 3 (pid " + std::to_string(::getpid()) + ") in group ff15::7a on ";
+    ASSERT_EQ(r.set_aside.size(), 2u);
+    EXPECT_EQ(r.set_aside[0], "membership 7 " + who +
+                                  "mlx5_0/1 is not taken back: its group held no such bits when the state was "
+                                  "written (set aside, as a RoCE group is while its source GID is gone)");
+    EXPECT_EQ(r.set_aside[1], "membership 8 " + who + "mlx5_9/1 is not taken back: its port mlx5_9/1 is not served now");
+    for (const char *expected : {"\"membership\":7", "\"membership\":8"}) {
+        const std::string event = next(fds[1], false).value_or("");
+        EXPECT_NE(event.find("\"event\":\"lost\""), std::string::npos) << event;
+        EXPECT_NE(event.find(expected), std::string::npos) << event;
+        EXPECT_NE(event.find("\"code\":\"cancelled\""), std::string::npos) << event;
+        EXPECT_NE(event.find("could not take this membership back"), std::string::npos) << event;
+        EXPECT_NE(event.find("; join again"), std::string::npos) << event;
+    }
+    ::close(fds[1]);
+}
+
 // The RoCE part of the state goes to the RoCE backend, with the stored membership sockets and
 // the memberships taken back: here none (membership 9's session is not in the state), so the
 // stored socket's membership is dropped and named, and the socket closed. Without a backend
