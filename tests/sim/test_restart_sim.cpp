@@ -379,5 +379,37 @@ TEST_F(RestartSim, SigusrTwoWithAnFdStoreKeepsTheConnectionAndAnswersWhatWaited)
     EXPECT_EQ(fabric.sa_join_state(G("ff15:e::61"), fabric.port_gid("H2")), 0x1);
 }
 
+// A planned restart while the port is down: the members were told `lost` and wait. The group
+// keeps its bits in the state while its port is down, so the next instance takes the group and
+// the membership back, re-joins when the port comes back, and the client hears `restored`.
+TEST_F(RestartSim, APlannedRestartWhileThePortIsDownKeepsTheLostMembershipForTheReJoin) {
+    FdStore store;
+    auto d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::62");
+    fabric.console("Unlink \"H2\"[1]");
+    std::optional<std::string> ev;
+    while ((ev = h.conn->receive(10s)) && json::parse(*ev).value("event", "") != "lost") {
+    }
+    ASSERT_TRUE(ev) << "no lost\n" << d->process().stderr_text();
+    EXPECT_EQ(json::parse(*ev)["error"]["code"], "port-not-active") << *ev;
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::62"), fabric.port_gid("H2"), std::nullopt, 10s))
+        << "OpenSM dropped the port's memberships with the link";
+
+    d->process().signal(SIGUSR2);
+    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
+    d.reset();
+    d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
+    EXPECT_TRUE(d->process().wait_for_stderr("1 group(s), 1 session(s) with 1 membership(s), 1 connection(s) kept", 10s))
+        << d->process().stderr_text();
+    fabric.console("ReLink \"H2\"[1]");
+    while ((ev = h.conn->receive(20s)) && json::parse(*ev).value("event", "") != "restored") {
+    }
+    ASSERT_TRUE(ev) << "no restored\n" << d->process().stderr_text();
+    EXPECT_EQ(json::parse(*ev)["membership"], h.memberships.at(0)) << *ev;
+    EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::62"), fabric.port_gid("H2"), 0x1, 10s));
+}
+
 } // namespace
 } // namespace mcastd::sim
