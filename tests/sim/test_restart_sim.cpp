@@ -52,6 +52,14 @@ struct Holder {
         ASSERT_EQ(r["ok"], true) << r.dump();
         memberships.push_back(r["result"]["membership"]);
     }
+    // The next message whose `key` is `value` (the others skipped), or nullopt when none comes
+    // within `timeout` of the last.
+    std::optional<json> next_with(const std::string &key, const json &value, std::chrono::milliseconds timeout) {
+        while (const auto m = conn->receive(timeout))
+            if (json j = json::parse(*m); j.contains(key) && j[key] == value)
+                return j;
+        return std::nullopt;
+    }
 };
 
 class RestartSim : public ::testing::Test {
@@ -69,6 +77,13 @@ protected:
     static void crash(std::unique_ptr<Daemon> &d) {
         d->process().signal(SIGKILL);
         d->process().wait(10s);
+        d.reset();
+    }
+    // A planned restart's first half (SIGUSR2, the unit's RestartKillSignal=): the instance
+    // hands over and exits 0.
+    static void hand_over(std::unique_ptr<Daemon> &d) {
+        d->process().signal(SIGUSR2);
+        EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
         d.reset();
     }
     bool state_holds(std::size_t n) { return wait_saved_memberships(state_dir(), n, 1s); }
@@ -333,9 +348,7 @@ TEST_F(RestartSim, SigusrTwoHandsOverWithoutASetOrDelete) {
     const Gid port = fabric.port_gid("H2");
     Watch w;
     watch(w, {G("ff15:e::51")}, port);
-    d->process().signal(SIGUSR2);
-    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
-    d.reset();
+    hand_over(d);
     d = start();
     const json r = h.hello(d->socket(), true);
     unwatch(w);
@@ -356,17 +369,13 @@ TEST_F(RestartSim, SigusrTwoWithAnFdStoreKeepsTheConnectionAndAnswersWhatWaited)
     Holder h;
     h.hello(d->socket(), false);
     h.join("ff15:e::61");
-    d->process().signal(SIGUSR2);
-    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
+    hand_over(d);
     EXPECT_EQ(store.size(), 1u) << "the connection, handed over";
     h.conn->send(R"({"id":70,"op":"list","own":true})"); // in the gap
-    d.reset();
     d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
-    std::optional<std::string> reply;
-    while ((reply = h.conn->receive(20s)) && json::parse(*reply).value("id", 0) != 70) {
-    } // events skipped
+    const std::optional<json> reply = h.next_with("id", 70, 20s); // events skipped
     ASSERT_TRUE(reply) << d->process().stderr_text();
-    const json r = json::parse(*reply);
+    const json &r = *reply;
     ASSERT_EQ(r["ok"], true) << r.dump();
     EXPECT_EQ(r["result"]["ports"][0]["groups"][0]["mgid"], "ff15:e::61");
     // The log is drained by a thread: the line may come a moment after the answer it precedes.
@@ -389,25 +398,20 @@ TEST_F(RestartSim, APlannedRestartWhileThePortIsDownKeepsTheLostMembershipForThe
     h.hello(d->socket(), false);
     h.join("ff15:e::62");
     fabric.console("Unlink \"H2\"[1]");
-    std::optional<std::string> ev;
-    while ((ev = h.conn->receive(10s)) && json::parse(*ev).value("event", "") != "lost") {
-    }
-    ASSERT_TRUE(ev) << "no lost\n" << d->process().stderr_text();
-    EXPECT_EQ(json::parse(*ev)["error"]["code"], "port-not-active") << *ev;
+    const std::optional<json> lost = h.next_with("event", "lost", 10s);
+    ASSERT_TRUE(lost) << d->process().stderr_text();
+    EXPECT_EQ((*lost)["error"]["code"], "port-not-active") << lost->dump();
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::62"), fabric.port_gid("H2"), std::nullopt, 10s))
         << "OpenSM dropped the port's memberships with the link";
 
-    d->process().signal(SIGUSR2);
-    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0));
-    d.reset();
+    hand_over(d);
     d = start(R"({"restart":{"grace_ms":3000}})", "H2", {}, &store);
     EXPECT_TRUE(d->process().wait_for_stderr("1 group(s), 1 session(s) with 1 membership(s), 1 connection(s) kept", 10s))
         << d->process().stderr_text();
     fabric.console("ReLink \"H2\"[1]");
-    while ((ev = h.conn->receive(20s)) && json::parse(*ev).value("event", "") != "restored") {
-    }
-    ASSERT_TRUE(ev) << "no restored\n" << d->process().stderr_text();
-    EXPECT_EQ(json::parse(*ev)["membership"], h.memberships.at(0)) << *ev;
+    const std::optional<json> restored = h.next_with("event", "restored", 20s);
+    ASSERT_TRUE(restored) << d->process().stderr_text();
+    EXPECT_EQ((*restored)["membership"], h.memberships.at(0)) << restored->dump();
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:e::62"), fabric.port_gid("H2"), 0x1, 10s));
 }
 
