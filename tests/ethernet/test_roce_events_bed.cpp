@@ -8,13 +8,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <csignal>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "ethernet/bed_daemon.hpp"
+#include "ethernet/group_watch.hpp"
 
 namespace mcastd::eth {
 namespace {
@@ -128,22 +127,13 @@ TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesIsReleasedAndIt
     ASSERT_EQ(lost->at("event"), "lost") << lost->dump();
     ASSERT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group) && bed.mdb_hosts(group).empty(); }));
 
-    // From here on the host's IGMP table must never list the group.
-    std::atomic<bool> done{false};
-    std::atomic<std::size_t> polls{0}, listed{0};
-    std::thread watch([&] {
-        while (!done) {
-            listed += bed.igmp(1).count(group);
-            ++polls;
-            std::this_thread::sleep_for(1ms);
-        }
-    });
+    // From here on neither judge may list the group: not the host's IGMP table, not the mdb.
+    GroupWatch watch(bed, 1, group);
     const std::optional<int> handed = daemon.hand_over();
     daemon.start();
     const auto told = next_json(holder, kEvent);
     const std::optional<int> exited = holder.wait(kEvent);
-    done = true;
-    watch.join();
+    const GroupWatch::Seen seen = watch.finish();
     EXPECT_EQ(handed, 0) << daemon.process().stderr_text();
     ASSERT_TRUE(told) << "the client was not told\n" << holder.stderr_text() << daemon.process().stderr_text();
     EXPECT_EQ(told->at("event"), "lost") << told->dump();
@@ -157,9 +147,13 @@ TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesIsReleasedAndIt
     EXPECT_NE(holder.stderr_text().find("has no roce_v2 GID with an IPv4 address for the group 239.1.2.5"),
               std::string::npos)
         << holder.stderr_text();
-    EXPECT_GT(polls.load(), 0u);
-    EXPECT_EQ(listed.load(), 0u) << "the host reported the group in " << listed << " of " << polls
-                                 << " polls while its GID was gone\n" << daemon.process().stderr_text();
+    EXPECT_GT(seen.igmp.polls, 0u);
+    EXPECT_EQ(seen.igmp.absent, seen.igmp.polls) << "the host reported the group in "
+                                                 << seen.igmp.polls - seen.igmp.absent << " of " << seen.igmp.polls
+                                                 << " polls while its GID was gone\n"
+                                                 << daemon.process().stderr_text();
+    EXPECT_EQ(seen.mdb.absent, seen.mdb.polls) << "the mdb listed the port in " << seen.mdb.polls - seen.mdb.absent
+                                               << " of " << seen.mdb.polls << " polls";
     EXPECT_TRUE(bed.mdb_hosts(group).empty());
     EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
 }

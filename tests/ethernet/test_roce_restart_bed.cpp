@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "ethernet/bed_daemon.hpp"
+#include "ethernet/group_watch.hpp"
 
 namespace mcastd::eth {
 namespace {
@@ -35,86 +36,6 @@ constexpr auto kMdbTimeout = 20s;
 constexpr std::size_t kBaselinePolls = 20;
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-// Polls host `host`'s IGMP table (every millisecond: a read of /proc/net/igmp) and the bridge's
-// mdb (as fast as `bridge mdb show` runs, a few milliseconds) for `group`, each on a thread of
-// its own, and keeps for each how many polls lacked it and the longest absence: from the last
-// poll that saw it to the next one that did, an upper bound of the true gap.
-class Watch {
-public:
-    struct Judge {
-        std::size_t polls = 0, absent = 0;
-        Clock::duration longest{};
-    };
-    struct Seen {
-        Judge igmp, mdb;
-    };
-
-    Watch(EthernetBed &bed, int host, IpGroup group) : bed_(bed), host_(host), group_(std::move(group)) {
-        igmp_thread_ = std::thread([this] {
-            poll(seen_.igmp, igmp_polls_, 1ms, [this] {
-                const GroupUsers users = bed_.igmp(host_);
-                const auto u = users.find(group_);
-                return u != users.end() && u->second >= 1;
-            });
-        });
-        mdb_thread_ = std::thread([this] {
-            poll(seen_.mdb, mdb_polls_, 0ms, [this] { return bed_.mdb_hosts(group_).count(host_) == 1; });
-        });
-    }
-    ~Watch() { finish(); }
-
-    // Polls so far, of the slower judge (the mdb's): the watch's clock, which load slows down
-    // rather than wall time.
-    std::size_t polls() const { return std::min(igmp_polls_.load(), mdb_polls_.load()); }
-    std::size_t igmp_polls() const { return igmp_polls_.load(); }
-    // Waits until each judge polled `n` more times.
-    bool wait_polls(std::size_t n) {
-        const std::size_t goal = polls() + n;
-        return poll_until(60s, [&] { return polls() >= goal; });
-    }
-
-    Seen finish() {
-        stop_ = true;
-        for (std::thread *t : {&igmp_thread_, &mdb_thread_})
-            if (t->joinable())
-                t->join();
-        return seen_;
-    }
-
-private:
-    void poll(Judge &j, std::atomic<std::size_t> &count, std::chrono::milliseconds pause,
-              const std::function<bool()> &present) {
-        Clock::time_point last_seen = Clock::now();
-        bool gone = false;
-        while (!stop_) {
-            const bool here = present();
-            const auto now = Clock::now();
-            ++j.polls;
-            ++count;
-            if (here) {
-                if (gone)
-                    j.longest = std::max(j.longest, now - last_seen);
-                last_seen = now;
-                gone = false;
-            } else {
-                ++j.absent;
-                gone = true;
-            }
-            std::this_thread::sleep_for(pause);
-        }
-        if (gone) // still absent at the end
-            j.longest = std::max(j.longest, Clock::now() - last_seen);
-    }
-
-    EthernetBed &bed_;
-    int host_;
-    IpGroup group_;
-    std::atomic<bool> stop_{false};
-    std::atomic<std::size_t> igmp_polls_{0}, mdb_polls_{0};
-    Seen seen_;
-    std::thread igmp_thread_, mdb_thread_;
-};
 
 std::string read_file(const std::filesystem::path &p) {
     std::ifstream in(p);
@@ -150,7 +71,7 @@ protected:
 
     // A daemon (with or without the store), a client holding the group, the state written;
     // then the restart `how` under the watch. Returns what the watch saw.
-    Watch::Seen restart(bool store, How how, std::string &log) {
+    GroupWatch::Seen restart(bool store, How how, std::string &log) {
         BedDaemon daemon(*bed, 1,
                          {.config_json = R"({"dbus": {"enabled": false}, "ports": ["rxe1/1"]})",
                           .fd_store = store,
@@ -170,7 +91,7 @@ protected:
                 << "the membership's socket is in the store";
         }
 
-        Watch watch(*bed, 1, kGroup);
+        GroupWatch watch(*bed, 1, kGroup);
         EXPECT_TRUE(watch.wait_polls(kBaselinePolls)) << "a baseline of polls before";
         if (how == How::kill9)
             daemon.kill9();
@@ -184,7 +105,7 @@ protected:
         EXPECT_TRUE(poll_until(kStartTimeout, [&] { return users() == 1; })) << daemon.process().stderr_text();
         EXPECT_TRUE(poll_until(kMdbTimeout, [&] { return bed->mdb_hosts(kGroup) == std::set<int>{1}; }));
         EXPECT_TRUE(watch.wait_polls(kBaselinePolls)) << "and stays";
-        const Watch::Seen seen = watch.finish();
+        const GroupWatch::Seen seen = watch.finish();
         log += daemon.process().stderr_text();
 
         // The client's end drops it: the taken-back membership is held like any other.
@@ -206,7 +127,7 @@ protected:
         return seen;
     }
 
-    static void print(const char *what, const Watch::Seen &s) {
+    static void print(const char *what, const GroupWatch::Seen &s) {
         std::printf("[ figure ] %s: /proc/net/igmp absent in %zu of %zu polls, at most %.1f ms; mdb absent in %zu of "
                     "%zu polls, at most %.1f ms\n",
                     what, s.igmp.absent, s.igmp.polls, ms(s.igmp.longest), s.mdb.absent, s.mdb.polls,
@@ -216,7 +137,7 @@ protected:
     // Under the store the next instance adopts the stored socket: never absent from either judge.
     void expect_never_absent(How how, const char *what) {
         std::string log;
-        const Watch::Seen s = restart(true, how, log);
+        const GroupWatch::Seen s = restart(true, how, log);
         print(what, s);
         std::printf("[ figure ] %s: %zu IGMP polls between the old instance's end and the new one's READY=1\n",
                     what, in_gap);
@@ -240,7 +161,7 @@ TEST_F(RoceRestartBed, UnderTheFdStoreAPlannedRestartNeverDropsTheMembership) {
 
 TEST_F(RoceRestartBed, WithoutAStoreAKill9IsMadeAgainFromTheStateFile) {
     std::string log;
-    const Watch::Seen s = restart(false, How::kill9, log);
+    const GroupWatch::Seen s = restart(false, How::kill9, log);
     print("kill -9 without a store", s);
     EXPECT_GE(in_gap, 1u) << "polled while no instance ran";
     EXPECT_NE(log.find("0 RoCE kernel membership(s) kept and 1 made again"), std::string::npos) << log;
