@@ -128,17 +128,27 @@ std::optional<NamePrefix> parse_mgid_prefix_bits(std::string_view text, unsigned
 std::string format_name_prefix(const NamePrefix &p) { return format_gid(p.bits) + "/" + std::to_string(p.length); }
 
 bool NamePrefix::contains(const Gid &mgid) const {
-    for (unsigned i = 0; i < length; ++i) {
-        const auto bit = static_cast<std::uint8_t>(0x80 >> (i % 8));
-        if ((mgid[i / 8] & bit) != (bits[i / 8] & bit))
-            return false;
-    }
-    return true;
+    const unsigned whole = length / 8, rest = length % 8;
+    if (std::memcmp(mgid.data(), bits.data(), whole) != 0)
+        return false;
+    const auto mask = static_cast<std::uint8_t>(0xff00u >> rest); // the first `rest` bits
+    return rest == 0 || ((mgid[whole] ^ bits[whole]) & mask) == 0;
 }
 
 Gid named_mgid(const NamePrefix &prefix, std::string_view name) {
-    std::string input(kGroupNameDomain);
-    input += name;
+    // The input on the stack: a join's name is at most kMaxGroupName bytes, and this runs on
+    // every named join.
+    std::array<char, kGroupNameDomain.size() + kMaxGroupName> buf;
+    std::string heap;
+    std::string_view input;
+    if (name.size() <= kMaxGroupName) {
+        std::memcpy(buf.data(), kGroupNameDomain.data(), kGroupNameDomain.size());
+        std::memcpy(buf.data() + kGroupNameDomain.size(), name.data(), name.size());
+        input = {buf.data(), kGroupNameDomain.size() + name.size()};
+    } else {
+        heap = std::string(kGroupNameDomain) + std::string(name);
+        input = heap;
+    }
     const Sha256Digest d = sha256(input);
     // Bit i of the MGID (0 = the most significant) is the prefix's below `length`, and bit
     // i - length of the digest from there on: byte by byte, the digest shifted right by length.

@@ -70,6 +70,37 @@ TEST(NamedGroup, DeterministicAndKeepsThePrefix) {
     }
 }
 
+// contains() compares whole bytes, then the last partial byte under a mask: checked against the
+// definition (every one of the first `length` bits equal) with one bit flipped at a time, at
+// lengths on and off a byte boundary, a whole MGID (/128, an owned prefix) included.
+TEST(NamedGroup, PrefixContainsExactlyItsFirstLengthBits) {
+    for (unsigned length : {32u, 36u, 47u, 48u, 63u, 64u, 100u, 128u}) {
+        NamePrefix pre;
+        pre.length = length;
+        pre.bits = named_mgid(prefix("ff15:6e61::/32"), "bits"); // 96 bits of hash after ff15:6e61
+        for (unsigned bit = length; bit < 128; ++bit) // clear what lies past the length
+            pre.bits[bit / 8] &= static_cast<std::uint8_t>(~(0x80 >> (bit % 8)));
+        EXPECT_TRUE(pre.contains(pre.bits)) << length;
+        for (unsigned bit = 0; bit < 128; ++bit) {
+            Gid g = pre.bits;
+            g[bit / 8] ^= static_cast<std::uint8_t>(0x80 >> (bit % 8));
+            EXPECT_EQ(pre.contains(g), bit >= length) << "length " << length << ", bit " << bit << " flipped";
+        }
+    }
+}
+
+// The longest name hashes as the domain and the name would, joined (the input is built on the
+// stack up to that length); one byte more still maps, on the heap.
+TEST(NamedGroup, LongestNameHashesItsWholeInput) {
+    const NamePrefix p64 = prefix("ff15:6e61:6d65::/64");
+    for (std::size_t n : {kMaxGroupName - 1, kMaxGroupName, kMaxGroupName + 1}) {
+        const std::string name(n, 'n');
+        const Sha256Digest d = sha256(std::string(kGroupNameDomain) + name);
+        const Gid g = named_mgid(p64, name);
+        EXPECT_TRUE(std::equal(d.begin(), d.begin() + 8, g.begin() + 8)) << n << " bytes";
+    }
+}
+
 TEST(NamedGroup, TenThousandNamesTenThousandMgids) {
     const NamePrefix p = prefix("ff15:6e61:6d65::/64");
     std::set<Gid> seen;
