@@ -191,15 +191,17 @@ struct EthernetBed::Impl {
         for (const auto &ns : namespaces)
             write_sysctl(ns, "net/ipv6/conf/default/accept_dad", "0");
 
-        // The switch: the bridge, one veth pair per host (the peer made directly in the host's
-        // namespace, so no name ever exists in the test's), the ports up, then the querier (§2).
-        std::vector<std::string> sw_lines{bridge_line(opts.query_response_interval)};
+        // The switch: the bridge, up and alone until it has its link-local address, then one
+        // veth pair per host (the peer made directly in the host's namespace, so no name ever
+        // exists in the test's), the ports up, then the querier (§2).
+        batch(sw, {bridge_line(opts.query_response_interval), "link set br0 up"});
+        wait_bridge_address();
+        std::vector<std::string> sw_lines;
         for (int i = 1; i <= opts.hosts; ++i) {
             sw_lines.push_back("link add " + port(i) + " type veth peer name " + ifname(i) + " address " +
                                format_mac(mac(i)) + " netns " + host_ns(i));
             sw_lines.push_back("link set " + port(i) + " master br0 up");
         }
-        sw_lines.push_back("link set br0 up");
         sw_lines.push_back(kQuerierOn);
         batch(sw, sw_lines);
 
@@ -227,6 +229,26 @@ struct EthernetBed::Impl {
         }
         wait_ready();
         setup = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    }
+
+    // The bridge sends an MLD query only from an IPv6 address of its own, and a query it could
+    // not send counts its own querier as absent until the next one (§2): the startup queries
+    // go one startup query interval apart, 31 s by default. br0 alone has its carrier, so its
+    // link-local address comes as it goes up (no DAD here); ports without a carrier yet would
+    // take the carrier away until a host's veth is up. So the ports and the querier wait for it.
+    void wait_bridge_address() {
+        const std::vector<std::string> argv{ip, "-n", sw, "-j", "-6", "addr", "show", "dev", "br0"};
+        std::string text;
+        const bool usable = sim::poll_until(kReadyTimeout, [&] {
+            const RunResult r = run(argv);
+            if (r.exit_code != 0)
+                throw std::runtime_error(describe(argv, r));
+            text = r.out;
+            return !parse_usable_link_locals(r.out).empty();
+        });
+        if (!usable)
+            throw std::runtime_error("br0 has no usable IPv6 link-local address after " +
+                                     std::to_string(kReadyTimeout.count()) + " s: " + text);
     }
 
     // A port forwards, and a veth sends, only once the kernel's link watcher has handled its

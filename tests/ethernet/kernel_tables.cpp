@@ -159,4 +159,22 @@ std::map<std::string, std::string> parse_bridge_port_states(std::string_view jso
     return out;
 }
 
+std::vector<std::string> parse_usable_link_locals(std::string_view json) {
+    // [{"ifname":"br0",...,"addr_info":[{"family":"inet6","local":"fe80::..","prefixlen":64,
+    //   "scope":"link","tentative":true,...}]}]
+    std::vector<std::string> out;
+    for (const auto &link : json_array(json, "ip -j addr show")) {
+        if (!link.is_object() || !link.contains("addr_info") || !link.at("addr_info").is_array())
+            throw std::runtime_error("ip -j addr show: a link without addr_info: " + link.dump());
+        for (const auto &a : link.at("addr_info")) {
+            if (!a.is_object() || a.value("family", "") != "inet6" || a.value("scope", "") != "link")
+                continue;
+            if (a.value("tentative", false) || a.value("dadfailed", false) || !a.contains("local"))
+                continue;
+            out.push_back(a.at("local").get<std::string>());
+        }
+    }
+    return out;
+}
+
 } // namespace mcastd::eth

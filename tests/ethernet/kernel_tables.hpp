@@ -45,4 +45,8 @@ std::vector<MdbEntry> parse_mdb_json(std::string_view json);
 // when the JSON cannot be read.
 std::map<std::string, std::string> parse_bridge_port_states(std::string_view json);
 
+// `ip -j -6 addr show dev D`: D's link-local addresses that can be a packet's source now (not
+// tentative, not failed DAD). Throws std::runtime_error when the JSON cannot be read.
+std::vector<std::string> parse_usable_link_locals(std::string_view json);
+
 } // namespace mcastd::eth

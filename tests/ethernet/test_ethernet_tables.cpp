@@ -149,6 +149,21 @@ TEST(KernelTables, BridgePortStates) {
     EXPECT_THROW(parse_bridge_port_states(R"({"ifname":"p1","state":"forwarding"})"), std::runtime_error);
 }
 
+TEST(KernelTables, UsableLinkLocals) {
+    const std::string_view json =
+        R"([{"ifindex":2,"ifname":"br0","flags":["BROADCAST","MULTICAST","UP"],"addr_info":[)"
+        R"({"family":"inet6","local":"fe80::1","prefixlen":64,"scope":"link","tentative":true},)"
+        R"({"family":"inet6","local":"fe80::2","prefixlen":64,"scope":"link","dadfailed":true,"tentative":true},)"
+        R"({"family":"inet6","local":"fd00:77::1","prefixlen":64,"scope":"global"},)"
+        R"({"family":"inet","local":"10.77.0.1","prefixlen":24,"scope":"link"},)"
+        R"({"family":"inet6","local":"fe80::3","prefixlen":64,"scope":"link"}]}])";
+    EXPECT_EQ(parse_usable_link_locals(json), std::vector<std::string>{"fe80::3"});
+    EXPECT_TRUE(parse_usable_link_locals(R"([{"ifname":"br0","addr_info":[]}])").empty());
+    EXPECT_TRUE(parse_usable_link_locals("[]").empty());
+    EXPECT_THROW(parse_usable_link_locals("inet6 fe80::3/64 scope link"), std::runtime_error);
+    EXPECT_THROW(parse_usable_link_locals(R"([{"ifname":"br0"}])"), std::runtime_error);
+}
+
 TEST(FakeRdmaDevice, IdentifiersFromMacAndAddress) {
     const Mac mac{0x02, 0x00, 0x4d, 0x00, 0x00, 0x01};
     // The universal/local bit flipped, ff:fe inserted.
