@@ -25,6 +25,8 @@ void GroupDriver::maybe_destroy(Group &g) {
     if (auto it = p.by_mgid.find(g.mgid); it != p.by_mgid.end() && it->second == g.id)
         p.by_mgid.erase(it);
     p.unassigned.erase(g.id);
+    if (p.backend)
+        p.backend->forget(g.port, g.mgid);
     if (g.rejoin) {
         // Its members left while it waited: nothing to re-join, and maybe the port is done.
         set_rejoin(g, false);

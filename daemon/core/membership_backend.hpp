@@ -149,6 +149,9 @@ public:
     // keeps what making it again needs; the members stay, suspended, until add_member with
     // `rejoin` makes them again (or remove_member ends them).
     virtual void suspend(PortIndex /*port*/, const Gid & /*mgid*/) {}
+    // The engine forgets the group: nobody is in it and nothing of it is held (a suspended
+    // group's last member left, which no drop() follows). What was kept for making it again goes.
+    virtual void forget(PortIndex /*port*/, const Gid & /*mgid*/) {}
 };
 
 } // namespace mcastd

@@ -281,10 +281,15 @@ KeptRoce RoceBackend::kept(const NameOf &name_of) const {
 Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
                             const std::map<MembershipId, TakenBack> &adopted) {
     Adoption out;
+    std::set<std::pair<PortIndex, Gid>> taken_back;
+    for (const auto &[id, where] : adopted)
+        taken_back.emplace(where.port, where.mgid);
     for (const KeptGroup &g : saved.groups) {
         const auto pi = port_of(g.device, g.port);
         if (!pi)
             continue; // its port is not served now: the engine set its groups aside
+        if (!taken_back.count({*pi, g.mgid}))
+            continue; // nobody in it was taken back: nothing will make it again or leave it
         FabricJoin join;
         join.port = *pi;
         join.mgid = g.mgid;

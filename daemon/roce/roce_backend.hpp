@@ -70,6 +70,8 @@ public:
     // Its members' kernel memberships are set aside (KernelMemberships::suspend) until a re-join
     // makes them again.
     void suspend(PortIndex port, const Gid &mgid) override;
+    // A suspended group's record goes with it (a drop() forgets every other group).
+    void forget(PortIndex port, const Gid &mgid) override { groups_.erase({port, mgid}); }
 
     const KernelMemberships &kernel() const { return kernel_; }
 
@@ -87,8 +89,9 @@ public:
         PortIndex port = 0;
         Gid mgid{};
     };
-    // Takes back `saved` for the members the engine took back (`adopted`): the groups on the
-    // ports still served (made again from the port's GID table as it is now), and the kernel
+    // Takes back `saved` for the members the engine took back (`adopted`): the groups of those
+    // members on the ports still served (made again from the port's GID table as it is now; a
+    // group none of them is in is forgotten, as forget() would have), and the kernel
     // memberships, from the `stored` sockets or made again (KernelMemberships::adopt). A
     // membership none of `adopted` holds is dropped; those of `adopted` whose membership could
     // not be kept are in the answer's `lost`, for the caller to release. Call after the engine's

@@ -301,6 +301,9 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
         << "its holder is named, for the caller to release";
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("ff0e::1:2")), 0u) << "nobody holds it again";
+    const roce::KeptRoce now = next.kept([](PortIndex) { return RoceBackend::PortName{"rxe0", 1}; });
+    EXPECT_EQ(now.groups, (std::vector<roce::KeptGroup>{{"rxe0", 1, v2, GidType::roce_v2}}))
+        << "the IPv6 group's only member was not taken back: the group is forgotten";
 
     // The groups are known again: a new member joins without a make, on the same membership.
     EXPECT_FALSE(next.add_member(

@@ -212,6 +212,8 @@ TEST_F(RoceSources, ALeaveWhileTheSourceIsGoneEndsItWithNoKernelCall) {
     EXPECT_EQ(sys.drops, drops) << "dropped already";
     EXPECT_EQ(sys.open_fds(), 0u);
     EXPECT_TRUE(engine.groups().empty());
+    const auto name_of = [](PortIndex) { return roce::RoceBackend::PortName{"rxe0", 1}; };
+    EXPECT_TRUE(backend.kept(name_of).groups.empty()) << "the backend forgot the group too";
     ports.gids = {kLinkLocalV1, kIpv4V2};
     sources_changed();
     EXPECT_EQ(sys.memberships(), 0u);
