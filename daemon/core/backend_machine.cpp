@@ -23,6 +23,8 @@ void BackendMachine::pump(Group &g) {
 
 bool BackendMachine::step(Group &g) {
     const bool usable = s_.usable(g.port);
+    if (g.rejoin && !g.wanted() && g.queue.empty())
+        finish_rejoin(g, 0); // its members left while it waited: what it held goes (reconcile)
     if (g.rejoin) {
         // The re-join comes first; joins queued meanwhile wait for it. It needs a usable port
         // and the end of the port's jitter.
@@ -228,8 +230,9 @@ void BackendMachine::on_dropped(Group &g, const Op &op, const FabricResult &r) {
 }
 
 void BackendMachine::mark_rejoin(Group &g) {
-    g.sa.held = 0;
-    g.sa.uncertain = 0;
+    // What was held is to be made again: uncertain, as on an SA's port, so that the restart
+    // state keeps the group (and its members) while it waits, and a drop lets it go for good.
+    g.sa.sa_may_have_lost();
     if (g.wanted())
         set_rejoin(g, true);
 }

@@ -307,11 +307,25 @@ bool Engine::adopt_member(ClientId client, MembershipId id, PortIndex port, cons
 
 void Engine::end_adoption() {
     Entry e(impl_->state);
-    for (PortIndex pi = 0; pi < impl_->state.ports.size(); ++pi) {
+    EngineState &s = impl_->state;
+    for (PortIndex pi = 0; pi < s.ports.size(); ++pi) {
         std::vector<GroupId> ids;
-        impl_->state.ports[pi].groups.for_each([&](Group &g) { ids.push_back(g.id); });
+        s.ports[pi].groups.for_each([&](Group &g) {
+            ids.push_back(g.id);
+            // On a backend's port, uncertain bits are a group the previous instance was making
+            // again (its source gone, or the port's memberships lost): its members were told
+            // `lost` then, and hear `restored` when it is made again.
+            if (s.ports[pi].backend && g.sa.uncertain) {
+                for (MembershipId id : g.settled)
+                    s.members.at(id).suspended = true;
+                impl_->driver(pi).mark_rejoin(g);
+            }
+        });
         for (GroupId id : ids)
             impl_->driver(pi).advance(pi, id);
+        // A source that went while no instance watched: its groups are suspended now.
+        if (s.ports[pi].backend)
+            impl_->rejoiner.sources_changed(pi, "the daemon restarted");
     }
 }
 

@@ -315,7 +315,9 @@ public:
     bool adopt_member(ClientId client, MembershipId id, PortIndex port, const Gid &mgid, std::uint8_t bits,
                       const GroupParams &params);
     // Adoption is over: every group is brought in line with its members. Bits nobody holds any
-    // more are deleted (after a probe, for uncertain ones), as after any leave.
+    // more are deleted (after a probe, for uncertain ones), as after any leave. On a backend's
+    // port a group with uncertain bits was being made again: its members stay `lost` until it
+    // is (a source still gone waits for it); then every group's source is checked again.
     void end_adoption();
 
     // ---- introspection ----

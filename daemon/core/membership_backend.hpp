@@ -149,8 +149,9 @@ public:
     // keeps what making it again needs; the members stay, suspended, until add_member with
     // `rejoin` makes them again (or remove_member ends them).
     virtual void suspend(PortIndex /*port*/, const Gid & /*mgid*/) {}
-    // The engine forgets the group: nobody is in it and nothing of it is held (a suspended
-    // group's last member left, which no drop() follows). What was kept for making it again goes.
+    // The engine forgets the group: nobody is in it and nothing of it is held. What the backend
+    // kept of it goes: a drop() of its last bits already said so, but a group can go without one
+    // (a make() answered after the port's memberships were lost leaves the engine nothing held).
     virtual void forget(PortIndex /*port*/, const Gid & /*mgid*/) {}
 };
 

@@ -430,6 +430,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         std::string why;
     };
     std::vector<NotTakenBack> not_taken_back;
+    std::set<std::pair<PortIndex, Gid>> remaking;
     sessions_.set_next_id(state.next_session);
     // Lines appended before this instance's first compaction follow the file it read.
     generation_ = state.generation;
@@ -456,6 +457,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         port_of[i] = *pi;
         for (const SavedGroup &g : sp.groups) {
             service_.adopt_group(*pi, g.mgid, g.held, g.uncertain, g.record);
+            if (!g.held && g.uncertain) // on a RoCE port: being made again, its members set aside
+                remaking.emplace(*pi, g.mgid);
             ++out.groups;
         }
     }
@@ -505,15 +508,14 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             grant.name = m.name; // adopt_member() fills in its port and MGID
             if (pi && s.adopt_member(m.id, *pi, m.mgid, m.join_state, m.params, grant)) {
                 ++out.memberships;
-                adopted.emplace(m.id, roce::RoceBackend::TakenBack{*pi, m.mgid});
+                adopted.emplace(m.id, roce::RoceBackend::TakenBack{*pi, m.mgid, remaking.count({*pi, m.mgid}) > 0});
                 holder.emplace(m.id, &s);
                 continue;
             }
             // Its client still counts it (lost and waiting, as a RoCE group whose source was gone
             // leaves it): told once its session is alive again, below.
             const std::string why =
-                pi ? "its group held no such bits when the state was written (set aside, as a RoCE group is while "
-                     "its source GID is gone)"
+                pi ? "its group held no such bits when the state was written"
                    : "its port " + port_name(m.device, m.port) + " is not served now";
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
                                     " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +

@@ -179,10 +179,20 @@ KernelMemberships::SocketId KernelMemberships::keep_socket(int fd, std::uint64_t
 }
 
 void KernelMemberships::note_held(SocketId id, const MembershipKey &key, const std::string &netdev,
-                                  unsigned holders) {
+                                  unsigned holders, std::optional<unsigned> active) {
     ++sockets_.at(id).held;
-    held_.emplace(key, Held{id, holders, holders, netdev});
+    held_.emplace(key, Held{id, holders, active.value_or(holders), netdev});
 }
+
+namespace {
+
+// Of a kept membership's holders, how many are not set aside.
+unsigned active_of(const KeptMembership &m, const std::set<std::uint64_t> &aside) {
+    return static_cast<unsigned>(
+        std::count_if(m.members.begin(), m.members.end(), [&](std::uint64_t id) { return !aside.count(id); }));
+}
+
+} // namespace
 
 std::optional<Error> KernelMemberships::drop(const MembershipKey &key, SocketId id) {
     if (const int err = sys_.drop_membership(sockets_.at(id).fd, key.group, key.ifindex))
@@ -294,7 +304,8 @@ std::vector<KeptSocket> KernelMemberships::kept() const {
     return v;
 }
 
-Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored) {
+Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored,
+                                  const std::set<std::uint64_t> &aside) {
     Adoption out;
     // Ids go on from the previous instance's: a name in the store is never reused.
     for (const KeptSocket &k : saved)
@@ -307,12 +318,12 @@ Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map
     for (const KeptSocket &k : saved) {
         auto fd = stored.find(k.id);
         if (fd == stored.end()) {
-            remake(k, out);
+            remake(k, aside, out);
             continue;
         }
         const int f = fd->second;
         stored.erase(fd);
-        out.adopted += adopt_stored(k, f, out);
+        out.adopted += adopt_stored(k, f, aside, out);
     }
     for (const auto &[id, fd] : stored) {
         out.dropped.push_back("stored socket " + std::to_string(id) +
@@ -322,7 +333,8 @@ Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map
     return out;
 }
 
-std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Adoption &out) {
+std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, const std::set<std::uint64_t> &aside,
+                                            Adoption &out) {
     const std::string which = "stored socket " + std::to_string(saved.id);
     const auto cookie = sys_.netns_cookie(fd);
     const auto kind = sys_.kind(fd);
@@ -355,6 +367,15 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
                   std::to_string(m.ifindex) + ")";
         else if (held_.count(key))
             why = "it is held on another socket too";
+        const unsigned active = active_of(m, aside);
+        if (why.empty() && active == 0) {
+            // Set aside by every holder: the kernel lets it go (it had, unless a crash came
+            // first) and the socket keeps its slot for making it again (hold_again).
+            sys_.drop_membership(fd, m.group, m.ifindex);
+            note_held(id, key, m.netdev, static_cast<unsigned>(m.members.size()), 0);
+            ++adopted;
+            continue;
+        }
         if (why.empty()) {
             // The socket may have changed after the state was written (a crash): asked again,
             // the kernel says "still held" (EADDRINUSE, nothing sent) or makes it (a report).
@@ -362,7 +383,7 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
                 why = std::string(membership_option(m.group, true)) + " refused: " + errno_text(err);
         }
         if (why.empty()) {
-            note_held(id, key, m.netdev, static_cast<unsigned>(m.members.size()));
+            note_held(id, key, m.netdev, static_cast<unsigned>(m.members.size()), active);
             ++adopted;
             continue;
         }
@@ -374,12 +395,18 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, Ado
     return adopted;
 }
 
-void KernelMemberships::remake(const KeptSocket &saved, Adoption &out) {
+void KernelMemberships::remake(const KeptSocket &saved, const std::set<std::uint64_t> &aside, Adoption &out) {
     const auto own = own_netns();
     for (const KeptMembership &m : saved.memberships) {
         if (m.members.empty())
             continue; // nobody to make it for
         const std::string what = format_ip(m.group) + " on " + m.netdev;
+        if (active_of(m, aside) == 0) {
+            let_go(m, what + " is not taken back: it was set aside (its source GID gone) and its socket was not "
+                             "kept (no fd store) to make it again on",
+                   out);
+            continue;
+        }
         if (!own || *own != saved.netns) {
             let_go(m,
                    what + " in network namespace " + std::to_string(saved.netns) +
@@ -389,7 +416,7 @@ void KernelMemberships::remake(const KeptSocket &saved, Adoption &out) {
             continue;
         }
         const MembershipKey key{saved.netns, m.ifindex, m.group};
-        auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()));
+        auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()), active_of(m, aside));
         if (made) {
             let_go(m, what + " is not made again: " + made->message, out);
             continue;
@@ -405,7 +432,7 @@ void KernelMemberships::let_go(const KeptMembership &m, std::string sentence, Ad
 }
 
 std::optional<Error> KernelMemberships::acquire_own(const MembershipKey &key, const std::string &netdev,
-                                                    unsigned holders) {
+                                                    unsigned holders, unsigned active) {
     if (held_.count(key))
         return Error{Errc::internal, "it is held already", {}};
     std::variant<SocketId, Error> made = SocketId{0};
@@ -425,7 +452,7 @@ std::optional<Error> KernelMemberships::acquire_own(const MembershipKey &key, co
     }
     if (Error *err = std::get_if<Error>(&made))
         return std::move(*err);
-    note_held(std::get<SocketId>(made), key, netdev, holders);
+    note_held(std::get<SocketId>(made), key, netdev, holders, active);
     return std::nullopt;
 }
 

@@ -116,9 +116,12 @@ public:
     // held, EADDRINUSE, sends nothing); the rest are dropped (the kernel sends the leave). A saved socket the store did not give back has its memberships made
     // again when it was of the daemon's own namespace (a socket the daemon makes there);
     // another namespace's cannot be made without a socket of its own. Stored sockets the state
-    // does not name are closed. Every membership let go names its holders in `lost`. Call once,
-    // before anything is acquired.
-    Adoption adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored);
+    // does not name are closed. Every membership let go names its holders in `lost`. Holders in
+    // `aside` had set theirs aside (suspend): one only they hold is taken back set aside, not
+    // asked of the kernel (on a stored socket; without one it is let go). Call once, before
+    // anything is acquired.
+    Adoption adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored,
+                   const std::set<std::uint64_t> &aside = {});
     // The daemon restarts: the stored copies carry the memberships to the next instance, so
     // nothing is dropped or removed from the store from now on, whatever is released.
     void hand_over() { handed_over_ = true; }
@@ -155,11 +158,12 @@ private:
     // copy, or one it made): kept and stored when it worked, closed otherwise.
     std::variant<SocketId, Error> add_on_new(int fd, const MembershipKey &key, const std::string &netdev);
     SocketId keep_socket(int fd, std::uint64_t netns, bool v6, std::optional<SocketId> id = std::nullopt);
-    void note_held(SocketId id, const MembershipKey &key, const std::string &netdev, unsigned holders = 1);
+    void note_held(SocketId id, const MembershipKey &key, const std::string &netdev, unsigned holders = 1,
+                   std::optional<unsigned> active = std::nullopt);
     // Takes over a stored socket of `saved`: the memberships adopted.
-    std::size_t adopt_stored(const KeptSocket &saved, int fd, Adoption &out);
+    std::size_t adopt_stored(const KeptSocket &saved, int fd, const std::set<std::uint64_t> &aside, Adoption &out);
     // Makes `saved`'s memberships again on sockets of the daemon's own namespace.
-    void remake(const KeptSocket &saved, Adoption &out);
+    void remake(const KeptSocket &saved, const std::set<std::uint64_t> &aside, Adoption &out);
     // `m` is not taken back, for the reason `sentence` says: named, and its members lost.
     static void let_go(const KeptMembership &m, std::string sentence, Adoption &out);
     // The daemon's own namespace (SO_NETNS_COOKIE of a socket it makes), asked once.
@@ -174,9 +178,10 @@ private:
     // One membership fewer on the socket: it has room again, or is closed when it holds none.
     void unhold(SocketId id);
     void forget_socket(SocketId id); // closed (out of the store first) and forgotten
-    // Makes `key`'s membership for `holders` on a socket of the daemon's own namespace (a kept
-    // one with room, or one it makes); the error when it cannot.
-    std::optional<Error> acquire_own(const MembershipKey &key, const std::string &netdev, unsigned holders);
+    // Makes `key`'s membership for `holders` (`active` of them not set aside) on a socket of the
+    // daemon's own namespace (a kept one with room, or one it makes); the error when it cannot.
+    std::optional<Error> acquire_own(const MembershipKey &key, const std::string &netdev, unsigned holders,
+                                     unsigned active);
 
     MembershipSyscalls &sys_;
     std::map<MembershipKey, Held> held_;

@@ -234,6 +234,11 @@ SourceCheck RoceBackend::check_source(PortIndex port, const Gid &mgid) const {
     const auto now_port = ports_.port(port);
     const std::optional<RoceGid> now =
         now_port ? source_gid(now_port->gids, m.group.type, m.group.ip) : std::nullopt;
+    if (!m.sourced) // taken back with none
+        return now ? SourceCheck{SourceCheck::State::moved, "a " + type_text(m.group.type) + " GID serves " +
+                                                                format_ip(m.group.ip) + " again"}
+                   : SourceCheck{SourceCheck::State::gone, "no " + type_text(m.group.type) + " GID serves " +
+                                                               format_ip(m.group.ip) + " since the daemon restarted"};
     if (!now) {
         // Say which went: the address, or the netdev under it.
         const bool netdev_gone =
@@ -296,6 +301,12 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
         join.roce = std::make_shared<const RoceJoin>(std::nullopt, g.type, -1);
         auto made = prepare(join);
         if (const Error *err = std::get_if<Error>(&made)) {
+            // No GID serves it now: it waits for one (the engine suspends its members).
+            auto group = resolve_group(g.mgid, join.roce.get(), g.type);
+            if (std::holds_alternative<RoceGroup>(group)) {
+                groups_.insert_or_assign({*pi, g.mgid}, Made{std::get<RoceGroup>(group), {}, false});
+                continue;
+            }
             out.dropped.push_back("group " + format_gid(g.mgid) + " on " + g.device + "/" + std::to_string(g.port) +
                                   " is not taken back: " + err->message);
             continue;
@@ -307,7 +318,11 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
     for (KeptSocket &k : held)
         for (KeptMembership &m : k.memberships)
             std::erase_if(m.members, [&](std::uint64_t id) { return !adopted.count(id); });
-    Adoption kernel = kernel_.adopt(held, std::move(stored));
+    std::set<std::uint64_t> aside;
+    for (const auto &[id, where] : adopted)
+        if (where.set_aside)
+            aside.insert(id);
+    Adoption kernel = kernel_.adopt(held, std::move(stored), aside);
     out.adopted = kernel.adopted;
     out.remade = kernel.remade;
     out.dropped.insert(out.dropped.end(), kernel.dropped.begin(), kernel.dropped.end());
@@ -322,7 +337,7 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
                 // A netdev other than its group's source's was the client's choice (ifname).
                 const auto made = groups_.find({where.port, where.mgid});
                 const bool own_ifname = made != groups_.end() && made->second.source.netdev != m.netdev;
-                members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, false, own_ifname});
+                members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, where.set_aside, own_ifname});
             }
         }
     return out;

@@ -70,7 +70,7 @@ public:
     // Its members' kernel memberships are set aside (KernelMemberships::suspend) until a re-join
     // makes them again.
     void suspend(PortIndex port, const Gid &mgid) override;
-    // A suspended group's record goes with it (a drop() forgets every other group).
+    // The group's record goes with it, where no drop() erased it.
     void forget(PortIndex port, const Gid &mgid) override { groups_.erase({port, mgid}); }
 
     const KernelMemberships &kernel() const { return kernel_; }
@@ -84,16 +84,19 @@ public:
     // What the restart state keeps: the groups made and the kept sockets, each membership with
     // the engine's memberships that hold it.
     KeptRoce kept(const NameOf &name_of) const;
-    // A member the engine took back, and where its group is.
+    // A member the engine took back, and where its group is; `set_aside`: the group was being
+    // made again (its source gone), so the member's kernel membership was set aside.
     struct TakenBack {
         PortIndex port = 0;
         Gid mgid{};
+        bool set_aside = false;
     };
     // Takes back `saved` for the members the engine took back (`adopted`): the groups of those
-    // members on the ports still served (made again from the port's GID table as it is now; a
-    // group none of them is in is forgotten, as forget() would have), and the kernel
-    // memberships, from the `stored` sockets or made again (KernelMemberships::adopt). A
-    // membership none of `adopted` holds is dropped; those of `adopted` whose membership could
+    // members on the ports still served (made again from the port's GID table as it is now; one
+    // no GID serves now waits for one, check_source() saying `gone`; a group none of them is in
+    // is forgotten, as forget() would have), and the kernel memberships, from the `stored`
+    // sockets or made again (KernelMemberships::adopt), those of `set_aside` members set aside.
+    // A membership none of `adopted` holds is dropped; those of `adopted` whose membership could
     // not be kept are in the answer's `lost`, for the caller to release. Call after the engine's
     // adoption of the sessions, before anything joins.
     Adoption adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
@@ -105,6 +108,7 @@ private:
     struct Made {
         RoceGroup group;
         RoceGid source;
+        bool sourced = true; // false: taken back after a restart with no GID to send from
     };
     struct Held {
         MembershipKey key;

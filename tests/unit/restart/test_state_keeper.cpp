@@ -274,8 +274,8 @@ TEST_F(Keeper, AnUngreetedSessionOfAnOlderDaemonIsNotTakenBackAndItsConnectionIs
 }
 
 // A membership the next instance cannot take back (its group holds none of its bits in the
-// state, as a RoCE group set aside while its source GID is gone holds none; or its port is not
-// served now) is named in the log, and its client, which still counts it, is told: lost,
+// state, as a hand-edited or damaged state may say; or its port is not served now) is named in
+// the log, and its client, which still counts it, is told: lost,
 // cancelled, join again, on the connection the service manager kept.
 TEST_F(Keeper, AMembershipNotTakenBackIsToldToItsClientWithWhy) {
     restart::SavedState st;
@@ -311,8 +311,7 @@ TEST_F(Keeper, AMembershipNotTakenBackIsToldToItsClientWithWhy) {
     const std::string who = "of session 3 (pid " + std::to_string(::getpid()) + ") in group ff15::7a on ";
     ASSERT_EQ(r.set_aside.size(), 2u);
     EXPECT_EQ(r.set_aside[0], "membership 7 " + who +
-                                  "mlx5_0/1 is not taken back: its group held no such bits when the state was "
-                                  "written (set aside, as a RoCE group is while its source GID is gone)");
+                                  "mlx5_0/1 is not taken back: its group held no such bits when the state was written");
     EXPECT_EQ(r.set_aside[1], "membership 8 " + who + "mlx5_9/1 is not taken back: its port mlx5_9/1 is not served now");
     for (const char *expected : {"\"membership\":7", "\"membership\":8"}) {
         const std::string event = next(fds[1], false).value_or("");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_store.hpp"
 #include "fake_syscalls.hpp"
 #include "roce/kernel_memberships.hpp"
 
@@ -27,45 +28,6 @@ using roce::MembershipKey;
 constexpr std::uint64_t kHostNs = 4096, kContainerNs = 8192;
 
 IpAddress v4(std::uint8_t c, std::uint8_t d) { return IpAddress::v4({239, 1, c, d}); }
-
-// The fd store: a copy of each socket stored, by id, until it is removed.
-class FakeStore final : public roce::SocketStore {
-public:
-    explicit FakeStore(FakeSyscalls &sys) : sys_(sys) {}
-    ~FakeStore() {
-        for (const auto &[id, fd] : fds)
-            ::close(fd);
-    }
-    void store(std::uint64_t socket, int fd) override {
-        ASSERT_FALSE(fds.count(socket)) << "socket id " << socket << " stored twice";
-        fds[socket] = sys_.duplicate(fd);
-    }
-    void adopted(std::uint64_t socket) override {
-        EXPECT_TRUE(fds.count(socket)) << "socket " << socket << " adopted but never stored";
-        ++adoptions;
-    }
-    void remove(std::uint64_t socket) override {
-        auto it = fds.find(socket);
-        ASSERT_NE(it, fds.end()) << "socket " << socket << " removed but never stored";
-        ::close(it->second);
-        fds.erase(it);
-        ++removed;
-    }
-    // What the next instance gets: copies (the store keeps its own until they are removed).
-    std::map<std::uint64_t, int> passed() {
-        std::map<std::uint64_t, int> out;
-        for (const auto &[id, fd] : fds)
-            out[id] = sys_.duplicate(fd);
-        return out;
-    }
-    // The service manager passes its copies and forgets the ones the new instance does not
-    // store again: here the new instance re-stores adopted ids, so start from empty.
-    std::map<std::uint64_t, int> fds;
-    unsigned removed = 0, adoptions = 0;
-
-private:
-    FakeSyscalls &sys_;
-};
 
 class KernelRestart : public ::testing::Test {
 protected:
@@ -194,6 +156,46 @@ TEST_F(KernelRestart, AMembershipTheStoredSocketLostAfterTheStateWasWrittenIsMad
     EXPECT_TRUE(a.dropped.empty());
     EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 1)), 1u);
     EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 2)), 1u) << "held again, as the state says";
+}
+
+// A membership every holder had set aside (its group's source GID gone) is taken back set
+// aside: the kernel is not asked to hold it (no report while nothing could be sent from the
+// group's source), the socket keeps its slot, and making it again (reassert) holds it there.
+// One that a holder still holds is asked again as any other; without a store a set-aside one
+// cannot be made again later and is let go, its holder named.
+TEST_F(KernelRestart, ASetAsideMembershipIsTakenBackSetAsideAndMadeAgainOnItsSocket) {
+    FakeStore store(sys);
+    const std::vector<KeptSocket> state =
+        first_instance(&store, {{kHostNs, v4(2, 1)}, {kHostNs, v4(2, 2)}},
+                       [](KernelMemberships &first, const std::vector<MembershipKey> &keys) {
+                           first.suspend(keys[0]); // members 1: its source went, before the write
+                       });
+    ASSERT_EQ(sys.users(kHostNs, 7, v4(2, 1)), 0u);
+    const unsigned adds = sys.adds;
+    KernelMemberships next(sys);
+    next.set_store(&store);
+    const Adoption a = next.adopt(state, store.passed(), {1});
+    EXPECT_EQ(a.adopted, 2u);
+    EXPECT_TRUE(a.dropped.empty());
+    EXPECT_EQ(sys.adds - adds, 1u) << "only the one still held is asked of the kernel";
+    const MembershipKey aside{kHostNs, 7, v4(2, 1)};
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 1)), 0u) << "no report for a group with no source";
+    EXPECT_EQ(next.holders(aside), 1u);
+    EXPECT_EQ(next.active(aside), 0u);
+    EXPECT_EQ(next.active(MembershipKey{kHostNs, 7, v4(2, 2)}), 1u);
+
+    const auto back = next.reassert(aside, "veth1", true); // its source is back
+    ASSERT_TRUE(std::holds_alternative<MembershipKey>(back));
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 1)), 1u) << "made again on the socket that kept its slot";
+    EXPECT_EQ(next.active(aside), 1u);
+    EXPECT_EQ(next.sockets(), 1u);
+
+    // Without a store: the set-aside one has no socket to be made again on.
+    KernelMemberships third(sys);
+    const Adoption b = third.adopt(state, {}, {1});
+    EXPECT_EQ(b.remade, 1u);
+    ASSERT_EQ(b.lost.size(), 1u);
+    EXPECT_NE(b.lost.at(1).find("set aside"), std::string::npos) << b.lost.at(1);
 }
 
 TEST_F(KernelRestart, AStopTakesEverySocketOutOfTheStoreAndTheMembershipsEnd) {

@@ -3,7 +3,8 @@
 // going away (or its netdev leaving the daemon's network namespace) tells its members `lost`
 // and drops the kernel membership; the GID coming back, at its index or another, makes it again
 // and tells them `restored` with the record's new sgid_index; a link flap does nothing at all.
-// The engine over the real RoCE backend and a model of the kernel (fake_syscalls.hpp).
+// The engine over the real RoCE backend and a model of the kernel (fake_syscalls.hpp). A
+// restart carries a suspended group: its members wait, set aside, in the next instance.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "fake_store.hpp"
 #include "fake_syscalls.hpp"
 #include "fakes/fake_sa.hpp"
 #include "fakes/fake_timers.hpp"
@@ -86,11 +88,56 @@ protected:
     }
     unsigned users(const char *group, int ifindex = kVeth1) { return sys.users(kHostNs, ifindex, ip(group)); }
 
+    // The next instance of the daemon, over the same port, kernel and fd store.
+    struct Next {
+        explicit Next(Ports &ports, FakeSyscalls &sys) : backend(ports, sys), engine(EngineConfig{}, registry, sa, timers) {
+            engine.set_backend(LinkLayer::ethernet, backend);
+            engine.set_event_sink(&heard);
+            serve_rxe0(registry, engine);
+        }
+        FakeTimers timers;
+        FakeSa sa;
+        port::PortRegistry registry;
+        roce::RoceBackend backend;
+        Heard heard;
+        Engine engine;
+    };
+    // A planned restart under the fd store, as restart/keeper.cpp writes the state and takes it
+    // back: each group with its bits and record, each membership; a group with uncertain bits
+    // only is one being made again, whose members' kernel memberships were set aside.
+    std::unique_ptr<Next> restart() {
+        const roce::KeptRoce kept = backend.kept([](PortIndex) { return roce::RoceBackend::PortName{"rxe0", 1}; });
+        const std::vector<GroupView> saved = engine.groups();
+        backend.hand_over();
+        auto next = std::make_unique<Next>(ports, sys);
+        next->backend.set_store(&store);
+        std::map<MembershipId, roce::RoceBackend::TakenBack> adopted;
+        std::map<ClientId, ClientId> client_of;
+        for (const GroupView &g : saved) {
+            next->engine.adopt_group(0, g.mgid, g.held, g.uncertain,
+                                     g.have_record ? std::optional<McRecord>(g.record) : std::nullopt);
+            for (const MemberView &m : g.members) {
+                if (!client_of.count(m.client))
+                    client_of[m.client] = next->engine.add_client(ClientInfo{200 + static_cast<int>(m.client), 1000, 1000, "app"});
+                EXPECT_TRUE(next->engine.adopt_member(client_of[m.client], m.id, 0, g.mgid, m.join_state, m.params));
+                adopted[m.id] = {0, g.mgid, !g.held && g.uncertain};
+            }
+        }
+        const roce::Adoption a = next->backend.adopt(
+            kept, store.passed(), [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; },
+            adopted);
+        EXPECT_TRUE(a.lost.empty());
+        next->engine.end_adoption();
+        next->timers.run_until_idle();
+        return next;
+    }
+
     FakeTimers timers;
     FakeSa sa;
     port::PortRegistry registry;
     Ports ports;
     FakeSyscalls sys;
+    FakeStore store{sys};
     roce::RoceBackend backend{ports, sys};
     Heard heard;
     Engine engine;
@@ -244,6 +291,81 @@ TEST_F(RoceSources, NothingChangedMeansNothingDone) {
     EXPECT_EQ(sys.adds, adds);
     EXPECT_EQ(sys.drops, drops);
     EXPECT_TRUE(heard.events.empty());
+}
+
+// A planned restart while a group's source is gone: the next instance takes its members back
+// still lost (no event, no report: nothing could be sent from the group's source), and the
+// address's return restores them as it would have before the restart.
+TEST_F(RoceSources, ARestartWhileTheSourceIsGoneKeepsTheMembersForItsReturn) {
+    backend.set_store(&store);
+    for (ClientId c : clients)
+        ASSERT_FALSE(join(c, "239.1.2.3").error);
+    ports.gids = {kLinkLocalV1};
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::lost), 2u);
+    ASSERT_EQ(users("239.1.2.3"), 0u);
+    const unsigned adds = sys.adds;
+
+    auto next = restart();
+    EXPECT_TRUE(next->heard.events.empty()) << "they were told `lost` once, before the restart";
+    EXPECT_EQ(sys.adds, adds) << "the kernel was not asked to hold the group";
+    EXPECT_EQ(users("239.1.2.3"), 0u);
+    const std::vector<GroupView> groups = next->engine.groups();
+    ASSERT_EQ(groups.size(), 1u);
+    ASSERT_EQ(groups[0].members.size(), 2u);
+    for (const MemberView &m : groups[0].members)
+        EXPECT_EQ(m.state, MemberView::State::lost) << "waiting for the source";
+
+    RoceGid back = kIpv4V2;
+    back.index = 4;
+    ports.gids = {kLinkLocalV1, back};
+    next->engine.sources_changed(0, "GID table changed");
+    next->timers.run_until_idle();
+    ASSERT_EQ(next->heard.count(MembershipEvent::Kind::restored), 2u);
+    EXPECT_EQ(next->heard.events[0].ev.record.sgid_index, 4);
+    EXPECT_EQ(users("239.1.2.3"), 1u) << "made again, once for both, on the socket the store kept";
+    for (const MemberView &m : next->engine.groups().at(0).members)
+        EXPECT_EQ(m.state, MemberView::State::active);
+    next->engine.remove_client(next->engine.groups().at(0).members.at(0).client);
+    next->engine.remove_client(next->engine.groups().at(0).members.at(0).client);
+    EXPECT_EQ(sys.memberships(), 0u);
+    EXPECT_TRUE(next->engine.groups().empty());
+}
+
+// The source came back while no instance watched: the next instance makes the group again at
+// once, and its members hear `restored`.
+TEST_F(RoceSources, ASourceBackDuringTheRestartRestoresTheMembersAtOnce) {
+    backend.set_store(&store);
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    ports.gids = {kLinkLocalV1};
+    sources_changed();
+    ASSERT_EQ(heard.count(MembershipEvent::Kind::lost), 1u);
+    ports.gids = {kLinkLocalV1, kIpv4V2};
+
+    auto next = restart();
+    ASSERT_EQ(next->heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(next->heard.count(MembershipEvent::Kind::lost), 0u);
+    EXPECT_EQ(users("239.1.2.3"), 1u);
+}
+
+// The source went while no instance watched: the next instance suspends the group it took
+// back as held, as a change of the GID table would have.
+TEST_F(RoceSources, ASourceGoneDuringTheRestartSuspendsTheGroupItTookBack) {
+    backend.set_store(&store);
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    ASSERT_EQ(users("239.1.2.3"), 1u);
+    ports.gids = {kLinkLocalV1};
+
+    auto next = restart();
+    ASSERT_EQ(next->heard.count(MembershipEvent::Kind::lost), 1u);
+    EXPECT_NE(next->heard.events[0].ev.reason->message.find("no roce_v2 GID serves 239.1.2.3"), std::string::npos)
+        << next->heard.events[0].ev.reason->message;
+    EXPECT_EQ(users("239.1.2.3"), 0u) << "set aside: the switch prunes the port";
+    ports.gids = {kLinkLocalV1, kIpv4V2};
+    next->engine.sources_changed(0, "GID table changed");
+    next->timers.run_until_idle();
+    EXPECT_EQ(next->heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(users("239.1.2.3"), 1u);
 }
 
 } // namespace
