@@ -88,6 +88,16 @@ void write_roce(proto::JsonWriter &w, const roce::KeptRoce &r) {
         w.member("port", g.port);
         write_gid(w, "mgid", g.mgid);
         w.member("gid_type", gid_type_name(g.type));
+        if (g.source) {
+            w.key("source");
+            w.begin_object();
+            w.member("index", g.source->index);
+            write_gid(w, "gid", g.source->gid);
+            w.member("netdev", std::string_view(g.source->netdev));
+            w.member("ifindex", g.source->ifindex);
+            w.member("mtu", g.source->mtu);
+            w.end_object();
+        }
         w.end_object();
     }
     w.end_array();
@@ -288,7 +298,7 @@ roce::KeptRoce read_roce(const ObjectReader &in) {
     in.require_only({"groups", "sockets"});
     roce::KeptRoce r;
     each_object(in, "groups", [&](const ObjectReader &g) {
-        g.require_only({"device", "port", "mgid", "gid_type"});
+        g.require_only({"device", "port", "mgid", "gid_type", "source"});
         roce::KeptGroup out;
         out.device = g.required_string("device");
         out.port = static_cast<std::uint8_t>(g.required_uint("port", 1, 254));
@@ -297,6 +307,14 @@ roce::KeptRoce read_roce(const ObjectReader &in) {
         if (!type)
             g.fail("gid_type", "must be \"roce_v1\" or \"roce_v2\"");
         out.type = *type;
+        if (const json *src = g.object("source")) {
+            const ObjectReader s(*src, g.pointer("source"));
+            s.require_only({"index", "gid", "netdev", "ifindex", "mtu"});
+            out.source = roce::KeptSource{static_cast<unsigned>(s.required_uint("index", 0, UINT32_MAX)),
+                                          read_gid(s, "gid"), std::string(s.required_string("netdev")),
+                                          static_cast<int>(s.required_uint("ifindex", 0, INT32_MAX)),
+                                          static_cast<unsigned>(s.required_uint("mtu", 0, UINT32_MAX))};
+        }
         r.groups.push_back(std::move(out));
     });
     each_object(in, "sockets", [&](const ObjectReader &k) {

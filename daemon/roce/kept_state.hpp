@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,26 @@ struct KeptSocket {
     bool operator==(const KeptSocket &) const = default;
 };
 
+// The GID entry a group was made from: checked against the port's table at adoption as after
+// any change of it, so a source that moved or went while no instance watched is handled as then.
+struct KeptSource {
+    unsigned index = 0;
+    Gid gid{};
+    std::string netdev;
+    int ifindex = 0;
+    unsigned mtu = 0;
+    bool operator==(const KeptSource &) const = default;
+};
+
 // A group the RoCE backend made: the GID type it is sent with (an IPv6 group's MGID does not
-// say; the rest of what make() chose is read again from the port).
+// say) and its source (none: a group waiting for one; absent from older files, where the source
+// is read again from the port).
 struct KeptGroup {
     std::string device;
     std::uint8_t port = 0;
     Gid mgid{};
     GidType type = GidType::roce_v2;
+    std::optional<KeptSource> source{};
     bool operator==(const KeptGroup &) const = default;
 };
 

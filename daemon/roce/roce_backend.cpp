@@ -270,7 +270,11 @@ KeptRoce RoceBackend::kept(const NameOf &name_of) const {
     KeptRoce out;
     for (const auto &[where, made] : groups_) {
         const auto [device, number] = name_of(where.first);
-        out.groups.push_back(KeptGroup{device, number, where.second, made.group.type});
+        std::optional<KeptSource> source;
+        if (made.sourced)
+            source = KeptSource{made.source.index, made.source.gid, made.source.netdev, made.source.ifindex,
+                                made.source.mtu};
+        out.groups.push_back(KeptGroup{device, number, where.second, made.group.type, std::move(source)});
     }
     std::map<MembershipKey, std::vector<std::uint64_t>> holders;
     for (const auto &[id, held] : members_)
@@ -299,19 +303,26 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
         join.port = *pi;
         join.mgid = g.mgid;
         join.roce = std::make_shared<const RoceJoin>(std::nullopt, g.type, -1);
-        auto made = prepare(join);
-        if (const Error *err = std::get_if<Error>(&made)) {
-            // No GID serves it now: it waits for one (the engine suspends its members).
-            auto group = resolve_group(g.mgid, join.roce.get(), g.type);
-            if (std::holds_alternative<RoceGroup>(group)) {
-                groups_.insert_or_assign({*pi, g.mgid}, Made{std::get<RoceGroup>(group), {}, false});
-                continue;
-            }
+        auto group = resolve_group(g.mgid, join.roce.get(), g.type);
+        if (const Error *err = std::get_if<Error>(&group)) {
             out.dropped.push_back("group " + format_gid(g.mgid) + " on " + g.device + "/" + std::to_string(g.port) +
                                   " is not taken back: " + err->message);
             continue;
         }
-        groups_.insert_or_assign({*pi, g.mgid}, std::get<Made>(made));
+        // As it was made: the engine's check of every source after the adoption says whether
+        // it moved or went meanwhile (its members then hear of it as of any change).
+        if (g.source) {
+            const KeptSource &k = *g.source;
+            const RoceGid was{k.index, k.gid, g.type, k.netdev, false, k.ifindex, k.mtu};
+            groups_.insert_or_assign({*pi, g.mgid}, Made{std::get<RoceGroup>(group), was, true});
+            continue;
+        }
+        // A state that names no source (an older one, or a group waiting for one): from the
+        // table as it is now; with no GID serving it, it waits for one.
+        auto made = prepare(join);
+        groups_.insert_or_assign({*pi, g.mgid}, std::holds_alternative<Made>(made)
+                                                    ? std::get<Made>(made)
+                                                    : Made{std::get<RoceGroup>(group), {}, false});
     }
     // Only the members the engine has again hold a membership.
     std::vector<KeptSocket> held = saved.sockets;

@@ -63,8 +63,12 @@ SavedState sample() {
     bus.cgroup_unattested = "its bus connection is older than this daemon; reconnect to the bus";
     bus.version = 2;
     st.sessions.push_back(bus);
-    // A RoCE port's group and the kernel memberships its members hold (roce/kept_state.hpp).
+    // A RoCE port's groups (the first as an older daemon wrote it, with no source; the second
+    // with the GID entry it is sent from) and the kernel memberships its members hold
+    // (roce/kept_state.hpp).
     st.roce.groups.push_back(roce::KeptGroup{"rxe0", 1, *parse_gid("ff0e::1:2"), GidType::roce_v1});
+    st.roce.groups.push_back(roce::KeptGroup{"rxe0", 1, *parse_gid("::ffff:239.1.2.3"), GidType::roce_v2,
+                                             roce::KeptSource{1, *parse_gid("::ffff:10.77.0.1"), "veth1", 9, 1500}});
     st.roce.sockets.push_back(roce::KeptSocket{
         3, 4026531840, false, {roce::KeptMembership{*parse_ip("239.1.2.3"), 7, "veth1", {5, 6}}}});
     st.roce.sockets.push_back(
@@ -209,6 +213,9 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
                 R"("cgroup_unattested":"")"),
          "/sessions/1/cgroup_unattested: is empty"},
         {edited(R"("gid_type":"roce_v1")", R"("gid_type":"ib")"), "/roce/groups/0/gid_type: must be \"roce_v1\""},
+        {edited(R"("mtu":1500)", R"("mtu":1500,"type":"roce_v2")"), "/roce/groups/1/source/type: unknown key"},
+        {edited(R"("netdev":"veth1","ifindex":9)", R"("ifindex":9)"), "/roce/groups/1/source/netdev"},
+        {edited(R"("gid":"::ffff:10.77.0.1")", R"("gid":"10.77.0.1")"), "/roce/groups/1/source/gid"},
         {edited(R"("family":"ipv4")", R"("family":"ipv6")"), "/roce/sockets/0/memberships/0/group: not an IPv6 multicast group"},
         {edited(R"("group":"239.1.2.3")", R"("group":"10.1.2.3")"), "/roce/sockets/0/memberships/0/group"},
         {edited(R"("ifindex":7)", R"("ifindex":0)"), "/roce/sockets/0/memberships/0/ifindex"},

@@ -268,8 +268,12 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
     ASSERT_FALSE(add(5, v2, join::send_only_full, kHostNs));
     const roce::KeptRoce kept = backend.kept([](PortIndex) { return RoceBackend::PortName{"rxe0", 1}; });
     ASSERT_EQ(kept.groups.size(), 2u);
-    EXPECT_EQ(kept.groups[0], (roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2}));
-    EXPECT_EQ(kept.groups[1], (roce::KeptGroup{"rxe0", 1, v6, GidType::roce_v1})) << "an IPv6 MGID does not say";
+    // Each with the GID entry it is sent from: the next instance checks it against the table.
+    const roce::KeptSource v2_source{1, gid("::ffff:10.77.0.1"), "veth1", 0, 0};
+    EXPECT_EQ(kept.groups[0], (roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2, v2_source}));
+    EXPECT_EQ(kept.groups[1], (roce::KeptGroup{"rxe0", 1, v6, GidType::roce_v1,
+                                               roce::KeptSource{0, gid("fe80::4dff:fe00:1"), "veth1", 0, 0}}))
+        << "an IPv6 MGID does not say";
     std::map<std::pair<std::uint64_t, std::string>, std::vector<std::uint64_t>> holders;
     for (const roce::KeptSocket &s : kept.sockets)
         for (const roce::KeptMembership &m : s.memberships) {
@@ -302,7 +306,7 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("ff0e::1:2")), 0u) << "nobody holds it again";
     const roce::KeptRoce now = next.kept([](PortIndex) { return RoceBackend::PortName{"rxe0", 1}; });
-    EXPECT_EQ(now.groups, (std::vector<roce::KeptGroup>{{"rxe0", 1, v2, GidType::roce_v2}}))
+    EXPECT_EQ(now.groups, (std::vector<roce::KeptGroup>{{"rxe0", 1, v2, GidType::roce_v2, v2_source}}))
         << "the IPv6 group's only member was not taken back: the group is forgotten";
 
     // The groups are known again: a new member joins without a make, on the same membership.

@@ -349,7 +349,7 @@ TEST_F(RoceSources, ASourceBackDuringTheRestartRestoresTheMembersAtOnce) {
 }
 
 // The source went while no instance watched: the next instance suspends the group it took
-// back as held, as a change of the GID table would have.
+// back as held, as a change of the GID table would have, naming the source the state kept.
 TEST_F(RoceSources, ASourceGoneDuringTheRestartSuspendsTheGroupItTookBack) {
     backend.set_store(&store);
     ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
@@ -358,13 +358,35 @@ TEST_F(RoceSources, ASourceGoneDuringTheRestartSuspendsTheGroupItTookBack) {
 
     auto next = restart();
     ASSERT_EQ(next->heard.count(MembershipEvent::Kind::lost), 1u);
-    EXPECT_NE(next->heard.events[0].ev.reason->message.find("no roce_v2 GID serves 239.1.2.3"), std::string::npos)
+    EXPECT_NE(next->heard.events[0].ev.reason->message.find(
+                  "the source roce_v2 GID ::ffff:10.77.0.1 (index 1 on veth1) is gone from the GID table"),
+              std::string::npos)
         << next->heard.events[0].ev.reason->message;
     EXPECT_EQ(users("239.1.2.3"), 0u) << "set aside: the switch prunes the port";
     ports.gids = {kLinkLocalV1, kIpv4V2};
     next->engine.sources_changed(0, "GID table changed");
     next->timers.run_until_idle();
     EXPECT_EQ(next->heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(users("239.1.2.3"), 1u);
+}
+
+// The source moved to another index while no instance watched: the next instance makes the
+// group again from it, and its members hear `restored` with the new sgid_index (their address
+// handles name the old one), the kernel membership staying as it is.
+TEST_F(RoceSources, ASourceMovedDuringTheRestartRestoresTheMembersWithTheNewIndex) {
+    backend.set_store(&store);
+    ASSERT_FALSE(join(clients[0], "239.1.2.3").error);
+    RoceGid moved = kIpv4V2;
+    moved.index = 6;
+    ports.gids = {kLinkLocalV1, moved};
+    const unsigned drops = sys.drops;
+
+    auto next = restart();
+    ASSERT_EQ(next->heard.count(MembershipEvent::Kind::restored), 1u);
+    EXPECT_EQ(next->heard.count(MembershipEvent::Kind::lost), 0u);
+    EXPECT_EQ(next->heard.events[0].ev.record.sgid_index, 6);
+    EXPECT_TRUE(next->heard.events[0].ev.changed & field::sgid_index);
+    EXPECT_EQ(sys.drops, drops);
     EXPECT_EQ(users("239.1.2.3"), 1u);
 }
 
