@@ -512,8 +512,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
                 holder.emplace(m.id, &s);
                 continue;
             }
-            // Its client still counts it (lost and waiting, as a RoCE group whose source was gone
-            // leaves it): told once its session is alive again, below.
+            // Its client still counts it (perhaps as lost and waiting): told once its session is
+            // alive again, below.
             const std::string why =
                 pi ? "its group held no such bits when the state was written"
                    : "its port " + port_name(m.device, m.port) + " is not served now";
