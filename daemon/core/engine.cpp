@@ -268,7 +268,8 @@ void Engine::adopt_group(PortIndex port, const Gid &mgid, std::uint8_t held, std
     g.sa.probed = true; // what the port held besides the daemon's bits was learned before
     if (record) {
         g.sa.record = *record;
-        g.sa.record.port_gid = impl_->state.port_gid(port);
+        if (!p.backend) // an SA's record names the port; a backend's, the GID it sends from
+            g.sa.record.port_gid = impl_->state.port_gid(port);
         g.sa.have_record = true;
         g.sa.record_epoch = p.epoch;
     }

@@ -47,6 +47,12 @@ void write_record(proto::JsonWriter &w, const McRecord &r) {
     w.member("scope", r.scope);
     w.member("join_state", r.join_state);
     w.member("proxy_join", r.proxy_join);
+    if (r.link_layer == LinkLayer::ethernet) { // a RoCE group's: where it is sent from
+        w.member("link_layer", link_layer_name(r.link_layer));
+        w.member("gid_type", gid_type_name(r.gid_type));
+        w.member("sgid_index", r.sgid_index);
+        w.member("netdev", std::string_view(r.netdev));
+    }
     w.end_object();
 }
 
@@ -208,7 +214,7 @@ Selector read_selector(const ObjectReader &in, std::string_view key) {
 McRecord read_record(const ObjectReader &in) {
     in.require_only({"mgid", "port_gid", "qkey", "mlid", "mtu_selector", "mtu", "tclass", "pkey", "rate_selector",
                      "rate", "life_selector", "packet_life", "sl", "flow_label", "hop_limit", "scope", "join_state",
-                     "proxy_join"});
+                     "proxy_join", "link_layer", "gid_type", "sgid_index", "netdev"});
     McRecord r;
     r.mgid = read_gid(in, "mgid");
     r.port_gid = read_gid(in, "port_gid");
@@ -231,6 +237,22 @@ McRecord read_record(const ObjectReader &in) {
     if (!proxy)
         in.fail("proxy_join", "required");
     r.proxy_join = *proxy;
+    // A RoCE group's keys: all four or none (an InfiniBand record, or an older daemon's file).
+    if (const auto layer = in.string("link_layer")) {
+        if (*layer != "Ethernet")
+            in.fail("link_layer", "must be \"Ethernet\" (an InfiniBand record has none)");
+        r.link_layer = LinkLayer::ethernet;
+        const auto type = parse_roce_gid_type(in.required_string("gid_type"));
+        if (!type)
+            in.fail("gid_type", "must be \"roce_v1\" or \"roce_v2\"");
+        r.gid_type = *type;
+        r.sgid_index = static_cast<std::uint8_t>(in.required_uint("sgid_index", 0, 0xff));
+        r.netdev = std::string(in.required_string("netdev"));
+    } else {
+        for (std::string_view key : {"gid_type", "sgid_index", "netdev"})
+            if (in.has(key))
+                in.fail(key, "is a RoCE record's key, and this record has no link_layer");
+    }
     return r;
 }
 

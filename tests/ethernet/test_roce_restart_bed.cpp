@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "ethernet/bed_daemon.hpp"
@@ -107,6 +108,16 @@ protected:
         EXPECT_TRUE(watch.wait_polls(kBaselinePolls)) << "and stays";
         const GroupWatch::Seen seen = watch.finish();
         log += daemon.process().stderr_text();
+
+        // A member joining after the restart gets the group's record as the first one did: where
+        // it is sent from came back with the state.
+        const RunResult late = daemon.ctl(1, nullptr, "join", daemon.on_port({"--ip", kGroup.text()}));
+        EXPECT_EQ(late.exit_code, 0) << late.err;
+        const auto record = nlohmann::json::parse(late.out.substr(0, late.out.find('\n')), nullptr, false);
+        EXPECT_EQ(record.value("link_layer", ""), "Ethernet") << late.out;
+        EXPECT_EQ(record.value("sgid_index", -1), 1) << late.out;
+        EXPECT_EQ(record.value("netdev", ""), "veth1") << late.out;
+        EXPECT_EQ(record.value("port_gid", ""), "::ffff:10.77.0.1") << "the source GID, not the port's: " << late.out;
 
         // The client's end drops it: the taken-back membership is held like any other.
         const auto killed = Clock::now();

@@ -36,6 +36,23 @@ SavedState sample() {
                                  {SavedGroup{gid("ff15::1"), join::full, 0, rec},
                                   SavedGroup{gid("ff15::2"), 0, join::send_only_non_member, std::nullopt}}});
     st.ports.push_back(SavedPort{"mlx5_1", 2, gid("fe80::3"), {}});
+    // A RoCE port's group: its record names the GID it is sent from, and where (the keys a new
+    // member of the group gets after a restart as before it).
+    McRecord roce_rec;
+    roce_rec.mgid = gid("::ffff:239.1.2.3");
+    roce_rec.port_gid = gid("::ffff:10.77.0.1");
+    roce_rec.qkey = 0x1;
+    roce_rec.mtu_selector = Selector::exactly;
+    roce_rec.mtu = 3;
+    roce_rec.rate_selector = Selector::exactly;
+    roce_rec.hop_limit = 1;
+    roce_rec.join_state = join::full;
+    roce_rec.link_layer = LinkLayer::ethernet;
+    roce_rec.gid_type = GidType::roce_v2;
+    roce_rec.sgid_index = 1;
+    roce_rec.netdev = "veth1";
+    st.ports.push_back(SavedPort{"rxe0", 1, gid("fe80::4dff:fe00:1"),
+                                 {SavedGroup{gid("::ffff:239.1.2.3"), join::full, 0, roce_rec}}});
     SavedSession s;
     s.id = 4;
     s.token = std::string(32, 'a');
@@ -214,6 +231,11 @@ TEST(SavedState, EveryCorruptionIsRejectedWithANamedReason) {
          "/sessions/1/cgroup_unattested: is empty"},
         {edited(R"("gid_type":"roce_v1")", R"("gid_type":"ib")"), "/roce/groups/0/gid_type: must be \"roce_v1\""},
         {edited(R"("mtu":1500)", R"("mtu":1500,"type":"roce_v2")"), "/roce/groups/1/source/type: unknown key"},
+        {edited(R"("link_layer":"Ethernet")", R"("link_layer":"InfiniBand")"),
+         "/ports/2/groups/0/record/link_layer: must be \"Ethernet\""},
+        {edited(R"("link_layer":"Ethernet",)", ""),
+         "/ports/2/groups/0/record/gid_type: is a RoCE record's key, and this record has no link_layer"},
+        {edited(R"("sgid_index":1,)", ""), "/ports/2/groups/0/record/sgid_index"},
         {edited(R"("netdev":"veth1","ifindex":9)", R"("ifindex":9)"), "/roce/groups/1/source/netdev"},
         {edited(R"("gid":"::ffff:10.77.0.1")", R"("gid":"10.77.0.1")"), "/roce/groups/1/source/gid"},
         {edited(R"("family":"ipv4")", R"("family":"ipv6")"), "/roce/sockets/0/memberships/0/group: not an IPv6 multicast group"},
