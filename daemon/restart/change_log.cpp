@@ -77,7 +77,12 @@ Change read_change(const ObjectReader &in) {
         in.require_only({"roce"});
         return RoceChange{read_roce(object_at(in, "roce"))};
     }
-    in.fail("", "not a change (set, group, session, session_gone, membership, membership_gone, next_session, roce)");
+    if (in.find("roce_adding")) {
+        in.require_only({"roce_adding"});
+        return RoceAdding{read_roce_adding(object_at(in, "roce_adding"))};
+    }
+    in.fail("", "not a change (set, group, session, session_gone, membership, membership_gone, next_session, roce, "
+                "roce_adding)");
 }
 
 } // namespace
@@ -120,6 +125,10 @@ std::string encode_change(const Change &c) {
                    [&](const RoceChange &r) {
                        w.key("roce");
                        write_roce(w, r.roce);
+                   },
+                   [&](const RoceAdding &a) {
+                       w.key("roce_adding");
+                       write_roce_adding(w, a.adding);
                    },
                },
                c);
@@ -194,6 +203,11 @@ void replay(SavedState &state, std::span<const Change> changes) {
                        [&](const MembershipGone &c) { members.erase(c.id); },
                        [&](const NextSession &c) { state.next_session = c.next; },
                        [&](const RoceChange &c) { state.roce = c.roce; },
+                       [&](const RoceAdding &c) {
+                           auto &a = state.roce.adding;
+                           if (std::find(a.begin(), a.end(), c.adding) == a.end())
+                               a.push_back(c.adding);
+                       },
                    },
                    change);
     for (std::size_t i = 0; i < state.ports.size(); ++i) {

@@ -69,9 +69,15 @@ struct RoceChange {
     roce::KeptRoce roce;
     bool operator==(const RoceChange &) const = default;
 };
+// A kernel membership about to be added on a stored socket (written before the kernel is
+// asked, as a Set is before its answer is read).
+struct RoceAdding {
+    roce::KeptAdding adding;
+    bool operator==(const RoceAdding &) const = default;
+};
 
 using Change = std::variant<SavedSet, GroupChange, SessionChange, SessionGone, MembershipChange, MembershipGone,
-                            NextSession, RoceChange>;
+                            NextSession, RoceChange, RoceAdding>;
 
 struct ChangeLog {
     std::string boot_id;

@@ -33,6 +33,8 @@ StateKeeper::~StateKeeper() {
         service_.on_sa_group({});
         sessions_.set_change_hook({});
     }
+    if (roce_)
+        roce_->set_before_add({});
 }
 
 namespace {
@@ -149,6 +151,23 @@ void StateKeeper::watch() {
         group_changed(n.port, n.mgid);
     });
     sessions_.set_change_hook([this] { sessions_changed(); });
+}
+
+void StateKeeper::set_roce(roce::RoceBackend *roce) {
+    if (roce_)
+        roce_->set_before_add({});
+    roce_ = roce;
+    if (roce_)
+        roce_->set_before_add([this](const roce::KeptAdding &a) { roce_adding(a); });
+}
+
+void StateKeeper::roce_adding(const roce::KeptAdding &a) {
+    if (sealed_)
+        return;
+    // Now, not within kCoalesce: the kernel is asked right after this returns.
+    const std::string line = encode_change(RoceAdding{a});
+    if (report(file_.append(log_header_, line)))
+        log_bytes_ += line.size();
 }
 
 void StateKeeper::arm() {

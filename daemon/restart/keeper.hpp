@@ -25,8 +25,10 @@
 // The Sets going out are log lines too, appended at the end of the loop iteration that sent
 // them, before their answers can be read (both come through the loop's one post queue, in
 // order), so a crash never leaves bits at the SA the next instance does not know as possibly
-// its own. What a crash can lose is what changed within kCoalesce before it: a join answered a
-// moment before (its client learns it as lost).
+// its own. So is a RoCE kernel membership about to be added on a socket the fd store keeps: its
+// line goes out at once, before the kernel is asked, so the next instance can drop it if the
+// state never came to name it. What a crash can lose is what changed within kCoalesce before it:
+// a join answered a moment before (its client learns it as lost).
 //
 // Taking back. restore() adopts, for each port the host still has under the same GID, the
 // groups the previous instance set; re-creates every session detached, with its memberships
@@ -81,8 +83,9 @@ public:
 
     // The system bus the D-Bus sessions are on (SavedState::bus_id); "" without one.
     void set_bus_id(std::string id) { bus_id_ = std::move(id); }
-    // The RoCE ports' backend, whose groups and kernel memberships the state keeps too.
-    void set_roce(roce::RoceBackend *roce) { roce_ = roce; }
+    // The RoCE ports' backend, whose groups and kernel memberships the state keeps too; a
+    // kernel membership it is about to add on a stored socket is written down at once.
+    void set_roce(roce::RoceBackend *roce);
 
     // Listens to the service and the sessions for what changes (after restore()); the
     // destructor stops listening.
@@ -121,6 +124,8 @@ public:
 
 private:
     void append_sets();
+    // A kernel membership about to be added on a stored socket: its line, appended at once.
+    void roce_adding(const roce::KeptAdding &a);
     // `m` as the state keeps it, with its session's id; nullopt when the state does not keep
     // it (pending, or its session is not kept).
     std::optional<MembershipChange> saved_member(const MemberView &m, PortIndex port, const Gid &mgid) const;

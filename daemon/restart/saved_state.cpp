@@ -371,6 +371,26 @@ roce::KeptRoce read_roce(const ObjectReader &in) {
     return r;
 }
 
+void write_roce_adding(proto::JsonWriter &w, const roce::KeptAdding &a) {
+    w.begin_object();
+    w.member("socket", a.socket);
+    w.member("group", std::string_view(format_ip(a.group)));
+    w.member("ifindex", a.ifindex);
+    w.end_object();
+}
+
+roce::KeptAdding read_roce_adding(const ObjectReader &in) {
+    in.require_only({"socket", "group", "ifindex"});
+    roce::KeptAdding a;
+    a.socket = in.required_uint("socket", 1, UINT64_MAX);
+    const auto group = parse_ip(in.required_string("group"));
+    if (!group || !is_multicast_group(*group))
+        in.fail("group", "not an IP multicast group");
+    a.group = *group;
+    a.ifindex = static_cast<int>(in.required_uint("ifindex", 1, INT32_MAX));
+    return a;
+}
+
 bool lower_hex(std::string_view s, std::size_t n) {
     return s.size() == n && std::all_of(s.begin(), s.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');

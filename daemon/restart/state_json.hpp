@@ -32,7 +32,9 @@ SavedSession read_session(const ObjectReader &in);
 void write_membership(proto::JsonWriter &w, const SavedMembership &m);
 SavedMembership read_membership(const ObjectReader &in);
 void write_roce(proto::JsonWriter &w, const roce::KeptRoce &r);
-roce::KeptRoce read_roce(const ObjectReader &in);
+roce::KeptRoce read_roce(const ObjectReader &in); // `adding` is the change log's alone
+void write_roce_adding(proto::JsonWriter &w, const roce::KeptAdding &a);
+roce::KeptAdding read_roce_adding(const ObjectReader &in);
 void write_set(proto::JsonWriter &w, const SavedSet &s);
 SavedSet read_set(const ObjectReader &in);
 

@@ -57,10 +57,23 @@ struct KeptGroup {
     bool operator==(const KeptGroup &) const = default;
 };
 
+// A kernel membership about to be added on a socket the fd store keeps: written to the change
+// log before the kernel is asked (KernelMemberships::set_before_add), so that after a crash
+// before the next write of the section the next instance drops one the section does not name.
+struct KeptAdding {
+    std::uint64_t socket = 0;
+    IpAddress group;
+    int ifindex = 0;
+    bool operator==(const KeptAdding &) const = default;
+};
+
 struct KeptRoce {
     std::vector<KeptGroup> groups;
     std::vector<KeptSocket> sockets;
-    bool empty() const { return groups.empty() && sockets.empty(); }
+    // From the change log only: what was being added after the section was last written (a
+    // later section replaces them, as it names what came of them).
+    std::vector<KeptAdding> adding;
+    bool empty() const { return groups.empty() && sockets.empty() && adding.empty(); }
     bool operator==(const KeptRoce &) const = default;
 };
 

@@ -137,6 +137,8 @@ KernelMemberships::add_on_kept(const MembershipKey &key, const std::string &netd
     std::set<SocketId> &room = pool->second;
     while (!room.empty()) {
         const SocketId id = *room.begin();
+        if (store_ && before_add_ && !handed_over_)
+            before_add_(KeptAdding{id, key.group, key.ifindex});
         const int err = sys_.add_membership(sockets_.at(id).fd, key.group, key.ifindex);
         if (!err)
             return id;
@@ -305,7 +307,7 @@ std::vector<KeptSocket> KernelMemberships::kept() const {
 }
 
 Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored,
-                                  const std::set<std::uint64_t> &aside) {
+                                  const std::set<std::uint64_t> &aside, const std::vector<KeptAdding> &adding) {
     Adoption out;
     // Ids go on from the previous instance's: a name in the store is never reused.
     for (const KeptSocket &k : saved)
@@ -323,7 +325,7 @@ Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map
         }
         const int f = fd->second;
         stored.erase(fd);
-        out.adopted += adopt_stored(k, f, aside, out);
+        out.adopted += adopt_stored(k, f, aside, adding, out);
     }
     for (const auto &[id, fd] : stored) {
         out.dropped.push_back("stored socket " + std::to_string(id) +
@@ -334,7 +336,7 @@ Adoption KernelMemberships::adopt(const std::vector<KeptSocket> &saved, std::map
 }
 
 std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, const std::set<std::uint64_t> &aside,
-                                            Adoption &out) {
+                                            const std::vector<KeptAdding> &adding, Adoption &out) {
     const std::string which = "stored socket " + std::to_string(saved.id);
     const auto cookie = sys_.netns_cookie(fd);
     const auto kind = sys_.kind(fd);
@@ -389,6 +391,17 @@ std::size_t KernelMemberships::adopt_stored(const KeptSocket &saved, int fd, con
         }
         sys_.drop_membership(fd, m.group, m.ifindex); // the leave goes out now (it may be gone already)
         let_go(m, format_ip(m.group) + " on " + m.netdev + " (" + which + ") dropped: " + why, out);
+    }
+    // Added after the state was last written, and not named since: nobody here holds it.
+    for (const KeptAdding &a : adding) {
+        if (a.socket != saved.id || std::any_of(saved.memberships.begin(), saved.memberships.end(),
+                                                [&](const KeptMembership &m) {
+                                                    return m.group == a.group && m.ifindex == a.ifindex;
+                                                }))
+            continue;
+        if (sys_.drop_membership(fd, a.group, a.ifindex) == 0) // else the add had failed, or never came
+            out.dropped.push_back(format_ip(a.group) + " on interface " + std::to_string(a.ifindex) + " (" + which +
+                                  ") dropped: it was added after the restart state was last written");
     }
     if (sockets_.at(id).held == 0)
         forget_socket(id);

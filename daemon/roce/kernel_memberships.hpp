@@ -27,6 +27,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -106,6 +107,11 @@ public:
     // From now on every kept socket goes to `store` too (set before the first acquire or
     // adopt; null: none).
     void set_store(SocketStore *store) { store_ = store; }
+    // Called before the kernel is asked for a membership on a socket the store keeps already:
+    // the restart state writes it down first (KeptAdding), so that a crash before its next
+    // write of what is held cannot leave it on that socket unnamed.
+    using BeforeAdd = std::function<void(const KeptAdding &)>;
+    void set_before_add(BeforeAdd fn) { before_add_ = std::move(fn); }
     // The kept sockets and what they hold (KeptMembership::members left empty).
     std::vector<KeptSocket> kept() const;
     // Takes over what the previous instance kept: `saved` (its kept(), each membership's
@@ -118,10 +124,11 @@ public:
     // another namespace's cannot be made without a socket of its own. Stored sockets the state
     // does not name are closed. Every membership let go names its holders in `lost`. Holders in
     // `aside` had set theirs aside (suspend): one only they hold is taken back set aside, not
-    // asked of the kernel (on a stored socket; without one it is let go). Call once, before
-    // anything is acquired.
+    // asked of the kernel (on a stored socket; without one it is let go). A membership `adding`
+    // says was being added on a stored socket that `saved` does not name there is dropped (a
+    // crash came before the state named it). Call once, before anything is acquired.
     Adoption adopt(const std::vector<KeptSocket> &saved, std::map<std::uint64_t, int> stored,
-                   const std::set<std::uint64_t> &aside = {});
+                   const std::set<std::uint64_t> &aside = {}, const std::vector<KeptAdding> &adding = {});
     // The daemon restarts: the stored copies carry the memberships to the next instance, so
     // nothing is dropped or removed from the store from now on, whatever is released.
     void hand_over() { handed_over_ = true; }
@@ -161,7 +168,8 @@ private:
     void note_held(SocketId id, const MembershipKey &key, const std::string &netdev, unsigned holders = 1,
                    std::optional<unsigned> active = std::nullopt);
     // Takes over a stored socket of `saved`: the memberships adopted.
-    std::size_t adopt_stored(const KeptSocket &saved, int fd, const std::set<std::uint64_t> &aside, Adoption &out);
+    std::size_t adopt_stored(const KeptSocket &saved, int fd, const std::set<std::uint64_t> &aside,
+                             const std::vector<KeptAdding> &adding, Adoption &out);
     // Makes `saved`'s memberships again on sockets of the daemon's own namespace.
     void remake(const KeptSocket &saved, const std::set<std::uint64_t> &aside, Adoption &out);
     // `m` is not taken back, for the reason `sentence` says: named, and its members lost.
@@ -189,6 +197,7 @@ private:
     std::map<Pool, std::set<SocketId>> room_; // kept sockets the kernel has not said are full
     SocketId next_ = 1;
     SocketStore *store_ = nullptr;
+    BeforeAdd before_add_;
     bool handed_over_ = false;
     std::optional<std::optional<std::uint64_t>> own_netns_; // asked, and what was answered
 };

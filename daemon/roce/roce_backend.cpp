@@ -333,7 +333,7 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
     for (const auto &[id, where] : adopted)
         if (where.set_aside)
             aside.insert(id);
-    Adoption kernel = kernel_.adopt(held, std::move(stored), aside);
+    Adoption kernel = kernel_.adopt(held, std::move(stored), aside, saved.adding);
     out.adopted = kernel.adopted;
     out.remade = kernel.remade;
     out.dropped.insert(out.dropped.end(), kernel.dropped.begin(), kernel.dropped.end());

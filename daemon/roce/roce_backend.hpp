@@ -77,6 +77,7 @@ public:
 
     // Where kept sockets outlive the daemon (kernel_memberships.hpp).
     void set_store(SocketStore *store) { kernel_.set_store(store); }
+    void set_before_add(KernelMemberships::BeforeAdd fn) { kernel_.set_before_add(std::move(fn)); }
     // A port as the restart state names it, and back (nullopt: not served now).
     using PortName = std::pair<std::string, std::uint8_t>;
     using NameOf = std::function<PortName(PortIndex)>;

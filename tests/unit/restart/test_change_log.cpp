@@ -54,6 +54,7 @@ std::vector<Change> every_kind() {
         MembershipGone{10},
         NextSession{6},
         RoceChange{r},
+        RoceAdding{roce::KeptAdding{3, *parse_ip("239.1.2.4"), 7}},
     };
 }
 
@@ -103,6 +104,8 @@ TEST(ChangeLog, EveryCorruptionIsNamedByItsLine) {
     EXPECT_EQ(skipped(R"({"set":{"device":"mlx5_0","port":1,"port_gid":"fe80::1","mgid":"::","bits":1}})" "\n"),
               "line 3: /set/mgid: is zero");
     EXPECT_EQ(skipped(R"({"membership_gone":1)"), "line 3: torn (no end of line)");
+    EXPECT_EQ(skipped(R"({"roce_adding":{"socket":3,"group":"10.1.2.3","ifindex":7}})" "\n"),
+              "line 3: /roce_adding/group: not an IP multicast group");
 }
 
 TEST(ChangeLog, ReplaySaysWhatEachKeyIsNow) {
@@ -120,7 +123,18 @@ TEST(ChangeLog, ReplaySaysWhatEachKeyIsNow) {
     EXPECT_EQ(st.sessions[0], five);
     EXPECT_EQ(st.next_session, 6u);
     ASSERT_EQ(st.roce.groups.size(), 1u);
+    EXPECT_EQ(st.roce.adding, (std::vector<roce::KeptAdding>{{3, *parse_ip("239.1.2.4"), 7}}));
     EXPECT_EQ(st.generation, 4u);
+}
+
+// A membership being added is kept until the next RoCE section, which names what came of it.
+TEST(ChangeLog, ARoceSectionReplacesTheMembershipsBeingAdded) {
+    SavedState st = base();
+    const roce::KeptAdding a{3, *parse_ip("239.1.2.4"), 7};
+    replay(st, std::vector<Change>{RoceAdding{a}, RoceChange{}});
+    EXPECT_TRUE(st.roce.adding.empty());
+    replay(st, std::vector<Change>{RoceChange{}, RoceAdding{a}, RoceAdding{a}});
+    EXPECT_EQ(st.roce.adding, std::vector<roce::KeptAdding>{a});
 }
 
 TEST(ChangeLog, AGroupWithoutBitsIsGoneAndAMembershipOfAGoneSessionGoesWithIt) {

@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
+#include "../roce/fake_store.hpp"
 #include "../roce/fake_syscalls.hpp"
 #include "frontend/front_door.hpp"
 #include "restart/keeper.hpp"
@@ -354,6 +357,51 @@ TEST_F(Keeper, TheRoceKernelMembershipsGoToTheBackendForTheMembershipsTakenBack)
     const int orphan = sys.socket(4096);
     keeper_->restore(st, {}, server, {{3, orphan}});
     EXPECT_EQ(sys.open_fds(), 0u) << "no backend: closed";
+}
+
+// A kernel membership the RoCE backend adds on a socket the fd store keeps already is written
+// to the change log at once, before the kernel is asked: a crash before the next write would
+// otherwise leave it on that socket with nothing naming it (KernelRestart tests the adoption).
+TEST_F(Keeper, AKernelMembershipAddedOnAStoredSocketIsLoggedBeforeTheKernelIsAsked) {
+    struct Veth1 final : roce::RocePorts {
+        std::optional<roce::RocePort> port(PortIndex) const override {
+            return roce::RocePort{"rxe0/1", {{1, *parse_gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth1"}}, std::nullopt};
+        }
+        std::optional<unsigned> netdev_mtu(const std::string &) const override { return 1500; }
+    } ports;
+    FakeSyscalls sys;
+    sys.netdev(4096, "veth1", 7);
+    FakeStore store(sys);
+    roce::RoceBackend roce(ports, sys);
+    roce.set_store(&store);
+    keeper_->set_roce(&roce);
+    const auto log = [&] {
+        std::ifstream in(StateFile(dir_).log_path());
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str();
+    };
+    MembershipId next_id = 1;
+    const auto join = [&](const char *group) {
+        FabricJoin j;
+        j.port = 0;
+        j.roce = std::make_shared<const RoceJoin>(*parse_ip(group), std::nullopt, sys.socket(4096));
+        j.mgid = std::get<Gid>(roce.group_of(0, JoinRequest{.mgid = {}, .roce = j.roce}));
+        roce.make(j, [](const FabricResult &r) { ASSERT_FALSE(r.error); });
+        EXPECT_FALSE(roce.add_member(FabricMember{0, j.mgid, next_id++, join::full, j.roce, false}));
+    };
+    join("239.1.2.3"); // on the client's socket, kept and stored: a new socket the state will name
+    EXPECT_EQ(log().find("roce_adding"), std::string::npos) << "a new socket needs no line: " << log();
+    sys.on_add = [&](const IpAddress &group) {
+        EXPECT_NE(log().find(R"({"roce_adding":{"socket":1,"group":")" + format_ip(group) + R"(","ifindex":7}})"),
+                  std::string::npos)
+            << "the line is in the log before the kernel is asked: " << log();
+    };
+    join("239.1.2.4"); // on the stored socket
+    sys.on_add = nullptr;
+    EXPECT_NE(log().find(R"("group":"239.1.2.4")"), std::string::npos) << log();
+    roce.hand_over();
+    keeper_->set_roce(nullptr);
 }
 
 // A D-Bus session is kept with the caller's unique name, its identity as attested (a cgroup

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -38,6 +39,7 @@ public:
     std::uint64_t own_netns = 0;               // the daemon's namespace: where open_socket() makes one
     unsigned adds = 0, drops = 0, keeps = 0, closes = 0, opens = 0; // calls made
     unsigned still_held = 0; // adds answered EADDRINUSE: held already, nothing sent
+    std::function<void(const IpAddress &)> on_add; // told of each add before it is answered
 
     // A netdev `name` with `index` in namespace `netns`.
     void netdev(std::uint64_t netns, const std::string &name, int index) { netdevs_[{netns, name}] = index; }
@@ -110,6 +112,8 @@ public:
     }
     int add_membership(int fd, const IpAddress &group, int ifindex) override {
         ++adds;
+        if (on_add)
+            on_add(group);
         if (add_errno)
             return *std::exchange(add_errno, std::nullopt);
         auto s = socket_of(fd);

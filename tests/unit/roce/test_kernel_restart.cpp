@@ -198,6 +198,36 @@ TEST_F(KernelRestart, ASetAsideMembershipIsTakenBackSetAsideAndMadeAgainOnItsSoc
     EXPECT_NE(b.lost.at(1).find("set aside"), std::string::npos) << b.lost.at(1);
 }
 
+// A crash between a join and the state's next write: the new membership went onto a socket the
+// store kept and the state names with its others. The kernel cannot list a socket's
+// memberships, so without the line written before the kernel was asked (KeptAdding) it would
+// stay there, unnamed, as long as the socket lives. With it the next instance drops it.
+TEST_F(KernelRestart, AMembershipAddedAfterTheLastWriteIsDroppedByTheLineWrittenBeforeIt) {
+    FakeStore store(sys);
+    std::vector<roce::KeptAdding> adding;
+    const std::vector<KeptSocket> state =
+        first_instance(&store, {{kHostNs, v4(2, 1)}}, [&](KernelMemberships &first, const std::vector<MembershipKey> &) {
+            first.set_before_add([&](const roce::KeptAdding &a) {
+                EXPECT_EQ(sys.users(kHostNs, 7, a.group), 0u) << "written before the kernel is asked";
+                adding.push_back(a);
+            });
+            joined(first, kHostNs, v4(2, 2)); // after the write: on the stored socket, unnamed
+        });
+    ASSERT_EQ(adding, (std::vector<roce::KeptAdding>{{1, v4(2, 2), 7}}));
+    ASSERT_EQ(sys.users(kHostNs, 7, v4(2, 2)), 1u) << "the crash left it on the stored socket";
+
+    KernelMemberships next(sys);
+    next.set_store(&store);
+    const Adoption a = next.adopt(state, store.passed(), {}, adding);
+    EXPECT_EQ(a.adopted, 1u);
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 2)), 0u) << "dropped: the kernel sends the leave";
+    EXPECT_EQ(sys.users(kHostNs, 7, v4(2, 1)), 1u) << "the named one stays";
+    ASSERT_EQ(a.dropped.size(), 1u);
+    EXPECT_EQ(a.dropped[0],
+              "239.1.2.2 on interface 7 (stored socket 1) dropped: it was added after the restart state was last written");
+    EXPECT_TRUE(a.lost.empty()) << "nobody the state names held it";
+}
+
 TEST_F(KernelRestart, AStopTakesEverySocketOutOfTheStoreAndTheMembershipsEnd) {
     FakeStore store(sys);
     {
