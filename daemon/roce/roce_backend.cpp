@@ -347,7 +347,8 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
                 const TakenBack &where = adopted.at(id);
                 // A netdev other than its group's source's was the client's choice (ifname).
                 const auto made = groups_.find({where.port, where.mgid});
-                const bool own_ifname = made != groups_.end() && made->second.source.netdev != m.netdev;
+                const bool own_ifname =
+                    made != groups_.end() && made->second.sourced && made->second.source.netdev != m.netdev;
                 members_.insert_or_assign(id, Held{key, m.netdev, where.port, where.mgid, where.set_aside, own_ifname});
             }
         }

@@ -50,7 +50,7 @@ struct FakePorts final : roce::RocePorts {
     std::optional<unsigned> mtu = 1500;
     std::optional<RocePort> port(PortIndex) const override { return rxe0; }
     std::optional<unsigned> netdev_mtu(const std::string &netdev) const override {
-        return netdev == "veth1" ? mtu : std::nullopt;
+        return netdev == "veth1" || netdev == "veth9" ? mtu : std::nullopt;
     }
 };
 
@@ -338,6 +338,39 @@ TEST_F(Backend, AMemberTakenBackIsSetAsideWhenItsSourceGoes) {
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u) << "set aside: the kernel dropped it";
     EXPECT_FALSE(next.remove_member(FabricMember{0, v2, 1, join::full, nullptr, false}));
     EXPECT_EQ(sys2.open_fds(), 0u);
+}
+
+// A state of an older daemon names no group's source. A group no GID serves as it is taken back
+// waits for one, and its member's kernel membership follows the source's netdev when it comes
+// back, as any member's does that named no interface of its own.
+TEST_F(Backend, AMemberOfAGroupTakenBackWithNoSourceFollowsItsSourceBack) {
+    roce::KeptRoce kept;
+    kept.groups.push_back(roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2}); // no source
+    kept.sockets.push_back(
+        roce::KeptSocket{1, kHostNs, false, {roce::KeptMembership{ip("239.1.2.3"), 7, "veth1", {1}}}});
+    ports.rxe0->gids = {bed_gids()[0]}; // the IPv4 RoCE v2 entry is gone
+    FakeSyscalls sys2;
+    sys2.own_netns = kHostNs;
+    sys2.netdev(kHostNs, "veth1", 7);
+    RoceBackend next{ports, sys2};
+    const roce::Adoption a = next.adopt(
+        kept, {}, [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; }, {{1, {0, v2}}});
+    ASSERT_EQ(a.remade, 1u);
+    EXPECT_EQ(next.check_source(0, v2).state, SourceCheck::State::gone);
+    next.suspend(0, v2);
+    ASSERT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u);
+
+    sys2.netdev(kHostNs, "veth9", 9); // the address comes back on another netdev
+    ports.rxe0->gids = {bed_gids()[0], {1, gid("::ffff:10.77.0.1"), GidType::roce_v2, "veth9"}};
+    EXPECT_EQ(next.check_source(0, v2).state, SourceCheck::State::moved);
+    FabricJoin j;
+    j.mgid = v2;
+    j.bits = join::full;
+    j.rejoin = true;
+    next.make(j, [](const FabricResult &r) { EXPECT_FALSE(r.error); });
+    EXPECT_FALSE(next.add_member(FabricMember{0, v2, 1, join::full, nullptr, true}));
+    EXPECT_EQ(sys2.users(kHostNs, 9, ip("239.1.2.3")), 1u) << "on the source's netdev";
+    EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u);
 }
 
 // A container's interface may be named otherwise than the source GID's netdev: the join names
