@@ -156,6 +156,20 @@ protected:
         sys.netdev(kContainerNs, "veth1", 3);
     }
 
+    // `next` (over `sys2`) takes back what an older daemon kept of member 1 of 239.1.2.3 on
+    // RoCE v2: the group, with no source, and its kernel membership on veth1 (index 7) in the
+    // daemon's own namespace, made again (no store).
+    roce::Adoption take_back_one(RoceBackend &next) {
+        roce::KeptRoce kept;
+        kept.groups.push_back(roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2});
+        kept.sockets.push_back(roce::KeptSocket{
+            1, kHostNs, false, {roce::KeptMembership{*parse_ip("239.1.2.3"), 7, "veth1", {1}}}});
+        sys2.own_netns = kHostNs;
+        sys2.netdev(kHostNs, "veth1", 7);
+        return next.adopt(
+            kept, {}, [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; }, {{1, {0, v2}}});
+    }
+
     FabricResult make(const Gid &mgid, std::shared_ptr<const RoceJoin> roce = nullptr, GroupParams params = {},
                       bool rejoin = false) {
         FabricJoin j;
@@ -183,6 +197,7 @@ protected:
     FakePorts ports;
     FakeSyscalls sys;
     RoceBackend backend{ports, sys};
+    FakeSyscalls sys2; // a next instance's view of the same kernel (take_back_one)
     const Gid v2 = gid("::ffff:239.1.2.3");
     const Gid v1 = gid("ff0e::ffff:ef01:203");
 };
@@ -287,7 +302,7 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
         << "a sender holds none";
     backend.hand_over(); // a restart without a store: the process ends, and with it the sockets
 
-    FakeSyscalls sys2; // the next instance's view of the same kernel (a model each)
+    // sys2: the next instance's view of the same kernel (a model each).
     sys2.own_netns = kHostNs;
     sys2.netdev(kHostNs, "veth1", 7);
     RoceBackend next{ports, sys2};
@@ -322,17 +337,8 @@ TEST_F(Backend, WhatItKeepsTheNextInstanceTakesBackForTheMembersTakenBack) {
 // A member taken back is where the engine says it is: when its group's source GID goes, its
 // kernel membership is set aside like any other's (the kernel sends the leave).
 TEST_F(Backend, AMemberTakenBackIsSetAsideWhenItsSourceGoes) {
-    roce::KeptRoce kept;
-    kept.groups.push_back(roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2});
-    kept.sockets.push_back(
-        roce::KeptSocket{1, kHostNs, false, {roce::KeptMembership{ip("239.1.2.3"), 7, "veth1", {1}}}});
-    FakeSyscalls sys2;
-    sys2.own_netns = kHostNs;
-    sys2.netdev(kHostNs, "veth1", 7);
     RoceBackend next{ports, sys2};
-    const roce::Adoption a = next.adopt(
-        kept, {}, [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; }, {{1, {0, v2}}});
-    ASSERT_EQ(a.remade, 1u);
+    ASSERT_EQ(take_back_one(next).remade, 1u);
     ASSERT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 1u);
     next.suspend(0, v2);
     EXPECT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u) << "set aside: the kernel dropped it";
@@ -344,18 +350,9 @@ TEST_F(Backend, AMemberTakenBackIsSetAsideWhenItsSourceGoes) {
 // waits for one, and its member's kernel membership follows the source's netdev when it comes
 // back, as any member's does that named no interface of its own.
 TEST_F(Backend, AMemberOfAGroupTakenBackWithNoSourceFollowsItsSourceBack) {
-    roce::KeptRoce kept;
-    kept.groups.push_back(roce::KeptGroup{"rxe0", 1, v2, GidType::roce_v2}); // no source
-    kept.sockets.push_back(
-        roce::KeptSocket{1, kHostNs, false, {roce::KeptMembership{ip("239.1.2.3"), 7, "veth1", {1}}}});
     ports.rxe0->gids = {bed_gids()[0]}; // the IPv4 RoCE v2 entry is gone
-    FakeSyscalls sys2;
-    sys2.own_netns = kHostNs;
-    sys2.netdev(kHostNs, "veth1", 7);
     RoceBackend next{ports, sys2};
-    const roce::Adoption a = next.adopt(
-        kept, {}, [](const std::string &, std::uint8_t) -> std::optional<PortIndex> { return 0; }, {{1, {0, v2}}});
-    ASSERT_EQ(a.remade, 1u);
+    ASSERT_EQ(take_back_one(next).remade, 1u);
     EXPECT_EQ(next.check_source(0, v2).state, SourceCheck::State::gone);
     next.suspend(0, v2);
     ASSERT_EQ(sys2.users(kHostNs, 7, ip("239.1.2.3")), 0u);
