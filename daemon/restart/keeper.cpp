@@ -533,13 +533,13 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             }
             // Its client still counts it (perhaps as lost and waiting): told once its session is
             // alive again, below.
-            const std::string why =
+            const std::string reason =
                 pi ? "its group held no such bits when the state was written"
                    : "its port " + port_name(m.device, m.port) + " is not served now";
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
                                     " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
-                                    " on " + port_name(m.device, m.port) + " is not taken back: " + why);
-            not_taken_back.push_back({&s, m.id, why});
+                                    " on " + port_name(m.device, m.port) + " is not taken back: " + reason);
+            not_taken_back.push_back({&s, m.id, reason});
         }
     }
 

@@ -386,7 +386,9 @@ TEST_F(Keeper, AKernelMembershipAddedOnAStoredSocketIsLoggedBeforeTheKernelIsAsk
         FabricJoin j;
         j.port = 0;
         j.roce = std::make_shared<const RoceJoin>(*parse_ip(group), std::nullopt, sys.socket(4096));
-        j.mgid = std::get<Gid>(roce.group_of(0, JoinRequest{.mgid = {}, .roce = j.roce}));
+        JoinRequest req;
+        req.roce = j.roce;
+        j.mgid = std::get<Gid>(roce.group_of(0, req));
         roce.make(j, [](const FabricResult &r) { ASSERT_FALSE(r.error); });
         EXPECT_FALSE(roce.add_member(FabricMember{0, j.mgid, next_id++, join::full, j.roce, false}));
     };
