@@ -51,6 +51,18 @@ protected:
     sim::Process &hold(const std::string &ip) {
         return bed_->spawn_on(1, daemon_->ctl_argv(nullptr, "join", daemon_->on_port({"--ip", ip, "--hold"})));
     }
+    // Host 1 reports `group` and the switch lists its port alone, within kEvent.
+    bool held_by_host_1(const IpGroup &group) {
+        return sim::poll_until(kEvent, [&] { return bed_->igmp(1).count(group) && bed_->mdb_hosts(group) == std::set<int>{1}; });
+    }
+    // The holder ends as a client does (SIGTERM): its leave takes the group from host 1's table;
+    // then the daemon stops.
+    void end(sim::Process &holder, const IpGroup &group) {
+        holder.signal(SIGTERM);
+        EXPECT_EQ(holder.wait(10s), 0) << holder.stderr_text();
+        EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed_->igmp(1).count(group); })) << "left";
+        EXPECT_EQ(daemon_->stop(20s), 0) << daemon_->process().stderr_text();
+    }
 
     std::unique_ptr<EthernetBed> bed_; // first, so it goes last: the daemon's process is the bed's
     std::unique_ptr<BedDaemon> daemon_;
@@ -67,8 +79,7 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
     ASSERT_TRUE(record) << holder.stderr_text() << daemon.process().stderr_text();
     EXPECT_EQ(record->at("sgid_index"), 1) << record->dump();
     EXPECT_EQ(record->at("netdev"), "veth1") << record->dump();
-    ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }))
-        << "joined: the host reports it, the switch lists its port";
+    ASSERT_TRUE(held_by_host_1(group)) << "joined: the host reports it, the switch lists its port";
 
     // The address leaves veth1: the kernel removes its GID entry (an unused entry reads as zeros).
     FakeRdmaDevice dev = bed.rdma_device(1);
@@ -96,13 +107,8 @@ TEST_F(RoceEventsBed, AGidRemovedIsLostAndDroppedAndItsReturnAtAnotherIndexIsRes
     EXPECT_NE(std::find(restored->at("changed").begin(), restored->at("changed").end(), "sgid_index"),
               restored->at("changed").end())
         << restored->dump();
-    EXPECT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }))
-        << "made again: reported, and listed by the switch";
-
-    holder.signal(SIGTERM);
-    EXPECT_EQ(holder.wait(10s), 0) << holder.stderr_text();
-    EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group); })) << "left";
-    EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
+    EXPECT_TRUE(held_by_host_1(group)) << "made again: reported, and listed by the switch";
+    end(holder, group);
 }
 
 // A planned restart while the group's source GID is gone. The next instance takes the
@@ -116,7 +122,7 @@ TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesWaitsForItsSour
     const IpGroup group = IpGroup::of("239.1.2.5");
     sim::Process &holder = hold("239.1.2.5");
     ASSERT_TRUE(next_json(holder, 20s)) << holder.stderr_text() << daemon.process().stderr_text();
-    ASSERT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }));
+    ASSERT_TRUE(held_by_host_1(group));
 
     FakeRdmaDevice dev = bed.rdma_device(1);
     dev.ports[0].gids[1] = FakeGidEntry{};
@@ -147,12 +153,8 @@ TEST_F(RoceEventsBed, AMembershipSetAsideWhenAPlannedRestartComesWaitsForItsSour
     EXPECT_EQ(told->at("event"), "restored") << "the first word after the restart: " << told->dump();
     EXPECT_EQ(daemon.process().stderr_text().find("is not taken back"), std::string::npos)
         << daemon.process().stderr_text();
-    EXPECT_TRUE(sim::poll_until(kEvent, [&] { return bed.igmp(1).count(group) && bed.mdb_hosts(group) == std::set<int>{1}; }))
-        << "the host holds the group again";
-    holder.signal(SIGTERM);
-    EXPECT_EQ(holder.wait(10s), 0) << holder.stderr_text();
-    EXPECT_TRUE(sim::poll_until(kEvent, [&] { return !bed.igmp(1).count(group); })) << "left";
-    EXPECT_EQ(daemon.stop(20s), 0) << daemon.process().stderr_text();
+    EXPECT_TRUE(held_by_host_1(group)) << "the host holds the group again";
+    end(holder, group);
 }
 
 // The link going down and up (the port's state file, as the kernel shows a netdev's carrier):
