@@ -476,7 +476,9 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         port_of[i] = *pi;
         for (const SavedGroup &g : sp.groups) {
             service_.adopt_group(*pi, g.mgid, g.held, g.uncertain, g.record);
-            if (!g.held && g.uncertain) // on a RoCE port: being made again, its members set aside
+            // On a RoCE port, uncertain bits are a group being made again (the rule
+            // Engine::end_adoption applies): its members' kernel memberships were set aside.
+            if (g.uncertain)
                 remaking.emplace(*pi, g.mgid);
             ++out.groups;
         }

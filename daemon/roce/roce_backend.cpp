@@ -290,9 +290,13 @@ KeptRoce RoceBackend::kept(const NameOf &name_of) const {
 Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
                             const std::map<MembershipId, TakenBack> &adopted) {
     Adoption out;
-    std::set<std::pair<PortIndex, Gid>> taken_back;
-    for (const auto &[id, where] : adopted)
+    std::set<std::pair<PortIndex, Gid>> taken_back; // the groups they are in
+    std::set<std::uint64_t> aside;                  // those whose kernel membership was set aside
+    for (const auto &[id, where] : adopted) {
         taken_back.emplace(where.port, where.mgid);
+        if (where.set_aside)
+            aside.insert(id);
+    }
     for (const KeptGroup &g : saved.groups) {
         const auto pi = port_of(g.device, g.port);
         if (!pi)
@@ -329,10 +333,6 @@ Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> 
     for (KeptSocket &k : held)
         for (KeptMembership &m : k.memberships)
             std::erase_if(m.members, [&](std::uint64_t id) { return !adopted.count(id); });
-    std::set<std::uint64_t> aside;
-    for (const auto &[id, where] : adopted)
-        if (where.set_aside)
-            aside.insert(id);
     Adoption kernel = kernel_.adopt(held, std::move(stored), aside, saved.adding);
     out.adopted = kernel.adopted;
     out.remade = kernel.remade;
