@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "server/fd_closer.hpp"
+
 namespace mcastd::server {
 
 PassedFds PassedFds::from(const msghdr &mh) {
@@ -20,37 +22,42 @@ PassedFds PassedFds::from(const msghdr &mh) {
         for (std::size_t i = 0; i < n; ++i) {
             int fd;
             std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            out.fds_.push_back(fd);
+            (defuse_passed(fd) ? out.sockets_ : out.others_).push_back(fd);
         }
     }
     return out;
 }
 
-PassedFds::PassedFds(PassedFds &&o) noexcept : fds_(std::move(o.fds_)), truncated_(o.truncated_) { o.fds_.clear(); }
+PassedFds::PassedFds(PassedFds &&o) noexcept
+    : sockets_(std::exchange(o.sockets_, {})), others_(std::exchange(o.others_, {})), truncated_(o.truncated_) {}
 
 PassedFds::~PassedFds() {
-    for (int fd : fds_)
+    for (int fd : sockets_)
         ::close(fd);
+    for (int fd : others_)
+        FdCloser::background().close(fd);
 }
 
 std::optional<proto::Failure> PassedFds::hand_to(proto::Request &request) {
     auto *join = std::get_if<proto::Join>(&request);
-    if (fds_.size() > 1 || truncated_) {
-        const std::string carried = truncated_ ? "more than " + std::to_string(kRoom) : std::to_string(fds_.size());
-        // A join's is about the group the socket would hold (PROTOCOL.md, "RoCE ports").
+    // A join's refusal is about the group the socket would hold (PROTOCOL.md, "RoCE ports").
+    auto refuse = [join](std::string why) {
         std::string field;
         if (join)
             field = join->request.roce && join->request.roce->group ? "/ip" : "/mgid";
-        return proto::Failure::of(Errc::invalid_argument,
-                                  "a request carries at most one descriptor (the socket of a join on a RoCE port); "
-                                  "this one carried " +
-                                      carried,
-                                  std::move(field));
-    }
-    if (!join || fds_.empty())
+        return proto::Failure::of(Errc::invalid_argument, std::move(why), std::move(field));
+    };
+    if (count() > 1 || truncated_)
+        return refuse("a request carries at most one descriptor (the socket of a join on a RoCE port); this one "
+                      "carried " +
+                      (truncated_ ? "more than " + std::to_string(kRoom) : std::to_string(count())));
+    if (!join || count() == 0)
         return std::nullopt; // the destructor closes what nothing uses
-    give_socket(join->request, fds_.front());
-    fds_.clear();
+    if (sockets_.empty())
+        return refuse("the descriptor a join carries is the UDP socket it holds its group on; this one is not a "
+                      "socket");
+    give_socket(join->request, sockets_.front());
+    sockets_.clear();
     return std::nullopt;
 }
 

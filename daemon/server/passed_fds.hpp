@@ -3,7 +3,9 @@
 // carry one: the UDP socket of a join on a RoCE port, made in the client's network namespace,
 // on which the daemon holds the group's kernel membership (doc/architecture.md §6.1). The join
 // takes it (JoinRequest::roce); any other request's is closed, and a message that carried
-// more than one is refused and all of them closed.
+// more than one, or a join that carried anything but a socket, is refused and all of them
+// closed. Every one is made safe to close as it arrives (fd_closer.hpp): a client cannot stop
+// the loop with a descriptor whose close waits.
 #pragma once
 
 #include <sys/socket.h>
@@ -18,9 +20,10 @@ namespace mcastd::server {
 
 class PassedFds {
 public:
-    // Room for this many in a message's control data: enough to tell "more than one" apart,
-    // while the kernel closes any past it (MSG_CTRUNC).
-    static constexpr std::size_t kRoom = 4;
+    // Room for every descriptor one message can carry (the kernel's SCM_MAX_FD): those past
+    // the room would be closed by the kernel in the receiving thread (MSG_CTRUNC), where a
+    // close that waits would stop the loop.
+    static constexpr std::size_t kRoom = 253;
     static constexpr std::size_t kControlBytes = CMSG_SPACE(sizeof(int) * kRoom);
 
     // The descriptors of a message recvmsg() received (with MSG_CMSG_CLOEXEC) into `mh`.
@@ -32,15 +35,17 @@ public:
     PassedFds(const PassedFds &) = delete;
     ~PassedFds(); // closes those not taken
 
-    std::size_t count() const { return fds_.size(); }
+    std::size_t count() const { return sockets_.size() + others_.size(); }
     bool truncated() const { return truncated_; } // more came than there was room for
 
     // Gives `request` the descriptor it uses (a join's socket) and closes the rest; the
-    // failure to answer instead when the message carried more than one.
+    // failure to answer instead when the message carried more than one, or a join carried
+    // something other than a socket.
     std::optional<proto::Failure> hand_to(proto::Request &request);
 
 private:
-    std::vector<int> fds_;
+    std::vector<int> sockets_; // their linger off: closed here
+    std::vector<int> others_;  // closed in the background
     bool truncated_ = false;
 };
 

@@ -304,22 +304,22 @@ void send_with_fd(int sock, const std::string &msg, int fd) {
 // test_roce_sessions.cpp (a RoCE port beside this one).
 TEST_F(Sessions, RoceKeysOnAnInfinibandPortAreRefusedAndTheirSocketIsNotKept) {
     const int c = greeted();
-    int pipe_fds[2];
-    ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK), 0);
+    int pair[2]; // the daemon gets one end: the other reads the end of the stream once it closed it
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
     proto::Join by_ip = join_of("ff15::1");
     by_ip.request.mgid = kZeroGid;
     by_ip.ip = parse_ip("239.1.2.3");
-    send_with_fd(c, proto::encode_request(4, by_ip), pipe_fds[1]);
-    ::close(pipe_fds[1]);
+    send_with_fd(c, proto::encode_request(4, by_ip), pair[1]);
+    ::close(pair[1]);
     const proto::Reply r = reply(c);
     EXPECT_EQ(r.id, 4u);
     EXPECT_EQ(failure(r).error.code, Errc::invalid_argument);
     EXPECT_EQ(failure(r).field, "/ip");
     EXPECT_NE(failure(r).error.message.find("RoCE"), std::string::npos) << failure(r).error.message;
-    // The pipe's last writer was the copy that travelled to the daemon: it is gone.
+    // The last copy of the end was the one that travelled to the daemon: it is gone.
     char byte;
-    EXPECT_EQ(::read(pipe_fds[0], &byte, 1), 0) << "the daemon holds the descriptor it was sent";
-    ::close(pipe_fds[0]);
+    EXPECT_EQ(::recv(pair[0], &byte, 1, MSG_DONTWAIT), 0) << "the daemon holds the descriptor it was sent";
+    ::close(pair[0]);
 
     proto::Join typed = join_of("ff15::1");
     typed.gid_type = GidType::roce_v2;

@@ -3,11 +3,16 @@
 // which the socket transport gives the join and the engine its port's membership backend; a
 // request carrying more than one descriptor is refused, and every descriptor a request does not
 // use is closed. An IP group has its MGID before the access policy judges the join.
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <poll.h>
 
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -147,9 +152,9 @@ TEST_F(RoceDoor, MoreThanOneDescriptorIsRefusedAndEveryOneClosed) {
     send_with(c, 3, roce_join("ff0e::ffff:ef01:203"), many);
     const proto::Reply r2 = reply(c);
     EXPECT_EQ(failure(r2).error.message, "a request carries at most one descriptor (the socket of a join on a RoCE "
-                                         "port); this one carried more than 4");
+                                         "port); this one carried 6");
     for (int fd : many)
-        EXPECT_EQ(copies(fd), 1) << "those past the room were closed by the kernel, the rest by the daemon";
+        EXPECT_EQ(copies(fd), 1) << "every one taken in and closed by the daemon, none left to the kernel";
     send(c, 4, roce_join("ff0e::ffff:ef01:203"));
     EXPECT_TRUE(ok(reply(c))) << "the connection goes on";
 }
@@ -168,6 +173,104 @@ TEST_F(RoceDoor, ADescriptorARequestDoesNotUseIsClosedAndTheRequestServed) {
     send_with(fresh, 1, roce_join("ff0e::ffff:ef01:203"), {s});
     EXPECT_FALSE(ok(reply(fresh)));
     EXPECT_EQ(copies(s), 1);
+}
+
+// A TCP socket whose close waits out its linger time (SO_LINGER, `seconds`) for data its peer
+// never reads: the peer is a listener that never accepts, with a small window, and the send
+// buffer is full. Any client can pass one.
+struct LingeringTcp {
+    int listener = -1, fd = -1;
+    explicit LingeringTcp(int seconds) {
+        listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const int small = 1024;
+        EXPECT_EQ(::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+        sockaddr_in at{};
+        at.sin_family = AF_INET;
+        at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof at;
+        EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&at), sizeof at), 0);
+        EXPECT_EQ(::listen(listener, 1), 0);
+        EXPECT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&at), &len), 0);
+        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        EXPECT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+        EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&at), sizeof at), 0) << std::strerror(errno);
+        const std::string chunk(4096, 'x');
+        while (::send(fd, chunk.data(), chunk.size(), MSG_DONTWAIT | MSG_NOSIGNAL) > 0) {
+        }
+        const linger wait{1, seconds};
+        EXPECT_EQ(::setsockopt(fd, SOL_SOCKET, SO_LINGER, &wait, sizeof wait), 0);
+        int unsent = 0;
+        EXPECT_EQ(::ioctl(fd, SIOCOUTQ, &unsent), 0);
+        EXPECT_GT(unsent, 0) << "nothing for the close to wait on";
+    }
+    ~LingeringTcp() {
+        if (fd >= 0) {
+            const linger off{1, 0}; // the test's own copy closes at once
+            ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof off);
+            ::close(fd);
+        }
+        ::close(listener);
+    }
+    // Passes the descriptor on: the receiver's copy is then the last.
+    int give() { return std::exchange(fd, -1); }
+};
+
+// A client must not stop the daemon with a descriptor whose close waits: the daemon turns a
+// passed socket's linger off as it arrives, so closing it on the loop waits for nothing, whether
+// the request had no use for it or a join carried it to an InfiniBand port.
+TEST_F(RoceDoor, ASocketWhoseCloseWouldWaitIsClosedWithoutWaiting) {
+    const int c = greeted();
+    // Generous bound: the answers take milliseconds; a close that waited would take 30 s each.
+    constexpr int kLinger = 30;
+    const auto start = std::chrono::steady_clock::now();
+    {
+        LingeringTcp t(kLinger);
+        const int fd = t.give();
+        send_with(c, 2, proto::Status{}, {fd});
+        ::close(fd);
+        EXPECT_TRUE(ok(reply(c)));
+    }
+    {
+        LingeringTcp t(kLinger);
+        const int fd = t.give();
+        send_with(c, 3, join_of("ff15::1"), {fd}); // an InfiniBand port: served as if it had none
+        ::close(fd);
+        EXPECT_TRUE(ok(reply(c)));
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(kLinger / 3))
+        << "a close on the loop waited out the linger time";
+}
+
+// Anything but a socket (a pipe here; a FUSE or NFS file, whose close may wait on its server,
+// in the wild) is closed on the closing thread, never on the loop; a join that carries one is
+// refused, naming what it needed.
+TEST_F(RoceDoor, ADescriptorThatIsNotASocketIsClosedOffTheLoop) {
+    const int c = greeted();
+    auto closed = [](int read_end) {
+        pollfd p{read_end, POLLIN, 0};
+        char byte;
+        return ::poll(&p, 1, 10'000) == 1 && ::read(read_end, &byte, 1) == 0;
+    };
+    int status_pipe[2];
+    ASSERT_EQ(::pipe2(status_pipe, O_CLOEXEC), 0);
+    send_with(c, 2, proto::Status{}, {status_pipe[1]});
+    ::close(status_pipe[1]);
+    EXPECT_TRUE(ok(reply(c)));
+    EXPECT_TRUE(closed(status_pipe[0])) << "the daemon's copy was never closed";
+    ::close(status_pipe[0]);
+
+    int join_pipe[2];
+    ASSERT_EQ(::pipe2(join_pipe, O_CLOEXEC), 0);
+    send_with(c, 3, roce_join("ff0e::ffff:ef01:203"), {join_pipe[1]});
+    ::close(join_pipe[1]);
+    const proto::Reply r = reply(c);
+    EXPECT_EQ(failure(r).error.code, Errc::invalid_argument);
+    EXPECT_EQ(failure(r).field, "/mgid");
+    EXPECT_EQ(failure(r).error.message,
+              "the descriptor a join carries is the UDP socket it holds its group on; this one is not a socket");
+    EXPECT_TRUE(eth.made.empty()) << "the join never reached the engine";
+    EXPECT_TRUE(closed(join_pipe[0]));
+    ::close(join_pipe[0]);
 }
 
 TEST_F(RoceDoor, AnIpGroupHasItsMgidBeforeThePolicyJudgesIt) {
