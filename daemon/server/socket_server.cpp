@@ -10,13 +10,16 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
+#include <utility>
 
 #include "logging/policy_log.hpp"
 #include "policy/policy.hpp"
 #include "server/passed_fds.hpp"
 #include "server/peer.hpp"
+#include "runtime/sd_error.hpp"
 
 namespace mcastd::server {
 
@@ -359,6 +362,7 @@ SocketServer::~SocketServer() {
 }
 
 void SocketServer::stop_accepting() {
+    loop_.timers().cancel(std::exchange(accept_rest_, 0));
     accept_source_.reset();
     if (listen_fd_ >= 0)
         ::close(listen_fd_);
@@ -392,12 +396,36 @@ void SocketServer::on_accept() {
     for (;;) {
         const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                spdlog::warn("accept: {}", std::strerror(errno));
+            const int err = errno;
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM)
+                rest_accepting(err);
+            else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+                spdlog::warn("accept: {}", std::strerror(err));
             return;
         }
+        if (const std::uint64_t rests = std::exchange(accept_rests_, 0))
+            spdlog::info("accepting clients again, after {} rest(s) of {} ms", rests,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(kAcceptRest).count());
         adopt(fd);
     }
+}
+
+// The listener stays readable while a connection waits (its watch is level-triggered), so
+// retrying at once would spin the loop and fill the log; the connection waits in the backlog
+// instead, and is taken once a descriptor may be free.
+void SocketServer::rest_accepting(int err) {
+    if (accept_rests_++ == 0)
+        spdlog::warn("accept: {}; not accepting clients for {} ms at a time until it works again ({} connections "
+                     "open)",
+                     std::strerror(err), std::chrono::duration_cast<std::chrono::milliseconds>(kAcceptRest).count(),
+                     connections_.size());
+    runtime::sd_check(sd_event_source_set_enabled(accept_source_.get(), SD_EVENT_OFF),
+                      "sd_event_source_set_enabled(listener, off)");
+    accept_rest_ = loop_.timers().start(kAcceptRest, [this] {
+        accept_rest_ = 0;
+        runtime::sd_check(sd_event_source_set_enabled(accept_source_.get(), SD_EVENT_ON),
+                          "sd_event_source_set_enabled(listener, on)");
+    });
 }
 
 void SocketServer::adopt(int fd) {

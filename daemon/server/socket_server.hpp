@@ -6,6 +6,8 @@
 // memberships.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 
@@ -55,10 +57,15 @@ public:
     // their turn (the watches are level-triggered: runtime/io_group.hpp).
     static constexpr unsigned kMessagesPerTurn = 16;
 
+    // How long the listener rests after accept() found no descriptor or memory for a new
+    // connection (EMFILE, ENFILE, ENOBUFS, ENOMEM). Waiting clients stay in the backlog.
+    static constexpr Duration kAcceptRest = std::chrono::milliseconds(100);
+
 private:
     class Connection;
 
     void on_accept();
+    void rest_accepting(int err);
     void close_connection(int fd);
 
     runtime::EventLoop &loop_;
@@ -69,6 +76,8 @@ private:
     bool handing_over_ = false;
     std::string receive_buffer_; // every connection's: the loop reads one message at a time
     runtime::EventSource accept_source_;
+    Timers::Id accept_rest_ = 0;   // while the listener rests
+    std::uint64_t accept_rests_ = 0; // since accept() last worked: the log says the first
     runtime::IoGroup clients_io_; // before connections_: their watches go first
     std::map<int, std::unique_ptr<Connection>> connections_; // by fd
 };

@@ -4,9 +4,18 @@
 // manager's fd store; a client that does not read its replies is not read either, and one whose
 // uid's connections are owed too much is cut; a monitor that does not read loses events, not
 // the daemon's memory, and hears how many once it caught up; root's evict --disconnect closes.
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <set>
 
 #include "child_process.hpp"
@@ -274,6 +283,53 @@ TEST_F(Tenancy, EvictDisconnectClosesTheConnectionsOfTheUid) {
     EXPECT_EQ(server.connections(), 1u);
     sa.run();
     EXPECT_FALSE(sa_bits("ff15::1"));
+}
+
+
+// At the process's descriptor limit accept() fails (EMFILE) while the client waits in the
+// backlog, and the listener stays readable. The server rests it (SocketServer::kAcceptRest)
+// rather than spin the loop and the log, and takes the client once a descriptor is free.
+TEST_F(Tenancy, AtTheDescriptorLimitTheListenerRestsAndTakesTheClientOnceOneIsFree) {
+    (void)greeted(); // the loop's timer descriptor exists before the table is full
+    const int listener = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_un at{};
+    at.sun_family = AF_UNIX;
+    const std::string name = "mcastd-test-accept-" + std::to_string(::getpid()); // abstract
+    std::memcpy(at.sun_path + 1, name.data(), name.size());
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&at), len), 0);
+    ASSERT_EQ(::listen(listener, 4), 0);
+    server::SocketServer door(loop, sessions, listener);
+    const int client = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr *>(&at), len), 0); // into the backlog
+
+    rlimit was{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &was), 0);
+    rlimit low = was;
+    low.rlim_cur = 256;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    std::vector<int> filler;
+    for (int fd; (fd = ::dup(client)) >= 0;)
+        filler.push_back(fd);
+    ASSERT_EQ(errno, EMFILE);
+
+    // A loop that spins returns from each run_once at once: tens of thousands in 300 ms. One
+    // that rests wakes for the rest's end and its own timeout: a handful.
+    unsigned turns = 0;
+    for (const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+         std::chrono::steady_clock::now() < end; ++turns)
+        loop.run_once(std::chrono::milliseconds(50));
+    EXPECT_LT(turns, 100u) << "the loop spun on the listener";
+    EXPECT_EQ(door.connections(), 0u);
+
+    for (int fd : filler)
+        ::close(fd);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &was), 0);
+    send(client, 1, proto::Hello{{1}, "test"});
+    EXPECT_TRUE(ok(reply(client))) << "the waiting client was taken once a descriptor was free";
+    EXPECT_EQ(door.connections(), 1u);
+    ::close(client);
 }
 
 } // namespace
