@@ -75,7 +75,7 @@ bool BackendMachine::reconcile(Group &g) {
         return drop(g, extra);
     if (const std::uint8_t missing = normalize(bits_of(want & ~cover(g.sa.held))); missing && s_.usable(g.port))
         return make(g, missing, 0);
-    g.releaser.reset(); // in line with its members: what a release caused is done
+    g.changer.reset(); // in line with its members: what a change caused is done
     return false;
 }
 
@@ -106,7 +106,7 @@ bool BackendMachine::drop(Group &g, std::uint8_t bits) {
     Op op;
     op.kind = Op::Kind::drop;
     op.bits = bits;
-    op.leaver = g.releaser;
+    op.leaver = g.changer;
     return start(g, std::move(op), [this, &g, &l](MembershipBackend::Done done) {
         return backend(g).drop(l, std::move(done));
     });

@@ -161,7 +161,7 @@ void Engine::set_observer(EngineObserver observer) { impl_->state.observer = std
 void Engine::set_memberships_gone_listener(std::function<void(PortIndex)> fn) {
     impl_->state.memberships_gone = std::move(fn);
 }
-void Engine::set_delete_meter(std::function<void(uid_t)> meter) { impl_->state.delete_meter = std::move(meter); }
+void Engine::set_debt_meter(std::function<void(uid_t)> meter) { impl_->state.debt_meter = std::move(meter); }
 
 void Engine::set_backend(LinkLayer link_layer, MembershipBackend &backend) {
     if (link_layer == LinkLayer::infiniband)

@@ -293,13 +293,15 @@ public:
     // Releases a membership. A pending join is withdrawn (its callback gets `cancelled`).
     // The SA Delete, if one is due, happens in the background.
     std::optional<Error> leave(ClientId client, MembershipId id);
-    // Runs (as an output, once the engine's state is consistent) for every SA Delete the engine
-    // sends because members were released (a leave, a withdrawn join whose Set went out, or a
-    // removed client), with the uid of the client whose release last lowered what the group
-    // needs before that Delete went out; its retries too. Deletes nobody's release caused
-    // (bits nobody took back after a restart, a bad SA-assigned MGID) are reported to nobody.
-    // A Delete cannot be refused: the frontend charges it to the uid's SA budget as a debt.
-    void set_delete_meter(std::function<void(uid_t)> meter);
+    // Runs (as an output, once the engine's state is consistent) for every SA MAD the engine
+    // sends to bring a group in line with its members after a client changed what it needs,
+    // with that client's uid, retries too: the Deletes and repair Set after a release (a leave,
+    // a withdrawn join whose Set went out, a removed client), the Delete of bits a join's Set
+    // made redundant (full over sendonly-full). Work nobody's change caused (bits nobody took
+    // back after a restart, a bad SA-assigned MGID) is reported to nobody. Such work cannot
+    // be refused (the group would stay out of line): the frontend charges it to the uid's SA
+    // budget as a debt. The join's own probes and Set go through JoinGates::sa instead.
+    void set_debt_meter(std::function<void(uid_t)> meter);
 
     // ---- adoption, after the daemon restarted (doc/architecture.md §9) ----
     // A group whose bits the previous instance of the daemon set on this port: `held` bits

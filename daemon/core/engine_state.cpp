@@ -58,9 +58,9 @@ void EngineState::flush() {
         } else if (auto *l = std::get_if<MembershipsGone>(&out)) {
             if (memberships_gone)
                 memberships_gone(l->port);
-        } else if (auto *d = std::get_if<DeleteSent>(&out)) {
-            if (delete_meter)
-                delete_meter(d->uid);
+        } else if (auto *d = std::get_if<DebtSent>(&out)) {
+            if (debt_meter)
+                debt_meter(d->uid);
         } else if (observer) {
             observer(std::get<EngineNote>(out));
         }

@@ -4,7 +4,7 @@
 // Internal to daemon/core; engine.hpp is the contract.
 //
 // The deferred-callback invariant: join callbacks, membership events, notes, the
-// memberships-gone listener and the delete meter never run in the middle of a change. They are queued as outputs and run at the end
+// memberships-gone listener and the debt meter never run in the middle of a change. They are queued as outputs and run at the end
 // of the outermost entry point (the Entry guard below), when the state is consistent, so they
 // may call the engine.
 #pragma once
@@ -82,7 +82,7 @@ struct Op {
     std::uint64_t epoch = 0; // the port's epoch when sent: an answer from before an
                              // invalidation says nothing about the SA's state now
     std::vector<std::uint8_t> candidates; // probe_exact: JoinStates still to try
-    std::optional<ClientInfo> leaver;     // del: the group's releaser when it was sent
+    std::optional<ClientInfo> leaver;     // del: the group's changer when it was sent (who made it due)
 };
 
 struct Group {
@@ -101,11 +101,13 @@ struct Group {
     std::optional<Op> op;
     Timers::Id retry_timer = 0;
     Duration backoff{0};
-    // Who last released a membership here (a leave, a withdrawn join whose Set went out, a
-    // client gone), until the group is in line with its members again: the Deletes that release
-    // causes are that client's doing. The delete meter charges its uid, and the Delete's note
+    // Who last changed what the group needs (a leave, a withdrawn join whose Set went out, a
+    // client gone; a join whose Set went out), until the group is in line with its members
+    // again: the SA work that brings it in line is that client's doing (a release's Delete and
+    // the repair Set that may follow it, the Delete of bits a join made redundant). The debt
+    // meter charges its uid, the work goes in its uid's turn at the SA, and a Delete's note
     // names it (the log's per-uid rate limit counts it).
-    std::optional<ClientInfo> releaser;
+    std::optional<ClientInfo> changer;
 
     std::uint8_t wanted() const { return wanted_bits(count); }
     bool in_progress() const { return op || retry_timer; } // a fabric operation (SA transaction, kernel call) or its retry
@@ -146,10 +148,10 @@ struct Event {
 struct MembershipsGone { // the port's memberships are gone at the fabric: it re-joins them all
     PortIndex port = 0;
 };
-struct DeleteSent { // a Delete a release caused went out (the delete meter)
+struct DebtSent { // SA work a client's change made due went out (the debt meter)
     uid_t uid = 0;
 };
-using Output = std::variant<Reply, Event, EngineNote, MembershipsGone, DeleteSent>;
+using Output = std::variant<Reply, Event, EngineNote, MembershipsGone, DebtSent>;
 
 struct EngineState {
     EngineState(EngineConfig c, const PortFacts &f, SaService &s, Timers &t)
@@ -162,7 +164,7 @@ struct EngineState {
     MembershipEventSink *sink = nullptr;
     EngineObserver observer;
     std::function<void(PortIndex)> memberships_gone; // Engine::set_memberships_gone_listener
-    std::function<void(uid_t)> delete_meter;   // Engine::set_delete_meter
+    std::function<void(uid_t)> debt_meter;   // Engine::set_debt_meter
     EngineStats stats;
     std::mt19937_64 rng;
 
@@ -204,9 +206,9 @@ struct EngineState {
         if (memberships_gone)
             deferred.emplace_back(MembershipsGone{port});
     }
-    void delete_sent(uid_t uid) {
-        if (delete_meter)
-            deferred.emplace_back(DeleteSent{uid});
+    void debt_sent(uid_t uid) {
+        if (debt_meter)
+            deferred.emplace_back(DebtSent{uid});
     }
     // Runs the deferred outputs, then the idle waiters if nothing is left to do.
     void flush();

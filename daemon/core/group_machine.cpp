@@ -200,14 +200,16 @@ void GroupMachine::reconcile(Group &g) {
         start_probe(g, true);
         return;
     case K::repair:
+        if (g.changer)
+            s_.debt_sent(g.changer->uid);
         submit(g, op_of(Op::Kind::repair_set, step.bits),
                repair_set(g.port, g.sa.record, s_.port_gid(g.port), step.bits));
         return;
     case K::remove: {
-        if (g.releaser)
-            s_.delete_sent(g.releaser->uid);
+        if (g.changer)
+            s_.debt_sent(g.changer->uid);
         Op op = op_of(Op::Kind::del, step.bits);
-        op.leaver = g.releaser;
+        op.leaver = g.changer;
         submit(g, std::move(op),
                SaRequest{g.port, SaMethod::del, member_record(g.mgid, s_.port_gid(g.port), step.bits), field::join_mask});
         return;
@@ -217,7 +219,7 @@ void GroupMachine::reconcile(Group &g) {
         return;
     case K::none:
         g.backoff = Duration{0};
-        g.releaser.reset(); // in line with its members: what a release caused is done
+        g.changer.reset(); // in line with its members: what a change caused is done
         return;
     }
 }
@@ -237,6 +239,9 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     if (joins && !op.resync && req.lane == SaLane::window && !g.queue.empty())
         if (const auto c = s_.clients.find(s_.members.at(g.queue.front()).client); c != s_.clients.end())
             req.tenant = c->second.info.uid + 1;
+    // So is the work a client's change made due (reconcile(), charged to it there).
+    if ((op.kind == Op::Kind::del || op.kind == Op::Kind::repair_set) && g.changer && req.lane == SaLane::window)
+        req.tenant = g.changer->uid + 1;
     switch (req.method) {
     case SaMethod::get: ++s_.stats.sa_gets; break;
     case SaMethod::set: ++s_.stats.sa_sets; break;

@@ -44,6 +44,8 @@ void MemberBook::activate(Group &g, MembershipId id) {
     g.settled.insert(id);
     if (!m.sent)
         ++s_.stats.joins_local;
+    else if (auto c = s_.clients.find(m.client); c != s_.clients.end())
+        g.changer = c->second.info; // its Set may have made bits redundant: their Delete is its doing
     // Routine notes carry no text: describe() makes it for the observers that print it, so a
     // join answered locally costs no string formatting.
     EngineNote n = EngineState::group_note(EngineNote::Kind::joined, g, m.bits, m.client);
@@ -169,7 +171,7 @@ Group &MemberBook::release(MembershipId id, bool tell) {
     // out leaves bits nobody needs. Either way a Delete may follow, and it is this client's.
     if (m.state == MemberState::active || (m.state == MemberState::queued && m.sent))
         if (auto c = s_.clients.find(m.client); c != s_.clients.end())
-            g.releaser = c->second.info;
+            g.changer = c->second.info;
     erase(id);
     return g;
 }

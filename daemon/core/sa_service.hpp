@@ -43,9 +43,10 @@ struct SaRequest {
     McRecord record;
     std::uint64_t comp_mask = 0; // field:: bits
     SaLane lane = SaLane::window;
-    // Who caused it: the uid of the client whose join it serves, plus one; 0 for the daemon's
-    // own work (re-joins, repairs, Deletes, audits). Waiting at the port's SA, tenants take
-    // turns, so one user's burst does not go ahead of everyone else's next join.
+    // Who caused it: the uid of the client whose join it serves, or whose change made it due
+    // (Engine::set_debt_meter), plus one; 0 for the daemon's own work (re-joins, audits, what
+    // nobody's change made due). Waiting at the port's SA, tenants take turns, so one user's
+    // burst does not go ahead of everyone else's next join.
     std::uint32_t tenant = 0;
 };
 

@@ -48,8 +48,9 @@ Sessions::Sessions(Service &service, Timers &timers, std::string daemon_name, Li
         if (alive.lock())
             monitors_.deliver(n);
     });
-    // A Delete a leave caused is paid from the leaving uid's SA budget (it cannot be refused).
-    service_.set_delete_meter([this, alive = std::weak_ptr<bool>(alive_)](uid_t uid) {
+    // SA work a uid's change made due (a leave's Delete, ...) is paid from its budget: it
+    // cannot be refused.
+    service_.set_debt_meter([this, alive = std::weak_ptr<bool>(alive_)](uid_t uid) {
         if (alive.lock())
             accounts_.charge_sa(uid);
     });

@@ -116,8 +116,8 @@ public:
     // The MGID of the group a join names (Engine::group_of): on a RoCE port its IP group's. The
     // session asks before the access policy judges the join, which decides by MGID.
     std::variant<Gid, Error> group_of(const JoinRequest &req) const { return engine_.group_of(req); }
-    // Every SA Delete a client's release caused, with its uid (Engine::set_delete_meter).
-    void set_delete_meter(std::function<void(uid_t)> meter) { engine_.set_delete_meter(std::move(meter)); }
+    // Every SA MAD a client's change made due, with its uid (Engine::set_debt_meter).
+    void set_debt_meter(std::function<void(uid_t)> meter) { engine_.set_debt_meter(std::move(meter)); }
     // Whether a join for `mgid` on `port` would add a group there (MGID 0 always does).
     bool adds_group(PortIndex port, const Gid &mgid) const { return is_zero(mgid) || !engine_.has_group(port, mgid); }
     std::size_t group_count(PortIndex port) const { return engine_.group_count(port); }

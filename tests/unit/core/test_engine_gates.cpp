@@ -56,8 +56,10 @@ protected:
 };
 
 // A join's own SA work is its client's (SaRequest::tenant: uid + 1, so that tenants take turns
-// at the port's SA); the Delete its leave makes due, and re-joins, are the daemon's own (0).
-TEST_F(EngineGates, AJoinsProbeAndSetCarryItsClientsUidAsTenantTheDeleteDoesNot) {
+// at the port's SA), and so is the Delete its leave makes due (one user's churn of Deletes waits
+// in its own turn, not in the daemon's, which every user's would share); re-joins are the
+// daemon's own (0).
+TEST_F(EngineGates, AJoinsProbeAndSetAndItsLeavesDeleteCarryItsClientsUidAsTenant) {
     MembershipId id = 0;
     auto j = join(client, request(kGroup, join::full), &id);
     settle();
@@ -68,7 +70,7 @@ TEST_F(EngineGates, AJoinsProbeAndSetCarryItsClientsUidAsTenantTheDeleteDoesNot)
     ASSERT_FALSE(engine.leave(client, id));
     settle();
     ASSERT_EQ(sa.log.back().method, SaMethod::del);
-    EXPECT_EQ(sa.log.back().tenant, 0u);
+    EXPECT_EQ(sa.log.back().tenant, 1001u);
 }
 
 TEST_F(EngineGates, ARefusedFirstProbeSendsNothing) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The delete meter (Engine::set_delete_meter): every Delete a release caused is reported with
-// the uid of the client whose release last lowered what the group needs; Deletes nobody's
-// release caused are reported to nobody.
+// The debt meter (Engine::set_debt_meter): every SA MAD that brings a group in line after a
+// client changed what it needs (a release's Delete and repair Set, the Delete of bits a join
+// made redundant) is reported with that client's uid and goes in its uid's turn at the SA;
+// work nobody's change caused is reported to nobody.
 #include "engine_fixture.hpp"
 
 namespace mcastd::test {
@@ -10,10 +11,10 @@ namespace {
 const Gid kGroup = gid("ff15::c1");
 constexpr uid_t kClientUid = 1000, kOtherUid = 1001; // EngineFixture's two clients
 
-class EngineDeleteMeter : public EngineFixture {
+class EngineDebtMeter : public EngineFixture {
 protected:
-    EngineDeleteMeter() {
-        engine.set_delete_meter([this](uid_t uid) {
+    EngineDebtMeter() {
+        engine.set_debt_meter([this](uid_t uid) {
             metered.push_back(uid);
             deletes_sent_by_then.push_back(sa.count(SaMethod::del));
         });
@@ -23,7 +24,7 @@ protected:
     std::vector<int> deletes_sent_by_then;
 };
 
-TEST_F(EngineDeleteMeter, ALeavesDeleteIsTheLastReleasers) {
+TEST_F(EngineDebtMeter, ALeavesDeleteIsTheLastReleasers) {
     MembershipId a = 0, b = 0;
     join(client, request(kGroup, join::full), &a);
     join(other, request(kGroup, join::full), &b);
@@ -38,7 +39,7 @@ TEST_F(EngineDeleteMeter, ALeavesDeleteIsTheLastReleasers) {
 
 // Released while a transaction of the group is in flight: the Delete that follows its answer
 // is still that release's.
-TEST_F(EngineDeleteMeter, AReleaseWhileTheGroupIsBusyIsChargedWhenItsDeleteGoesOut) {
+TEST_F(EngineDebtMeter, AReleaseWhileTheGroupIsBusyIsChargedWhenItsDeleteGoesOut) {
     MembershipId a = 0;
     join(client, request(kGroup, join::full), &a);
     settle();
@@ -51,7 +52,7 @@ TEST_F(EngineDeleteMeter, AReleaseWhileTheGroupIsBusyIsChargedWhenItsDeleteGoesO
     EXPECT_EQ(metered, std::vector<uid_t>{kClientUid});
 }
 
-TEST_F(EngineDeleteMeter, ARemovedClientsDeleteIsItsOwn) {
+TEST_F(EngineDebtMeter, ARemovedClientsDeleteIsItsOwn) {
     join(client, request(kGroup, join::full));
     join(other, request(gid("ff15::c2"), join::full));
     settle();
@@ -63,7 +64,7 @@ TEST_F(EngineDeleteMeter, ARemovedClientsDeleteIsItsOwn) {
 
 // A join withdrawn while its Set is in flight leaves bits nobody needs: their Delete is the
 // withdrawing client's.
-TEST_F(EngineDeleteMeter, AWithdrawnJoinWhoseSetWentOutPaysItsDelete) {
+TEST_F(EngineDebtMeter, AWithdrawnJoinWhoseSetWentOutPaysItsDelete) {
     MembershipId id = 0;
     join(other, request(kGroup, join::full), &id);
     ASSERT_TRUE(sa.step()); // the probe: absent
@@ -75,9 +76,10 @@ TEST_F(EngineDeleteMeter, AWithdrawnJoinWhoseSetWentOutPaysItsDelete) {
     EXPECT_EQ(metered, std::vector<uid_t>{kOtherUid});
 }
 
-// Nobody's release: a join that only moves the port from sendonly-full to full deletes 0x8,
-// and a release the group had already absorbed (no Delete was due) is not charged for it.
-TEST_F(EngineDeleteMeter, AnUpgradesDeleteIsNobodys) {
+// A join that moves the port from sendonly-full to full makes 0x8 redundant: its Delete is the
+// joiner's doing, and a release the group had already absorbed (no Delete was due) is not
+// charged for it.
+TEST_F(EngineDebtMeter, AnUpgradesDeleteIsTheJoiners) {
     MembershipId s = 0, s2 = 0, f = 0;
     join(client, request(kGroup, join::send_only_full), &s);
     join(other, request(kGroup, join::send_only_full), &s2);
@@ -88,10 +90,35 @@ TEST_F(EngineDeleteMeter, AnUpgradesDeleteIsNobodys) {
     join(other, request(kGroup, join::full), &f);
     settle();
     ASSERT_EQ(sa.count(SaMethod::del), 1) << "Set 0x1, then Delete 0x8";
-    EXPECT_TRUE(metered.empty());
+    EXPECT_EQ(metered, std::vector<uid_t>{kOtherUid});
+    EXPECT_EQ(sa.log.back().tenant, kOtherUid + 1) << "in the joiner's turn at the SA";
 }
 
-TEST_F(EngineDeleteMeter, OrphansOfARestartAreReportedToNobody) {
+// Another's sendonly-full under a full membership that leaves: the Delete of full and the Set
+// that puts sendonly-full back are the leaver's doing, every MAD of it; a user who cycles full
+// over someone's (or their own) sendonly-full pays for the whole cycle, in their own turn.
+TEST_F(EngineDebtMeter, AFullCycleOverSendOnlyFullIsPaidInFullByTheCycler) {
+    MembershipId s = 0, f = 0;
+    join(client, request(kGroup, join::send_only_full), &s);
+    settle();
+    join(other, request(kGroup, join::full), &f);
+    settle();
+    const std::size_t joined = sa.log.size();
+    ASSERT_EQ(sa.log.back().method, SaMethod::del) << "Set 0x1, then Delete 0x8";
+    ASSERT_FALSE(engine.leave(other, f));
+    settle();
+    EXPECT_EQ(sa_bits(kGroup), std::optional<std::uint8_t>(join::send_only_full)) << "back as it was";
+    std::vector<SaMethod> after_leave;
+    for (std::size_t i = joined; i < sa.log.size(); ++i)
+        after_leave.push_back(sa.log[i].method);
+    EXPECT_EQ(after_leave, (std::vector<SaMethod>{SaMethod::del, SaMethod::set})) << "Delete 0x1, Set 0x8 back";
+    for (std::size_t i = joined - 1; i < sa.log.size(); ++i)
+        EXPECT_EQ(sa.log[i].tenant, kOtherUid + 1) << "MAD " << i << " in the cycler's turn at the SA";
+    EXPECT_EQ(metered, (std::vector<uid_t>{kOtherUid, kOtherUid, kOtherUid}))
+        << "the Delete of 0x8 its join made redundant, the Delete of 0x1 and the Set of 0x8 back";
+}
+
+TEST_F(EngineDebtMeter, OrphansOfARestartAreReportedToNobody) {
     sa.state.seed(kGroup, port_gid(), join::full);
     engine.adopt_group(port, kGroup, join::full, 0, std::nullopt);
     engine.end_adoption();
@@ -101,8 +128,8 @@ TEST_F(EngineDeleteMeter, OrphansOfARestartAreReportedToNobody) {
     EXPECT_TRUE(metered.empty());
 }
 
-// A Delete that fails is sent again after the backoff, and each try is the releaser's.
-TEST_F(EngineDeleteMeter, EachTryOfTheDeleteIsReported) {
+// A Delete that fails is sent again after the backoff, and each try is the changer's.
+TEST_F(EngineDebtMeter, EachTryOfTheDeleteIsReported) {
     MembershipId a = 0;
     join(client, request(kGroup, join::full), &a);
     settle();
