@@ -492,14 +492,19 @@ int DbusServer::join(sd_bus_message *m) {
     int r = sd_bus_message_read(m, "sqss", &device, &a.port, &mgid, &state);
     if (r < 0)
         return r;
+    // The socket's bound on a request, before anything is copied, decoded or asked of the bus.
+    ArgumentBound bound(sessions_.limits().max_message_bytes);
+    for (const char *s : {device, mgid, state})
+        if (!bound.take(std::strlen(s)))
+            return answer(m, bound.too_large());
     a.device = device;
     a.mgid = mgid;
     a.join_state = state;
-    std::string bad;
-    if ((r = read_options(m, a.options, bad, &a.socket)) < 0)
+    std::optional<Error> refused;
+    if ((r = read_options(m, a.options, refused, bound, &a.socket)) < 0)
         return r;
-    if (!bad.empty())
-        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    if (refused)
+        return answer(m, *refused);
     auto decoded = decode_join_args(a);
     if (auto *e = std::get_if<Error>(&decoded))
         return answer(m, *e);
@@ -595,11 +600,12 @@ int DbusServer::on_evict(sd_bus_message *m, void *userdata, sd_bus_error *) { re
 
 int DbusServer::evict(sd_bus_message *m) {
     Options options;
-    std::string bad;
-    if (int r = read_options(m, options, bad); r < 0)
+    std::optional<Error> refused_args;
+    ArgumentBound bound(sessions_.limits().max_message_bytes); // as Join's
+    if (int r = read_options(m, options, refused_args, bound); r < 0)
         return r;
-    if (!bad.empty())
-        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    if (refused_args)
+        return answer(m, *refused_args);
     auto what = decode_evict_args(options);
     if (auto *e = std::get_if<Error>(&what))
         return answer(m, *e);

@@ -7,6 +7,8 @@
 //   join-name DEVICE PORT NAME STATE     -> the same, joining the named group NAME
 //   join-ip DEVICE PORT IP STATE         -> the same, joining the IP group IP on a RoCE port with a
 //                                           UDP socket of this process as the option "socket"
+//   join-key DEVICE PORT MGID STATE N    -> the same, with one option (a uint32) whose key is N bytes
+//                                           of '/'; an error's message cut after 200 bytes
 //   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
 //                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
@@ -153,6 +155,19 @@ void command(const std::string &line) {
                                                static_cast<std::uint16_t>(port), "", state.c_str(), 1, "name", "s",
                                                name.c_str());
         say_joined(r, e, reply);
+    } else if (op == "join-key") {
+        std::string dev, mgid, state;
+        unsigned port = 0;
+        std::size_t n = 0;
+        in >> dev >> port >> mgid >> state >> n;
+        const std::string key(n, '/');
+        const int r = sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
+                                         &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port),
+                                         mgid.c_str(), state.c_str(), 1, key.c_str(), "u", 1u);
+        if (r < 0)
+            say(error_line(e).substr(0, 200));
+        else
+            say_joined(r, e, reply);
     } else if (op == "join-ip") {
         std::string dev, ip, state;
         unsigned port = 0;

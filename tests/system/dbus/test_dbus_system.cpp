@@ -241,6 +241,33 @@ TEST_F(DbusSystem, ErrorsCarryTheProtocolCodeAndSentence) {
     EXPECT_NE(r.err.find("/qkey: 4294967296 out of range [0, 4294967295]"), std::string::npos) << r.err;
 }
 
+// A call carries no more than a socket request may (config limits.max_message_bytes). A Join of
+// one option key of 17 MiB of '/' was answered quoting it escaped ('/' -> '~1'), 34 MiB: past the
+// bus's 32 MiB limit on a message, so the bus dropped the daemon's connection, and every D-Bus
+// caller's memberships went with it.
+TEST_F(DbusSystem, ACallLargerThanASocketRequestIsTooLargeAndNobodyElseNotices) {
+    Daemon d(fabric, "H2");
+    Process &holder = client();
+    const std::string path = path_of(ask(holder, "join ibsim0 1 ff15:db::40 full"));
+    ASSERT_FALSE(path.empty());
+    const std::string too_large = "org.rdmamcast1.Error.TooLarge the call carries more than the 65536 bytes of "
+                                  "arguments this daemon accepts (config limits.max_message_bytes: 65536;";
+    Process &big = client();
+    const std::string refused = ask(big, "join-key ibsim0 1 ff15:db::41 full " + std::to_string(17u << 20));
+    EXPECT_EQ(refused.rfind("error " + too_large, 0), 0u) << refused;
+    // Evict's options too (busctl passes up to 128 KiB in one argument).
+    auto evict = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}",
+                         "1", std::string(100000, '/'), "u", "0"});
+    EXPECT_NE(evict.exit_code, 0);
+    EXPECT_NE(evict.err.find("the call carries more than the 65536 bytes"), std::string::npos) << evict.err.substr(0, 300);
+
+    // The daemon is still on the bus, and the holder's membership with it.
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+    EXPECT_EQ(ask(holder, "ping"), "pong");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::40"), h2()), 0x1);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::41"), h2()), std::nullopt);
+}
+
 TEST_F(DbusSystem, CallerOutsideTheGroupIsDeniedByTheBus) {
     Daemon d(fabric, "H2");
     auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
