@@ -313,6 +313,53 @@ TEST_F(DbusSystem, CallerThatLeavesTheBusLosesItsMemberships) {
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::7"), h2(), std::nullopt, 5s));
 }
 
+// A bus that allows each connection few match rules (dbus-daemon's system bus: 512 by default)
+// and more callers than that, each holding a membership. The daemon watched every caller with a
+// match rule of its own (sd_bus_track); past the limit the bus refused the rule, and with
+// libsystemd 252 the daemon lost its bus connection (the Join that needed the rule was answered
+// NoReply, "recipient disconnected"), releasing every caller's memberships. Now the one
+// NameOwnerChanged rule the daemon has from its start tells it who left.
+class DbusFewMatchRules : public DbusSystem {
+protected:
+    // The daemon's own rule (NameOwnerChanged, its only one) fits; one more per caller would
+    // not: with those the 8th caller's made the bus refuse one.
+    static constexpr int kMatchRules = 8;
+    static constexpr int kCallers = 12;
+    void SetUp() override {
+        start_bus("  <limit name=\"max_match_rules_per_connection\">" + std::to_string(kMatchRules) + "</limit>\n");
+    }
+};
+
+TEST_F(DbusFewMatchRules, MoreCallersThanTheBusAllowsMatchRulesAllKeepTheirMemberships) {
+    Daemon d(fabric, "H2");
+    std::vector<Process *> callers;
+    std::vector<std::string> paths, mgids;
+    for (int i = 0; i < kCallers; ++i) {
+        callers.push_back(&client());
+        mgids.push_back("ff15:db:8::" + std::to_string(i + 1));
+        const std::string answer = ask(*callers.back(), "join ibsim0 1 " + mgids.back() + " full");
+        paths.push_back(path_of(answer));
+        ASSERT_FALSE(paths.back().empty()) << "caller " << i << ": " << answer;
+    }
+    // The bus handed the daemon every refusal of a match rule before any of these calls.
+    const RunResult tree = busctl({"--list", "tree", "org.rdmamcast1"});
+    ASSERT_EQ(tree.exit_code, 0) << tree.err;
+    auto list = busctl({"call", "--json=short", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                        "ListGroups"});
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    for (int i = 0; i < kCallers; ++i) {
+        EXPECT_NE(tree.out.find(paths[i] + "\n"), std::string::npos) << paths[i] << " listed: " << tree.out;
+        EXPECT_NE(list.out.find("\"" + mgids[i] + "\""), std::string::npos) << mgids[i] << " in ListGroups";
+        EXPECT_EQ(property(paths[i], "org.rdmamcast1.Membership", "State"), "s \"active\"") << paths[i];
+        EXPECT_EQ(fabric.sa_join_state(G(mgids[i]), h2()), 0x1) << mgids[i] << " at the SA";
+    }
+    // A caller that leaves the bus is still released, by the daemon's one rule.
+    callers.front()->signal(SIGKILL);
+    callers.front()->wait(5s);
+    EXPECT_TRUE(fabric.wait_sa_join_state(G(mgids.front()), h2(), std::nullopt, 5s));
+    EXPECT_EQ(fabric.sa_join_state(G(mgids.back()), h2()), 0x1) << "the others keep theirs";
+}
+
 TEST_F(DbusSystem, GracefulStopLeavesTheBusClientsGroups) {
     Daemon d(fabric, "H2");
     Process &c = client();
