@@ -246,10 +246,13 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
                 return no->error;
             return std::nullopt;
         }
-    // A sender's cookies never repeat: (sender, cookie) is the call.
+    // (sender, cookie) is the call: an honest sender's cookies never repeat. The sender chooses
+    // them, though, so a verdict holds only under the policy it was made under: a reload must
+    // not leave an old verdict for a call that reuses a cookie.
     std::uint64_t cookie = 0;
+    const std::uint64_t generation = sessions_.policy_generation();
     if (sender && sd_bus_message_get_cookie(m, &cookie) >= 0 && cookie == last_verdict_.cookie &&
-        last_verdict_.sender == sender)
+        last_verdict_.sender == sender && last_verdict_.policy_generation == generation)
         return last_verdict_.refusal;
     std::optional<Error> no;
     auto identified = identify(m);
@@ -257,7 +260,7 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
         no = *e;
     else if (const auto &who = std::get<frontend::Credentials>(identified); !sessions_.policy().admits(who.caller()))
         no = Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
-    last_verdict_ = Verdict{sender ? sender : "", cookie, no};
+    last_verdict_ = Verdict{sender ? sender : "", cookie, generation, no};
     return no;
 }
 

@@ -112,8 +112,9 @@ private:
     struct Verdict {
         std::string sender;
         std::uint64_t cookie = 0;
+        std::uint64_t policy_generation = 0; // Sessions::policy_generation() it was made under
         std::optional<Error> refusal;
-    } last_verdict_; // refusal()'s, for the call it was asked about
+    } last_verdict_; // refusal()'s, for the call it was asked about, under the policy then
     std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
     std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post

@@ -15,6 +15,8 @@
 //   ping                                 -> "pong" after every signal that arrived before the
 //                                           daemon's answer to a Peer.Ping has been printed
 //   list                                 -> ListGroups: "ok N" (N groups) or "error NAME MESSAGE"
+//   list-cookie COOKIE                   -> the same, the call sent with that cookie (a sender
+//                                           chooses its cookies; an honest one never repeats one)
 //   ports                                -> the Ports property: "ok N" (N ports) or "error ..."
 //   whoami                               -> "pid PID": the process that holds the connection
 //   StateChanged signals from org.rdmamcast1 (any sender match, unicast or not):
@@ -193,6 +195,21 @@ void command(const std::string &line) {
         } else {
             say(count_line(reply, "(sqsquasasa(tssuus))"));
         }
+    } else if (op == "list-cookie") {
+        std::uint64_t cookie = 0;
+        in >> cookie;
+        sd_bus_message *call = nullptr;
+        int r = sd_bus_message_new_method_call(bus, &call, "org.rdmamcast1", "/org/rdmamcast1",
+                                               "org.rdmamcast1.Manager", "ListGroups");
+        if (r >= 0)
+            r = sd_bus_message_seal(call, cookie, 20'000'000); // 20 s; sd_bus_call sends it as it is
+        if (r >= 0)
+            r = sd_bus_call(bus, call, 0, &e, &reply);
+        sd_bus_message_unref(call);
+        if (r < 0)
+            say(sd_bus_error_is_set(&e) ? error_line(e) : std::string("error send ") + std::strerror(-r));
+        else
+            say(count_line(reply, "(sqsquasasa(tssuus))"));
     } else if (op == "ports") {
         if (sd_bus_get_property(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Ports", &e,
                                 &reply, "a(sqsb)") < 0) {

@@ -833,6 +833,25 @@ TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyL
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::35"), h2(), std::nullopt, 5s));
 }
 
+// refusal() keeps its verdict for one call (a GetAll asks for each property), keyed by the
+// sender and the call's cookie, which the sender chooses: a call that reuses a cookie after a
+// reload got the verdict of the policy before it.
+TEST_F(DbusPolicy, AReloadLeavesNoOldVerdictForACallThatReusesItsCookie) {
+    const TestGroup in = users_->add_group("in"), out = users_->add_group("out");
+    const TestUser a = users_->add_user("a", group_, {in});
+    const std::string admit_in = nlohmann::json({{"access", {{"allow_gids", {in.name}}}}}).dump();
+    Daemon d(fabric, "H2", admit_in);
+    Process &c = client_as(a);
+    EXPECT_EQ(ask(c, "list-cookie 1000"), "ok 0");
+    reload(d, nlohmann::json({{"access", {{"allow_gids", {out.name}}}}}).dump());
+    EXPECT_EQ(ask(c, "list-cookie 1000"),
+              "error org.rdmamcast1.Error.Denied uid " + std::to_string(a.uid) +
+                  " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)")
+        << "the reload took the admission away";
+    reload(d, admit_in);
+    EXPECT_EQ(ask(c, "list-cookie 1000"), "ok 0") << "and gave it back";
+}
+
 // ListGroups2 carries what the socket's list carries (issue 28): the admitting rule, whether the
 // join created the group, the named group's name, and, after a reload, why it is flagged.
 TEST_F(DbusPolicy, ListGroups2CarriesTheRuleCreatedNameAndFlag) {
