@@ -497,7 +497,10 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     if (it == memberships_.end())
         return;
     Membership &mb = *it->second;
-    mb.record = ev.record;
+    // An event without a record (an eviction, a restart's not_held or withdraw: the session has
+    // none to give) keeps the last known one, so the object and the signal still name the group.
+    if (!is_zero(ev.record.mgid))
+        mb.record = ev.record;
     mb.state = ev.kind == MembershipEvent::Kind::restored ? "active" : "lost";
     // Unicast: only the owner hears about its membership.
     sd_bus_message *sig = nullptr;

@@ -20,7 +20,8 @@
 //   ports                                -> the Ports property: "ok N" (N ports) or "error ..."
 //   whoami                               -> "pid PID": the process that holds the connection
 //   StateChanged signals from org.rdmamcast1 (any sender match, unicast or not):
-//                                        -> "signal PATH STATE CHANGED,... REASON"
+//                                        -> "signal PATH STATE MGID CHANGED,... REASON" (MGID: the
+//                                           record's, "-" when it has none)
 // EOF on stdin exits.
 //
 // With --connect-fork-exit, the process started connects the socket of DBUS_SYSTEM_BUS_ADDRESS
@@ -58,8 +59,8 @@ std::string error_line(const sd_bus_error &e) {
     return std::string("error ") + (e.name ? e.name : "?") + " " + (e.message ? e.message : "");
 }
 
-// Skips one a{sv} record, returning its "mlid".
-unsigned read_record_mlid(sd_bus_message *m) {
+// Skips one a{sv} record, returning its "mlid" (and its "mgid" in `mgid`, when asked).
+unsigned read_record_mlid(sd_bus_message *m, std::string *mgid = nullptr) {
     unsigned mlid = 0;
     sd_bus_message_enter_container(m, 'a', "{sv}");
     while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
@@ -69,6 +70,10 @@ unsigned read_record_mlid(sd_bus_message *m) {
             std::uint16_t v = 0;
             sd_bus_message_read(m, "v", "q", &v);
             mlid = v;
+        } else if (mgid && std::strcmp(key, "mgid") == 0) {
+            const char *v = nullptr;
+            sd_bus_message_read(m, "v", "s", &v);
+            *mgid = v ? v : "";
         } else {
             sd_bus_message_skip(m, "v");
         }
@@ -81,14 +86,15 @@ unsigned read_record_mlid(sd_bus_message *m) {
 int on_state_changed(sd_bus_message *m, void *, sd_bus_error *) {
     const char *state = nullptr, *reason = nullptr;
     sd_bus_message_read(m, "s", &state);
-    read_record_mlid(m);
+    std::string mgid;
+    read_record_mlid(m, &mgid);
     std::string changed;
     sd_bus_message_enter_container(m, 'a', "s");
     for (const char *c = nullptr; sd_bus_message_read(m, "s", &c) > 0;)
         changed += (changed.empty() ? "" : ",") + std::string(c);
     sd_bus_message_exit_container(m);
     sd_bus_message_read(m, "s", &reason);
-    say(std::string("signal ") + sd_bus_message_get_path(m) + " " + state + " " +
+    say(std::string("signal ") + sd_bus_message_get_path(m) + " " + state + " " + (mgid.empty() ? "-" : mgid) + " " +
         (changed.empty() ? "-" : changed) + " " + reason);
     return 0;
 }
