@@ -28,12 +28,10 @@ struct DbusServer::Owner final : frontend::SessionOutlet {
     DbusServer *server = nullptr;
     std::string name; // unique bus name, ":1.42"
     std::unique_ptr<frontend::ClientSession> session;
-    sd_bus_track *track = nullptr;
     std::set<MembershipId> memberships;
     std::uint64_t next_request = 1; // D-Bus calls carry no request id: the session's own
     ~Owner() {
         session.reset(); // releases every membership; pending joins die unanswered
-        sd_bus_track_unref(track);
     }
     void membership_event(MembershipId id, const MembershipEvent &ev) override { server->membership_event(id, ev); }
     // evict --disconnect: a bus connection is not the daemon's to close; the caller's session
@@ -153,8 +151,11 @@ DbusServer::DbusServer(runtime::EventLoop &loop, frontend::Sessions &sessions, L
     disconnect_slot_.reset(s);
 
     // From here on the daemon knows when each new connection appeared: the process with a
-    // caller's pid must have started before (caller_identity.hpp). Synchronous: every name
-    // that appears after this call is seen.
+    // caller's pid must have started before (caller_identity.hpp), and when each leaves the
+    // bus, which releases a caller's memberships (on_name_owner_changed). Synchronous: every
+    // name that appears or leaves after this call is seen. The daemon's one match rule on the
+    // bus: one per caller (sd_bus_track) would run into the bus's limit per connection (512 on
+    // dbus-daemon's system bus), and sd-bus closes the connection when a rule is refused.
     sd_check(sd_bus_match_signal(bus, &s, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                  "NameOwnerChanged", on_name_owner_changed, this),
              "watching the bus's NameOwnerChanged");
@@ -224,11 +225,13 @@ std::variant<DbusServer::Owner *, Error> DbusServer::owner_for(sd_bus_message *m
         return f->error; // max_clients
     o->session = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
     o->session->set_bus_name(o->name);
-    int r = sd_bus_track_new(bus_.get(), &o->track, on_owner_gone, o.get());
-    if (r >= 0)
-        r = sd_bus_track_add_sender(o->track, m);
-    if (r < 0)
-        return internal(std::string("cannot track the caller on the bus: ") + std::strerror(-r));
+    // Its departure cannot be missed although nothing watches it yet: the bus sends the
+    // daemon's one connection its messages in order, and a caller's NameOwnerChanged (gone)
+    // comes after every call it made, this one included. identify() waited for the bus's
+    // answer to GetConnectionCredentials (sd_bus_call), and sd-bus queued whatever came in
+    // meanwhile and dispatches it after this call: had the caller left before the bus answered,
+    // the bus would have refused to answer for it, so its NameOwnerChanged is still to be
+    // dispatched, and finds its Owner.
     spdlog::debug("D-Bus client {} pid {} uid {} ({}) connected", o->name, who.who.pid, who.who.uid, who.who.comm);
     Owner *raw = o.get();
     owners_.emplace(raw->name, std::move(o));
@@ -243,10 +246,13 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
                 return no->error;
             return std::nullopt;
         }
-    // A sender's cookies never repeat: (sender, cookie) is the call.
+    // (sender, cookie) is the call: an honest sender's cookies never repeat. The sender chooses
+    // them, though, so a verdict holds only under the policy it was made under: a reload must
+    // not leave an old verdict for a call that reuses a cookie.
     std::uint64_t cookie = 0;
+    const std::uint64_t generation = sessions_.policy_generation();
     if (sender && sd_bus_message_get_cookie(m, &cookie) >= 0 && cookie == last_verdict_.cookie &&
-        last_verdict_.sender == sender)
+        last_verdict_.sender == sender && last_verdict_.policy_generation == generation)
         return last_verdict_.refusal;
     std::optional<Error> no;
     auto identified = identify(m);
@@ -254,7 +260,7 @@ std::optional<Error> DbusServer::refusal(sd_bus_message *m) {
         no = *e;
     else if (const auto &who = std::get<frontend::Credentials>(identified); !sessions_.policy().admits(who.caller()))
         no = Error{Errc::denied, policy::not_admitted(who.who.uid), std::nullopt};
-    last_verdict_ = Verdict{sender ? sender : "", cookie, no};
+    last_verdict_ = Verdict{sender ? sender : "", cookie, generation, no};
     return no;
 }
 
@@ -291,15 +297,16 @@ std::size_t DbusServer::take_back(const std::string &saved_bus_id) {
         auto o = std::make_unique<Owner>();
         o->server = this;
         o->name = name;
-        // sd_bus_track_add_name() watches the name, then asks the bus whether it has an owner:
-        // a name gone before or in between is refused, never tracked.
-        int r = name.empty() || owners_.count(name) ? -ENXIO : sd_bus_track_new(bus_.get(), &o->track, on_owner_gone,
-                                                                                  o.get());
-        if (r >= 0)
-            r = sd_bus_track_add_name(o->track, name.c_str());
-        if (r < 0) {
+        // The constructor's NameOwnerChanged match is in place, so asking now whether the name
+        // has an owner leaves no gap: a name gone before the answer is refused here (its
+        // NameOwnerChanged, if it comes after the match, finds no Owner), one gone after it is
+        // released by its NameOwnerChanged, which follows the answer on the daemon's connection.
+        std::string why = name.empty() ? "the restart state has no bus name for it"
+                          : owners_.count(name) ? "another session has its name"
+                                                : why_not_on_bus(name);
+        if (!why.empty()) {
             spdlog::info("session {} of D-Bus client {} (pid {}): {}", id, name.empty() ? "?" : name, s->who().who.pid,
-                         name.empty() ? "the restart state has no bus name for it" : "its name is no longer on the bus");
+                         why);
             sessions_.restore_detached(std::move(s)); // the daemon releases it
             continue;
         }
@@ -353,21 +360,43 @@ void DbusServer::release_if_idle(const std::string &name) {
     });
 }
 
-// The caller's unique name left the bus (exited, crashed, closed its connection).
-int DbusServer::on_owner_gone(sd_bus_track *, void *userdata) {
-    auto *o = static_cast<Owner *>(userdata);
-    // Destroys the track too: a track left alive and empty would be reported again on every
-    // loop iteration (systemd 252).
-    o->server->release_owner(std::string(o->name));
-    return 0;
+std::string DbusServer::why_not_on_bus(const std::string &name) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = nullptr;
+    // Synchronous: take_back() decides on the answer before it returns, and the answer's place
+    // among the bus's messages (after the match, before a later NameOwnerChanged) is what makes
+    // the decision safe.
+    int r = sd_bus_call_method(bus_.get(), "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "NameHasOwner", &error, &reply, "s", name.c_str());
+    int has = 0;
+    if (r >= 0)
+        r = sd_bus_message_read(reply, "b", &has);
+    std::string why;
+    if (r < 0)
+        why = "cannot ask the bus whether its name is still there (org.freedesktop.DBus.NameHasOwner): " +
+              std::string(error.message ? error.message : std::strerror(-r));
+    else if (!has)
+        why = "its name is no longer on the bus";
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(reply);
+    return why;
 }
 
 int DbusServer::on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *) {
     const char *name = nullptr, *old_owner = nullptr, *new_owner = nullptr;
     if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
         return 0;
+    DbusServer &srv = server_of(userdata);
     // Only the bus itself sends it (the match names its sender): a caller cannot forge one.
-    server_of(userdata).names_.owner_changed(name, old_owner, new_owner, frontend::boot_clock());
+    srv.names_.owner_changed(name, old_owner, new_owner, frontend::boot_clock());
+    // A caller's unique name left the bus (it exited, crashed, closed its connection). The
+    // release tears its session down, which reaches into the engine: from the loop, as
+    // release_if_idle's, not from inside sd-bus's dispatch.
+    if (name[0] == ':' && new_owner[0] == '\0' && srv.owners_.count(name))
+        srv.loop_.post([&srv, n = std::string(name), alive = std::weak_ptr<bool>(srv.alive_)] {
+            if (alive.lock())
+                srv.release_owner(n);
+        });
     return 0;
 }
 
@@ -468,7 +497,10 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
     if (it == memberships_.end())
         return;
     Membership &mb = *it->second;
-    mb.record = ev.record;
+    // An event without a record (an eviction, a restart's not_held or withdraw: the session has
+    // none to give) keeps the last known one, so the object and the signal still name the group.
+    if (!is_zero(ev.record.mgid))
+        mb.record = ev.record;
     mb.state = ev.kind == MembershipEvent::Kind::restored ? "active" : "lost";
     // Unicast: only the owner hears about its membership.
     sd_bus_message *sig = nullptr;
@@ -492,14 +524,19 @@ int DbusServer::join(sd_bus_message *m) {
     int r = sd_bus_message_read(m, "sqss", &device, &a.port, &mgid, &state);
     if (r < 0)
         return r;
+    // The socket's bound on a request, before anything is copied, decoded or asked of the bus.
+    ArgumentBound bound(sessions_.limits().max_message_bytes);
+    for (const char *s : {device, mgid, state})
+        if (!bound.take(std::strlen(s)))
+            return answer(m, bound.too_large());
     a.device = device;
     a.mgid = mgid;
     a.join_state = state;
-    std::string bad;
-    if ((r = read_options(m, a.options, bad, &a.socket)) < 0)
+    std::optional<Error> refused;
+    if ((r = read_options(m, a.options, refused, bound, &a.socket)) < 0)
         return r;
-    if (!bad.empty())
-        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    if (refused)
+        return answer(m, *refused);
     auto decoded = decode_join_args(a);
     if (auto *e = std::get_if<Error>(&decoded))
         return answer(m, *e);
@@ -595,11 +632,12 @@ int DbusServer::on_evict(sd_bus_message *m, void *userdata, sd_bus_error *) { re
 
 int DbusServer::evict(sd_bus_message *m) {
     Options options;
-    std::string bad;
-    if (int r = read_options(m, options, bad); r < 0)
+    std::optional<Error> refused_args;
+    ArgumentBound bound(sessions_.limits().max_message_bytes); // as Join's
+    if (int r = read_options(m, options, refused_args, bound); r < 0)
         return r;
-    if (!bad.empty())
-        return answer(m, Error{Errc::invalid_argument, bad, std::nullopt});
+    if (refused_args)
+        return answer(m, *refused_args);
     auto what = decode_evict_args(options);
     if (auto *e = std::get_if<Error>(&what))
         return answer(m, *e);

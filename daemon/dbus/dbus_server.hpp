@@ -3,9 +3,10 @@
 // sessions as the Unix socket (frontend/), so a D-Bus caller lives by the same limits and the
 // same access policy, with the identity the bus attests (caller_identity.hpp; the daemon watches
 // NameOwnerChanged from its start to know when each connection appeared). One session per
-// caller's unique name, tracked with sd_bus_track, so a caller that leaves the bus releases its
-// memberships exactly as a closed socket does. One object per membership, which only its owner
-// may leave and only its owner hears about.
+// caller's unique name; the same NameOwnerChanged match says when the name leaves the bus, so a
+// caller that leaves releases its memberships exactly as a closed socket does (one match rule in
+// all, however many callers: the bus limits the rules of a connection). One object per
+// membership, which only its owner may leave and only its owner hears about.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +48,7 @@ public:
     std::string bus_id() const;
     // After a restart of the daemon: the sessions the previous instance kept for D-Bus callers
     // (detached, Sessions::restore()) on the bus `saved_bus_id`. Each whose caller's unique
-    // name is still on this bus is the caller's again, tracked, with its Membership objects
+    // name is still on this bus (NameHasOwner) is the caller's again, with its Membership objects
     // under the same ids and its StateChanged signals going to it; the others stay detached for
     // the daemon to release. Returns how many were taken back.
     std::size_t take_back(const std::string &saved_bus_id);
@@ -74,7 +75,6 @@ private:
     static int find_membership(sd_bus *, const char *path, const char *, void *userdata, void **found,
                                sd_bus_error *);
     static int enumerate_memberships(sd_bus *, const char *, void *userdata, char ***nodes, sd_bus_error *);
-    static int on_owner_gone(sd_bus_track *track, void *userdata);
     static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *);
     static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *);
 
@@ -85,7 +85,7 @@ private:
     int list_groups(sd_bus_message *m, int (*append)(sd_bus_message *, const proto::ListResult &));
     // Who the caller of `m` is, as the bus attests it (caller_identity.hpp); or why not.
     std::variant<frontend::Credentials, Error> identify(sd_bus_message *m);
-    // The caller's Owner, created (session, credentials, track) on its first join; or why not.
+    // The caller's Owner, created (session, credentials) on its first join; or why not.
     std::variant<Owner *, Error> owner_for(sd_bus_message *m);
     // Why the allow lists refuse the caller of `m` a call other than Leave (an Owner's session
     // says, as after a reload; another caller is identified first), or nullopt. One verdict per
@@ -94,6 +94,8 @@ private:
     // The same for the Properties.Get or GetAll a property getter answers: < 0 with `error` set
     // when refused, else 0.
     int property_refused(sd_bus *bus, sd_bus_error *error);
+    // Why `name` is not on the bus now (NameHasOwner, synchronous), or "" when it is.
+    std::string why_not_on_bus(const std::string &name);
     void release_owner(const std::string &name);
     void release_if_idle(const std::string &name);
     Membership &ensure_membership(MembershipId id, const std::string &owner, const std::string &device,
@@ -110,8 +112,9 @@ private:
     struct Verdict {
         std::string sender;
         std::uint64_t cookie = 0;
+        std::uint64_t policy_generation = 0; // Sessions::policy_generation() it was made under
         std::optional<Error> refusal;
-    } last_verdict_; // refusal()'s, for the call it was asked about
+    } last_verdict_; // refusal()'s, for the call it was asked about, under the policy then
     std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
     std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post

@@ -2,6 +2,7 @@
 #include "dbus/evict_args.hpp"
 
 #include "common/json_check.hpp"
+#include "dbus/call_bound.hpp"
 
 namespace mcastd::dbus {
 
@@ -10,10 +11,12 @@ std::variant<proto::Evict, Error> decode_evict_args(const Options &options) {
     // The request as the socket protocol would carry it; its decoder does the rest.
     json_check::json req = json_check::json::object();
     for (const auto &[key, value] : options) {
-        if (key == "id" || key == "op") // the socket's envelope, not an option
-            return invalid("/" + key + ": unknown key");
+        // The envelope's keys are the socket's, not options; no key is that long, and the
+        // decoder, which quotes a key whole, never sees one.
+        if (key == "id" || key == "op" || key.size() > kQuotedKeyBytes)
+            return invalid(quoted_key(key) + ": unknown key");
         if (req.contains(key))
-            return invalid("/" + key + ": given twice");
+            return invalid(quoted_key(key) + ": given twice");
         std::visit([&req, &key = key](const auto &v) { req[key] = v; }, value);
     }
     req["id"] = 0;

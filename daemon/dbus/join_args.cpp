@@ -9,6 +9,7 @@
 #include <array>
 #include <string_view>
 
+#include "dbus/call_bound.hpp"
 #include "proto/join_decoder.hpp"
 
 namespace mcastd::dbus {
@@ -40,13 +41,16 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
     if (!a.join_state.empty())
         req["join_state"] = a.join_state;
     for (const auto &[key, value] : a.options) {
+        // No key is that long: the decoder, which quotes a key whole, never sees one.
+        if (key.size() > kQuotedKeyBytes)
+            return invalid(quoted_key(key) + ": unknown key");
         for (auto k : kArgumentKeys)
             if (key == k)
-                return invalid("/" + key + ": is an argument of Join, not an option");
+                return invalid(quoted_key(key) + ": is an argument of Join, not an option");
         if (key == kSocketOption) // read_options took a Unix fd; anything else is no socket
-            return invalid("/" + key + ": expected a Unix fd (D-Bus type 'h')");
+            return invalid(quoted_key(key) + ": expected a Unix fd (D-Bus type 'h')");
         if (req.contains(key))
-            return invalid("/" + key + ": given twice");
+            return invalid(quoted_key(key) + ": given twice");
         std::visit([&req, &key = key](const auto &v) { req[key] = v; }, value);
     }
     JoinRequest out;

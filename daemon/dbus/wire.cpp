@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/wire.hpp"
 
+#include <cstring>
+
 #include "common/utf8.hpp"
 #include "proto/protocol.hpp"
 
@@ -8,12 +10,15 @@ namespace mcastd::dbus {
 
 namespace {
 
+Error invalid(std::string message) { return Error{Errc::invalid_argument, std::move(message), std::nullopt}; }
+
 char type_of(const Value &v) {
     static constexpr char kTypes[] = {'y', 'q', 'u', 'd', 's'};
     return kTypes[v.index()];
 }
 
-// Reads one basic value of type `t` (already inside the variant) into an option value.
+// Reads one basic value of type `t` other than a string (already inside the variant) into an
+// option value.
 int read_basic(sd_bus_message *m, char t, OptionValue &out) {
     int r = 0;
     switch (t) {
@@ -25,7 +30,6 @@ int read_basic(sd_bus_message *m, char t, OptionValue &out) {
     case 'i': { std::int32_t v; r = sd_bus_message_read_basic(m, t, &v); out = std::int64_t{v}; break; }
     case 'x': { std::int64_t v; r = sd_bus_message_read_basic(m, t, &v); out = v; break; }
     case 'b': { int v; r = sd_bus_message_read_basic(m, t, &v); out = v != 0; break; }
-    case 's': { const char *v; r = sd_bus_message_read_basic(m, t, &v); out = std::string(v); break; }
     default: return -EINVAL;
     }
     return r;
@@ -80,7 +84,7 @@ int append_state_changed(sd_bus_message *m, const std::string &state, const McRe
     return r;
 }
 
-int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket) {
+int read_options(sd_bus_message *m, Options &out, std::optional<Error> &refused, ArgumentBound &bound, int *socket) {
     int r = sd_bus_message_enter_container(m, 'a', "{sv}");
     if (r < 0)
         return r;
@@ -88,12 +92,17 @@ int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket)
         const char *key = nullptr;
         if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0)
             return r;
+        // Counted before anything is copied: the message may be far larger than the limit.
+        if (!bound.take(kOptionBytes + std::strlen(key))) {
+            refused = bound.too_large();
+            return 0;
+        }
         const char *contents = nullptr;
         if ((r = sd_bus_message_peek_type(m, nullptr, &contents)) < 0)
             return r;
         if (socket && std::string_view(contents) == "h" && std::string_view(key) == kSocketOption) {
             if (*socket >= 0) {
-                bad = "/" + std::string(key) + ": given twice";
+                refused = invalid(quoted_key(key) + ": given twice");
                 return 0;
             }
             if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0 ||
@@ -103,16 +112,26 @@ int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket)
             continue;
         }
         if (std::string_view(contents).size() != 1 || std::string_view("yqutnixbs").find(contents[0]) == std::string_view::npos) {
-            bad = "/" + std::string(key) + ": a value of D-Bus type '" + contents +
-                  "' where an integer, a boolean or a string belongs" +
-                  (socket ? std::string(" (or, for \"socket\", a Unix fd)") : std::string());
+            refused = invalid(quoted_key(key) + ": a value of D-Bus type '" + contents +
+                              "' where an integer, a boolean or a string belongs" +
+                              (socket ? std::string(" (or, for \"socket\", a Unix fd)") : std::string()));
             return 0;
         }
         if ((r = sd_bus_message_enter_container(m, 'v', contents)) < 0)
             return r;
         OptionValue v;
-        if ((r = read_basic(m, contents[0], v)) < 0)
+        if (contents[0] == 's') {
+            const char *text = nullptr;
+            if ((r = sd_bus_message_read_basic(m, 's', &text)) < 0)
+                return r;
+            if (!bound.take(std::strlen(text))) {
+                refused = bound.too_large();
+                return 0;
+            }
+            v = std::string(text);
+        } else if ((r = read_basic(m, contents[0], v)) < 0) {
             return r;
+        }
         out.emplace_back(key, std::move(v));
         if ((r = sd_bus_message_exit_container(m)) < 0 || (r = sd_bus_message_exit_container(m)) < 0)
             return r;

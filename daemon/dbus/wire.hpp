@@ -8,12 +8,14 @@
 // append_text(), which replaces what is not UTF-8 with U+FFFD (common/utf8.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <systemd/sd-bus.h>
 
 #include "common/record.hpp"
 #include "proto/protocol.hpp"
+#include "dbus/call_bound.hpp"
 #include "dbus/join_args.hpp"
 #include "dbus/record_dict.hpp"
 
@@ -42,9 +44,12 @@ int append_join_state_names(sd_bus_message *m, std::uint8_t bits);
 int append_state_changed(sd_bus_message *m, const std::string &state, const McRecord &record, std::uint64_t changed,
                          std::string_view reason);
 
-// Reads an a{sv} of options. A value of a type no option takes (only integers, booleans and
-// strings do) sets `bad` to a sentence naming the key and returns 0 without reading further.
-// With `socket`, the option "socket" may be a Unix fd ('h'), borrowed from the message into it.
-int read_options(sd_bus_message *m, Options &out, std::string &bad, int *socket = nullptr);
+// Reads an a{sv} of options, counting each into `bound` (kOptionBytes, its key, a string value)
+// before it is copied. A value of a type no option takes (only integers, booleans and strings
+// do) sets `refused` to InvalidArgument naming the key, a call over `bound` sets it to
+// bound.too_large(); either returns 0 without reading further. With `socket`, the option
+// "socket" may be a Unix fd ('h'), borrowed from the message into it.
+int read_options(sd_bus_message *m, Options &out, std::optional<Error> &refused, ArgumentBound &bound,
+                 int *socket = nullptr);
 
 } // namespace mcastd::dbus

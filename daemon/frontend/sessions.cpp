@@ -187,6 +187,7 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
 
 void Sessions::set_policy(policy::Policy policy) {
     policy_ = std::move(policy);
+    ++policy_generation_;
     // A caller the allow lists no longer admit keeps what it holds and may leave it; it hears
     // nothing more of the daemon's activity.
     std::size_t stopped = 0;

@@ -57,6 +57,9 @@ public:
     void set_policy(policy::Policy policy);
     const Limits &limits() const { return limits_; }
     const policy::Policy &policy() const { return policy_; }
+    // Counts set_policy() calls: what remembers a verdict of the policy (the D-Bus transport's
+    // refusal()) knows when it is stale.
+    std::uint64_t policy_generation() const { return policy_generation_; }
     // Flags every membership the rules in force would refuse now, and clears the flag of
     // those they would admit; the journal hears of each change. Returns how many are flagged.
     std::size_t review();
@@ -145,6 +148,7 @@ private:
     std::string daemon_name_;
     Limits limits_;
     policy::Policy policy_;
+    std::uint64_t policy_generation_ = 0;
     Accounts accounts_;
     NameRegistry names_;
     MonitorOutlet monitors_;

@@ -7,16 +7,21 @@
 //   join-name DEVICE PORT NAME STATE     -> the same, joining the named group NAME
 //   join-ip DEVICE PORT IP STATE         -> the same, joining the IP group IP on a RoCE port with a
 //                                           UDP socket of this process as the option "socket"
+//   join-key DEVICE PORT MGID STATE N    -> the same, with one option (a uint32) whose key is N bytes
+//                                           of '/'; an error's message cut after 200 bytes
 //   join-async DEVICE PORT MGID|- STATE  -> "sent" at once; later "reply ok PATH MLID" or
 //                                           "reply error NAME MESSAGE"
 //   leave PATH                           -> "ok" or "error NAME MESSAGE"
 //   ping                                 -> "pong" after every signal that arrived before the
 //                                           daemon's answer to a Peer.Ping has been printed
 //   list                                 -> ListGroups: "ok N" (N groups) or "error NAME MESSAGE"
+//   list-cookie COOKIE                   -> the same, the call sent with that cookie (a sender
+//                                           chooses its cookies; an honest one never repeats one)
 //   ports                                -> the Ports property: "ok N" (N ports) or "error ..."
 //   whoami                               -> "pid PID": the process that holds the connection
 //   StateChanged signals from org.rdmamcast1 (any sender match, unicast or not):
-//                                        -> "signal PATH STATE CHANGED,... REASON"
+//                                        -> "signal PATH STATE MGID CHANGED,... REASON" (MGID: the
+//                                           record's, "-" when it has none)
 // EOF on stdin exits.
 //
 // With --connect-fork-exit, the process started connects the socket of DBUS_SYSTEM_BUS_ADDRESS
@@ -54,8 +59,8 @@ std::string error_line(const sd_bus_error &e) {
     return std::string("error ") + (e.name ? e.name : "?") + " " + (e.message ? e.message : "");
 }
 
-// Skips one a{sv} record, returning its "mlid".
-unsigned read_record_mlid(sd_bus_message *m) {
+// Skips one a{sv} record, returning its "mlid" (and its "mgid" in `mgid`, when asked).
+unsigned read_record_mlid(sd_bus_message *m, std::string *mgid = nullptr) {
     unsigned mlid = 0;
     sd_bus_message_enter_container(m, 'a', "{sv}");
     while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
@@ -65,6 +70,10 @@ unsigned read_record_mlid(sd_bus_message *m) {
             std::uint16_t v = 0;
             sd_bus_message_read(m, "v", "q", &v);
             mlid = v;
+        } else if (mgid && std::strcmp(key, "mgid") == 0) {
+            const char *v = nullptr;
+            sd_bus_message_read(m, "v", "s", &v);
+            *mgid = v ? v : "";
         } else {
             sd_bus_message_skip(m, "v");
         }
@@ -77,14 +86,15 @@ unsigned read_record_mlid(sd_bus_message *m) {
 int on_state_changed(sd_bus_message *m, void *, sd_bus_error *) {
     const char *state = nullptr, *reason = nullptr;
     sd_bus_message_read(m, "s", &state);
-    read_record_mlid(m);
+    std::string mgid;
+    read_record_mlid(m, &mgid);
     std::string changed;
     sd_bus_message_enter_container(m, 'a', "s");
     for (const char *c = nullptr; sd_bus_message_read(m, "s", &c) > 0;)
         changed += (changed.empty() ? "" : ",") + std::string(c);
     sd_bus_message_exit_container(m);
     sd_bus_message_read(m, "s", &reason);
-    say(std::string("signal ") + sd_bus_message_get_path(m) + " " + state + " " +
+    say(std::string("signal ") + sd_bus_message_get_path(m) + " " + state + " " + (mgid.empty() ? "-" : mgid) + " " +
         (changed.empty() ? "-" : changed) + " " + reason);
     return 0;
 }
@@ -153,6 +163,19 @@ void command(const std::string &line) {
                                                static_cast<std::uint16_t>(port), "", state.c_str(), 1, "name", "s",
                                                name.c_str());
         say_joined(r, e, reply);
+    } else if (op == "join-key") {
+        std::string dev, mgid, state;
+        unsigned port = 0;
+        std::size_t n = 0;
+        in >> dev >> port >> mgid >> state >> n;
+        const std::string key(n, '/');
+        const int r = sd_bus_call_method(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", &e,
+                                         &reply, "sqssa{sv}", dev.c_str(), static_cast<std::uint16_t>(port),
+                                         mgid.c_str(), state.c_str(), 1, key.c_str(), "u", 1u);
+        if (r < 0)
+            say(error_line(e).substr(0, 200));
+        else
+            say_joined(r, e, reply);
     } else if (op == "join-ip") {
         std::string dev, ip, state;
         unsigned port = 0;
@@ -178,6 +201,21 @@ void command(const std::string &line) {
         } else {
             say(count_line(reply, "(sqsquasasa(tssuus))"));
         }
+    } else if (op == "list-cookie") {
+        std::uint64_t cookie = 0;
+        in >> cookie;
+        sd_bus_message *call = nullptr;
+        int r = sd_bus_message_new_method_call(bus, &call, "org.rdmamcast1", "/org/rdmamcast1",
+                                               "org.rdmamcast1.Manager", "ListGroups");
+        if (r >= 0)
+            r = sd_bus_message_seal(call, cookie, 20'000'000); // 20 s; sd_bus_call sends it as it is
+        if (r >= 0)
+            r = sd_bus_call(bus, call, 0, &e, &reply);
+        sd_bus_message_unref(call);
+        if (r < 0)
+            say(sd_bus_error_is_set(&e) ? error_line(e) : std::string("error send ") + std::strerror(-r));
+        else
+            say(count_line(reply, "(sqsquasasa(tssuus))"));
     } else if (op == "ports") {
         if (sd_bus_get_property(bus, "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Ports", &e,
                                 &reply, "a(sqsb)") < 0) {

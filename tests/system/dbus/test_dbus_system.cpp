@@ -241,6 +241,33 @@ TEST_F(DbusSystem, ErrorsCarryTheProtocolCodeAndSentence) {
     EXPECT_NE(r.err.find("/qkey: 4294967296 out of range [0, 4294967295]"), std::string::npos) << r.err;
 }
 
+// A call carries no more than a socket request may (config limits.max_message_bytes). A Join of
+// one option key of 17 MiB of '/' was answered quoting it escaped ('/' -> '~1'), 34 MiB: past the
+// bus's 32 MiB limit on a message, so the bus dropped the daemon's connection, and every D-Bus
+// caller's memberships went with it.
+TEST_F(DbusSystem, ACallLargerThanASocketRequestIsTooLargeAndNobodyElseNotices) {
+    Daemon d(fabric, "H2");
+    Process &holder = client();
+    const std::string path = path_of(ask(holder, "join ibsim0 1 ff15:db::40 full"));
+    ASSERT_FALSE(path.empty());
+    const std::string too_large = "org.rdmamcast1.Error.TooLarge the call carries more than the 65536 bytes of "
+                                  "arguments this daemon accepts (config limits.max_message_bytes: 65536;";
+    Process &big = client();
+    const std::string refused = ask(big, "join-key ibsim0 1 ff15:db::41 full " + std::to_string(17u << 20));
+    EXPECT_EQ(refused.rfind("error " + too_large, 0), 0u) << refused;
+    // Evict's options too (busctl passes up to 128 KiB in one argument).
+    auto evict = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Evict", "a{sv}",
+                         "1", std::string(100000, '/'), "u", "0"});
+    EXPECT_NE(evict.exit_code, 0);
+    EXPECT_NE(evict.err.find("the call carries more than the 65536 bytes"), std::string::npos) << evict.err.substr(0, 300);
+
+    // The daemon is still on the bus, and the holder's membership with it.
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"active\"");
+    EXPECT_EQ(ask(holder, "ping"), "pong");
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::40"), h2()), 0x1);
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:db::41"), h2()), std::nullopt);
+}
+
 TEST_F(DbusSystem, CallerOutsideTheGroupIsDeniedByTheBus) {
     Daemon d(fabric, "H2");
     auto r = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
@@ -284,6 +311,53 @@ TEST_F(DbusSystem, CallerThatLeavesTheBusLosesItsMemberships) {
     c.wait(5s);
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::6"), h2(), std::nullopt, 5s));
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::7"), h2(), std::nullopt, 5s));
+}
+
+// A bus that allows each connection few match rules (dbus-daemon's system bus: 512 by default)
+// and more callers than that, each holding a membership. The daemon watched every caller with a
+// match rule of its own (sd_bus_track); past the limit the bus refused the rule, and with
+// libsystemd 252 the daemon lost its bus connection (the Join that needed the rule was answered
+// NoReply, "recipient disconnected"), releasing every caller's memberships. Now the one
+// NameOwnerChanged rule the daemon has from its start tells it who left.
+class DbusFewMatchRules : public DbusSystem {
+protected:
+    // The daemon's own rule (NameOwnerChanged, its only one) fits; one more per caller would
+    // not: with those the 8th caller's made the bus refuse one.
+    static constexpr int kMatchRules = 8;
+    static constexpr int kCallers = 12;
+    void SetUp() override {
+        start_bus("  <limit name=\"max_match_rules_per_connection\">" + std::to_string(kMatchRules) + "</limit>\n");
+    }
+};
+
+TEST_F(DbusFewMatchRules, MoreCallersThanTheBusAllowsMatchRulesAllKeepTheirMemberships) {
+    Daemon d(fabric, "H2");
+    std::vector<Process *> callers;
+    std::vector<std::string> paths, mgids;
+    for (int i = 0; i < kCallers; ++i) {
+        callers.push_back(&client());
+        mgids.push_back("ff15:db:8::" + std::to_string(i + 1));
+        const std::string answer = ask(*callers.back(), "join ibsim0 1 " + mgids.back() + " full");
+        paths.push_back(path_of(answer));
+        ASSERT_FALSE(paths.back().empty()) << "caller " << i << ": " << answer;
+    }
+    // The bus handed the daemon every refusal of a match rule before any of these calls.
+    const RunResult tree = busctl({"--list", "tree", "org.rdmamcast1"});
+    ASSERT_EQ(tree.exit_code, 0) << tree.err;
+    auto list = busctl({"call", "--json=short", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager",
+                        "ListGroups"});
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    for (int i = 0; i < kCallers; ++i) {
+        EXPECT_NE(tree.out.find(paths[i] + "\n"), std::string::npos) << paths[i] << " listed: " << tree.out;
+        EXPECT_NE(list.out.find("\"" + mgids[i] + "\""), std::string::npos) << mgids[i] << " in ListGroups";
+        EXPECT_EQ(property(paths[i], "org.rdmamcast1.Membership", "State"), "s \"active\"") << paths[i];
+        EXPECT_EQ(fabric.sa_join_state(G(mgids[i]), h2()), 0x1) << mgids[i] << " at the SA";
+    }
+    // A caller that leaves the bus is still released, by the daemon's one rule.
+    callers.front()->signal(SIGKILL);
+    callers.front()->wait(5s);
+    EXPECT_TRUE(fabric.wait_sa_join_state(G(mgids.front()), h2(), std::nullopt, 5s));
+    EXPECT_EQ(fabric.sa_join_state(G(mgids.back()), h2()), 0x1) << "the others keep theirs";
 }
 
 TEST_F(DbusSystem, GracefulStopLeavesTheBusClientsGroups) {
@@ -443,7 +517,12 @@ TEST_F(DbusSystem, RootEvictsOverTheBusAndTheHolderIsTold) {
     EXPECT_EQ(one.out, "tt 1 0\n");
     const auto told = holder.read_line(10s);
     ASSERT_TRUE(told);
-    EXPECT_EQ(told->rfind("signal " + path + " lost - evicted by an administrator (busctl, pid ", 0), 0u) << *told;
+    // The signal's record and the object still name the group: the eviction's event has no
+    // record, and the last known one stays (it read "::" and a zero record).
+    EXPECT_EQ(told->rfind("signal " + path + " lost ff15:db::61 - evicted by an administrator (busctl, pid ", 0), 0u)
+        << *told;
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "MGID"), "s \"ff15:db::61\"");
+    EXPECT_EQ(property(path, "org.rdmamcast1.Membership", "State"), "s \"lost\"");
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::61"), h2(), std::nullopt, 5s));
     EXPECT_EQ(ask(holder, "leave " + path), "ok") << "a later leave of it succeeds";
 
@@ -757,6 +836,25 @@ TEST_F(DbusPolicy, ListGroupsAndPortsObeyTheAllowListsAndAnOwnerTheyDropMayOnlyL
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::35"), h2()), 0x1) << "what it holds is kept";
     EXPECT_EQ(ask(member, "leave " + path), "ok");
     EXPECT_TRUE(fabric.wait_sa_join_state(G("ff15:db::35"), h2(), std::nullopt, 5s));
+}
+
+// refusal() keeps its verdict for one call (a GetAll asks for each property), keyed by the
+// sender and the call's cookie, which the sender chooses: a call that reuses a cookie after a
+// reload got the verdict of the policy before it.
+TEST_F(DbusPolicy, AReloadLeavesNoOldVerdictForACallThatReusesItsCookie) {
+    const TestGroup in = users_->add_group("in"), out = users_->add_group("out");
+    const TestUser a = users_->add_user("a", group_, {in});
+    const std::string admit_in = nlohmann::json({{"access", {{"allow_gids", {in.name}}}}}).dump();
+    Daemon d(fabric, "H2", admit_in);
+    Process &c = client_as(a);
+    EXPECT_EQ(ask(c, "list-cookie 1000"), "ok 0");
+    reload(d, nlohmann::json({{"access", {{"allow_gids", {out.name}}}}}).dump());
+    EXPECT_EQ(ask(c, "list-cookie 1000"),
+              "error org.rdmamcast1.Error.Denied uid " + std::to_string(a.uid) +
+                  " is not allowed to use rdma-mcastd (config access.allow_uids, access.allow_gids)")
+        << "the reload took the admission away";
+    reload(d, admit_in);
+    EXPECT_EQ(ask(c, "list-cookie 1000"), "ok 0") << "and gave it back";
 }
 
 // ListGroups2 carries what the socket's list carries (issue 28): the admitting rule, whether the

@@ -261,5 +261,21 @@ TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {
     EXPECT_EQ(rejected(args("ff15::1", {{"sl", std::uint64_t{1}}, {"sl", std::uint64_t{2}}})), "/sl: given twice");
 }
 
+// A key is quoted cut short (and escaped), so no message grows with what the caller sent: one of
+// 16 MiB of '/' was answered with 32 MiB of "~1", past the bus's limit on a message. The
+// decoder, which quotes a key whole, never sees a long one.
+TEST(DbusJoinArgs, AKeyIsQuotedCutShort) {
+    std::string slashes;
+    for (int i = 0; i < 32; ++i)
+        slashes += "~1";
+    EXPECT_EQ(rejected(args("ff15::1", {{std::string(1 << 20, '/'), std::uint64_t{1}}})),
+              "/" + slashes + "...: unknown key");
+    EXPECT_EQ(rejected(args("ff15::1", {{std::string(33, 'k'), std::uint64_t{1}}})),
+              "/" + std::string(32, 'k') + "...: unknown key");
+    EXPECT_EQ(rejected(args("ff15::1", {{"a\x1b", std::uint64_t{1}}, {"a\x1b", std::uint64_t{2}}})),
+              "/a\\x1b: given twice")
+        << "a control character escaped";
+}
+
 } // namespace
 } // namespace mcastd::dbus

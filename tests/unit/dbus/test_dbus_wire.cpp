@@ -329,7 +329,115 @@ TEST_F(Messages, AnErrorReplyCarriesTheNameAndAValidSentence) {
     sd_bus_message_unref(reply);
 }
 
+// ---- a call's size (config limits.max_message_bytes, as on the socket) ----
+
+// An a{sv} of `n` options, `key(i)` each with the uint32 i, or the string `text` when not empty.
+template <class Key>
+void append_options(sd_bus_message *m, std::size_t n, Key key, const std::string &text = {}) {
+    ASSERT_GE(sd_bus_message_open_container(m, 'a', "{sv}"), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string k = key(i);
+        ASSERT_GE(text.empty() ? sd_bus_message_append(m, "{sv}", k.c_str(), "u", static_cast<std::uint32_t>(i))
+                               : sd_bus_message_append(m, "{sv}", k.c_str(), "s", text.c_str()),
+                  0);
+    }
+    ASSERT_GE(sd_bus_message_close_container(m), 0);
+}
+
+// Reads the options of `m` under a bound of 65536 bytes: the error, or nullopt.
+std::optional<Error> options_refusal(sd_bus_message *m, Options &out) {
+    ArgumentBound bound(65536);
+    std::optional<Error> refused;
+    EXPECT_GE(read_options(m, out, refused, bound), 0);
+    return refused;
+}
+
+// One key of 16 MiB of '/' made the daemon build a JSON object that size and answer with a
+// message quoting it escaped, twice that: past the bus's limit, so the bus dropped the daemon.
+TEST_F(Messages, AHugeOptionKeyIsTooLargeAndNothingOfItIsKept) {
+    sd_bus_message *m = message();
+    append_options(m, 1, [](std::size_t) { return std::string(1 << 20, '/'); });
+    to_read(m);
+    Options out;
+    const auto refused = options_refusal(m, out);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->code, Errc::too_large);
+    EXPECT_EQ(refused->message,
+              "the call carries more than the 65536 bytes of arguments this daemon accepts (config "
+              "limits.max_message_bytes: 65536; each option counts 16 bytes besides its key and string value)");
+    EXPECT_TRUE(out.empty()) << "refused before it was copied";
+}
+
+TEST_F(Messages, AHugeStringValueIsTooLarge) {
+    sd_bus_message *m = message();
+    append_options(m, 1, [](std::size_t) { return std::string("name"); }, std::string(70000, 'x'));
+    to_read(m);
+    Options out;
+    const auto refused = options_refusal(m, out);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->code, Errc::too_large);
+    EXPECT_TRUE(out.empty());
+}
+
+// Many small options are bounded too: each costs kOptionBytes besides its key, so 65536 bytes
+// hold 4096 options with empty keys and no more.
+TEST_F(Messages, ManyOptionsAreTooLargeAndOptionsWithinTheBoundAreRead) {
+    sd_bus_message *many = message();
+    append_options(many, 4097, [](std::size_t) { return std::string(); });
+    to_read(many);
+    Options out;
+    const auto refused = options_refusal(many, out);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->code, Errc::too_large);
+    EXPECT_EQ(out.size(), 4096u) << "read up to the bound, and not one more";
+
+    sd_bus_message *fits = message();
+    append_options(fits, 4096, [](std::size_t) { return std::string(); });
+    to_read(fits);
+    Options all;
+    EXPECT_FALSE(options_refusal(fits, all));
+    EXPECT_EQ(all.size(), 4096u);
+}
+
+TEST(DbusArgumentBound, CountsUpToItsLimitAndStaysOverOnceOver) {
+    ArgumentBound b(100);
+    EXPECT_TRUE(b.take(60));
+    EXPECT_TRUE(b.take(40)) << "exactly the limit is within it";
+    EXPECT_FALSE(b.over());
+    EXPECT_FALSE(b.take(1));
+    EXPECT_TRUE(b.over());
+    EXPECT_FALSE(b.take(0)) << "over stays over";
+    ArgumentBound huge(100);
+    EXPECT_FALSE(huge.take(SIZE_MAX)) << "no wrap-around";
+    EXPECT_TRUE(huge.over());
+    EXPECT_EQ(huge.too_large().code, Errc::too_large);
+}
+
+// A key is quoted short: the error message of a long one stays small, whatever the key.
+TEST_F(Messages, AWrongTypeNamesItsKeyCutShort) {
+    sd_bus_message *m = message();
+    ASSERT_GE(sd_bus_message_append(m, "a{sv}", 1, std::string(1000, '/').c_str(), "d", 1.5), 0);
+    to_read(m);
+    Options out;
+    const auto refused = options_refusal(m, out);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->code, Errc::invalid_argument);
+    std::string slashes;
+    for (int i = 0; i < 32; ++i)
+        slashes += "~1";
+    EXPECT_EQ(refused->message,
+              "/" + slashes + "...: a value of D-Bus type 'd' where an integer, a boolean or a string belongs");
+}
+
 // ---- Evict ----
+
+// What a key of 40 '/' is called: its first 32 bytes as a JSON pointer token, then "...".
+std::string long_key_unknown() {
+    std::string out = "/";
+    for (int i = 0; i < 32; ++i)
+        out += "~1";
+    return out + "...: unknown key";
+}
 
 std::string evict_error(const Options &o) {
     auto r = decode_evict_args(o);
@@ -359,6 +467,9 @@ TEST(DbusEvictArgs, TheSocketsRulesAndSentences) {
     EXPECT_EQ(evict_error({{"uid", std::uint64_t{1}}, {"uid", std::uint64_t{2}}}), "/uid: given twice");
     EXPECT_EQ(evict_error({{"op", std::string("join")}, {"uid", std::uint64_t{1}}}), "/op: unknown key");
     EXPECT_EQ(evict_error({{"uid", std::uint64_t{1}}, {"colour", std::string("red")}}).rfind("/colour: ", 0), 0u);
+    // A key is quoted cut short, and the decoder, which quotes a key whole, never sees a long one.
+    EXPECT_EQ(evict_error({{std::string(40, '/'), std::uint64_t{1}}}), long_key_unknown());
+    EXPECT_EQ(evict_error({{std::string(32, 'k'), std::uint64_t{1}}}), "/" + std::string(32, 'k') + ": unknown key");
 }
 
 } // namespace
