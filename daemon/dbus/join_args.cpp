@@ -11,6 +11,7 @@
 
 #include "dbus/call_bound.hpp"
 #include "proto/join_decoder.hpp"
+#include "runtime/fd_closer.hpp"
 
 namespace mcastd::dbus {
 
@@ -60,6 +61,10 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
         return invalid(e.describe());
     }
     if (a.socket >= 0) {
+        // As on the socket (runtime/fd_closer.hpp): its linger off, so that no close of it
+        // waits; anything but a socket is no use to a join.
+        if (!runtime::defuse_passed(a.socket))
+            return invalid("/socket: the UDP socket the join holds its group on; this Unix fd is not a socket");
         const int fd = ::fcntl(a.socket, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
             return Error{Errc::internal, std::string("cannot keep the join's socket: fcntl(F_DUPFD_CLOEXEC): ") +

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "server/fd_closer.hpp"
+#include "runtime/fd_closer.hpp"
 
 namespace mcastd::server {
 
@@ -22,7 +22,7 @@ PassedFds PassedFds::from(const msghdr &mh) {
         for (std::size_t i = 0; i < n; ++i) {
             int fd;
             std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            (defuse_passed(fd) ? out.sockets_ : out.others_).push_back(fd);
+            (runtime::defuse_passed(fd) ? out.sockets_ : out.others_).push_back(fd);
         }
     }
     return out;
@@ -35,7 +35,7 @@ PassedFds::~PassedFds() {
     for (int fd : sockets_)
         ::close(fd);
     for (int fd : others_)
-        FdCloser::background().close(fd);
+        runtime::FdCloser::background().close(fd);
 }
 
 std::optional<proto::Failure> PassedFds::hand_to(proto::Request &request) {

@@ -254,6 +254,31 @@ TEST(DbusJoinArgs, AnIpGroupAGidTypeAndTheCallersSocket) {
               "/socket: expected a Unix fd (D-Bus type 'h')") << "only as a Unix fd, which read_options takes";
 }
 
+// What a caller passes is made safe to close on the loop, as on the socket: a socket's linger
+// is turned off (its close never waits), and anything but a socket is refused.
+TEST(DbusJoinArgs, ThePassedSocketsLingerIsTurnedOffAndANonSocketIsRefused) {
+    const int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    const linger on{1, 30};
+    ASSERT_EQ(::setsockopt(sock, SOL_SOCKET, SO_LINGER, &on, sizeof on), 0);
+    JoinArgs a = args("", {{"ip", std::string("239.1.2.3")}});
+    a.socket = sock;
+    ASSERT_TRUE(std::holds_alternative<JoinRequest>(decode_join_args(a)));
+    linger now{};
+    socklen_t len = sizeof now;
+    ASSERT_EQ(::getsockopt(sock, SOL_SOCKET, SO_LINGER, &now, &len), 0);
+    EXPECT_EQ(now.l_linger, 0) << "an abortive close";
+    ::close(sock);
+
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    JoinArgs p = args("", {{"ip", std::string("239.1.2.3")}});
+    p.socket = pipe_fds[0];
+    EXPECT_EQ(rejected(p), "/socket: the UDP socket the join holds its group on; this Unix fd is not a socket");
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+}
+
 TEST(DbusJoinArgs, OptionsCannotRestateArgumentsOrRepeat) {
     EXPECT_EQ(rejected(args("ff15::1", {{"device", std::string("mlx5_1")}})),
               "/device: is an argument of Join, not an option");

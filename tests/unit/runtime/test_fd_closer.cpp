@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/fd_closer.hpp"
+#include "runtime/fd_closer.hpp"
 
-using namespace mcastd::server;
+using namespace mcastd::runtime;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-#include "server/fd_closer.hpp"
+#include "runtime/fd_closer.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -12,7 +12,7 @@
 
 #include "runtime/signals.hpp"
 
-namespace mcastd::server {
+namespace mcastd::runtime {
 
 namespace {
 
@@ -96,4 +96,4 @@ void FdCloser::close(int fd) {
     s.wake.notify_one();
 }
 
-} // namespace mcastd::server
+} // namespace mcastd::runtime

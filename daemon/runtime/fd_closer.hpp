@@ -22,7 +22,7 @@
 #include <memory>
 #include <mutex>
 
-namespace mcastd::server {
+namespace mcastd::runtime {
 
 // Makes a received descriptor safe to close on the loop when it is a socket (true); false for
 // anything else, which goes to FdCloser.
@@ -63,4 +63,4 @@ private:
     std::shared_ptr<State> state_; // shared with the thread
 };
 
-} // namespace mcastd::server
+} // namespace mcastd::runtime
