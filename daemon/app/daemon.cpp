@@ -28,7 +28,7 @@ Daemon::Daemon(runtime::EventLoop &loop, config::DaemonConfig cfg, std::unique_p
     const TimePoint began = Clock::now();
     routine_ = std::make_unique<logging::RoutineLimiter>(loop_.timers(), cfg_.log_routine,
                                                          [](const logging::FoldSummary &s) {
-                                                             logging::log_folded(s, frontend::user_name(s.uid));
+                                                             logging::log_folded(s, frontend::passwd_name(s.uid));
                                                          });
     service_ = std::make_unique<Service>(cfg_.engine, ports_->sa(), loop_.timers());
     roce_syscalls_ = std::make_unique<roce::LinuxSyscalls>();

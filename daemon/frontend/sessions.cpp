@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "frontend/sessions.hpp"
 
-#include <pwd.h>
-
 #include <spdlog/spdlog.h>
 #include <fmt/format.h>
 
@@ -35,15 +33,9 @@ bool same_secret(const std::string &a, const std::string &b) {
 
 } // namespace
 
-std::string user_name(uid_t uid) {
-    passwd pw{}, *found = nullptr;
-    char buf[1024];
-    return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
-}
-
 Sessions::Sessions(Service &service, Timers &timers, std::string daemon_name, Limits limits, policy::Policy policy)
     : service_(service), daemon_name_(std::move(daemon_name)), limits_(limits), policy_(std::move(policy)),
-      accounts_(timers, limits_, policy_), monitors_(service), started_(std::chrono::steady_clock::now()) {
+      accounts_(timers, limits_, policy_), user_names_(timers), monitors_(service), started_(std::chrono::steady_clock::now()) {
     service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         if (alive.lock())
             monitors_.deliver(n);
@@ -305,7 +297,7 @@ void Sessions::annotate(proto::StatusResult &out) {
         if (fresh) {
             const policy::Quotas q = policy_.quotas_for(s->who().caller());
             const bool root = uid == 0;
-            u->second = proto::UserUsage{uid, user_name(uid), use->memberships, q.memberships_per_uid, use->creates,
+            u->second = proto::UserUsage{uid, user_names_.name(uid), use->memberships, q.memberships_per_uid, use->creates,
                                          q.creates_per_uid, 0};
             u->second.clients = use->clients;
             u->second.clients_quota = root ? 0 : limits_.max_clients_per_uid;

@@ -27,11 +27,9 @@
 #include "frontend/monitor_outlet.hpp"
 #include "frontend/name_registry.hpp"
 #include "frontend/refusals.hpp"
+#include "frontend/user_names.hpp"
 
 namespace mcastd::frontend {
-
-// The passwd name of `uid` (getpwuid_r), "" when it has none: for listings and the log.
-std::string user_name(uid_t uid);
 
 class Sessions {
 public:
@@ -150,6 +148,7 @@ private:
     policy::Policy policy_;
     std::uint64_t policy_generation_ = 0;
     Accounts accounts_;
+    UserNames user_names_; // for status: NSS asked at most once a minute per uid
     NameRegistry names_;
     MonitorOutlet monitors_;
     Refusals refusals_;
