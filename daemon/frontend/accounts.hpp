@@ -78,7 +78,10 @@ public:
     // why not: that quota, the host's memberships, or the uid's groups on the port.
     std::optional<proto::Failure> may_join(uid_t uid, std::size_t memberships_quota, PortIndex port, const Gid &mgid,
                                            const std::string &port_name) const;
-    void charge(uid_t uid, PortIndex port, const Gid &mgid);
+    // `created`: a membership taken back after a restart whose join created its group, charged
+    // its create again (whatever the quota is now: the previous instance admitted it). A join's
+    // create is charged by take_create() instead, at the create gate.
+    void charge(uid_t uid, PortIndex port, const Gid &mgid, bool created = false);
     void uncharge(uid_t uid, PortIndex port, const Gid &mgid, bool created);
     // An SA-assigned create of `uid` on `port` got its MGID.
     void assigned(uid_t uid, PortIndex port, const Gid &mgid);

@@ -431,7 +431,9 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
 void ClientSession::charge(const Grant &g) {
     if (door_ == Door::daemon) // the static groups are charged to nobody
         return;
-    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid);
+    // A join's grant has no create yet (its create gate charges it); a membership taken back
+    // brings the create its join made.
+    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid, g.created);
     if (!g.name.empty())
         sessions_.names().hold(g.name, g.mgid);
 }
