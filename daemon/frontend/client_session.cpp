@@ -124,10 +124,12 @@ ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, S
 ClientSession::~ClientSession() {
     *alive_ = false;
     set_monitor(false);
-    // The engine drops the pending joins without answering them (remove_client below).
-    for (const auto &[request, pj] : pending_)
+    // The engine drops the pending joins without answering them (remove_client below). Taken out
+    // first, so that a create given back is not handed on to a membership of this session that
+    // was already given back (Sessions::pass_create).
+    for (const auto &[request, pj] : std::exchange(pending_, {}))
         uncharge(pj->grant);
-    for (const auto &[id, grant] : grants_)
+    for (const auto &[id, grant] : std::exchange(grants_, {}))
         uncharge(grant);
     sessions_.remove(*this);
     // Releases every membership of this client, exactly as if each had been left.
@@ -299,6 +301,8 @@ JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
             pj->field = no->field;
             return no->error;
         }
+        if (pj->grant.created) // it carries on the create of the uid's membership that ended
+            return std::nullopt;
         if (auto over = sessions_.accounts().take_create(who_.who.uid, pj->admission.creates_quota))
             return over;
         pj->grant.created = true;
@@ -441,9 +445,28 @@ void ClientSession::charge(const Grant &g) {
 void ClientSession::uncharge(const Grant &g) {
     if (door_ == Door::daemon)
         return;
-    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, g.created);
+    // While the uid still holds the group, the create stays charged: otherwise joining a group
+    // twice and leaving the creating membership would give back a create of a group still held.
+    const bool give_back = g.created && !sessions_.pass_create(who_.who.uid, g.port, g.mgid);
+    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, give_back);
     if (!g.name.empty())
         sessions_.names().release(g.name, g.mgid);
+}
+
+bool ClientSession::carry_create(PortIndex port, const Gid &mgid) {
+    auto carries = [&](Grant &g) {
+        if (g.created || g.port != port || g.mgid != mgid)
+            return false;
+        g.created = true;
+        return true;
+    };
+    for (auto &[id, grant] : grants_)
+        if (carries(grant))
+            return true;
+    for (auto &[request, pj] : pending_)
+        if (carries(pj->grant))
+            return true;
+    return false;
 }
 
 bool ClientSession::flag(MembershipId id, std::string why) {

@@ -241,6 +241,17 @@ std::size_t Sessions::review() {
     return flagged;
 }
 
+bool Sessions::pass_create(uid_t uid, PortIndex port, const Gid &mgid) {
+    if (is_zero(mgid)) // an SA-assigned create that never got its MGID: no group to carry on
+        return false;
+    for (ClientSession *s : all_)
+        if (s->door() != Door::daemon && s->who().who.uid == uid && s->carry_create(port, mgid)) {
+            changed(); // the restart state keeps which membership carries the create
+            return true;
+        }
+    return false;
+}
+
 // ---- root's requests ----
 
 std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Evict &e, const ClientSession &by) {
