@@ -6,18 +6,16 @@
 
 namespace mcastd::frontend {
 
-namespace {
-
-// `limit`: "<what>, its <kind> (config <section>.<name>[ or the admitting rule's]: <value>)".
-// The error's PolicyRef names the key and its value for programs.
-proto::Failure over(std::string what, std::string_view kind, std::string_view section, std::string_view name,
-                    std::size_t value, bool rule_may_set = false) {
+proto::Failure Accounts::over(std::string_view what, std::string_view kind, std::string_view section,
+                              std::string_view name, std::size_t value, bool rule_may_set) {
     proto::Failure f = proto::Failure::of(
         Errc::limit, fmt::format("{}, its {} (config {}.{}{}: {})", what, kind, section, name,
                                  rule_may_set ? " or the admitting rule's" : "", value));
     f.error.policy = PolicyRef{{}, std::string(name), value};
     return f;
 }
+
+namespace {
 
 std::string uid_text(uid_t uid) { return "uid " + std::to_string(uid); }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/error.hpp"
@@ -97,6 +98,13 @@ public:
     // A MAD `uid` caused and that cannot be refused (a Delete after its leave): it is paid from
     // the budget, into debt if need be.
     void charge_sa(uid_t uid);
+
+    // The `limit` error of a quota, share or limit: "<what>, its <kind> (config <section>.<name>[ or
+    // the admitting rule's]: <value>)", with the PolicyRef that names the key and its value for
+    // programs (PROTOCOL.md: `quota`, `limit`). Every refusal by a number is made by it, so that
+    // each says which key to raise.
+    static proto::Failure over(std::string_view what, std::string_view kind, std::string_view section,
+                               std::string_view name, std::size_t value, bool rule_may_set = false);
 
     // ---- views ----
     const Usage *usage(uid_t uid) const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "frontend/client_session.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/random.h>
@@ -278,19 +279,17 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
         return no;
     }
     const Limits &lim = sessions_.limits();
-    if (pending_.size() >= lim.max_requests_in_flight) {
-        refusals.count(refusal::kRequestsInFlight);
-        return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
-                                                   " joins waiting for the SA on this connection (limit " +
-                                                   std::to_string(lim.max_requests_in_flight) + ")");
-    }
-    if (held() + pending_.size() >= lim.max_memberships_per_client) {
-        refusals.count(refusal::kMembershipsPerClient);
-        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held()) +
-                                                   " memberships (limit " +
-                                                   std::to_string(lim.max_memberships_per_client) + ")");
-    }
-    return std::nullopt;
+    std::optional<proto::Failure> over;
+    if (pending_.size() >= lim.max_requests_in_flight)
+        over = Accounts::over(fmt::format("this connection has {} joins waiting for the SA", pending_.size()), "limit",
+                              "limits", "max_requests_in_flight", lim.max_requests_in_flight);
+    else if (held() + pending_.size() >= lim.max_memberships_per_client)
+        over = Accounts::over(
+            fmt::format("this connection holds or waits for {} memberships", held() + pending_.size()), "limit",
+            "limits", "max_memberships_per_client", lim.max_memberships_per_client);
+    if (over)
+        refusals.count(over->error); // its key
+    return over;
 }
 
 JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {

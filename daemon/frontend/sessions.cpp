@@ -173,13 +173,9 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
         return std::move(*no);
     // The host's share of the fabric's MLIDs: root's joins count too.
     if (const std::size_t cap = policy_.quotas.groups_per_port) {
-        if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap) {
-            proto::Failure f = proto::Failure::of(
-                Errc::limit, fmt::format("{} has {} groups, its quota (config access.quotas.groups_per_port: {})", where,
-                                         service_.group_count(*port), cap));
-            f.error.policy = PolicyRef{{}, "groups_per_port", cap};
-            return f;
-        }
+        if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap)
+            return Accounts::over(fmt::format("{} has {} groups", where, service_.group_count(*port)), "quota",
+                                  "access.quotas", "groups_per_port", cap);
     }
     return std::move(a);
 }

@@ -137,8 +137,9 @@ struct rdmamcast_error {
 	const unsigned *versions;
 	/* The daemon's access policy (config access) refused the request (1.2): */
 	const char *rule;  /* RDMAMCAST_E_DENIED: the rule that refused it; "" otherwise */
-	const char *quota; /* RDMAMCAST_E_LIMIT: the quota reached, "memberships_per_uid",
-			      "creates_per_uid", "groups_per_port"; "" otherwise */
+	const char *quota; /* RDMAMCAST_E_LIMIT: the config key reached, without its section:
+			      "memberships_per_uid", "creates_per_uid", "max_requests_in_flight",
+			      ... (a key of rdma-mcastd.json(5)); "" otherwise */
 	uint64_t limit;    /* that quota's value (0 when quota is "") */
 };
 
