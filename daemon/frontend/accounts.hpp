@@ -8,7 +8,9 @@
 // Root (uid 0) has no per-uid share: the administrator's tools must work while a user attacks,
 // so root instead keeps `limits.root_reserved_clients` slots nobody else may take. The host-wide
 // bounds (max_clients, max_queued_bytes_total, max_memberships) are what keep the daemon's memory
-// bounded; those hold for everyone.
+// bounded: max_clients and max_queued_bytes_total hold for everyone; max_memberships counts
+// root's memberships but never refuses root's joins (root's tools must still work when users
+// have filled it).
 #pragma once
 
 #include <sys/types.h>
