@@ -31,12 +31,13 @@ enum class Errc : std::uint8_t {
 std::string_view errc_name(Errc c);
 std::optional<Errc> errc_from_name(std::string_view name);
 
-// What in the access policy refused a request (config `access`): the rule that denied it, or
-// the quota that was reached and its value.
+// What in the config refused a request: the access rule that denied it, or the quota, share or
+// limit that was reached (`access.quotas`, `limits`) and its value.
 struct PolicyRef {
     std::string rule;        // the rule's name ("access.rules[2]" when it has none); empty for a quota
-    std::string quota;       // "memberships_per_uid", "creates_per_uid", "groups_per_port"; or empty
-    std::uint64_t limit = 0; // the quota's value
+    std::string quota;       // the config key reached, without its section ("memberships_per_uid",
+                             // "max_requests_in_flight": PROTOCOL.md lists them); or empty
+    std::uint64_t limit = 0; // its value
     bool operator==(const PolicyRef &) const = default;
 };
 
@@ -44,7 +45,7 @@ struct Error {
     Errc code;
     std::string message;
     std::optional<std::uint16_t> sa_status; // only for Errc::sa_error
-    std::optional<PolicyRef> policy{};      // denied or limit by the access policy
+    std::optional<PolicyRef> policy{};      // denied by the access policy, or limit by a config key
 
     static Error sa(std::uint16_t status, std::string context);
 };

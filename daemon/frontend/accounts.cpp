@@ -2,21 +2,20 @@
 #include "frontend/accounts.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace mcastd::frontend {
 
-namespace {
-
-// `limit`: "<what>, its <kind> (config <section>.<name>[ or the admitting rule's]: <value>)".
-// The error's PolicyRef names the key and its value for programs.
-proto::Failure over(std::string what, std::string_view kind, std::string_view section, std::string_view name,
-                    std::size_t value, bool rule_may_set = false) {
+proto::Failure Accounts::over(std::string_view what, std::string_view kind, std::string_view section,
+                              std::string_view name, std::size_t value, bool rule_may_set) {
     proto::Failure f = proto::Failure::of(
         Errc::limit, fmt::format("{}, its {} (config {}.{}{}: {})", what, kind, section, name,
                                  rule_may_set ? " or the admitting rule's" : "", value));
     f.error.policy = PolicyRef{{}, std::string(name), value};
     return f;
 }
+
+namespace {
 
 std::string uid_text(uid_t uid) { return "uid " + std::to_string(uid); }
 
@@ -139,10 +138,11 @@ std::optional<proto::Failure> Accounts::may_join(uid_t uid, std::size_t membersh
     return std::nullopt;
 }
 
-void Accounts::charge(uid_t uid, PortIndex port, const Gid &mgid) {
+void Accounts::charge(uid_t uid, PortIndex port, const Gid &mgid, bool created) {
     ++memberships_;
     Usage &u = of(uid);
     ++u.memberships;
+    u.creates += created;
     ++u.groups[port][mgid];
 }
 
@@ -150,7 +150,14 @@ void Accounts::uncharge(uid_t uid, PortIndex port, const Gid &mgid, bool created
     --memberships_;
     Usage &u = of(uid);
     --u.memberships;
-    u.creates -= created;
+    if (created && u.creates) {
+        --u.creates;
+    } else if (created) {
+        // A create given back that was never charged: wrapping would refuse every later create
+        // of the uid (and keep it from being forgotten) until a restart.
+        spdlog::error("bug: uid {} gives back a create of group {} it was never charged; its creates stay 0", uid,
+                      format_gid(mgid));
+    }
     auto &on_port = u.groups[port];
     if (auto it = on_port.find(mgid); it != on_port.end() && --it->second == 0)
         on_port.erase(it);

@@ -8,7 +8,9 @@
 // Root (uid 0) has no per-uid share: the administrator's tools must work while a user attacks,
 // so root instead keeps `limits.root_reserved_clients` slots nobody else may take. The host-wide
 // bounds (max_clients, max_queued_bytes_total, max_memberships) are what keep the daemon's memory
-// bounded; those hold for everyone.
+// bounded: max_clients and max_queued_bytes_total hold for everyone; max_memberships counts
+// root's memberships but never refuses root's joins (root's tools must still work when users
+// have filled it).
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/error.hpp"
@@ -78,7 +81,10 @@ public:
     // why not: that quota, the host's memberships, or the uid's groups on the port.
     std::optional<proto::Failure> may_join(uid_t uid, std::size_t memberships_quota, PortIndex port, const Gid &mgid,
                                            const std::string &port_name) const;
-    void charge(uid_t uid, PortIndex port, const Gid &mgid);
+    // `created`: a membership taken back after a restart whose join created its group, charged
+    // its create again (whatever the quota is now: the previous instance admitted it). A join's
+    // create is charged by take_create() instead, at the create gate.
+    void charge(uid_t uid, PortIndex port, const Gid &mgid, bool created = false);
     void uncharge(uid_t uid, PortIndex port, const Gid &mgid, bool created);
     // An SA-assigned create of `uid` on `port` got its MGID.
     void assigned(uid_t uid, PortIndex port, const Gid &mgid);
@@ -94,6 +100,13 @@ public:
     // A MAD `uid` caused and that cannot be refused (a Delete after its leave): it is paid from
     // the budget, into debt if need be.
     void charge_sa(uid_t uid);
+
+    // The `limit` error of a quota, share or limit: "<what>, its <kind> (config <section>.<name>[ or
+    // the admitting rule's]: <value>)", with the PolicyRef that names the key and its value for
+    // programs (PROTOCOL.md: `quota`, `limit`). Every refusal by a number is made by it, so that
+    // each says which key to raise.
+    static proto::Failure over(std::string_view what, std::string_view kind, std::string_view section,
+                               std::string_view name, std::size_t value, bool rule_may_set = false);
 
     // ---- views ----
     const Usage *usage(uid_t uid) const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "frontend/client_session.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/random.h>
@@ -124,10 +125,12 @@ ClientSession::ClientSession(Sessions &sessions, const RestoredSession &saved, S
 ClientSession::~ClientSession() {
     *alive_ = false;
     set_monitor(false);
-    // The engine drops the pending joins without answering them (remove_client below).
-    for (const auto &[request, pj] : pending_)
+    // The engine drops the pending joins without answering them (remove_client below). Taken out
+    // first, so that a create given back is not handed on to a membership of this session that
+    // was already given back (Sessions::pass_create).
+    for (const auto &[request, pj] : std::exchange(pending_, {}))
         uncharge(pj->grant);
-    for (const auto &[id, grant] : grants_)
+    for (const auto &[id, grant] : std::exchange(grants_, {}))
         uncharge(grant);
     sessions_.remove(*this);
     // Releases every membership of this client, exactly as if each had been left.
@@ -276,19 +279,17 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
         return no;
     }
     const Limits &lim = sessions_.limits();
-    if (pending_.size() >= lim.max_requests_in_flight) {
-        refusals.count(refusal::kRequestsInFlight);
-        return proto::Failure::of(Errc::limit, "already " + std::to_string(pending_.size()) +
-                                                   " joins waiting for the SA on this connection (limit " +
-                                                   std::to_string(lim.max_requests_in_flight) + ")");
-    }
-    if (held() + pending_.size() >= lim.max_memberships_per_client) {
-        refusals.count(refusal::kMembershipsPerClient);
-        return proto::Failure::of(Errc::limit, "this connection holds " + std::to_string(held()) +
-                                                   " memberships (limit " +
-                                                   std::to_string(lim.max_memberships_per_client) + ")");
-    }
-    return std::nullopt;
+    std::optional<proto::Failure> over;
+    if (pending_.size() >= lim.max_requests_in_flight)
+        over = Accounts::over(fmt::format("this connection has {} joins waiting for the SA", pending_.size()), "limit",
+                              "limits", "max_requests_in_flight", lim.max_requests_in_flight);
+    else if (held() + pending_.size() >= lim.max_memberships_per_client)
+        over = Accounts::over(
+            fmt::format("this connection holds or waits for {} memberships", held() + pending_.size()), "limit",
+            "limits", "max_memberships_per_client", lim.max_memberships_per_client);
+    if (over)
+        refusals.count(over->error); // its key
+    return over;
 }
 
 JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
@@ -299,6 +300,8 @@ JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
             pj->field = no->field;
             return no->error;
         }
+        if (pj->grant.created) // it carries on the create of the uid's membership that ended
+            return std::nullopt;
         if (auto over = sessions_.accounts().take_create(who_.who.uid, pj->admission.creates_quota))
             return over;
         pj->grant.created = true;
@@ -431,7 +434,9 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
 void ClientSession::charge(const Grant &g) {
     if (door_ == Door::daemon) // the static groups are charged to nobody
         return;
-    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid);
+    // A join's grant has no create yet (its create gate charges it); a membership taken back
+    // brings the create its join made.
+    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid, g.created);
     if (!g.name.empty())
         sessions_.names().hold(g.name, g.mgid);
 }
@@ -439,9 +444,28 @@ void ClientSession::charge(const Grant &g) {
 void ClientSession::uncharge(const Grant &g) {
     if (door_ == Door::daemon)
         return;
-    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, g.created);
+    // While the uid still holds the group, the create stays charged: otherwise joining a group
+    // twice and leaving the creating membership would give back a create of a group still held.
+    const bool give_back = g.created && !sessions_.pass_create(who_.who.uid, g.port, g.mgid);
+    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, give_back);
     if (!g.name.empty())
         sessions_.names().release(g.name, g.mgid);
+}
+
+bool ClientSession::carry_create(PortIndex port, const Gid &mgid) {
+    auto carries = [&](Grant &g) {
+        if (g.created || g.port != port || g.mgid != mgid)
+            return false;
+        g.created = true;
+        return true;
+    };
+    for (auto &[id, grant] : grants_)
+        if (carries(grant))
+            return true;
+    for (auto &[request, pj] : pending_)
+        if (carries(pj->grant))
+            return true;
+    return false;
 }
 
 bool ClientSession::flag(MembershipId id, std::string why) {

@@ -64,7 +64,8 @@ using JoinDone = std::function<void(const JoinAnswer &)>;
 // What the access policy made of one membership (`list` shows it), and where it is counted.
 struct Grant {
     std::string rule;         // the rule that admitted it, or one of policy::k*Label
-    bool created = false;     // its join created the group: counted in creates_per_uid
+    bool created = false;     // its join created the group (or it carries on the create of the
+                              // uid's membership that did): counted in creates_per_uid
     bool sa_assigned = false; // its join asked the SA for an MGID
     std::string flagged;      // why the rules in force would refuse it now; "" if they would not
     std::string name{};       // a named group's name (`list` shows it), "" when joined by MGID
@@ -177,6 +178,10 @@ public:
     // The flag a reload's review sets on a held membership ("" clears it); false when the session
     // holds no such membership.
     bool flag(MembershipId id, std::string why);
+    // Takes on the create of another membership of this uid in group `mgid` on `port` that ends
+    // (Sessions::pass_create): one of this session's memberships of that group (held first,
+    // else pending) that carries no create is marked as created. False when there is none.
+    bool carry_create(PortIndex port, const Gid &mgid);
 
 private:
     struct PendingJoin;

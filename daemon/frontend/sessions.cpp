@@ -166,13 +166,9 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
         return std::move(*no);
     // The host's share of the fabric's MLIDs: root's joins count too.
     if (const std::size_t cap = policy_.quotas.groups_per_port) {
-        if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap) {
-            proto::Failure f = proto::Failure::of(
-                Errc::limit, fmt::format("{} has {} groups, its quota (config access.quotas.groups_per_port: {})", where,
-                                         service_.group_count(*port), cap));
-            f.error.policy = PolicyRef{{}, "groups_per_port", cap};
-            return f;
-        }
+        if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap)
+            return Accounts::over(fmt::format("{} has {} groups", where, service_.group_count(*port)), "quota",
+                                  "access.quotas", "groups_per_port", cap);
     }
     return std::move(a);
 }
@@ -233,6 +229,17 @@ std::size_t Sessions::review() {
         }
     }
     return flagged;
+}
+
+bool Sessions::pass_create(uid_t uid, PortIndex port, const Gid &mgid) {
+    if (is_zero(mgid)) // an SA-assigned create that never got its MGID: no group to carry on
+        return false;
+    for (ClientSession *s : all_)
+        if (s->door() != Door::daemon && s->who().who.uid == uid && s->carry_create(port, mgid)) {
+            changed(); // the restart state keeps which membership carries the create
+            return true;
+        }
+    return false;
 }
 
 // ---- root's requests ----

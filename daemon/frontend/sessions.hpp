@@ -97,6 +97,11 @@ public:
             change_hook_();
     }
 
+    // creates_per_uid counts the groups a uid created and still holds: when a membership that
+    // carries a create ends, another membership of `uid` in the same group on `port` (in any of
+    // its sessions) carries it on. False when there is none, and the create is given back.
+    bool pass_create(uid_t uid, PortIndex port, const Gid &mgid);
+
     // ---- root's requests, and what only the front door adds to list and status ----
 
     // Releases the memberships `e` names, whoever holds them; with `disconnect`, also closes

@@ -137,8 +137,9 @@ struct rdmamcast_error {
 	const unsigned *versions;
 	/* The daemon's access policy (config access) refused the request (1.2): */
 	const char *rule;  /* RDMAMCAST_E_DENIED: the rule that refused it; "" otherwise */
-	const char *quota; /* RDMAMCAST_E_LIMIT: the quota reached, "memberships_per_uid",
-			      "creates_per_uid", "groups_per_port"; "" otherwise */
+	const char *quota; /* RDMAMCAST_E_LIMIT: the config key reached, without its section:
+			      "memberships_per_uid", "creates_per_uid", "max_requests_in_flight",
+			      ... (a key of rdma-mcastd.json(5)); "" otherwise */
 	uint64_t limit;    /* that quota's value (0 when quota is "") */
 };
 
@@ -667,7 +668,7 @@ struct rdmamcast_member {
 	const char *comm;  /* process name */
 	/* The daemon's access policy (1.2; "", false and NULL from an older daemon): */
 	const char *rule;    /* the rule that admitted it, "root", "static", "any", "restored" */
-	bool created;        /* its join created the group */
+	bool created;        /* its join created the group, or carries that create on */
 	const char *flagged; /* NULL unless the rules in force now would refuse it: then why */
 	const char *name;    /* NULL unless it joined a named group: then that name */
 };
@@ -803,7 +804,7 @@ struct rdmamcast_user_usage {
 	uint32_t uid;
 	const char *user; /* its name; "" when it has none */
 	uint64_t memberships, memberships_quota; /* held or waiting */
-	uint64_t creates, creates_quota;         /* groups its joins created that still exist */
+	uint64_t creates, creates_quota;         /* groups its joins created that it still holds */
 	uint64_t flagged; /* memberships the rules in force now would refuse */
 	/* Its shares of what every client shares, against each share (limits, access.quotas; 0:
 	 * none, as for root). 1.5; 0 from an older daemon: */

@@ -379,7 +379,8 @@ TEST_F(DbusSystem, CallersLiveByTheSameLimitsAsSocketClients) {
     for (const char *m : {"ff15:db::b", "ff15:db::c", "ff15:db::d"})
         ASSERT_FALSE(path_of(ask(c, std::string("join ibsim0 1 ") + m + " full")).empty()) << m;
     EXPECT_EQ(ask(c, "join ibsim0 1 ff15:db::e full"),
-              "error org.rdmamcast1.Error.Limit this connection holds 3 memberships (limit 3)");
+              "error org.rdmamcast1.Error.Limit this connection holds or waits for 3 memberships, its limit (config "
+              "limits.max_memberships_per_client: 3)");
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::e"), h2()), std::nullopt);
     EXPECT_EQ(fabric.sa_join_state(G("ff15:db::b"), h2()), 0x1) << "what is held stays";
 
@@ -401,7 +402,8 @@ TEST_F(DbusSystem, CallersLiveByTheSameLimitsAsSocketClients) {
     EXPECT_EQ(ask(second, "join-async ibsim0 1 ff15:db::10 full"), "sent");
     EXPECT_EQ(ask(second, "join-async ibsim0 1 ff15:db::11 full"), "sent");
     EXPECT_EQ(ask(second, "join ibsim0 1 ff15:db::12 full"),
-              "error org.rdmamcast1.Error.Limit already 2 joins waiting for the SA on this connection (limit 2)");
+              "error org.rdmamcast1.Error.Limit this connection has 2 joins waiting for the SA, its limit (config "
+              "limits.max_requests_in_flight: 2)");
     // The two waiting joins were only waiting: with an SA again they complete. The new OpenSM
     // is an SM restart to the daemon, so the caller's held membership may be told "active"
     // again (a StateChanged signal) before, between or after the replies.

@@ -96,7 +96,9 @@ TEST_F(InFlightLimit, AThirdJoinWaitingForTheSaIsRefusedAndNothingHeldIsTouched)
     const proto::Reply third = reply(c, false);
     EXPECT_EQ(third.id, 3u);
     EXPECT_EQ(failure(third).error.code, Errc::limit);
-    EXPECT_EQ(failure(third).error.message, "already 2 joins waiting for the SA on this connection (limit 2)");
+    EXPECT_EQ(failure(third).error.message, "this connection has 2 joins waiting for the SA, its limit (config "
+                                            "limits.max_requests_in_flight: 2)");
+    EXPECT_EQ(failure(third).error.policy, (PolicyRef{"", "max_requests_in_flight", 2}));
     // Another client has its own budget.
     send(other, 1, join_of("ff15::4"));
     EXPECT_TRUE(ok(reply(other)));
@@ -128,7 +130,10 @@ TEST_F(MembershipLimit, AThirdMembershipIsRefusedUntilOneIsLeft) {
     send(c, 3, join_of("ff15::3"));
     const proto::Failure f = failure(reply(c));
     EXPECT_EQ(f.error.code, Errc::limit);
-    EXPECT_EQ(f.error.message, "this connection holds 2 memberships (limit 2)");
+    EXPECT_EQ(f.error.message,
+              "this connection holds or waits for 2 memberships, its limit (config "
+              "limits.max_memberships_per_client: 2)");
+    EXPECT_EQ(f.error.policy, (PolicyRef{"", "max_memberships_per_client", 2}));
     EXPECT_FALSE(sa_bits("ff15::3"));
     EXPECT_EQ(sa_bits("ff15::1"), join::full) << "what is held stays";
 
@@ -140,6 +145,25 @@ TEST_F(MembershipLimit, AThirdMembershipIsRefusedUntilOneIsLeft) {
     EXPECT_TRUE(ok(reply(c)));
     EXPECT_FALSE(sa_bits("ff15::1"));
     EXPECT_EQ(sa_bits("ff15::3"), join::full);
+}
+
+// Joins still waiting for the SA count toward the limit, and the error counts them too: it
+// names what the connection holds or waits for, with the key, and carries `quota` and `limit`
+// as every refusal by a number does.
+TEST_F(MembershipLimit, AJoinWaitingForTheSaCountsAndTheErrorSaysSo) {
+    const int c = greeted();
+    send(c, 1, join_of("ff15::1"));
+    ASSERT_TRUE(ok(reply(c)));
+    send(c, 2, join_of("ff15::2")); // held at the SA
+    send(c, 3, join_of("ff15::3"));
+    const proto::Reply third = reply(c, false);
+    EXPECT_EQ(third.id, 3u);
+    EXPECT_EQ(failure(third).error.message,
+              "this connection holds or waits for 2 memberships, its limit (config "
+              "limits.max_memberships_per_client: 2)");
+    EXPECT_EQ(failure(third).error.policy, (PolicyRef{"", "max_memberships_per_client", 2}));
+    EXPECT_EQ(sessions.refusals().of(frontend::refusal::kMembershipsPerClient), 1u);
+    EXPECT_TRUE(ok(reply(c))) << "the waiting join completes";
 }
 
 TEST_F(MembershipLimit, AWithdrawnPendingJoinFreesItsPlaceExactlyOnce) {
@@ -454,7 +478,9 @@ TEST_F(DoorLimits, DbusCallersLiveByTheSameLimits) {
     auto second = join(*bus, 2, "ff15::2");
     ASSERT_TRUE(second && second->failure);
     EXPECT_EQ(second->failure->error.code, Errc::limit);
-    EXPECT_EQ(second->failure->error.message, "this connection holds 1 memberships (limit 1)");
+    EXPECT_EQ(second->failure->error.message,
+              "this connection holds or waits for 1 memberships, its limit (config "
+              "limits.max_memberships_per_client: 1)");
     EXPECT_FALSE(open(frontend::Door::dbus)) << "max_clients counts D-Bus callers";
     EXPECT_EQ(last.error.code, Errc::limit);
     const int c = connect();

@@ -219,6 +219,10 @@ class CreateQuota : public PolicySessions {
 protected:
     CreateQuota() : PolicySessions(quotas(0, 2, 0)) {}
 };
+class OneCreate : public PolicySessions {
+protected:
+    OneCreate() : PolicySessions(quotas(0, 1, 0)) {}
+};
 class PortCap : public PolicySessions {
 protected:
     PortCap() : PolicySessions(quotas(0, 0, 5)) {}
@@ -299,6 +303,84 @@ TEST_F(CreateQuota, CreatesCountOnlyWhenTheGroupIsNewAndAFailedCreateGivesItsPla
 
     ASSERT_FALSE(a->leave(proto::Leave{c1.membership, {}}));
     EXPECT_FALSE(join(*a, "ff15::c3").failure) << "leaving a created group gives the create back";
+}
+
+// creates_per_uid counts the groups a uid created and still holds. A second join of a group
+// the port holds is answered without a create; leaving the creating membership first hands the
+// create on to it (the group is still held), so join, join again, leave the first cannot
+// collect groups past the quota.
+TEST_F(OneCreate, TheCreateOfAGroupStillHeldGoesOnToTheUidsNextMembershipOfIt) {
+    auto a = open(kAlice, kUsers);
+    const JoinAnswer made = join(*a, "ff15::c1");
+    ASSERT_FALSE(made.failure);
+    const JoinAnswer again = join(*a, "ff15::c1");
+    ASSERT_FALSE(again.failure);
+    ASSERT_FALSE(a->leave(proto::Leave{made.membership, {}}));
+    sa.run();
+    EXPECT_EQ(sa_bits("ff15::c1"), join::full) << "the group is still held";
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 1u);
+    EXPECT_TRUE(a->grants().at(again.membership).created) << "list and the restart state show who carries it";
+
+    const JoinAnswer next = join(*a, "ff15::c2");
+    ASSERT_TRUE(next.failure);
+    EXPECT_EQ(next.failure->error.policy, (PolicyRef{"", "creates_per_uid", 1}));
+    EXPECT_EQ(next.failure->error.message, "uid 1001 created 1 groups it still holds, its quota (config "
+                                           "access.quotas.creates_per_uid or the admitting rule's: 1)");
+    EXPECT_FALSE(sa_bits("ff15::c2"));
+
+    ASSERT_FALSE(a->leave(proto::Leave{again.membership, {}}));
+    sa.run();
+    EXPECT_FALSE(sa_bits("ff15::c1"));
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 0u);
+    EXPECT_EQ(usage(kAlice)->memberships, 0u);
+    EXPECT_FALSE(join(*a, "ff15::c2").failure) << "the create given back is hers again";
+}
+
+// The create goes on within the uid, to its membership in another session, never to another
+// uid's; a session that ends holding two memberships of the group gives it back once.
+TEST_F(OneCreate, TheCreateGoesOnWithinTheUidAndASessionThatEndsGivesItBackOnce) {
+    auto a1 = open(kAlice, kUsers), a2 = open(kAlice, kUsers), bob = open(kBob, kUsers);
+    ASSERT_FALSE(join(*a1, "ff15::c1").failure);
+    ASSERT_FALSE(join(*bob, "ff15::c1").failure);
+    ASSERT_FALSE(join(*a2, "ff15::c1").failure);
+    a1.reset(); // disconnects: its create goes on to a2's membership
+    refresh(*bob);
+    EXPECT_EQ(usage(kAlice)->creates, 1u);
+    EXPECT_EQ(usage(kBob)->creates, 0u);
+    EXPECT_TRUE(join(*a2, "ff15::c2").failure);
+    ASSERT_FALSE(join(*a2, "ff15::c1").failure);
+    a2.reset(); // both go: the create is given back, not handed from one to the other
+    sa.run();
+    const frontend::Usage *left = sessions.accounts().usage(kAlice); // kept while her SA budget refills
+    EXPECT_EQ(left ? left->creates : 0u, 0u) << "alice holds nothing, and owes no create";
+    auto a3 = open(kAlice, kUsers);
+    EXPECT_FALSE(join(*a3, "ff15::c2").failure);
+}
+
+// A join of the group still waiting carries the create on just as well: here the creating
+// join is withdrawn once its Set went out, and the next join of the group is answered by it.
+TEST_F(OneCreate, AJoinOfTheGroupStillWaitingCarriesTheCreateOn) {
+    auto a = open(kAlice, kUsers);
+    std::optional<JoinAnswer> first, second;
+    a->join(1, join_request("ff15::c1"), [&](const JoinAnswer &ans) { first = ans; });
+    const MembershipId m2 = a->join(2, join_request("ff15::c1"), [&](const JoinAnswer &ans) { second = ans; });
+    ASSERT_TRUE(sa.step()); // the probe: no such group, so the create gate charges it and the Set goes
+    ASSERT_EQ(sa.pending(), 1u) << "the creating Set";
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 1u);
+    ASSERT_FALSE(a->leave(proto::Leave{std::nullopt, 1}));
+    ASSERT_TRUE(first && first->failure);
+    EXPECT_EQ(first->failure->error.code, Errc::cancelled);
+    sa.run();
+    ASSERT_TRUE(second);
+    ASSERT_FALSE(second->failure) << second->failure->error.message;
+    EXPECT_EQ(sa_bits("ff15::c1"), join::full);
+    EXPECT_TRUE(a->grants().at(m2).created);
+    refresh(*a);
+    EXPECT_EQ(usage(kAlice)->creates, 1u);
+    EXPECT_TRUE(join(*a, "ff15::c2").failure);
 }
 
 // In an owned prefix a new group's lone Set may create, so it is charged a create before it,

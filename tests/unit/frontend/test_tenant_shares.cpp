@@ -274,5 +274,61 @@ TEST_F(Shares, ARestoredSessionTakesAClientSlotAndOneOverTheShareIsNotTakenBack)
     EXPECT_FALSE(std::holds_alternative<std::unique_ptr<frontend::ClientSession>>(try_open(kAlice, outlet)));
 }
 
+// A group the previous instance's join created is charged to its uid again when its membership
+// is taken back: the quota does not start over with a restart, and the leave gives the create
+// back once (a count that wrapped would refuse every later create of the uid).
+TEST_F(Shares, ACreateTakenBackAfterARestartIsChargedAgainAndGivenBackOnce) {
+    policy::Policy p = small_quotas();
+    p.quotas.sa_mads_per_second = 0; // no SA budget: only the create quota speaks here
+    p.quotas.creates_per_uid = 1;
+    sessions.set_policy(p);
+    // What the previous instance left: ff15::1 at the SA, created by alice's membership 500.
+    const Gid g1 = *parse_gid("ff15::1");
+    sa.state.seed(g1, test_port().port_gid(), join::full);
+    service.adopt_group(0, g1, join::full, 0, std::nullopt);
+    frontend::RestoredSession rs;
+    rs.id = 40;
+    rs.token = std::string(32, 'a');
+    rs.who.who = ClientInfo{::getpid(), kAlice, 100, "old"};
+    rs.version = 2;
+    std::string why;
+    frontend::ClientSession *old = sessions.restore(rs, why);
+    ASSERT_TRUE(old) << why;
+    frontend::Grant grant;
+    grant.rule = "kept-rule";
+    grant.created = true;
+    ASSERT_TRUE(old->adopt_member(500, 0, g1, join::full, {}, grant));
+    service.end_adoption();
+    const frontend::Accounts &acc = sessions.accounts();
+    ASSERT_TRUE(acc.usage(kAlice));
+    EXPECT_EQ(acc.usage(kAlice)->creates, 1u);
+
+    auto alice = open(kAlice);
+    const JoinAnswer over = join(*alice, "ff15::2");
+    ASSERT_TRUE(over.failure) << "her one create is the group taken back";
+    EXPECT_EQ(over.failure->error.message, "uid 1001 created 1 groups it still holds, its quota (config "
+                                           "access.quotas.creates_per_uid or the admitting rule's: 1)");
+    EXPECT_FALSE(sa_bits("ff15::2"));
+
+    ASSERT_FALSE(old->leave(proto::Leave{500, {}}));
+    sa.run();
+    EXPECT_EQ(acc.usage(kAlice)->creates, 0u);
+    EXPECT_FALSE(join(*alice, "ff15::2").failure) << "the create given back is hers again";
+    const JoinAnswer second = join(*alice, "ff15::3");
+    ASSERT_TRUE(second.failure);
+    EXPECT_EQ(second.failure->error.policy, (PolicyRef{"", "creates_per_uid", 1}));
+    EXPECT_EQ(acc.usage(kAlice)->creates, 1u);
+}
+
+// A create given back that was never charged is a bug; it must not wrap the count (which would
+// keep the uid from ever creating again, and from ever being forgotten).
+TEST_F(Shares, ACreateGivenBackTwiceDoesNotWrapTheCount) {
+    frontend::Accounts &acc = sessions.accounts();
+    const Gid g1 = *parse_gid("ff15::1");
+    acc.charge(kAlice, 0, g1);
+    acc.uncharge(kAlice, 0, g1, true);
+    EXPECT_EQ(acc.usage(kAlice), nullptr) << "a uid that uses nothing is forgotten";
+}
+
 } // namespace
 } // namespace mcastd::test
