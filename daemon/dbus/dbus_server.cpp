@@ -620,6 +620,20 @@ int DbusServer::list_groups(sd_bus_message *m, int (*append)(sd_bus_message *, c
     const proto::ListResult list = list_view(sessions_.service(), {}, [this](const MemberView &mv, proto::MemberInfo &out) {
         sessions_.annotate(mv, out);
     });
+    // One message, which the bus must take: past its limit it drops the daemon's connection.
+    if (const std::size_t bytes = reply_bytes_at_most(list, append == append_groups); bytes > kMaxReplyBytes) {
+        std::size_t members = 0;
+        for (const auto &p : list.ports)
+            for (const auto &g : p.groups)
+                members += g.members.size();
+        return answer(m, Error{Errc::too_large,
+                               "the list of " + std::to_string(members) + " memberships would take up to " +
+                                   std::to_string(bytes >> 20) + " MiB in one D-Bus message, more than the " +
+                                   std::to_string(kMaxReplyBytes >> 20) +
+                                   " MiB a reply may; the socket's list, a page at a time, shows them all "
+                                   "(rdma-mcastctl list)",
+                               std::nullopt});
+    }
     sd_bus_message *reply = nullptr;
     int r = sd_bus_message_new_method_return(m, &reply);
     if (r >= 0) r = append(reply, list);

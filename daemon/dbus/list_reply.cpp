@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/list_reply.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "common/utf8.hpp"
@@ -81,7 +82,76 @@ int group(sd_bus_message *m, const proto::PortGroups &p, const proto::GroupInfo 
     return r;
 }
 
+// ---- sizes: each value's bytes with the padding before it at its largest ----
+
+constexpr std::size_t kPad = 7;                                     // before an 8-aligned value
+std::size_t str(std::size_t n) { return 3 + 4 + n + 1; }           // 4-aligned length, text, NUL
+std::size_t sig(std::size_t n) { return 1 + n + 1; }               // a variant's signature
+std::size_t entry(std::string_view key, std::size_t value_sig, std::size_t value) {
+    return kPad + str(key.size()) + sig(value_sig) + kPad + value; // {sv}: 8-aligned, then v
+}
+std::size_t array_of(std::size_t items) { return 3 + 4 + kPad + items; } // length, 8-aligned items
+std::size_t state_names(std::uint8_t bits) {
+    std::size_t n = 0;
+    for (unsigned i = 0; i < 8; ++i)
+        if (bits & (1u << i))
+            n += str(join_state_name(static_cast<std::uint8_t>(1u << i)).size());
+    return array_of(n);
+}
+
+std::size_t member_bytes(const proto::MemberInfo &mem) {
+    std::size_t n = entry("membership", 1, 8) + entry("join_state", 1, str(join_state_name(mem.join_state).size())) +
+                    entry("state", 1, str(mem.state.size())) + entry("pid", 1, 4) + entry("uid", 1, 4) +
+                    entry("comm", 1, str(valid_utf8(mem.comm).size())) + entry("rule", 1, str(mem.rule.size())) +
+                    entry("created", 1, 4);
+    if (!mem.flagged.empty())
+        n += entry("flagged", 1, str(mem.flagged.size()));
+    if (!mem.name.empty())
+        n += entry("name", 1, str(valid_utf8(mem.name).size()));
+    return kPad + array_of(n);
+}
+
+std::size_t group_bytes(const proto::PortGroups &p, const proto::GroupInfo &g) {
+    constexpr std::size_t kGidText = 39; // the longest IPv6 text
+    std::size_t n = entry("device", 1, str(p.device.size())) + entry("port", 1, 2) +
+                    entry("port_gid", 1, str(kGidText)) + entry("link_layer", 1, str(std::strlen(link_layer_name(p.link_layer)))) +
+                    entry("mgid", 1, str(kGidText)) + entry("mlid", 1, 2) + entry("qkey", 1, 4) + entry("busy", 1, 4) +
+                    entry("held", 2, state_names(g.held)) + entry("foreign", 2, state_names(g.foreign));
+    if (g.roce)
+        n += entry("gid_type", 1, str(gid_type_name(g.roce->gid_type).size())) + entry("sgid_index", 1, 1) +
+             entry("netdev", 1, str(g.roce->netdev.size()));
+    std::size_t counts = 0;
+    for (std::size_t i = 0; i < g.counts.size(); ++i)
+        counts += kPad + str(join_state_name(static_cast<std::uint8_t>(1u << i)).size()) + 3 + 4;
+    n += entry("counts", 5, array_of(counts));
+    std::size_t members = 0;
+    for (const auto &mem : g.members)
+        members += member_bytes(mem);
+    n += entry("members", 6, array_of(members));
+    return kPad + array_of(n);
+}
+
+std::size_t group_bytes_v1(const proto::PortGroups &p, const proto::GroupInfo &g) {
+    constexpr std::size_t kGidText = 39;
+    constexpr std::size_t q = 1 + 2, u = 3 + 4, t = kPad + 8;
+    std::size_t n = kPad + str(p.device.size()) + q + str(kGidText) + q + u + state_names(g.held) +
+                    state_names(g.foreign);
+    std::size_t members = 0;
+    for (const auto &mem : g.members)
+        members += kPad + t + str(join_state_name(mem.join_state).size()) + str(mem.state.size()) + u + u +
+                   str(valid_utf8(mem.comm).size());
+    return n + array_of(members);
+}
+
 } // namespace
+
+std::size_t reply_bytes_at_most(const proto::ListResult &list, bool v2) {
+    std::size_t groups = 0;
+    for (const auto &p : list.ports)
+        for (const auto &g : p.groups)
+            groups += v2 ? group_bytes(p, g) : group_bytes_v1(p, g);
+    return array_of(groups);
+}
 
 int append_groups_v1(sd_bus_message *m, const proto::ListResult &list) {
     int r = sd_bus_message_open_container(m, 'a', "(sqsquasasa(tssuus))");

@@ -24,4 +24,13 @@ int append_groups_v1(sd_bus_message *m, const proto::ListResult &list);
 // and "name" s when set.
 int append_groups(sd_bus_message *m, const proto::ListResult &list);
 
+// The most bytes the body of either reply takes for `list`, by the D-Bus marshalling rules with
+// every alignment's padding counted at its largest: a bound, never short, not much over.
+std::size_t reply_bytes_at_most(const proto::ListResult &list, bool v2);
+
+// What one reply may take: half the 32 MiB a bus (dbus-daemon's max_message_size) accepts of a
+// message. A connection that sends more is dropped by the bus, and with it every D-Bus
+// caller's memberships.
+inline constexpr std::size_t kMaxReplyBytes = std::size_t{16} << 20;
+
 } // namespace mcastd::dbus

@@ -8,7 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "dbus/caller_identity.hpp"
@@ -284,6 +287,126 @@ TEST_F(Messages, ListGroupsKeepsItsSignatureAndMakesNamesValid) {
     while (sd_bus_message_read(m, "(tssuus)", &id, &js, &st, &pid, &uid, &comm) > 0)
         comms.push_back(comm);
     EXPECT_EQ(comms, (std::vector<std::string>{"my-app", "bad-\xEF\xBF\xBDname"}));
+}
+
+// ---- the size of a list reply ----
+
+// What sd-bus really sends for a list: the message goes over a socketpair to a peer that speaks
+// just enough of the D-Bus authentication (it answers the client's pipelined AUTH ... BEGIN with
+// DATA and OK), and the body length comes from the message's fixed header (bytes 4..7, little-endian).
+std::size_t sent_body_bytes(const proto::ListResult &list, bool v2) {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    std::uint32_t body = 0;
+    std::thread peer([fd = fds[1], &body] {
+        std::string in;
+        char buf[4096];
+        while (in.find("BEGIN\r\n") == std::string::npos) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0)
+                return;
+            in.append(buf, static_cast<std::size_t>(n));
+        }
+        // sd-bus sends "AUTH EXTERNAL" with no initial response and its empty DATA at once:
+        // the server asks for the data, then accepts.
+        const std::string ok = "DATA\r\nOK 0123456789abcdef0123456789abcdef\r\n";
+        if (::write(fd, ok.data(), ok.size()) != static_cast<ssize_t>(ok.size()))
+            return;
+        std::uint8_t header[16];
+        std::size_t got = 0;
+        while (got < sizeof header) {
+            const ssize_t n = ::read(fd, header + got, sizeof header - got);
+            if (n <= 0)
+                return;
+            got += static_cast<std::size_t>(n);
+        }
+        auto le32 = [&header](int at) {
+            return header[at] | header[at + 1] << 8 | header[at + 2] << 16 |
+                   static_cast<std::uint32_t>(header[at + 3]) << 24;
+        };
+        body = le32(4);
+        // The rest of the message (its header fields, padded to 8, and the body), so that the
+        // client's flush completes.
+        std::size_t left = (le32(12) + 7) / 8 * 8 + body;
+        while (left > 0) {
+            const ssize_t n = ::read(fd, buf, std::min(left, sizeof buf));
+            if (n <= 0)
+                return;
+            left -= static_cast<std::size_t>(n);
+        }
+    });
+    sd_bus *bus = nullptr;
+    sd_bus_new(&bus);
+    sd_bus_set_fd(bus, fds[0], fds[0]);
+    sd_bus_negotiate_fds(bus, 0);
+    EXPECT_GE(sd_bus_start(bus), 0);
+    sd_bus_message *m = nullptr;
+    EXPECT_GE(sd_bus_message_new_signal(bus, &m, "/org/rdmamcast1", "test.Iface", "L"), 0);
+    EXPECT_GE(v2 ? append_groups(m, list) : append_groups_v1(m, list), 0);
+    EXPECT_GE(sd_bus_send(bus, m, nullptr), 0);
+    EXPECT_GE(sd_bus_flush(bus), 0);
+    peer.join();
+    sd_bus_message_unref(m);
+    sd_bus_close_unref(bus);
+    ::close(fds[1]);
+    return body;
+}
+
+// Lists of every shape: no group, a group with no member, members with and without the
+// optional keys, long text and text that is not UTF-8, a RoCE group, many groups and members.
+std::vector<proto::ListResult> lists_of_every_shape() {
+    std::vector<proto::ListResult> out{proto::ListResult{}, sample_list()};
+    proto::ListResult empty_group = sample_list();
+    empty_group.ports[0].groups[0].members.clear();
+    out.push_back(empty_group);
+    proto::ListResult big = sample_list();
+    proto::GroupInfo roce;
+    roce.mgid = *parse_gid("::ffff:239.1.2.3");
+    roce.roce = RoceSource{GidType::roce_v2, 3, "veth1"};
+    for (int i = 0; i < 300; ++i) {
+        proto::MemberInfo mem{static_cast<std::uint64_t>(i), join::full, "active", i, 1000 + static_cast<uid_t>(i),
+                              std::string(static_cast<std::size_t>(i % 16), 'c'), std::string(static_cast<std::size_t>(i % 40), 'r'),
+                              i % 2 == 0, i % 3 ? "" : std::string(static_cast<std::size_t>(i), 'f'),
+                              i % 5 ? "" : std::string(static_cast<std::size_t>(i % 100), 'n')};
+        roce.members.push_back(mem);
+        big.ports[0].groups[0].members.push_back(mem);
+    }
+    big.ports.push_back(proto::PortGroups{"rxe0", 1, *parse_gid("::ffff:10.77.0.1"), {roce}, LinkLayer::ethernet});
+    for (int i = 0; i < 50; ++i) {
+        proto::GroupInfo g = sample_list().ports[0].groups[0];
+        g.held = static_cast<std::uint8_t>(i % 16);
+        g.foreign = static_cast<std::uint8_t>((i / 3) % 16);
+        big.ports[0].groups.push_back(g);
+    }
+    out.push_back(big);
+    return out;
+}
+
+// ListGroups answers in one message, which the bus drops the daemon for past its limit: the
+// daemon answers TooLarge above kMaxReplyBytes by reply_bytes_at_most(), which must never be
+// short of what sd-bus sends, and not so far over that it refuses lists the bus would take.
+TEST(ListReplySize, TheBoundIsNeverShortOfWhatSdBusSends) {
+    for (const bool v2 : {true, false})
+        for (const auto &list : lists_of_every_shape()) {
+            const std::size_t sent = sent_body_bytes(list, v2);
+            const std::size_t bound = reply_bytes_at_most(list, v2);
+            ASSERT_GT(sent, 0u);
+            EXPECT_GE(bound, sent) << (v2 ? "ListGroups2" : "ListGroups");
+            EXPECT_LE(bound, 2 * sent + 64) << (v2 ? "ListGroups2" : "ListGroups") << ": far over";
+        }
+}
+
+TEST(ListReplySize, AFullHostIsRefusedAndAnOrdinaryOneIsNot) {
+    auto host = [](std::size_t members) {
+        proto::ListResult l = sample_list();
+        proto::GroupInfo g = l.ports[0].groups[0];
+        g.members.assign(members, proto::MemberInfo{123456, join::full, "active", 123456, 1001, "mpi-rank-0042",
+                                                    "hpc-jobs", false, "", ""});
+        l.ports[0].groups = {g};
+        return l;
+    };
+    EXPECT_LT(reply_bytes_at_most(host(20'000), true), kMaxReplyBytes);
+    EXPECT_GT(reply_bytes_at_most(host(262'144), true), kMaxReplyBytes) << "limits.max_memberships";
 }
 
 // ---- StateChanged ----
