@@ -66,6 +66,15 @@ std::string membership_path(MembershipId id) { return std::string(kMembershipPre
 // Errors go back to the caller as a reply; only a failure to send that reply is the handler's.
 int answer(sd_bus_message *m, const Error &e) { return reply_error(m, e); }
 
+// A D-Bus error has no `field`: a session's refusal names its argument in front of the message,
+// as the argument decoder's own errors do ("/gid_type: ...").
+Error with_field(const proto::Failure &f) {
+    Error e = f.error;
+    if (!f.field.empty() && e.message.rfind(f.field, 0) != 0)
+        e.message = f.field + ": " + e.message;
+    return e;
+}
+
 } // namespace
 
 // ---- setup ----
@@ -558,7 +567,7 @@ int DbusServer::join(sd_bus_message *m) {
             *done = true;
             if (res.failure) {
                 drop_membership(res.membership);
-                if (int rc = answer(call.get(), res.failure->error); rc < 0)
+                if (int rc = answer(call.get(), with_field(*res.failure)); rc < 0)
                     spdlog::warn("cannot answer D-Bus client {}: {}", owner, std::strerror(-rc));
                 release_if_idle(owner);
                 return;
@@ -668,7 +677,7 @@ int DbusServer::evict(sd_bus_message *m) {
     } else {
         auto out = o->session->evict(std::get<proto::Evict>(what));
         if (auto *f = std::get_if<proto::Failure>(&out))
-            refused = f->error;
+            refused = with_field(*f);
         else
             done = std::get<proto::EvictResult>(out);
     }

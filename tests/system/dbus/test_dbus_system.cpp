@@ -239,6 +239,14 @@ TEST_F(DbusSystem, ErrorsCarryTheProtocolCodeAndSentence) {
                      "ibsim0", "1", "", "full", "1", "qkey", "t", "4294967296"});
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.err.find("/qkey: 4294967296 out of range [0, 4294967295]"), std::string::npos) << r.err;
+    // A refusal of the session's (not the argument decoder's) names its argument too: the
+    // socket's `field` has no place in a D-Bus error but the message.
+    auto typed = busctl({"call", "org.rdmamcast1", "/org/rdmamcast1", "org.rdmamcast1.Manager", "Join", "sqssa{sv}",
+                         "ibsim0", "1", "ff15:db::3", "full", "1", "gid_type", "s", "roce_v2"});
+    EXPECT_NE(typed.exit_code, 0);
+    EXPECT_NE(typed.err.find("/gid_type: ibsim0/1 is an InfiniBand port: a GID type names a RoCE source GID"),
+              std::string::npos)
+        << typed.err;
 }
 
 // A call carries no more than a socket request may (config limits.max_message_bytes). A Join of
