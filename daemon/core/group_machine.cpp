@@ -200,18 +200,14 @@ void GroupMachine::reconcile(Group &g) {
         start_probe(g, true);
         return;
     case K::repair:
-        if (g.changer)
-            s_.debt_sent(g.changer->uid);
         submit(g, op_of(Op::Kind::repair_set, step.bits),
-               repair_set(g.port, g.sa.record, s_.port_gid(g.port), step.bits));
+               owed_by_changer(g, repair_set(g.port, g.sa.record, s_.port_gid(g.port), step.bits)));
         return;
     case K::remove: {
-        if (g.changer)
-            s_.debt_sent(g.changer->uid);
         Op op = op_of(Op::Kind::del, step.bits);
         op.leaver = g.changer;
-        submit(g, std::move(op),
-               SaRequest{g.port, SaMethod::del, member_record(g.mgid, s_.port_gid(g.port), step.bits), field::join_mask});
+        SaRequest del{g.port, SaMethod::del, member_record(g.mgid, s_.port_gid(g.port), step.bits), field::join_mask};
+        submit(g, std::move(op), owed_by_changer(g, std::move(del)));
         return;
     }
     case K::refresh:
@@ -226,11 +222,21 @@ void GroupMachine::reconcile(Group &g) {
 
 // ---- SA work ----
 
+SaRequest GroupMachine::owed_by_changer(const Group &g, SaRequest req) {
+    if (g.changer) {
+        s_.debt_sent(g.changer->uid);
+        req.tenant = g.changer->uid + 1;
+    }
+    return req;
+}
+
 void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     // A re-join's transactions go behind the clients' at the SA, unless a join of this group
     // waits for the re-join to end (and pump() hastens the one in flight when a join comes).
-    if (g.rejoin && g.queue.empty() && req.lane == SaLane::window)
+    if (g.rejoin && g.queue.empty() && req.lane == SaLane::window) {
         req.lane = SaLane::background;
+        req.tenant = 0; // background work is the daemon's own: one tenant
+    }
     // A join's own work (its probes, a refresh it waits for, its Set) is its client's: tenants
     // take turns at the port's SA.
     const bool joins = op.kind == Op::Kind::probe_group || op.kind == Op::Kind::probe_member ||
@@ -239,9 +245,6 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
     if (joins && !op.resync && req.lane == SaLane::window && !g.queue.empty())
         if (const auto c = s_.clients.find(s_.members.at(g.queue.front()).client); c != s_.clients.end())
             req.tenant = c->second.info.uid + 1;
-    // So is the work a client's change made due (reconcile(), charged to it there).
-    if ((op.kind == Op::Kind::del || op.kind == Op::Kind::repair_set) && g.changer && req.lane == SaLane::window)
-        req.tenant = g.changer->uid + 1;
     switch (req.method) {
     case SaMethod::get: ++s_.stats.sa_gets; break;
     case SaMethod::set: ++s_.stats.sa_sets; break;

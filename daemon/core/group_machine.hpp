@@ -40,6 +40,9 @@ private:
     bool rejoin_step(Group &g);
 
     void submit(Group &g, Op op, SaRequest req);
+    // `req`, SA work that brings `g` in line after a client changed what it needs: charged to
+    // that client's uid (the debt meter) and sent in its uid's turn at the SA.
+    SaRequest owed_by_changer(const Group &g, SaRequest req);
     void start_probe(Group &g, bool resync);
     // A new group in an owned prefix: the member's Set alone, no probe before it.
     enum class Owned : std::uint8_t { probe, sent, refused };
