@@ -33,7 +33,6 @@ public:
         return used_ <= limit_;
     }
     bool over() const { return used_ > limit_; }
-    std::size_t limit() const { return limit_; }
     // Errc::too_large, the socket's code for a request over the same limit, naming it.
     Error too_large() const;
 

@@ -85,6 +85,7 @@ int group(sd_bus_message *m, const proto::PortGroups &p, const proto::GroupInfo 
 // ---- sizes: each value's bytes with the padding before it at its largest ----
 
 constexpr std::size_t kPad = 7;                                     // before an 8-aligned value
+constexpr std::size_t kGidText = 39;                                // the longest IPv6 text
 std::size_t str(std::size_t n) { return 3 + 4 + n + 1; }           // 4-aligned length, text, NUL
 std::size_t sig(std::size_t n) { return 1 + n + 1; }               // a variant's signature
 std::size_t entry(std::string_view key, std::size_t value_sig, std::size_t value) {
@@ -112,7 +113,6 @@ std::size_t member_bytes(const proto::MemberInfo &mem) {
 }
 
 std::size_t group_bytes(const proto::PortGroups &p, const proto::GroupInfo &g) {
-    constexpr std::size_t kGidText = 39; // the longest IPv6 text
     std::size_t n = entry("device", 1, str(p.device.size())) + entry("port", 1, 2) +
                     entry("port_gid", 1, str(kGidText)) + entry("link_layer", 1, str(std::strlen(link_layer_name(p.link_layer)))) +
                     entry("mgid", 1, str(kGidText)) + entry("mlid", 1, 2) + entry("qkey", 1, 4) + entry("busy", 1, 4) +
@@ -132,7 +132,6 @@ std::size_t group_bytes(const proto::PortGroups &p, const proto::GroupInfo &g) {
 }
 
 std::size_t group_bytes_v1(const proto::PortGroups &p, const proto::GroupInfo &g) {
-    constexpr std::size_t kGidText = 39;
     constexpr std::size_t q = 1 + 2, u = 3 + 4, t = kPad + 8;
     std::size_t n = kPad + str(p.device.size()) + q + str(kGidText) + q + u + state_names(g.held) +
                     state_names(g.foreign);

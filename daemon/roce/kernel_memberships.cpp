@@ -414,7 +414,8 @@ void KernelMemberships::remake(const KeptSocket &saved, const std::set<std::uint
         if (m.members.empty())
             continue; // nobody to make it for
         const std::string what = format_ip(m.group) + " on " + m.netdev;
-        if (active_of(m, aside) == 0) {
+        const unsigned active = active_of(m, aside);
+        if (active == 0) {
             let_go(m, what + " is not taken back: it was set aside (its source GID gone) and its socket was not "
                              "kept (no fd store) to make it again on",
                    out);
@@ -429,7 +430,7 @@ void KernelMemberships::remake(const KeptSocket &saved, const std::set<std::uint
             continue;
         }
         const MembershipKey key{saved.netns, m.ifindex, m.group};
-        auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()), active_of(m, aside));
+        auto made = acquire_own(key, m.netdev, static_cast<unsigned>(m.members.size()), active);
         if (made) {
             let_go(m, what + " is not made again: " + made->message, out);
             continue;
