@@ -34,6 +34,10 @@ struct ClientInfo {
     uid_t uid = kUnknownUid;
     gid_t unix_gid = kUnknownGid; // the Unix group id ("gid" alone would read as an InfiniBand GID)
     std::string comm;
+    // The uid whose shares its use takes (the daemon's accounts): the owner of the subordinate
+    // uid range `uid` is in, or kUnknownUid when that is `uid` itself.
+    uid_t account = kUnknownUid;
+    uid_t account_uid() const { return account == kUnknownUid ? uid : account; }
     bool operator==(const ClientInfo &) const = default;
 };
 

@@ -357,7 +357,7 @@ void read_limits(const ObjectReader &root, frontend::Limits &limits, logging::Ro
     in->require_only({"max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
                       "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "max_clients",
                       "root_reserved_clients", "max_queued_bytes_total", "max_memberships", "max_clients_per_uid",
-                      "max_monitors_per_uid", "max_queued_bytes_per_uid", "log_routine_burst",
+                      "max_monitors_per_uid", "max_queued_bytes_per_uid", "subuid_file", "log_routine_burst",
                       "log_routine_per_minute"});
     constexpr std::uint64_t kGiB = 1u << 30;
     if (auto v = in->uint("max_message_bytes", 1024, proto::kMaxMessageBytes))
@@ -391,6 +391,11 @@ void read_limits(const ObjectReader &root, frontend::Limits &limits, logging::Ro
         limits.max_monitors_per_uid = *v;
     if (auto v = in->uint("max_queued_bytes_per_uid", 256u << 10, 64 * kGiB))
         limits.max_queued_bytes_per_uid = *v;
+    if (auto path = in->string("subuid_file")) {
+        if (!path->empty() && path->front() != '/')
+            in->fail("subuid_file", "must be an absolute path, or \"\" to charge every uid to itself");
+        limits.subuid_file = *path;
+    }
     // Routine membership lines per uid (logging/routine_limiter.hpp): at least one line, and
     // at most what the journal's own default rate limit (10,000 per 30 s) would take from one
     // uid in a burst; past that the per-uid limit would not protect anything.

@@ -224,8 +224,8 @@ void GroupMachine::reconcile(Group &g) {
 
 SaRequest GroupMachine::owed_by_changer(const Group &g, SaRequest req) {
     if (g.changer) {
-        s_.debt_sent(g.changer->uid);
-        req.tenant = g.changer->uid + 1;
+        s_.debt_sent(g.changer->account_uid());
+        req.tenant = g.changer->account_uid() + 1;
     }
     return req;
 }
@@ -244,7 +244,7 @@ void GroupMachine::submit(Group &g, Op op, SaRequest req) {
                        op.kind == Op::Kind::refresh;
     if (joins && !op.resync && req.lane == SaLane::window && !g.queue.empty())
         if (const auto c = s_.clients.find(s_.members.at(g.queue.front()).client); c != s_.clients.end())
-            req.tenant = c->second.info.uid + 1;
+            req.tenant = c->second.info.account_uid() + 1;
     switch (req.method) {
     case SaMethod::get: ++s_.stats.sa_gets; break;
     case SaMethod::set: ++s_.stats.sa_sets; break;

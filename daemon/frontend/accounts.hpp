@@ -20,11 +20,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "common/error.hpp"
 #include "common/gid.hpp"
 #include "common/record.hpp"
+#include "common/request.hpp"
 #include "common/token_bucket.hpp"
 #include "core/sa_service.hpp"
 #include "core/timers.hpp"
@@ -49,6 +51,11 @@ struct Usage {
 
     std::size_t groups_on(PortIndex port) const;
 };
+
+// `no`, a refusal by a share of `who`'s account, saying whose share that is when it is not its
+// own uid's (a subordinate uid's, subordinate_ids.hpp): "uid 1001 has 3 clients" alone would puzzle
+// a client that runs as uid 100005.
+template <class Refusal> std::optional<Refusal> whose_share(const ClientInfo &who, std::optional<Refusal> no);
 
 class Accounts {
 public:
@@ -125,5 +132,19 @@ private:
     std::unordered_map<uid_t, Usage> usage_;
     std::size_t clients_ = 0, queued_total_ = 0, memberships_ = 0;
 };
+
+template <class Refusal> std::optional<Refusal> whose_share(const ClientInfo &who, std::optional<Refusal> no) {
+    if (no && who.account_uid() != who.uid) {
+        Error &e = [&]() -> Error & {
+            if constexpr (std::is_same_v<Refusal, Error>)
+                return *no;
+            else
+                return no->error;
+        }();
+        e.message += "; uid " + std::to_string(who.uid) + " is charged to uid " + std::to_string(who.account_uid()) +
+                     ", whose subordinate range holds it (config limits.subuid_file)";
+    }
+    return no;
+}
 
 } // namespace mcastd::frontend

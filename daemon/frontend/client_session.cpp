@@ -302,7 +302,8 @@ JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
         }
         if (pj->grant.created) // it carries on the create of the uid's membership that ended
             return std::nullopt;
-        if (auto over = sessions_.accounts().take_create(who_.who.uid, pj->admission.creates_quota))
+        if (auto over = whose_share(who_.who, sessions_.accounts().take_create(who_.who.account_uid(),
+                                                                               pj->admission.creates_quota)))
             return over;
         pj->grant.created = true;
         return std::nullopt;
@@ -312,9 +313,9 @@ JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
             pj->field = no->field;
             return no->error;
         }
-        return sessions_.accounts().may_create(who_.who.uid, pj->admission.creates_quota);
+        return whose_share(who_.who, sessions_.accounts().may_create(who_.who.account_uid(), pj->admission.creates_quota));
     };
-    g.sa = [this](SaMethod m) { return sessions_.accounts().take_sa(who_.who.uid, m); };
+    g.sa = [this](SaMethod m) { return whose_share(who_.who, sessions_.accounts().take_sa(who_.who.account_uid(), m)); };
     return g;
 }
 
@@ -396,7 +397,7 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
             return;
         }
         if (is_zero(pj->grant.mgid) && door_ != Door::daemon) // the SA assigned it
-            sessions_.accounts().assigned(who_.who.uid, pj->grant.port, res.record.mgid);
+            sessions_.accounts().assigned(who_.who.account_uid(), pj->grant.port, res.record.mgid);
         pj->grant.mgid = res.record.mgid;
         grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
@@ -436,7 +437,7 @@ void ClientSession::charge(const Grant &g) {
         return;
     // A join's grant has no create yet (its create gate charges it); a membership taken back
     // brings the create its join made.
-    sessions_.accounts().charge(who_.who.uid, g.port, g.mgid, g.created);
+    sessions_.accounts().charge(who_.who.account_uid(), g.port, g.mgid, g.created);
     if (!g.name.empty())
         sessions_.names().hold(g.name, g.mgid);
 }
@@ -446,8 +447,8 @@ void ClientSession::uncharge(const Grant &g) {
         return;
     // While the uid still holds the group, the create stays charged: otherwise joining a group
     // twice and leaving the creating membership would give back a create of a group still held.
-    const bool give_back = g.created && !sessions_.pass_create(who_.who.uid, g.port, g.mgid);
-    sessions_.accounts().uncharge(who_.who.uid, g.port, g.mgid, give_back);
+    const bool give_back = g.created && !sessions_.pass_create(who_.who.account_uid(), g.port, g.mgid);
+    sessions_.accounts().uncharge(who_.who.account_uid(), g.port, g.mgid, give_back);
     if (!g.name.empty())
         sessions_.names().release(g.name, g.mgid);
 }
@@ -558,13 +559,13 @@ std::optional<proto::Failure> ClientSession::set_monitor(bool on) {
             sessions_.refusals().count(refusal::kAllowLists);
             return no;
         }
-        if (auto no = acc.may_monitor(who_.who.uid)) {
+        if (auto no = whose_share(who_.who, acc.may_monitor(who_.who.account_uid()))) {
             sessions_.refusals().count(no->error);
             return no;
         }
     }
     if (counted)
-        acc.monitoring(who_.who.uid, on);
+        acc.monitoring(who_.who.account_uid(), on);
     on ? sessions_.monitors().subscribe(*this) : sessions_.monitors().unsubscribe(*this);
     monitor_ = on;
     sessions_.changed();

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 
 namespace mcastd::frontend {
 
@@ -28,6 +29,9 @@ struct Limits {
     std::size_t max_clients_per_uid = 256;
     std::size_t max_monitors_per_uid = 4;
     std::size_t max_queued_bytes_per_uid = 8u << 20;
+    // Whose share a uid takes: a uid in a user's subordinate range is charged to that user
+    // (subordinate_ids.hpp); "" charges every uid to itself.
+    std::string subuid_file = "/etc/subuid";
 
     bool operator==(const Limits &) const = default;
 };

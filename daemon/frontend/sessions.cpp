@@ -35,7 +35,7 @@ bool same_secret(const std::string &a, const std::string &b) {
 
 Sessions::Sessions(Service &service, Timers &timers, std::string daemon_name, Limits limits, policy::Policy policy)
     : service_(service), daemon_name_(std::move(daemon_name)), limits_(limits), policy_(std::move(policy)),
-      accounts_(timers, limits_, policy_), user_names_(timers), monitors_(service), started_(std::chrono::steady_clock::now()) {
+      accounts_(timers, limits_, policy_), user_names_(timers), subordinate_ids_(limits_.subuid_file), monitors_(service), started_(std::chrono::steady_clock::now()) {
     service_.add_observer([this, alive = std::weak_ptr<bool>(alive_)](const EngineNote &n) {
         if (alive.lock())
             monitors_.deliver(n);
@@ -57,8 +57,10 @@ Sessions::~Sessions() {
 std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door door, Credentials who,
                                                                             SessionOutlet &outlet) {
     std::optional<proto::Failure> no;
-    if (door != Door::daemon)
-        no = accounts_.may_connect(who.who.uid);
+    if (door != Door::daemon) {
+        charge_to_account(who.who);
+        no = whose_share(who.who, accounts_.may_connect(who.who.account_uid()));
+    }
     // A socket client hears this in its hello's answer; a D-Bus caller in its first call's.
     if (!no && door == Door::dbus && !policy_.admits(who.caller())) {
         no = proto::Failure::of(Errc::denied, policy::not_admitted(who.who.uid));
@@ -72,9 +74,14 @@ std::variant<std::unique_ptr<ClientSession>, proto::Failure> Sessions::open(Door
     return std::make_unique<ClientSession>(*this, door, std::move(who), outlet);
 }
 
+void Sessions::charge_to_account(ClientInfo &who) {
+    if (const uid_t owner = subordinate_ids_.account_of(who.uid); owner != who.uid)
+        who.account = owner;
+}
+
 void Sessions::add(ClientSession &s) {
     if (s.door() != Door::daemon)
-        accounts_.connected(s.who().who.uid);
+        accounts_.connected(s.who().who.account_uid());
     all_.insert(&s);
     by_client_[s.client()] = &s;
     changed();
@@ -82,7 +89,7 @@ void Sessions::add(ClientSession &s) {
 
 void Sessions::remove(ClientSession &s) {
     if (s.door() != Door::daemon)
-        accounts_.disconnected(s.who().who.uid);
+        accounts_.disconnected(s.who().who.account_uid());
     all_.erase(&s);
     reclient(s, s.client(), 0);
     changed();
@@ -98,13 +105,16 @@ void Sessions::reclient(ClientSession &s, ClientId before, ClientId now) {
 // ---- across restarts ----
 
 ClientSession *Sessions::restore(const RestoredSession &saved, std::string &why) {
+    // Charged to whom the ranges say now (they are not kept in the state).
+    RestoredSession charged = saved;
+    charge_to_account(charged.who.who);
     // The previous instance admitted it, but the limits may have changed with the restart.
-    if (auto no = accounts_.may_connect(saved.who.who.uid)) {
+    if (auto no = whose_share(charged.who.who, accounts_.may_connect(charged.who.who.account_uid()))) {
         refusals_.count(no->error);
         why = no->error.message;
         return nullptr;
     }
-    auto s = std::make_unique<ClientSession>(*this, saved, no_outlet);
+    auto s = std::make_unique<ClientSession>(*this, charged, no_outlet);
     ClientSession &ref = *s;
     detached_[saved.id] = std::move(s);
     return &ref;
@@ -147,7 +157,7 @@ std::size_t Sessions::release_detached(const std::function<bool(const ClientSess
 
 std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSession &s, const JoinRequest &req,
                                                                 bool by_name) const {
-    const uid_t uid = s.who().who.uid;
+    const uid_t uid = s.who().who.account_uid();
     const auto port = service_.ports().find(req.device, req.port);
     policy::JoinAsk ask{req.mgid, !by_name && names_.reserved(req.mgid), req.join_state, req.params.pkey,
                         req.params.qkey, service_.create_qkey()};
@@ -162,7 +172,7 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
     if (!port)
         return std::move(a); // the engine names what is wrong with the port
     const std::string where = port_name(req.device, req.port);
-    if (auto no = accounts_.may_join(uid, a.memberships_quota, *port, req.mgid, where))
+    if (auto no = whose_share(s.who().who, accounts_.may_join(uid, a.memberships_quota, *port, req.mgid, where)))
         return std::move(*no);
     // The host's share of the fabric's MLIDs: root's joins count too.
     if (const std::size_t cap = policy_.quotas.groups_per_port) {
@@ -235,7 +245,7 @@ bool Sessions::pass_create(uid_t uid, PortIndex port, const Gid &mgid) {
     if (is_zero(mgid)) // an SA-assigned create that never got its MGID: no group to carry on
         return false;
     for (ClientSession *s : all_)
-        if (s->door() != Door::daemon && s->who().who.uid == uid && s->carry_create(port, mgid)) {
+        if (s->door() != Door::daemon && s->who().who.account_uid() == uid && s->carry_create(port, mgid)) {
             changed(); // the restart state keeps which membership carries the create
             return true;
         }
@@ -296,7 +306,7 @@ void Sessions::annotate(proto::StatusResult &out) {
     for (const ClientSession *s : all_) {
         if (s->door() == Door::daemon)
             continue;
-        const uid_t uid = s->who().who.uid;
+        const uid_t uid = s->who().who.account_uid();
         const Usage *use = accounts_.usage(uid);
         if (!use)
             continue;

@@ -27,6 +27,7 @@
 #include "frontend/monitor_outlet.hpp"
 #include "frontend/name_registry.hpp"
 #include "frontend/refusals.hpp"
+#include "frontend/subordinate_ids.hpp"
 #include "frontend/user_names.hpp"
 
 namespace mcastd::frontend {
@@ -51,7 +52,10 @@ public:
     // A reload (SIGHUP): limits apply to the next request, the access policy to the next request
     // of every session (a caller the allow lists no longer admit may only leave; its monitor
     // stops). Memberships the new rules would refuse are kept, and flagged (review()).
-    void set_limits(const Limits &limits) { limits_ = limits; }
+    void set_limits(const Limits &limits) {
+        limits_ = limits;
+        subordinate_ids_.set_file(limits_.subuid_file);
+    }
     void set_policy(policy::Policy policy);
     const Limits &limits() const { return limits_; }
     const policy::Policy &policy() const { return policy_; }
@@ -147,6 +151,9 @@ public:
     void set_change_hook(std::function<void()> fn) { change_hook_ = std::move(fn); }
 
 private:
+    // Sets who.account when its uid is in another user's subordinate range.
+    void charge_to_account(ClientInfo &who);
+
     Service &service_;
     std::string daemon_name_;
     Limits limits_;
@@ -154,6 +161,7 @@ private:
     std::uint64_t policy_generation_ = 0;
     Accounts accounts_;
     UserNames user_names_; // for status: NSS asked at most once a minute per uid
+    SubordinateIds subordinate_ids_; // whose share a new client's uid takes
     NameRegistry names_;
     MonitorOutlet monitors_;
     Refusals refusals_;

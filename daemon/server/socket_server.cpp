@@ -45,7 +45,7 @@ public:
         if (hello_timer_)
             srv_.loop_.timers().cancel(hello_timer_);
         if (session_ && out_bytes_)
-            srv_.sessions_.accounts().sent(uid(), out_bytes_);
+            srv_.sessions_.accounts().sent(account(), out_bytes_);
         session_.reset(); // releases every membership, exactly as if each had been left
         if (!srv_.handing_over_) {
             // The client must see the close: the store's copy goes first, and shutdown()
@@ -114,6 +114,7 @@ private:
 
     const ClientInfo &who() const { return session_->who().who; }
     uid_t uid() const { return who().uid; }
+    uid_t account() const { return who().account_uid(); }
 
     void watch() {
         io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
@@ -164,7 +165,7 @@ private:
         if (closing_)
             return;
         const frontend::Limits &lim = srv_.sessions_.limits();
-        std::optional<std::string> over = srv_.sessions_.accounts().may_queue(uid(), msg.size());
+        std::optional<std::string> over = srv_.sessions_.accounts().may_queue(account(), msg.size());
         if (!over && out_bytes_ + msg.size() > lim.max_queued_bytes)
             over = fmt::format("{} bytes owed to it, its bound (config limits.max_queued_bytes: {})", out_bytes_,
                                lim.max_queued_bytes);
@@ -179,7 +180,7 @@ private:
             return;
         }
         out_bytes_ += msg.size();
-        srv_.sessions_.accounts().queued(uid(), msg.size());
+        srv_.sessions_.accounts().queued(account(), msg.size());
         out_.push_back(std::move(msg));
         update_events();
     }
@@ -253,7 +254,7 @@ private:
                 out_.pop_front();
             }
             if (sent)
-                srv_.sessions_.accounts().sent(uid(), sent);
+                srv_.sessions_.accounts().sent(account(), sent);
             if (closing_)
                 return;
             if (out_.empty()) {

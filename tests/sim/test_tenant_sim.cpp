@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -408,6 +409,57 @@ TEST_F(TenantSim, OneUserRunsEveryAttackAndNobodyElseNotices) {
 
 // H1: a connection the allow lists never judged (it said no hello) is not handed to the next
 // instance: the restart state has no session of its uid, and the next instance does not serve it.
+// A user's subordinate uids (newuidmap maps them into the user's rootless containers, whose
+// processes then connect as those host uids) take the user's share of the client slots, not one
+// each; the file is config limits.subuid_file. Root's status lists the one account.
+TEST_F(TenantSim, AUsersSubordinateUidsTakeItsShare) {
+    constexpr uid_t kFirstSub = 3000000000u;
+    const fs::path subuid = fabric_->scratch() / "subuid";
+    std::ofstream(subuid) << attacker_.name << ":" << kFirstSub << ":65536\n";
+    json cfg = config();
+    cfg["limits"]["max_clients_per_uid"] = 4;
+    cfg["limits"]["subuid_file"] = subuid.string();
+    cfg["access"]["allow_gids"] = {group_.gid}; // the allow lists judge the peer's own uid
+    daemon_ = std::make_unique<Daemon>(*fabric_, "H2", cfg.dump());
+    make_reachable(daemon_->socket(), fabric_->scratch());
+    // As a container's process is: a host uid of the range, the user's groups.
+    const auto as_sub = [&](uid_t uid, const std::string &n) -> Process & {
+        procs_.push_back(std::make_unique<Process>(Process::Options{
+            .argv = {"setpriv", "--reuid=" + std::to_string(uid), "--regid=" + std::to_string(attacker_.gid),
+                     "--groups=" + std::to_string(group_.gid), "--", MCASTD_TENANT, daemon_->socket().string(),
+                     "ibsim0", "1", "idle", n},
+            .cwd = "/",
+            .stdin_pipe = true}));
+        Process &p = *procs_.back();
+        EXPECT_TRUE(p.wait_for_line("ready", 60s)) << p.stderr_text();
+        return p;
+    };
+    // Root's hello is answered after the daemon took every connection queued before it.
+    const auto users = [&] {
+        const json st = root_call({{"op", "status"}});
+        std::map<uid_t, int> clients;
+        for (const auto &u : st["result"]["users"])
+            clients[u["uid"].get<uid_t>()] = u["clients"].get<int>();
+        return clients;
+    };
+
+    Process &container = as_sub(kFirstSub, "3");
+    EXPECT_EQ(users(), (std::map<uid_t, int>{{0, 1}, {attacker_.uid, 3}}))
+        << "charged to its owner, not to itself (and root's status connection)";
+    Process &own = tenant(attacker_, {"idle", "2"});
+    Process &other_sub = as_sub(kFirstSub + 1, "1");
+    Process &victim = tenant(victim_, {"idle", "2"});
+    users(); // every connection above is taken or refused
+    EXPECT_EQ(finish(container)["refused"], 0);
+    EXPECT_EQ(finish(own)["refused"], 1) << "the share of 4 holds the container's 3 and one of its own";
+    EXPECT_EQ(finish(other_sub)["refused"], 1) << "another uid of the range is the same account";
+    EXPECT_EQ(finish(victim)["refused"], 0) << "another user notices nothing";
+    EXPECT_NE(daemon_->process().stderr_text().find("uid " + std::to_string(kFirstSub + 1) + " is charged to uid " +
+                                                    std::to_string(attacker_.uid) + ", whose subordinate range holds it"),
+              std::string::npos)
+        << "the refusal says whose share it was";
+}
+
 TEST_F(TenantSim, ASilentConnectionOfAnExcludedUserIsNotKeptAcrossARestart) {
     const fs::path state = fabric_->scratch() / "state";
     fs::create_directories(state);

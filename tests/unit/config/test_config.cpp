@@ -87,6 +87,7 @@ void expect_defaults(const DaemonConfig &c) {
     EXPECT_EQ(c.limits.max_clients_per_uid, 256u);
     EXPECT_EQ(c.limits.max_monitors_per_uid, 4u);
     EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 8u << 20);
+    EXPECT_EQ(c.limits.subuid_file, "/etc/subuid");
     EXPECT_EQ(c.log_routine.burst, 50u);
     EXPECT_EQ(c.log_routine.per_minute, 120u);
     EXPECT_TRUE(c.access.allow_uids.empty());
@@ -127,7 +128,7 @@ TEST(ConfigDefaults, TheShippedFileHasEveryKeyAtItsDefault) {
           "audit_per_second", "jitter_percent", "limits", "max_message_bytes", "max_requests_in_flight", "max_memberships_per_client",
           "max_clients", "max_queued_bytes", "max_monitor_queued_bytes", "hello_timeout_ms", "root_reserved_clients",
           "max_queued_bytes_total", "max_memberships", "max_clients_per_uid", "max_monitors_per_uid",
-          "max_queued_bytes_per_uid", "log_routine_burst", "log_routine_per_minute", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
+          "max_queued_bytes_per_uid", "subuid_file", "log_routine_burst", "log_routine_per_minute", "groups_per_port_per_uid", "sa_mads_per_second", "sa_mads_burst",
           "access", "allow_uids", "allow_gids", "rules", "name", "users", "groups", "units",
           "cgroups", "mgids", "ips", "pkeys", "join_states", "controlled_qkeys", "memberships_per_uid", "creates_per_uid",
           "quotas", "groups_per_port", "dbus", "enabled", "restart", "grace_ms", "static_groups", "names",
@@ -163,7 +164,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
                    "max_queued_bytes": 262144, "max_monitor_queued_bytes": 4096, "hello_timeout_ms": 100,
                    "root_reserved_clients": 0, "max_queued_bytes_total": 1048576, "max_memberships": 1,
                    "max_clients_per_uid": 100000, "max_monitors_per_uid": 0, "max_queued_bytes_per_uid": 262144,
-                   "log_routine_burst": 10000, "log_routine_per_minute": 1},
+                   "subuid_file": "", "log_routine_burst": 10000, "log_routine_per_minute": 1},
         "access": {"allow_uids": [0, 1000, 4294967294], "allow_gids": [27],
                    "rules": [{"name": "hpc", "users": ["root", 1000], "groups": ["root", 27],
                               "units": ["slurmstepd.scope"], "cgroups": ["/system.slice"],
@@ -230,6 +231,7 @@ TEST(ConfigKeys, EveryKeyIsAcceptedAndLandsInItsField) {
     EXPECT_EQ(c.limits.max_clients_per_uid, 100000u);
     EXPECT_EQ(c.limits.max_monitors_per_uid, 0u);
     EXPECT_EQ(c.limits.max_queued_bytes_per_uid, 262144u);
+    EXPECT_EQ(c.limits.subuid_file, "");
     EXPECT_EQ(c.log_routine.burst, 10000u);
     EXPECT_EQ(c.log_routine.per_minute, 1u);
     EXPECT_EQ(c.access.allow_uids, (std::vector<uid_t>{0, 1000, 4294967294u}));
@@ -735,6 +737,8 @@ const Rejection kRejections[] = {
     {"relative socket", R"({"socket":"run/x.sock"})",
      "test.json: /socket: must be an absolute path"},
     {"empty socket", R"({"socket":""})", "test.json: /socket: must be an absolute path"},
+    {"relative subuid file", R"({"limits":{"subuid_file":"etc/subuid"}})",
+     "test.json: /limits/subuid_file: must be an absolute path, or \"\" to charge every uid to itself"},
     {"socket too long", R"({"socket":"/)" + std::string(107, 's') + "\"}",
      "test.json: /socket: longer than 107 bytes, the most a Unix socket address holds"},
     {"socket with NUL", R"({"socket":"/run/a\u0000b"})",

@@ -120,6 +120,7 @@ const Alternative kAlternatives[] = {
     {"/limits/max_clients_per_uid", "16"},
     {"/limits/max_monitors_per_uid", "1"},
     {"/limits/max_queued_bytes_per_uid", "1048576"},
+    {"/limits/subuid_file", R"("/etc/subuid.d/test")"},
     {"/limits/log_routine_burst", "5"},
     {"/limits/log_routine_per_minute", "10"},
     {"/access/allow_uids", "[0]"},

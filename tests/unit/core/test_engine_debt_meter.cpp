@@ -39,6 +39,24 @@ TEST_F(EngineDebtMeter, ALeavesDeleteIsTheLastReleasers) {
 
 // Released while a transaction of the group is in flight: the Delete that follows its answer
 // is still that release's.
+// A client whose uid is in another's subordinate range (ClientInfo::account): its join's MADs go
+// in the owner's turn at the SA and its leave's Delete is charged to the owner, as every other
+// share of its is (frontend/subordinate_ids.hpp).
+TEST_F(EngineDebtMeter, ASubordinateUidsWorkIsItsOwnersInTurnAndInDebt) {
+    const ClientId sub = engine.add_client(ClientInfo{300, 100000, 100000, "container", kOtherUid});
+    MembershipId id = 0;
+    join(sub, request(kGroup, join::full), &id);
+    settle();
+    ASSERT_EQ(sa.count(SaMethod::set), 1);
+    for (const auto &req : sa.log)
+        EXPECT_EQ(req.tenant, kOtherUid + 1) << "the owner's turn, not uid 100000's";
+    ASSERT_FALSE(engine.leave(sub, id));
+    settle();
+    ASSERT_EQ(sa.count(SaMethod::del), 1);
+    EXPECT_EQ(sa.log.back().tenant, kOtherUid + 1);
+    EXPECT_EQ(metered, std::vector<uid_t>{kOtherUid});
+}
+
 TEST_F(EngineDebtMeter, AReleaseWhileTheGroupIsBusyIsChargedWhenItsDeleteGoesOut) {
     MembershipId a = 0;
     join(client, request(kGroup, join::full), &a);

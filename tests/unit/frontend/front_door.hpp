@@ -30,11 +30,27 @@ namespace mcastd::test {
 
 class FrontDoor : public ::testing::Test {
 protected:
+    // The host's subordinate uid ranges are not the test's: a test that wants ranges names a file.
+    static frontend::Limits hermetic(frontend::Limits l) {
+        l.subuid_file.clear();
+        return l;
+    }
     explicit FrontDoor(frontend::Limits limits = {}, policy::Policy policy = {}, EngineConfig engine = {})
-        : service(std::move(engine), sa, timers), sessions(service, timers, "rdma-mcastd test", limits, std::move(policy)),
+        : service(std::move(engine), sa, timers),
+          sessions(service, timers, "rdma-mcastd test", hermetic(std::move(limits)), std::move(policy)),
           server(loop, sessions, -1) {
         const PortIndex p = service.add_port(test_port(), true);
         sa.port_gids[p] = test_port().port_gid();
+    }
+    // A version 2 session of the previous instance, as the restart state gives it back.
+    static frontend::RestoredSession saved_session(std::uint64_t id, uid_t uid, std::string token,
+                                                   gid_t gid = 100, std::string comm = "old") {
+        frontend::RestoredSession rs;
+        rs.id = id;
+        rs.token = std::move(token);
+        rs.who.who = ClientInfo{::getpid(), uid, gid, std::move(comm)};
+        rs.version = 2;
+        return rs;
     }
     ~FrontDoor() override {
         for (int fd : fds_)

@@ -142,11 +142,7 @@ TEST_F(Named, ASecondNameOnTheSameMgidIsAConflictNamingBoth) {
     // restored under another name on job-42's MGID, stands in for one.
     auto a = open();
     ASSERT_FALSE(join(*a, by_name("job-42")).failure);
-    frontend::RestoredSession rs;
-    rs.id = 77;
-    rs.token = std::string(32, 'c');
-    rs.who.who = ClientInfo{::getpid(), 1001, 100, "old"};
-    rs.version = 2;
+    frontend::RestoredSession rs = saved_session(77, 1001, std::string(32, 'c'));
     std::string why;
     frontend::ClientSession &old = *sessions.restore(rs, why);
     frontend::Grant g;

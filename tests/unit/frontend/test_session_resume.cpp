@@ -22,11 +22,7 @@ protected:
     // A session the previous instance left: `id`, `token`, holding membership 500 of ff15::1
     // as full (a first client holds the group at the SA, so the bits exist).
     frontend::ClientSession &detached(std::uint64_t id, const std::string &tok, uid_t uid, MembershipId m = 500) {
-        frontend::RestoredSession rs;
-        rs.id = id;
-        rs.token = tok;
-        rs.who.who = ClientInfo{::getpid(), uid, 0, "holder"};
-        rs.version = 2;
+        frontend::RestoredSession rs = saved_session(id, uid, tok, 0, "holder");
         std::string why;
         frontend::ClientSession *restored = sessions.restore(rs, why);
         EXPECT_TRUE(restored) << why;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "front_door.hpp"
 
@@ -65,8 +67,22 @@ protected:
     }
     JoinAnswer join(frontend::ClientSession &s, const char *mgid) { return join_now(s, join_request(mgid)); }
     std::size_t mads() const { return sa.log.size(); }
+    // Uids 100000-165535 are alice's subordinate range (config limits.subuid_file).
+    void alices_range() {
+        char tmpl[] = "/tmp/mcastd-shares-XXXXXX";
+        subuid_dir_ = ::mkdtemp(tmpl);
+        std::ofstream(subuid_dir_ / "subuid") << "1001:100000:65536\n";
+        Limits l = small_limits();
+        l.subuid_file = subuid_dir_ / "subuid";
+        sessions.set_limits(l);
+    }
+    ~Shares() override {
+        if (!subuid_dir_.empty())
+            std::filesystem::remove_all(subuid_dir_);
+    }
 
     Recorder outlet;
+    std::filesystem::path subuid_dir_;
 };
 
 // ---- client slots ----
@@ -84,6 +100,24 @@ TEST_F(Shares, AUidTakesItsShareOfClientSlotsAndNoMore) {
     EXPECT_TRUE(open(kBob)) << "another uid notices nothing";
     alice.pop_back();
     EXPECT_TRUE(open(kAlice)) << "a slot given back is a slot again";
+}
+
+// A user's subordinate uids (a rootless container's, mapped by newuidmap) take the user's
+// shares, not shares of their own: a range of 65,536 uids is not 65,536 users.
+TEST_F(Shares, ASubordinateUidTakesItsOwnersShare) {
+    alices_range();
+
+    auto a1 = open(kAlice), a2 = open(kAlice), sub = open(100000);
+    ASSERT_TRUE(a1 && a2 && sub);
+    auto refused = try_open(100001, outlet);
+    ASSERT_TRUE(std::holds_alternative<proto::Failure>(refused));
+    EXPECT_EQ(std::get<proto::Failure>(refused).error.message,
+              "uid 1001 has 3 clients, its share (config limits.max_clients_per_uid: 3); uid 100001 is charged to "
+              "uid 1001, whose subordinate range holds it (config limits.subuid_file)");
+    EXPECT_TRUE(std::holds_alternative<proto::Failure>(try_open(kAlice, outlet))) << "nor alice herself";
+    EXPECT_TRUE(open(kBob)) << "another uid notices nothing";
+    sub.reset();
+    EXPECT_TRUE(open(100002)) << "the slot is the owner's again";
 }
 
 TEST_F(Shares, RootKeepsItsReservedSlotsWhenEveryoneElseIsFull) {
@@ -191,6 +225,16 @@ TEST_F(SaBudget, AJoinAnsweredLocallyCostsNothingAndADeleteIsPaidInDebt) {
     EXPECT_EQ(next.failure->error.code, Errc::limit);
 }
 
+TEST_F(SaBudget, ASubordinateUidSpendsItsOwnersBudget) {
+    alices_range();
+    auto sub = open(100000), alice = open(kAlice);
+    EXPECT_FALSE(join(*sub, "ff15::2").failure) << "a Get and a Set: 2 of the burst of 3";
+    EXPECT_EQ(sessions.accounts().sa_tokens(kAlice), 1.0);
+    const JoinAnswer next = join(*alice, "ff15::3");
+    ASSERT_TRUE(next.failure) << "her budget is what her container spent";
+    EXPECT_EQ(next.failure->error.code, Errc::limit);
+}
+
 TEST_F(SaBudget, AnMgidJustSeenAbsentAsksTheCreateQuotaBeforeAnyMad) {
     policy::Policy p = small_quotas();
     p.quotas.sa_mads_per_second = 0; // no budget: only the create quota speaks here
@@ -256,11 +300,7 @@ TEST_F(Shares, EvictWithDisconnectEndsEveryClientOfTheUid) {
 TEST_F(Shares, ARestoredSessionTakesAClientSlotAndOneOverTheShareIsNotTakenBack) {
     std::vector<frontend::ClientSession *> restored;
     for (std::uint64_t id = 1; id <= 4; ++id) {
-        frontend::RestoredSession rs;
-        rs.id = id;
-        rs.token = std::string(32, 'a');
-        rs.who.who = ClientInfo{::getpid(), kAlice, 100, "old"};
-        rs.version = 2;
+        frontend::RestoredSession rs = saved_session(id, kAlice, std::string(32, 'a'));
         std::string why;
         frontend::ClientSession *s = sessions.restore(rs, why);
         if (id <= 3) {
@@ -272,6 +312,20 @@ TEST_F(Shares, ARestoredSessionTakesAClientSlotAndOneOverTheShareIsNotTakenBack)
     }
     EXPECT_EQ(sessions.clients(), 3u);
     EXPECT_FALSE(std::holds_alternative<std::unique_ptr<frontend::ClientSession>>(try_open(kAlice, outlet)));
+}
+
+// The account is not in the state: a session taken back is charged to whom the ranges say now.
+TEST_F(Shares, ARestoredSessionOfASubordinateUidTakesItsOwnersSlot) {
+    alices_range();
+    auto a1 = open(kAlice), a2 = open(kAlice);
+    frontend::RestoredSession rs = saved_session(1, 100000, std::string(32, 'a'));
+    std::string why;
+    ASSERT_TRUE(sessions.restore(rs, why)) << why;
+    ASSERT_TRUE(sessions.accounts().usage(kAlice));
+    EXPECT_EQ(sessions.accounts().usage(kAlice)->clients, 3u);
+    EXPECT_FALSE(sessions.accounts().usage(100000));
+    rs.id = 2;
+    EXPECT_FALSE(sessions.restore(rs, why)) << "over alice's share of 3";
 }
 
 // A group the previous instance's join created is charged to its uid again when its membership
@@ -286,11 +340,7 @@ TEST_F(Shares, ACreateTakenBackAfterARestartIsChargedAgainAndGivenBackOnce) {
     const Gid g1 = *parse_gid("ff15::1");
     sa.state.seed(g1, test_port().port_gid(), join::full);
     service.adopt_group(0, g1, join::full, 0, std::nullopt);
-    frontend::RestoredSession rs;
-    rs.id = 40;
-    rs.token = std::string(32, 'a');
-    rs.who.who = ClientInfo{::getpid(), kAlice, 100, "old"};
-    rs.version = 2;
+    frontend::RestoredSession rs = saved_session(40, kAlice, std::string(32, 'a'));
     std::string why;
     frontend::ClientSession *old = sessions.restore(rs, why);
     ASSERT_TRUE(old) << why;
