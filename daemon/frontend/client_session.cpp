@@ -145,6 +145,7 @@ bool ClientSession::adopt_member(MembershipId id, PortIndex port, const Gid &mgi
     grant.port = port;
     grant.mgid = mgid;
     charge(grant);
+    flagged_ += !grant.flagged.empty();
     grants_.emplace(id, std::move(grant));
     return true;
 }
@@ -156,6 +157,7 @@ void ClientSession::take_over(ClientSession &old) {
     sessions_.service().set_client_sink(client_, this);
     // The grants were charged to the old session's uid, which take_resumable() made sure is ours.
     grants_ = std::exchange(old.grants_, {});
+    flagged_ = std::exchange(old.flagged_, 0);
     evicted_ = std::exchange(old.evicted_, {});
     id_ = old.id_;
     token_ = old.token_;
@@ -399,6 +401,7 @@ MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &re
         if (is_zero(pj->grant.mgid) && door_ != Door::daemon) // the SA assigned it
             sessions_.accounts().assigned(who_.who.account_uid(), pj->grant.port, res.record.mgid);
         pj->grant.mgid = res.record.mgid;
+        flagged_ += !pj->grant.flagged.empty();
         grants_.emplace(res.id, std::move(pj->grant));
         done(JoinAnswer{res.id, std::nullopt, res.record});
     };
@@ -427,8 +430,10 @@ std::optional<proto::Failure> ClientSession::leave(const proto::Leave &r) {
     // its accounts.
     if (auto err = sessions_.service().leave(client_, m))
         return proto::Failure{*err, r.join ? "/join" : "/membership", {}};
-    if (auto g = grants_.extract(m))
+    if (auto g = grants_.extract(m)) {
+        flagged_ -= !g.mapped().flagged.empty();
         uncharge(g.mapped());
+    }
     return std::nullopt;
 }
 
@@ -473,6 +478,8 @@ bool ClientSession::flag(MembershipId id, std::string why) {
     const auto it = grants_.find(id);
     if (it == grants_.end())
         return false;
+    flagged_ += !why.empty();
+    flagged_ -= !it->second.flagged.empty();
     it->second.flagged = std::move(why);
     return true;
 }
@@ -502,6 +509,7 @@ bool ClientSession::withdraw(MembershipId id, const Error &why) {
     not_held(id, why); // told first
     sessions_.service().leave(client_, id);
     uncharge(grant->second);
+    flagged_ -= !grant->second.flagged.empty();
     grants_.erase(grant);
     return true;
 }

@@ -118,6 +118,9 @@ public:
     std::size_t held() const { return grants_.size(); }
     // The memberships joined and not left, with what the policy made of each.
     const std::unordered_map<MembershipId, Grant> &grants() const { return grants_; }
+    // How many of them are flagged: counted as flags come and go, so that `status`, which any
+    // client may ask for at will, costs the sessions and not every membership the host holds.
+    std::size_t flagged() const { return flagged_; }
     // When the client process started (/proc/PID/stat), to tell it from a reused pid later.
     std::uint64_t start_time() const { return start_time_; }
 
@@ -216,6 +219,7 @@ private:
     // later leave of one succeeds, as the client still thinks it holds it).
     std::unordered_map<std::uint64_t, std::shared_ptr<PendingJoin>> pending_;
     std::unordered_map<MembershipId, Grant> grants_;
+    std::size_t flagged_ = 0; // grants_ whose `flagged` is set
     std::unordered_set<MembershipId> evicted_;
     // Set while the session exists: join answers that arrive after it is gone are dropped.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

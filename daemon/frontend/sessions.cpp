@@ -328,8 +328,7 @@ void Sessions::annotate(proto::StatusResult &out) {
             u->second.sa_tokens = root ? 0 : accounts_.sa_tokens(uid);
             u->second.sa_mads_per_second = q.sa_mads_per_second;
         }
-        for (const auto &[id, g] : s->grants())
-            u->second.flagged += !g.flagged.empty();
+        u->second.flagged += s->flagged();
     }
     for (auto &[uid, u] : users)
         out.users.push_back(std::move(u));

@@ -496,6 +496,30 @@ TEST_F(Reload, ATightenedRuleRefusesTheNextJoinAndFlagsWhatIsHeldWithoutCuttingI
         << "admitted again";
 }
 
+// status's flagged count follows the flags as they come and go: a review, a leave, an eviction.
+TEST_F(Reload, StatusCountsFlaggedMembershipsAsTheyComeAndGo) {
+    auto a = open(kAlice, kUsers);
+    const JoinAnswer one = join(*a, "ff15:b::1"), two = join(*a, "ff15:b::2"), kept = join(*a, "ff15:a:1::1");
+    ASSERT_FALSE(one.failure || two.failure || kept.failure);
+    const auto flagged = [&] {
+        refresh(*a);
+        return usage(kAlice) ? usage(kAlice)->flagged : 999;
+    };
+    EXPECT_EQ(flagged(), 0u);
+    sessions.set_policy(hpc_site());
+    EXPECT_EQ(flagged(), 2u) << "ff15:a:1::1 is inside the rule";
+    sessions.set_policy(hpc_site()); // the same flags again: counted once
+    EXPECT_EQ(flagged(), 2u);
+    ASSERT_FALSE(a->leave(proto::Leave{one.membership, {}}));
+    EXPECT_EQ(flagged(), 1u);
+    auto root = open(0, 0);
+    ASSERT_TRUE(std::holds_alternative<proto::EvictResult>(root->evict(proto::Evict{{}, two.membership})));
+    EXPECT_EQ(flagged(), 0u);
+    sessions.set_policy(hpc_site());
+    sessions.set_policy(policy::Policy{});
+    EXPECT_EQ(flagged(), 0u) << "a flag cleared is uncounted";
+}
+
 TEST_F(Reload, EvictIsForRootAndReleasesAUidsMembershipsTellingItsClient) {
     auto a1 = open(kAlice, kUsers);
     auto a2 = open(kAlice, kUsers);
