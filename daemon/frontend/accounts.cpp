@@ -21,6 +21,10 @@ std::string uid_text(uid_t uid) { return "uid " + std::to_string(uid); }
 
 } // namespace
 
+std::string counted(std::size_t n, std::string_view noun) {
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::size_t Usage::groups_on(PortIndex port) const {
     const auto it = groups.find(port);
     if (it == groups.end())
@@ -37,17 +41,17 @@ std::optional<proto::Failure> Accounts::may_connect(uid_t uid) const {
     const std::size_t slots = limits_.max_clients;
     const std::size_t open = uid == 0 ? slots : slots - std::min(slots, limits_.root_reserved_clients);
     if (clients_ >= open)
-        return uid == 0 ? over(fmt::format("the daemon serves {} clients", clients_), "bound", "limits",
+        return uid == 0 ? over("the daemon serves " + counted(clients_, "client"), "bound", "limits",
                                "max_clients", slots)
-                        : over(fmt::format("the daemon serves {} clients and the rest of its {} slots are root's",
-                                           clients_, slots),
+                        : over(fmt::format("the daemon serves {} and the rest of its {} slots are root's",
+                                           counted(clients_, "client"), slots),
                                "reserve", "limits", "root_reserved_clients", limits_.root_reserved_clients);
     if (uid == 0)
         return std::nullopt;
     const auto it = usage_.find(uid);
     const std::size_t mine = it == usage_.end() ? 0 : it->second.clients;
     if (mine >= limits_.max_clients_per_uid)
-        return over(fmt::format("{} has {} clients", uid_text(uid), mine), "share", "limits", "max_clients_per_uid",
+        return over(fmt::format("{} has {}", uid_text(uid), counted(mine, "client")), "share", "limits", "max_clients_per_uid",
                     limits_.max_clients_per_uid);
     return std::nullopt;
 }
@@ -71,7 +75,7 @@ std::optional<proto::Failure> Accounts::may_monitor(uid_t uid) const {
     const auto it = usage_.find(uid);
     const std::size_t mine = it == usage_.end() ? 0 : it->second.monitors;
     if (mine >= limits_.max_monitors_per_uid)
-        return over(fmt::format("{} monitors on {} connections", uid_text(uid), mine), "share", "limits",
+        return over(fmt::format("{} monitors on {}", uid_text(uid), counted(mine, "connection")), "share", "limits",
                     "max_monitors_per_uid", limits_.max_monitors_per_uid);
     return std::nullopt;
 }
@@ -118,21 +122,21 @@ std::optional<proto::Failure> Accounts::may_join(uid_t uid, std::size_t membersh
     if (uid == 0)
         return std::nullopt;
     if (memberships_ >= limits_.max_memberships)
-        return over(fmt::format("the daemon holds or waits for {} memberships", memberships_), "bound", "limits",
+        return over("the daemon holds or waits for " + counted(memberships_, "membership"), "bound", "limits",
                     "max_memberships", limits_.max_memberships);
     const auto it = usage_.find(uid);
     const Usage empty;
     const Usage &u = it == usage_.end() ? empty : it->second;
     if (memberships_quota && u.memberships >= memberships_quota) {
-        return over(fmt::format("{} holds or waits for {} memberships", uid_text(uid), u.memberships), "quota",
+        return over(fmt::format("{} holds or waits for {}", uid_text(uid), counted(u.memberships, "membership")), "quota",
                     "access.quotas", "memberships_per_uid", memberships_quota, true);
     }
     if (const std::size_t share = policy_.quotas.groups_per_port_per_uid) {
         const auto groups = u.groups.find(port);
         const bool new_group = is_zero(mgid) || groups == u.groups.end() || !groups->second.count(mgid);
         if (new_group && u.groups_on(port) >= share)
-            return over(fmt::format("{}'s memberships on {} are in {} groups", uid_text(uid), port_name,
-                                    u.groups_on(port)),
+            return over(fmt::format("{}'s memberships on {} are in {}", uid_text(uid), port_name,
+                                    counted(u.groups_on(port), "group")),
                         "share", "access.quotas", "groups_per_port_per_uid", share);
     }
     return std::nullopt;
@@ -177,7 +181,7 @@ std::optional<Error> Accounts::may_create(uid_t uid, std::size_t quota) const {
     const auto it = usage_.find(uid);
     const std::size_t created = it == usage_.end() ? 0 : it->second.creates;
     if (quota && created >= quota) {
-        return over(fmt::format("{} created {} groups it still holds", uid_text(uid), created), "quota",
+        return over(fmt::format("{} created {} it still holds", uid_text(uid), counted(created, "group")), "quota",
                     "access.quotas", "creates_per_uid", quota, true)
             .error;
     }

@@ -52,6 +52,9 @@ struct Usage {
     std::size_t groups_on(PortIndex port) const;
 };
 
+// "1 membership", "2 memberships": the counts refusals name.
+std::string counted(std::size_t n, std::string_view noun);
+
 // `no`, a refusal by a share of `who`'s account, saying whose share that is when it is not its
 // own uid's (a subordinate uid's, subordinate_ids.hpp): "uid 1001 has 3 clients" alone would puzzle
 // a client that runs as uid 100005.

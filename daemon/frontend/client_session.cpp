@@ -283,11 +283,11 @@ std::optional<proto::Failure> ClientSession::check_join(std::uint64_t request_id
     const Limits &lim = sessions_.limits();
     std::optional<proto::Failure> over;
     if (pending_.size() >= lim.max_requests_in_flight)
-        over = Accounts::over(fmt::format("this connection has {} joins waiting for the SA", pending_.size()), "limit",
+        over = Accounts::over("this connection has " + counted(pending_.size(), "join") + " waiting for the SA", "limit",
                               "limits", "max_requests_in_flight", lim.max_requests_in_flight);
     else if (held() + pending_.size() >= lim.max_memberships_per_client)
         over = Accounts::over(
-            fmt::format("this connection holds or waits for {} memberships", held() + pending_.size()), "limit",
+            "this connection holds or waits for " + counted(held() + pending_.size(), "membership"), "limit",
             "limits", "max_memberships_per_client", lim.max_memberships_per_client);
     if (over)
         refusals.count(over->error); // its key
@@ -323,6 +323,10 @@ JoinGates ClientSession::gates(const std::shared_ptr<PendingJoin> &pj) {
 
 MembershipId ClientSession::join(std::uint64_t request_id, const JoinRequest &req, JoinDone done) {
     if (auto refused = check_join(request_id)) {
+        // A refusal of the allow lists or of a limit is journaled as the policy's are; a request
+        // id used twice is the client's bug, only answered.
+        if (refused->error.code != Errc::invalid_argument)
+            logging::log_refused(who_.who, req, refused->error);
         done(JoinAnswer{0, std::move(refused), {}});
         return 0;
     }

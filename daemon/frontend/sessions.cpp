@@ -177,7 +177,7 @@ std::variant<policy::Admission, proto::Failure> Sessions::admit(const ClientSess
     // The host's share of the fabric's MLIDs: root's joins count too.
     if (const std::size_t cap = policy_.quotas.groups_per_port) {
         if (service_.adds_group(*port, req.mgid) && service_.group_count(*port) >= cap)
-            return Accounts::over(fmt::format("{} has {} groups", where, service_.group_count(*port)), "quota",
+            return Accounts::over(fmt::format("{} has {}", where, counted(service_.group_count(*port), "group")), "quota",
                                   "access.quotas", "groups_per_port", cap);
     }
     return std::move(a);

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "front_door.hpp"
+#include "logging/log_recorder.hpp"
 #include "scm_rights.hpp"
 #include "service/views.hpp"
 
@@ -90,11 +91,16 @@ protected:
 TEST_F(InFlightLimit, AThirdJoinWaitingForTheSaIsRefusedAndNothingHeldIsTouched) {
     const int c = greeted();
     const int other = greeted();
+    logging::test::LogCapture log(spdlog::level::warn);
     send(c, 1, join_of("ff15::1"));
     send(c, 2, join_of("ff15::2"));
     send(c, 3, join_of("ff15::3"));
     const proto::Reply third = reply(c, false);
     EXPECT_EQ(third.id, 3u);
+    ASSERT_EQ(log.entries().size(), 1u) << "journaled as the policy's refusals are";
+    EXPECT_NE(log.entries()[0].text.find("join of group ff15::3 by pid"), std::string::npos) << log.entries()[0].text;
+    EXPECT_NE(log.entries()[0].text.find("(config limits.max_requests_in_flight: 2)"), std::string::npos);
+    EXPECT_EQ(logging::test::field(log.entries()[0], "POLICY_QUOTA"), "max_requests_in_flight");
     EXPECT_EQ(failure(third).error.code, Errc::limit);
     EXPECT_EQ(failure(third).error.message, "this connection has 2 joins waiting for the SA, its limit (config "
                                             "limits.max_requests_in_flight: 2)");
@@ -479,7 +485,7 @@ TEST_F(DoorLimits, DbusCallersLiveByTheSameLimits) {
     ASSERT_TRUE(second && second->failure);
     EXPECT_EQ(second->failure->error.code, Errc::limit);
     EXPECT_EQ(second->failure->error.message,
-              "this connection holds or waits for 1 memberships, its limit (config "
+              "this connection holds or waits for 1 membership, its limit (config "
               "limits.max_memberships_per_client: 1)");
     EXPECT_FALSE(open(frontend::Door::dbus)) << "max_clients counts D-Bus callers";
     EXPECT_EQ(last.error.code, Errc::limit);

@@ -325,7 +325,7 @@ TEST_F(OneCreate, TheCreateOfAGroupStillHeldGoesOnToTheUidsNextMembershipOfIt) {
     const JoinAnswer next = join(*a, "ff15::c2");
     ASSERT_TRUE(next.failure);
     EXPECT_EQ(next.failure->error.policy, (PolicyRef{"", "creates_per_uid", 1}));
-    EXPECT_EQ(next.failure->error.message, "uid 1001 created 1 groups it still holds, its quota (config "
+    EXPECT_EQ(next.failure->error.message, "uid 1001 created 1 group it still holds, its quota (config "
                                            "access.quotas.creates_per_uid or the admitting rule's: 1)");
     EXPECT_FALSE(sa_bits("ff15::c2"));
 

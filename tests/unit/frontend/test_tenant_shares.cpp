@@ -356,7 +356,7 @@ TEST_F(Shares, ACreateTakenBackAfterARestartIsChargedAgainAndGivenBackOnce) {
     auto alice = open(kAlice);
     const JoinAnswer over = join(*alice, "ff15::2");
     ASSERT_TRUE(over.failure) << "her one create is the group taken back";
-    EXPECT_EQ(over.failure->error.message, "uid 1001 created 1 groups it still holds, its quota (config "
+    EXPECT_EQ(over.failure->error.message, "uid 1001 created 1 group it still holds, its quota (config "
                                            "access.quotas.creates_per_uid or the admitting rule's: 1)");
     EXPECT_FALSE(sa_bits("ff15::2"));
 

@@ -58,7 +58,9 @@ FakeDaemon::Handler holding(std::shared_ptr<Held> h) {
     return [h](Session &s, const proto::RequestEnvelope &env) {
         if (const auto *j = std::get_if<proto::Join>(&env.request)) {
             if (h->pending.size() >= 64) {
-                s.fail(env.id, mcastd::Errc::limit, "already 64 joins waiting for the SA");
+                s.fail(env.id, mcastd::Errc::limit,
+                       "this connection has 64 joins waiting for the SA, its limit (config "
+                       "limits.max_requests_in_flight: 64)");
                 return true;
             }
             h->pending.emplace(env.id, j->request);
