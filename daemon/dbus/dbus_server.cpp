@@ -340,6 +340,15 @@ std::size_t DbusServer::take_back(const std::string &saved_bus_id) {
                            : mv.state == MemberView::State::pending ? "pending"
                                                                     : "active";
             }
+        // What the restart could not take back, or root evicted meanwhile: an object in state
+        // "lost" under the id its caller knows (its Leave succeeds), and the signal it missed.
+        for (frontend::LostMembership &l : owner.session->take_untold()) {
+            ensure_membership(l.id, name, l.device, l.port).record.mgid = l.mgid;
+            MembershipEvent ev;
+            ev.kind = MembershipEvent::Kind::lost;
+            ev.reason = std::move(l.why);
+            membership_event(l.id, ev);
+        }
         spdlog::info("D-Bus client {} (pid {}, uid {}) keeps session {} with {} membership(s)", name,
                      owner.session->who().who.pid, owner.session->who().who.uid, id, owner.memberships.size());
         ++taken;

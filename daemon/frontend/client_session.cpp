@@ -158,7 +158,7 @@ void ClientSession::take_over(ClientSession &old) {
     // The grants were charged to the old session's uid, which take_resumable() made sure is ours.
     grants_ = std::exchange(old.grants_, {});
     flagged_ = std::exchange(old.flagged_, 0);
-    evicted_ = std::exchange(old.evicted_, {});
+    evicted_ = std::exchange(old.evicted_, {}); // its untold losses: resume's answer lists what it holds
     id_ = old.id_;
     token_ = old.token_;
     const bool monitor = old.monitor_;
@@ -510,7 +510,8 @@ bool ClientSession::withdraw(MembershipId id, const Error &why) {
     const auto grant = grants_.find(id);
     if (grant == grants_.end())
         return false;
-    not_held(id, why); // told first
+    const auto &port = sessions_.service().ports().at(grant->second.port);
+    not_held({id, port.device(), port.number(), grant->second.mgid, why}); // told first
     sessions_.service().leave(client_, id);
     uncharge(grant->second);
     flagged_ -= !grant->second.flagged.empty();
@@ -518,12 +519,14 @@ bool ClientSession::withdraw(MembershipId id, const Error &why) {
     return true;
 }
 
-void ClientSession::not_held(MembershipId id, const Error &why) {
+void ClientSession::not_held(LostMembership lost) {
     MembershipEvent ev;
     ev.kind = MembershipEvent::Kind::lost;
-    ev.reason = why;
-    outlet_->membership_event(id, ev);
-    evicted_.insert(id);
+    ev.reason = lost.why;
+    outlet_->membership_event(lost.id, ev);
+    evicted_.insert(lost.id);
+    if (!outlet_->attached())
+        untold_.push_back(std::move(lost));
     sessions_.changed();
 }
 

@@ -47,9 +47,21 @@ public:
     // Root evicted this client with `disconnect`: the transport ends the client's connection
     // (the session is destroyed with it, later, from the loop). `why` is for the log.
     virtual void disconnect(const std::string &why) = 0;
+    // False for the stand-in of a detached session (Sessions): what it is told nobody hears.
+    virtual bool attached() const { return true; }
 
 protected:
     ~SessionOutlet() = default;
+};
+
+// A membership the daemon no longer holds for the client, with where it was: what not_held()
+// tells, and what a detached session keeps of it for the transport that takes it back.
+struct LostMembership {
+    MembershipId id = 0;
+    std::string device;
+    std::uint8_t port = 0;
+    Gid mgid{};
+    Error why;
 };
 
 // A join's answer: the membership and its record, or why not. `membership` is 0 when the
@@ -172,10 +184,14 @@ public:
     // missing from resume's `memberships`), and a later leave of it succeeds. False when the
     // session holds no such membership.
     bool withdraw(MembershipId id, const Error &why);
-    // The client held membership `id`, which this instance of the daemon does not have (the
-    // restart state's group did not hold its bits): it is told `lost` with `why`, as withdraw()
-    // tells it, and a later leave of it succeeds.
-    void not_held(MembershipId id, const Error &why);
+    // The client held membership `lost.id`, which this instance of the daemon does not have (the
+    // restart state's group did not hold its bits): it is told `lost` with `lost.why`, as
+    // withdraw() tells it, and a later leave of it succeeds.
+    void not_held(LostMembership lost);
+    // What not_held() told while the session was detached, for the transport that takes it back
+    // and has objects to make for it (the D-Bus server); a socket client's resume lists what it
+    // holds instead.
+    std::vector<LostMembership> take_untold() { return std::exchange(untold_, {}); }
     // Root's evict with `disconnect`: the transport ends the connection.
     void disconnect(const std::string &why) { outlet_->disconnect(why); }
     // The flag a reload's review sets on a held membership ("" clears it); false when the session
@@ -221,6 +237,7 @@ private:
     std::unordered_map<MembershipId, Grant> grants_;
     std::size_t flagged_ = 0; // grants_ whose `flagged` is set
     std::unordered_set<MembershipId> evicted_;
+    std::vector<LostMembership> untold_; // see take_untold()
     // Set while the session exists: join answers that arrive after it is gone are dropped.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -18,6 +18,7 @@ namespace {
 struct NoOutlet final : SessionOutlet {
     void membership_event(MembershipId, const MembershipEvent &) override {}
     void disconnect(const std::string &) override {}
+    bool attached() const override { return false; }
 };
 NoOutlet no_outlet;
 

@@ -446,6 +446,9 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     struct NotTakenBack {
         frontend::ClientSession *session;
         MembershipId id;
+        std::string device;
+        std::uint8_t port;
+        Gid mgid;
         std::string why;
     };
     std::vector<NotTakenBack> not_taken_back;
@@ -541,7 +544,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
                                     " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
                                     " on " + port_name(m.device, m.port) + " is not taken back: " + reason);
-            not_taken_back.push_back({&s, m.id, reason});
+            not_taken_back.push_back({&s, m.id, m.device, m.port, m.mgid, reason});
         }
     }
 
@@ -575,10 +578,11 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
 
     // The sessions are alive now (a stored connection's is the server's, the rest detached).
     for (const NotTakenBack &n : not_taken_back)
-        n.session->not_held(
-            n.id, Error{Errc::cancelled, "the daemon restarted and could not take this membership back: " + n.why +
-                                             "; join again",
-                        std::nullopt});
+        n.session->not_held({n.id, n.device, n.port, n.mgid,
+                             Error{Errc::cancelled,
+                                   "the daemon restarted and could not take this membership back: " + n.why +
+                                       "; join again",
+                                   std::nullopt}});
 
     // The RoCE ports' kernel memberships, for the memberships taken back.
     if (!roce_) {

@@ -622,6 +622,51 @@ TEST_F(DbusRestart, ACrashKeepsTheCallersOnTheBus) {
     expect_kept(c, path, "ff15:db::72");
 }
 
+// A membership the restart cannot take back (its port is not served now: the state file is
+// edited to say it was on port 2, which this node has not) is told to its D-Bus caller, as a
+// socket client's resume shows it: the object stays, "lost" with the reason, the signal reaches
+// the caller, and its Leave succeeds. The caller's other membership is kept.
+TEST_F(DbusRestart, AMembershipTheRestartCannotTakeBackIsToldLostAndMayBeLeft) {
+    auto d = start();
+    Process &c = client();
+    const std::string kept = path_of(ask(c, "join ibsim0 1 ff15:db::74 full"));
+    const std::string gone = path_of(ask(c, "join ibsim0 1 ff15:db::75 full"));
+    ASSERT_FALSE(kept.empty() || gone.empty());
+    d->process().signal(SIGUSR2);
+    ASSERT_EQ(d->process().wait(20s), std::optional<int>(0));
+    d.reset();
+
+    const std::filesystem::path file = state_dir() / "state.json";
+    nlohmann::json st = nlohmann::json::parse(read_text_file(file));
+    const std::string log = read_text_file(state_dir() / "state.log");
+    ASSERT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << "a planned restart leaves every change in state.json, "
+                                                               "the log only its header: "
+                                                            << log;
+    const MembershipId gone_id = std::stoull(gone.substr(gone.rfind('/') + 1));
+    bool edited = false;
+    for (auto &session : st["sessions"])
+        for (auto &m : session["memberships"])
+            if (m["membership"] == gone_id) {
+                m["port"] = 2;
+                edited = true;
+            }
+    ASSERT_TRUE(edited) << st.dump();
+    std::ofstream(file) << st.dump();
+
+    d = start();
+    const auto told = c.read_line(20s);
+    ASSERT_TRUE(told) << d->process().stderr_text();
+    EXPECT_EQ(told->rfind("signal " + gone + " lost ff15:db::75 ", 0), 0u) << *told;
+    EXPECT_NE(told->find("the daemon restarted and could not take this membership back: its port ibsim0/2 is not "
+                         "served now; join again"),
+              std::string::npos)
+        << *told;
+    EXPECT_EQ(property(gone, "org.rdmamcast1.Membership", "State"), "s \"lost\"");
+    EXPECT_EQ(property(gone, "org.rdmamcast1.Membership", "MGID"), "s \"ff15:db::75\"");
+    EXPECT_EQ(ask(c, "leave " + gone), "ok");
+    expect_kept(c, kept, "ff15:db::74");
+}
+
 // ---- the access policy's quotas on the bus (issue 15), callers as real users ----
 
 class DbusPolicy : public DbusSystem {
