@@ -157,6 +157,8 @@ void Daemon::restart(const std::string &why) {
     spdlog::info("{}: restarting; every membership and connection stays for the next instance", why);
     server_->stop_accepting();
     server_->pause();
+    if (bus_)
+        bus_->pause();
     // What is in flight is answered (or given up on) first, so the state the next instance
     // takes back is certain and every request read so far has its reply.
     const auto bound = sa::timeout_bound(cfg_.host.sa) + std::chrono::seconds(1);

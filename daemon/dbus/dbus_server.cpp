@@ -537,6 +537,10 @@ void DbusServer::membership_event(MembershipId id, const MembershipEvent &ev) {
 int DbusServer::on_join(sd_bus_message *m, void *userdata, sd_bus_error *) { return server_of(userdata).join(m); }
 
 int DbusServer::join(sd_bus_message *m) {
+    if (paused_)
+        return answer(m, Error{Errc::cancelled,
+                               "rdma-mcastd is restarting: call Join again in a moment (every membership stays)",
+                               std::nullopt});
     JoinArgs a;
     const char *device = nullptr, *mgid = nullptr, *state = nullptr;
     int r = sd_bus_message_read(m, "sqss", &device, &a.port, &mgid, &state);

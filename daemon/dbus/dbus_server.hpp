@@ -41,6 +41,11 @@ public:
 
     // Graceful stop: releases every D-Bus caller's memberships.
     void disconnect_all();
+    // A restart's drain: every Join from now on is answered Cancelled ("call again"), so that
+    // callers cannot keep the drain from ending and no Join waits at the hand-over, where the
+    // bus would answer it NoReply. Leave, Evict and the rest are served: what they release is
+    // drained too. The socket pauses instead, its requests waiting for the next instance.
+    void pause() { paused_ = true; }
     std::size_t clients() const { return owners_.size(); }
 
     // The bus's id (sd_bus_get_bus_id(), 32 hex digits): the restart state keeps it, since a
@@ -117,6 +122,7 @@ private:
     } last_verdict_; // refusal()'s, for the call it was asked about, under the policy then
     std::map<std::string, std::unique_ptr<Owner>> owners_;              // by unique name
     std::map<MembershipId, std::unique_ptr<Membership>> memberships_;
+    bool paused_ = false; // pause()
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // for closures we post
 };
 

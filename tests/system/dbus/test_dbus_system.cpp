@@ -667,6 +667,28 @@ TEST_F(DbusRestart, AMembershipTheRestartCannotTakeBackIsToldLostAndMayBeLeft) {
     expect_kept(c, kept, "ff15:db::74");
 }
 
+// A Join that arrives while a restart drains is answered Cancelled at once, "call again": it
+// cannot keep the drain from ending, and it does not wait at the hand-over for the bus to
+// answer it NoReply. The drain is made long by a join whose SA is gone (OpenSM stopped; three
+// tries of a second each).
+TEST_F(DbusRestart, AJoinDuringTheRestartsDrainIsToldToCallAgain) {
+    auto d = std::make_unique<Daemon>(fabric, "H2", R"({"sa": {"timeout_ms": 1000, "max_timeout_ms": 1000, "tries": 3}})",
+                                      std::vector<std::string>{"--state-dir", state_dir().string()});
+    Process &waiting = client();
+    Process &late = client();
+    fabric.stop_opensm();
+    const auto sent = [&] { return counters(*d)["sa_mads_sent"].get<long>(); };
+    const long before = sent();
+    waiting.write_stdin("join ibsim0 1 ff15:db::77 full\n"); // nobody answers its SA MADs
+    ASSERT_TRUE(poll_until(10s, [&] { return sent() > before; })) << "its MAD is out";
+    d->process().signal(SIGUSR2);
+    ASSERT_TRUE(d->process().wait_for_stderr("restarting; every membership and connection stays", 5s));
+    const std::string answer = ask(late, "join ibsim0 1 ff15:db::78 full");
+    EXPECT_EQ(answer.rfind("error org.rdmamcast1.Error.Cancelled rdma-mcastd is restarting: call Join again", 0), 0u)
+        << answer;
+    EXPECT_EQ(d->process().wait(20s), std::optional<int>(0)) << "the drain ended with the waiting join's SA work";
+}
+
 // ---- the access policy's quotas on the bus (issue 15), callers as real users ----
 
 class DbusPolicy : public DbusSystem {
