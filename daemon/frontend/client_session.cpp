@@ -155,7 +155,15 @@ void ClientSession::take_over(ClientSession &old) {
     const ClientId own = std::exchange(client_, std::exchange(old.client_, 0));
     sessions_.reclient(*this, own, client_);
     sessions_.service().set_client_sink(client_, this);
-    // The grants were charged to the old session's uid, which take_resumable() made sure is ours.
+    // The grants were charged to the old session's account (its uid, which take_resumable() made
+    // sure is ours, or the owner of the subordinate range it was in). The account is not in the
+    // restart state: should the ranges have changed since, this session takes the old account
+    // over, its client slot with it, so that what it gives back goes where it was charged.
+    if (old.who_.who.account_uid() != who_.who.account_uid()) {
+        sessions_.accounts().disconnected(who_.who.account_uid());
+        who_.who.account = old.who_.who.account;
+        sessions_.accounts().connected(who_.who.account_uid());
+    }
     grants_ = std::exchange(old.grants_, {});
     flagged_ = std::exchange(old.flagged_, 0);
     evicted_ = std::exchange(old.evicted_, {}); // its untold losses: resume's answer lists what it holds

@@ -53,6 +53,8 @@ void SubordinateIds::set_file(const std::string &path) {
 }
 
 uid_t SubordinateIds::account_of(uid_t uid) {
+    if (uid == 0)
+        return 0; // a range that holds uid 0 cannot make root anyone's: root keeps its reserve
     refresh();
     for (const Range &r : ranges_)
         if (uid >= r.first && uid - r.first < r.count)

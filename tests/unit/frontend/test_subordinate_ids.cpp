@@ -77,6 +77,13 @@ TEST_F(Subuids, RootsRangeKeepsItsUidsOwnSharesAndBadLinesAreSkipped) {
     EXPECT_EQ(ids.ranges(), 1u);
 }
 
+TEST_F(Subuids, RootIsNobodysSubordinate) {
+    write("alice:0:100\n");
+    SubordinateIds ids(path_, fake_passwd);
+    EXPECT_EQ(ids.account_of(0), 0u) << "root keeps its reserve and no share";
+    EXPECT_EQ(ids.account_of(1), 1001u);
+}
+
 TEST_F(Subuids, OverlappingRangesChargeTheFirstListed) {
     write("bob:100000:100\nalice:100050:100\n");
     SubordinateIds ids(path_, fake_passwd);

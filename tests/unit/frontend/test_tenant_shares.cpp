@@ -370,6 +370,46 @@ TEST_F(Shares, ACreateTakenBackAfterARestartIsChargedAgainAndGivenBackOnce) {
     EXPECT_EQ(acc.usage(kAlice)->creates, 1u);
 }
 
+// The account is not in the restart state: ranges changed across a restart give a resumed
+// session another account than the one its memberships were charged to. The resume takes the
+// old account over, so that leaving gives back where they were charged.
+TEST_F(Shares, AResumeAfterTheRangesChangedGivesBackWhereItWasCharged) {
+    alices_range();
+    const Gid g1 = *parse_gid("ff15::1");
+    sa.state.seed(g1, test_port().port_gid(), join::full);
+    service.adopt_group(0, g1, join::full, 0, std::nullopt);
+    const std::string token(32, 'a');
+    std::string why;
+    frontend::ClientSession *old = sessions.restore(saved_session(40, 100000, token), why);
+    ASSERT_TRUE(old) << why;
+    ASSERT_TRUE(old->adopt_member(500, 0, g1, join::full, {}, frontend::Grant{}));
+    service.end_adoption();
+    const frontend::Accounts &acc = sessions.accounts();
+    ASSERT_TRUE(acc.usage(kAlice));
+    EXPECT_EQ(acc.usage(kAlice)->memberships, 1u);
+
+    // The range is bob's now (a file of another size: its change is seen).
+    std::ofstream(subuid_dir_ / "subuid") << "1002:100000:65537\n";
+    Credentials c{ClientInfo{::getpid(), 100000, 100, "app"}, {}, "/user.slice"};
+    auto opened = sessions.open(Door::socket, std::move(c), outlet);
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<frontend::ClientSession>>(opened));
+    auto s = std::get<std::unique_ptr<frontend::ClientSession>>(std::move(opened));
+    ASSERT_TRUE(acc.usage(kBob)) << "a new connection of uid 100000 is bob's";
+    const auto hello = s->hello(proto::Hello{{2}, "app", proto::SessionTicket{40, token}});
+    ASSERT_TRUE(std::holds_alternative<proto::HelloResult>(hello));
+    ASSERT_TRUE(std::get<proto::HelloResult>(hello).resumed.value_or(false));
+    EXPECT_FALSE(acc.usage(kBob)) << "the resumed session is alice's, as its memberships are";
+    EXPECT_EQ(acc.usage(kAlice)->clients, 1u);
+    ASSERT_FALSE(s->leave(proto::Leave{500, {}}));
+    sa.run();
+    EXPECT_EQ(acc.usage(kAlice)->memberships, 0u) << "given back where it was charged";
+    s.reset();
+    ASSERT_TRUE(acc.usage(kAlice)) << "kept for the SA debt its Delete left";
+    EXPECT_EQ(acc.usage(kAlice)->clients, 0u);
+    EXPECT_EQ(acc.usage(kAlice)->memberships, 0u);
+    EXPECT_FALSE(acc.usage(kBob)) << "nothing left over";
+}
+
 // A create given back that was never charged is a bug; it must not wrap the count (which would
 // keep the uid from ever creating again, and from ever being forgotten).
 TEST_F(Shares, ACreateGivenBackTwiceDoesNotWrapTheCount) {
