@@ -273,7 +273,8 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
             out.released += n;
             logging::log_evicted(by.who().who, s->who().who, n, what);
         }
-        if (e.disconnect && e.uid && s->who().who.uid == *e.uid && s != &by) { // its answer is owed
+        const bool of_uid = e.uid && (s->who().who.uid == *e.uid || s->who().who.account_uid() == *e.uid);
+        if (e.disconnect && of_uid && s != &by) { // its answer is owed
             ++out.disconnected;
             logging::log_disconnected(by.who().who, s->who().who, s->id());
             if (detached_.count(s->id()) && detached_.at(s->id()).get() == s)

@@ -225,6 +225,25 @@ TEST_F(SaBudget, AJoinAnsweredLocallyCostsNothingAndADeleteIsPaidInDebt) {
     EXPECT_EQ(next.failure->error.code, Errc::limit);
 }
 
+// Root's evict of a uid takes what status counts as the uid's: its subordinate uids' too.
+TEST_F(Shares, EvictOfAUidTakesItsSubordinatesAndDisconnectsThem) {
+    alices_range();
+    Recorder sub_out, bob_out;
+    auto alice = open(kAlice), sub = open(100000, &sub_out), bob = open(kBob, &bob_out), root = open(0);
+    ASSERT_FALSE(join(*alice, "ff15::1").failure);
+    const JoinAnswer in_container = join(*sub, "ff15::1"); // answered locally: alice's SA budget is 3
+    ASSERT_FALSE(in_container.failure);
+    ASSERT_FALSE(join(*bob, "ff15::3").failure);
+    const auto done = root->evict(proto::Evict{kAlice, {}, true});
+    ASSERT_TRUE(std::holds_alternative<proto::EvictResult>(done));
+    EXPECT_EQ(std::get<proto::EvictResult>(done).released, 2u);
+    EXPECT_EQ(std::get<proto::EvictResult>(done).disconnected, 2u);
+    ASSERT_EQ(sub_out.events.size(), 1u);
+    EXPECT_EQ(sub_out.events[0].first, in_container.membership);
+    EXPECT_EQ(sub_out.disconnects.size(), 1u);
+    EXPECT_TRUE(bob_out.events.empty() && bob_out.disconnects.empty()) << "bob is not alice";
+}
+
 TEST_F(SaBudget, ASubordinateUidSpendsItsOwnersBudget) {
     alices_range();
     auto sub = open(100000), alice = open(kAlice);
