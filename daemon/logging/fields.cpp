@@ -15,6 +15,14 @@ FieldScope::FieldScope(const Fields &fields) : outer_(current) { current = &fiel
 FieldScope::~FieldScope() { current = outer_; }
 const Fields *scope_fields() { return current; }
 
+void add_client_fields(Fields &f, const ClientInfo &who) {
+    f.push_back({"CLIENT_PID", std::to_string(who.pid)});
+    f.push_back({"CLIENT_UID", std::to_string(who.uid)});
+    if (who.account_uid() != who.uid)
+        f.push_back({"CLIENT_ACCOUNT_UID", std::to_string(who.account_uid())});
+    f.push_back({"CLIENT_COMM", who.comm});
+}
+
 Fields note_fields(const EngineNote &n, const std::optional<PortName> &port) {
     Fields f{{"MESSAGE_ID", std::string(message_id(n.kind).id)}};
     if (port) {
@@ -27,11 +35,8 @@ Fields note_fields(const EngineNote &n, const std::optional<PortName> &port) {
         f.push_back({"MCAST_MLID", fmt::format("{:#06x}", n.mlid)});
     if (n.join_state)
         f.push_back({"MCAST_JOIN_STATE", fmt::format("{:#x}", n.join_state)});
-    if (n.client_info) {
-        f.push_back({"CLIENT_PID", std::to_string(n.client_info->pid)});
-        f.push_back({"CLIENT_UID", std::to_string(n.client_info->uid)});
-        f.push_back({"CLIENT_COMM", n.client_info->comm});
-    }
+    if (n.client_info)
+        add_client_fields(f, *n.client_info);
     if (n.sa_status)
         f.push_back({"SA_STATUS", fmt::format("{:#06x}", *n.sa_status)});
     if (n.roce) { // a RoCE group: where it is sent from

@@ -42,6 +42,10 @@ struct PortName {
     std::uint8_t port = 0;
 };
 
+// CLIENT_PID, CLIENT_UID and CLIENT_COMM of a client; CLIENT_ACCOUNT_UID too when its shares
+// are another uid's (the owner of the subordinate range its uid is in).
+void add_client_fields(Fields &f, const ClientInfo &who);
+
 // MESSAGE_ID, RDMA_DEVICE, RDMA_PORT, MCAST_MGID, MCAST_MLID, MCAST_JOIN_STATE, CLIENT_PID,
 // CLIENT_UID, CLIENT_COMM and SA_STATUS of one engine note; a field with nothing to say
 // (no group, no client, no SA status, no MLID yet) is left out rather than sent empty.

@@ -11,12 +11,6 @@ namespace mcastd::logging {
 
 namespace {
 
-void add_client(Fields &f, const ClientInfo &who) {
-    f.push_back({"CLIENT_PID", std::to_string(who.pid)});
-    f.push_back({"CLIENT_UID", std::to_string(who.uid)});
-    f.push_back({"CLIENT_COMM", who.comm});
-}
-
 void add_policy(Fields &f, const std::optional<PolicyRef> &p) {
     if (!p)
         return;
@@ -41,7 +35,7 @@ void log_refused(const ClientInfo &who, const JoinRequest &req, const Error &why
              {"MCAST_JOIN_STATE", fmt::format("{:#x}", req.join_state)}};
     if (!is_zero(req.mgid))
         f.push_back({"MCAST_MGID", format_gid(req.mgid)});
-    add_client(f, who);
+    add_client_fields(f, who);
     add_policy(f, why.policy);
     const FieldScope scope(f);
     spdlog::warn("{}: join of {} by {} refused: {}", port_name(req.device, req.port),
@@ -55,7 +49,7 @@ void log_flagged(const ClientInfo &who, std::uint64_t id, const PortName &port, 
              {"RDMA_DEVICE", port.device},
              {"RDMA_PORT", std::to_string(port.port)},
              {"MCAST_MGID", format_gid(mgid)}};
-    add_client(f, who);
+    add_client_fields(f, who);
     f.push_back({"POLICY_RULE", rule});
     const FieldScope scope(f);
     const std::string where = port_name(port.device, port.port);
@@ -70,21 +64,21 @@ void log_flagged(const ClientInfo &who, std::uint64_t id, const PortName &port, 
 
 void log_evicted(const ClientInfo &by, const ClientInfo &whose, std::size_t count, const std::string &what) {
     Fields f{{"MESSAGE_ID", std::string(kEvicted.id)}};
-    add_client(f, whose);
+    add_client_fields(f, whose);
     const FieldScope scope(f);
     spdlog::warn("{} evicted {} membership(s) of {}: {}", who_text(by), count, who_text(whose), what);
 }
 
 void log_refused_client(const ClientInfo &who, const std::string &why) {
     Fields f{{"MESSAGE_ID", std::string(kClientRefused.id)}};
-    add_client(f, who);
+    add_client_fields(f, who);
     const FieldScope scope(f);
     spdlog::warn("client {} refused: {}", who_text(who), why);
 }
 
 void log_disconnected(const ClientInfo &by, const ClientInfo &whose, std::uint64_t session) {
     Fields f{{"MESSAGE_ID", std::string(kDisconnected.id)}};
-    add_client(f, whose);
+    add_client_fields(f, whose);
     const FieldScope scope(f);
     spdlog::warn("{} disconnected session {} of {}", who_text(by), session, who_text(whose));
 }

@@ -85,7 +85,7 @@ TEST(Catalog, EntriesHaveSubjectDefinedBySupportAndText) {
 
 TEST(Catalog, PlaceholdersNameOnlyFieldsTheDaemonSends) {
     const std::set<std::string> sent{"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE",
-                                     "CLIENT_PID", "CLIENT_UID", "CLIENT_COMM", "SA_STATUS",
+                                     "CLIENT_PID", "CLIENT_UID", "CLIENT_ACCOUNT_UID", "CLIENT_COMM", "SA_STATUS",
                                      "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
                                      // logging/sa_log.cpp
                                      "SA_AMPLIFICATION", "SA_MADS_SENT", "SA_TRANSACTIONS", "SA_RETRANSMITS",
@@ -129,7 +129,8 @@ TEST(Catalog, TheManPageListsEveryMessageIdAndField) {
     for (const MessageId &m : kMessageIds)
         EXPECT_NE(text.find(std::string(m.id)), std::string::npos) << m.name;
     for (const char *field : {"RDMA_DEVICE", "RDMA_PORT", "MCAST_MGID", "MCAST_MLID", "MCAST_JOIN_STATE", "CLIENT_PID",
-                              "CLIENT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA", "POLICY_LIMIT",
+                              "CLIENT_UID", "CLIENT_ACCOUNT_UID", "CLIENT_COMM", "SA_STATUS", "POLICY_RULE", "POLICY_QUOTA",
+                              "POLICY_LIMIT",
                               "FOLDED_LINES", "ROCE_CHANGE", "ROCE_GID", "ROCE_GID_TYPE", "ROCE_SGID_INDEX",
                               "ROCE_NETDEV"})
         EXPECT_NE(text.find(field), std::string::npos) << field;

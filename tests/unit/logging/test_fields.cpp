@@ -36,6 +36,19 @@ TEST(NoteFields, JoinedCarriesEveryFieldFormatted) {
     EXPECT_EQ(f, want);
 }
 
+// A client whose uid is in another user's subordinate range names that user too: the journal
+// can be searched by either.
+TEST(NoteFields, ASubordinateUidsNoteNamesTheAccountToo) {
+    EngineNote n = joined_note();
+    n.client_info = ClientInfo{4242, 100005, 100005, "in-container", 1000};
+    const Fields f = note_fields(n, PortName{"mlx5_0", 1});
+    const Fields client(f.end() - 4, f.end());
+    EXPECT_EQ(client, (Fields{{"CLIENT_PID", "4242"},
+                              {"CLIENT_UID", "100005"},
+                              {"CLIENT_ACCOUNT_UID", "1000"},
+                              {"CLIENT_COMM", "in-container"}}));
+}
+
 // A RoCE group's note says where the group is sent from, in its fields and in its sentence.
 TEST(NoteFields, ARoceGroupCarriesItsNetdevGidTypeAndSgidIndex) {
     EngineNote n = joined_note();
