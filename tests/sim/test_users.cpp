@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 
 #include <cstdlib>
 #include <fstream>
@@ -60,12 +64,57 @@ std::optional<std::string> TestUsers::unavailable() {
     return std::nullopt;
 }
 
+std::optional<pid_t> maker_of(const std::string &name) {
+    // "mcp" PID "-" 4 hex digits, then the tag's lower-case letters.
+    if (name.rfind("mcp", 0) != 0)
+        return std::nullopt;
+    const std::size_t dash = name.find('-', 3);
+    if (dash == std::string::npos || dash == 3 || name.size() < dash + 5)
+        return std::nullopt;
+    for (std::size_t i = 3; i < dash; ++i)
+        if (name[i] < '0' || name[i] > '9')
+            return std::nullopt;
+    for (std::size_t i = dash + 1; i < dash + 5; ++i)
+        if (!std::isxdigit(static_cast<unsigned char>(name[i])) || std::isupper(static_cast<unsigned char>(name[i])))
+            return std::nullopt;
+    for (std::size_t i = dash + 5; i < name.size(); ++i)
+        if (name[i] < 'a' || name[i] > 'z')
+            return std::nullopt;
+    return static_cast<pid_t>(std::stol(name.substr(3, dash - 3)));
+}
+
 TestUsers::TestUsers() {
+    sweep();
     std::random_device rd;
     char rand[8];
     std::snprintf(rand, sizeof rand, "%04x", static_cast<unsigned>(rd() & 0xffff));
-    // At most 3 + 7 + 4 + a short tag: well inside useradd's 32 characters.
-    prefix_ = "mcp" + std::to_string(::getpid()) + rand;
+    // At most 3 + 7 + 1 + 4 + a short tag: well inside useradd's 32 characters.
+    prefix_ = "mcp" + std::to_string(::getpid()) + "-" + rand;
+}
+
+// A test killed before its destructor ran (a timeout's SIGKILL) leaves its users and groups,
+// each with a subordinate uid range. Whoever makes users next removes those whose maker is
+// gone; a maker that still runs (a test beside this one) keeps its own. A pid reused since
+// only postpones the removal.
+void TestUsers::sweep() {
+    const auto names_in = [](const char *file) {
+        std::vector<std::string> out;
+        std::ifstream in(file);
+        for (std::string line; std::getline(in, line);)
+            out.push_back(line.substr(0, line.find(':')));
+        return out;
+    };
+    const auto dead = [](const std::string &name) {
+        const auto pid = maker_of(name);
+        return pid && ::kill(*pid, 0) != 0 && errno == ESRCH;
+    };
+    // Failures are not the test's: another sweep may have removed it first.
+    for (const std::string &n : names_in("/etc/passwd"))
+        if (dead(n))
+            run({tool("userdel"), n});
+    for (const std::string &n : names_in("/etc/group"))
+        if (dead(n))
+            run({tool("groupdel"), n});
 }
 
 TestUsers::~TestUsers() {

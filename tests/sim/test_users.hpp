@@ -4,8 +4,9 @@
 // rule has to run its clients as other users, not pretend to.
 //
 // TestUsers (as root) creates groups and users with names unique to the test process
-// ("mcp<pid><rand><tag>", no home, shell nologin) and deletes every one of them in its
-// destructor, also when the test fails. Clients run as a user through
+// ("mcp<pid>-<rand><tag>", no home, shell nologin) and deletes every one of them in its
+// destructor, also when the test fails. What a test killed before its destructor left, it
+// removes as it starts (maker_of() names the process that made a name). Clients run as a user through
 // `setpriv --reuid=U --regid=G --init-groups` (as_user()), so the supplementary groups come from
 // the group file exactly as they would at a login.
 //
@@ -55,6 +56,9 @@ public:
     // setpriv ... argv: `argv` run as `user` with its primary and supplementary groups.
     static std::vector<std::string> as_user(const TestUser &user, std::vector<std::string> argv);
 
+    // Removes the users and groups of test processes that are gone (the constructor does).
+    static void sweep();
+
     // Every name this fixture created, for the check that nothing is left behind.
     std::vector<std::string> user_names() const;
     std::vector<std::string> group_names() const;
@@ -64,6 +68,10 @@ private:
     std::vector<TestUser> users_;
     std::vector<TestGroup> groups_;
 };
+
+// The pid of the test process that made user or group `name`, or nullopt when TestUsers did
+// not make it.
+std::optional<pid_t> maker_of(const std::string &name);
 
 // Gives "others" search (x, not read) permission on `top` and every directory between it and
 // `file`, so that unprivileged users can reach `file` (the fabric's scratch directory is 0700).
