@@ -38,6 +38,8 @@ struct ClientInfo {
     // uid range `uid` is in, or kUnknownUid when that is `uid` itself.
     uid_t account = kUnknownUid;
     uid_t account_uid() const { return account == kUnknownUid ? uid : account; }
+    // `u` is its uid or its account's (root's evict of a uid takes both).
+    bool counts_as(uid_t u) const { return uid == u || account_uid() == u; }
     bool operator==(const ClientInfo &) const = default;
 };
 

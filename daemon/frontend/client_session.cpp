@@ -499,7 +499,7 @@ bool ClientSession::flag(MembershipId id, std::string why) {
 std::size_t ClientSession::evict_matching(const proto::Evict &e, const std::string &why) {
     std::vector<MembershipId> held, pending;
     // A uid's own and those of its subordinate range: `status` lists them as one.
-    const bool all = e.uid && (*e.uid == who_.who.uid || *e.uid == who_.who.account_uid());
+    const bool all = e.uid && who_.who.counts_as(*e.uid);
     for (const auto &[id, grant] : grants_)
         if (all || (e.membership && *e.membership == id))
             held.push_back(id);

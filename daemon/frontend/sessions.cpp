@@ -14,7 +14,8 @@ namespace mcastd::frontend {
 namespace {
 
 // Events of a session nobody is connected to are dropped: a client that resumes lists what it
-// holds (the resumed hello answers with its memberships).
+// holds (the resumed hello answers with its memberships). The losses not_held() tells it, the
+// session keeps for a D-Bus caller's take-back (ClientSession::take_untold()).
 struct NoOutlet final : SessionOutlet {
     void membership_event(MembershipId, const MembershipEvent &) override {}
     void disconnect(const std::string &) override {}
@@ -273,8 +274,7 @@ std::variant<proto::EvictResult, proto::Failure> Sessions::evict(const proto::Ev
             out.released += n;
             logging::log_evicted(by.who().who, s->who().who, n, what);
         }
-        const bool of_uid = e.uid && (s->who().who.uid == *e.uid || s->who().who.account_uid() == *e.uid);
-        if (e.disconnect && of_uid && s != &by) { // its answer is owed
+        if (e.disconnect && e.uid && s->who().who.counts_as(*e.uid) && s != &by) { // its answer is owed
             ++out.disconnected;
             logging::log_disconnected(by.who().who, s->who().who, s->id());
             if (detached_.count(s->id()) && detached_.at(s->id()).get() == s)

@@ -2,7 +2,6 @@
 #include "frontend/subordinate_ids.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,14 +12,6 @@
 #include <spdlog/spdlog.h>
 
 namespace mcastd::frontend {
-
-std::optional<uid_t> passwd_uid(const std::string &name) {
-    passwd pw{}, *found = nullptr;
-    char buf[1024];
-    if (::getpwnam_r(name.c_str(), &pw, buf, sizeof buf, &found) == 0 && found)
-        return found->pw_uid;
-    return std::nullopt;
-}
 
 namespace {
 

@@ -20,10 +20,9 @@
 #include <string>
 #include <vector>
 
-namespace mcastd::frontend {
+#include "frontend/user_names.hpp"
 
-// The uid of the login name `name` (getpwnam_r), or nullopt. Uncached.
-std::optional<uid_t> passwd_uid(const std::string &name);
+namespace mcastd::frontend {
 
 class SubordinateIds {
 public:

@@ -11,6 +11,14 @@ std::string passwd_name(uid_t uid) {
     return ::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found ? found->pw_name : "";
 }
 
+std::optional<uid_t> passwd_uid(const std::string &name) {
+    passwd pw{}, *found = nullptr;
+    char buf[1024];
+    if (::getpwnam_r(name.c_str(), &pw, buf, sizeof buf, &found) == 0 && found)
+        return found->pw_uid;
+    return std::nullopt;
+}
+
 const std::string &UserNames::name(uid_t uid) {
     const TimePoint now = timers_.now();
     if (auto it = cache_.find(uid); it != cache_.end() && now - it->second.asked < kFresh)

@@ -2,13 +2,15 @@
 // The passwd name of a uid, for listings, from a cache. getpwuid_r asks NSS (sssd, LDAP),
 // which may take as long as its server does, on the event loop; `status` names every uid it
 // lists, and any client may ask for it as often as it likes. A name is asked for again after
-// a minute (an account renamed shows within one) and never more than once a minute.
+// a minute (an account renamed shows within one) and never more than once a minute. The NSS
+// lookups themselves (both ways) live here too.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -18,6 +20,8 @@ namespace mcastd::frontend {
 
 // The passwd name of `uid` (getpwuid_r), "" when it has none. Uncached.
 std::string passwd_name(uid_t uid);
+// The uid of the login name `name` (getpwnam_r), or nullopt. Uncached.
+std::optional<uid_t> passwd_uid(const std::string &name);
 
 class UserNames {
 public:

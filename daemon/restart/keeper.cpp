@@ -445,11 +445,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     std::map<MembershipId, frontend::ClientSession *> holder;
     struct NotTakenBack {
         frontend::ClientSession *session;
-        MembershipId id;
-        std::string device;
-        std::uint8_t port;
-        Gid mgid;
-        std::string why;
+        frontend::LostMembership lost;
     };
     std::vector<NotTakenBack> not_taken_back;
     std::set<std::pair<PortIndex, Gid>> remaking;
@@ -544,7 +540,12 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
             out.set_aside.push_back("membership " + std::to_string(m.id) + " of session " + std::to_string(ss.id) +
                                     " (pid " + std::to_string(ss.who.pid) + ") in group " + format_gid(m.mgid) +
                                     " on " + port_name(m.device, m.port) + " is not taken back: " + reason);
-            not_taken_back.push_back({&s, m.id, m.device, m.port, m.mgid, reason});
+            not_taken_back.push_back(
+                {&s,
+                 {m.id, m.device, m.port, m.mgid,
+                  Error{Errc::cancelled,
+                        "the daemon restarted and could not take this membership back: " + reason + "; join again",
+                        std::nullopt}}});
         }
     }
 
@@ -577,12 +578,8 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
     }
 
     // The sessions are alive now (a stored connection's is the server's, the rest detached).
-    for (const NotTakenBack &n : not_taken_back)
-        n.session->not_held({n.id, n.device, n.port, n.mgid,
-                             Error{Errc::cancelled,
-                                   "the daemon restarted and could not take this membership back: " + n.why +
-                                       "; join again",
-                                   std::nullopt}});
+    for (NotTakenBack &n : not_taken_back)
+        n.session->not_held(std::move(n.lost));
 
     // The RoCE ports' kernel memberships, for the memberships taken back.
     if (!roce_) {
