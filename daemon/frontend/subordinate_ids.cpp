@@ -56,33 +56,29 @@ uid_t SubordinateIds::account_of(uid_t uid) {
 void SubordinateIds::refresh() {
     if (path_.empty())
         return;
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0) {
-        // No file is no ranges: a host where nobody was given one.
-        const int err = errno;
-        if (err != ENOENT && last_error_ != std::strerror(err)) {
-            last_error_ = std::strerror(err);
+    // No ranges until the file can be read; `why` is logged once until it changes ("": no file,
+    // a host where nobody was given a range, which is no news).
+    const auto unreadable = [this](const std::string &why) {
+        if (!why.empty() && why != last_error_)
             spdlog::warn("cannot read the subordinate uid ranges in {} (config limits.subuid_file): {}; every uid "
                          "has a share of its own until it can",
-                         path_, last_error_);
-        }
-        ranges_.clear();
-        seen_.reset();
-        return;
-    }
-    if (seen_ && same_file(*seen_, st))
-        return;
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const std::string why = fd < 0 ? std::strerror(errno) : "not a regular file";
-        if (fd >= 0)
-            ::close(fd);
-        if (last_error_ != why)
-            spdlog::warn("cannot read the subordinate uid ranges in {} (config limits.subuid_file): {}", path_, why);
+                         path_, why);
         last_error_ = why;
         ranges_.clear();
         seen_.reset();
+    };
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0)
+        return unreadable(errno == ENOENT ? "" : std::strerror(errno));
+    if (seen_ && same_file(*seen_, st))
         return;
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return unreadable(std::strerror(errno));
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const std::string why = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
+        ::close(fd);
+        return unreadable(why);
     }
     read(fd);
     ::close(fd);
