@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -38,8 +39,9 @@ FdCloser &FdCloser::background() {
     return *c;
 }
 
-FdCloser::FdCloser(std::function<void(int)> close_fn) : state_(std::make_shared<State>()) {
+FdCloser::FdCloser(std::function<void(int)> close_fn, std::size_t max_threads) : state_(std::make_shared<State>()) {
     state_->close_fn = std::move(close_fn);
+    state_->max_threads = std::max<std::size_t>(max_threads, 1);
 }
 
 FdCloser::~FdCloser() {
@@ -47,45 +49,79 @@ FdCloser::~FdCloser() {
         std::lock_guard lock(state_->mu);
         state_->stop = true;
     }
-    state_->wake.notify_one();
+    state_->wake.notify_all();
 }
 
+std::size_t FdCloser::waiting(uid_t owner) const {
+    std::lock_guard lock(state_->mu);
+    const auto it = state_->owners.find(owner);
+    return it == state_->owners.end() ? 0 : it->second.waiting;
+}
+
+// A thread serves one owner at a time, until that owner has nothing left, then the next owner
+// that has no thread; it waits idle while there is none.
 void FdCloser::run(const std::shared_ptr<State> &s) {
+    std::unique_lock lock(s->mu);
     for (;;) {
-        int fd;
-        {
-            std::unique_lock lock(s->mu);
-            s->wake.wait(lock, [&] { return s->stop || !s->queue.empty(); });
-            if (s->queue.empty())
-                return; // stopped
-            fd = s->queue.front();
-            s->queue.pop_front();
-        }
-        s->close_fn(fd);
-        std::lock_guard lock(s->mu);
-        if (s->waiting.fetch_sub(1) == 1)
-            s->said = false;
-    }
-}
-
-void FdCloser::close(int fd) {
-    State &s = *state_;
-    std::unique_lock lock(s.mu);
-    if (!s.started) {
-        try {
-            runtime::BlockAllSignals quiet;
-            std::thread([st = state_] { run(st); }).detach();
-            s.started = true;
-        } catch (const std::system_error &e) {
-            lock.unlock();
-            spdlog::warn("cannot start the thread that closes descriptors clients pass ({}); closing one here",
-                         e.what());
-            s.close_fn(fd);
+        ++s->idle;
+        s->wake.wait(lock, [&] { return s->stop || !s->ready.empty(); });
+        --s->idle;
+        if (s->ready.empty()) { // stopped
+            --s->threads;
             return;
         }
+        const uid_t id = s->ready.front();
+        s->ready.pop_front();
+        Owner &o = s->owners.at(id); // a node: stays put while others come and go
+        o.queued = false;
+        o.served = true;
+        while (!o.fds.empty()) {
+            const int fd = o.fds.front();
+            o.fds.pop_front();
+            lock.unlock();
+            s->close_fn(fd);
+            lock.lock();
+            --o.waiting;
+            if (s->waiting.fetch_sub(1) == 1)
+                s->said = false;
+        }
+        s->owners.erase(id);
     }
-    s.queue.push_back(fd);
+}
+
+void FdCloser::close(int fd, uid_t owner) {
+    State &s = *state_;
+    std::unique_lock lock(s.mu);
+    Owner &o = s.owners[owner];
+    o.fds.push_back(fd);
+    ++o.waiting;
     const std::size_t n = s.waiting.fetch_add(1) + 1;
+    if (!o.served && !o.queued) {
+        o.queued = true;
+        s.ready.push_back(owner);
+        if (s.idle < s.ready.size() && s.threads < s.max_threads) {
+            try {
+                runtime::BlockAllSignals quiet;
+                std::thread([st = state_] { run(st); }).detach();
+                ++s.threads;
+            } catch (const std::system_error &e) {
+                if (s.threads == 0) {
+                    // Nothing would ever close it: close it here, and say so.
+                    s.ready.pop_back();
+                    o.fds.pop_back();
+                    s.waiting.fetch_sub(1);
+                    if (--o.waiting == 0)
+                        s.owners.erase(owner);
+                    lock.unlock();
+                    spdlog::warn("cannot start a thread that closes descriptors clients pass ({}); closing one here",
+                                 e.what());
+                    s.close_fn(fd);
+                    return;
+                }
+                // The threads that run serve it in turn.
+            }
+        }
+    }
     if (n >= kWaitingWorthALine && !s.said) {
         s.said = true;
         spdlog::warn("{} descriptors that clients passed are waiting to be closed: the close of one of them does "

@@ -8,12 +8,13 @@
 #include <string>
 #include <utility>
 
-#include "runtime/fd_closer.hpp"
 
 namespace mcastd::server {
 
-PassedFds PassedFds::from(const msghdr &mh) {
+PassedFds PassedFds::from(const msghdr &mh, runtime::FdCloser &closer, uid_t owner) {
     PassedFds out;
+    out.closer_ = &closer;
+    out.owner_ = owner;
     out.truncated_ = (mh.msg_flags & MSG_CTRUNC) != 0;
     for (const cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(const_cast<msghdr *>(&mh), const_cast<cmsghdr *>(c))) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -29,13 +30,14 @@ PassedFds PassedFds::from(const msghdr &mh) {
 }
 
 PassedFds::PassedFds(PassedFds &&o) noexcept
-    : sockets_(std::exchange(o.sockets_, {})), others_(std::exchange(o.others_, {})), truncated_(o.truncated_) {}
+    : sockets_(std::exchange(o.sockets_, {})), others_(std::exchange(o.others_, {})), closer_(o.closer_),
+      owner_(o.owner_), truncated_(o.truncated_) {}
 
 PassedFds::~PassedFds() {
     for (int fd : sockets_)
         ::close(fd);
     for (int fd : others_)
-        runtime::FdCloser::background().close(fd);
+        closer_->close(fd, owner_);
 }
 
 std::optional<proto::Failure> PassedFds::hand_to(proto::Request &request) {

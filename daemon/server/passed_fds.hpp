@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/protocol.hpp"
+#include "runtime/fd_closer.hpp"
 
 namespace mcastd::server {
 
@@ -26,8 +27,9 @@ public:
     static constexpr std::size_t kRoom = 253;
     static constexpr std::size_t kControlBytes = CMSG_SPACE(sizeof(int) * kRoom);
 
-    // The descriptors of a message recvmsg() received (with MSG_CMSG_CLOEXEC) into `mh`.
-    static PassedFds from(const msghdr &mh);
+    // The descriptors of a message recvmsg() received (with MSG_CMSG_CLOEXEC) into `mh` from a
+    // client charged to `owner`; those that are not sockets go to `closer` under its name.
+    static PassedFds from(const msghdr &mh, runtime::FdCloser &closer, uid_t owner);
 
     PassedFds() = default;
     PassedFds(PassedFds &&o) noexcept;
@@ -37,6 +39,7 @@ public:
 
     std::size_t count() const { return sockets_.size() + others_.size(); }
     bool truncated() const { return truncated_; } // more came than there was room for
+    std::size_t closed_later() const { return others_.size(); } // by the closer, not sockets
 
     // Gives `request` the descriptor it uses (a join's socket) and closes the rest; the
     // failure to answer instead when the message carried more than one, or a join carried
@@ -46,6 +49,8 @@ public:
 private:
     std::vector<int> sockets_; // their linger off: closed here
     std::vector<int> others_;  // closed in the background
+    runtime::FdCloser *closer_ = nullptr;
+    uid_t owner_ = 0;
     bool truncated_ = false;
 };
 

@@ -68,6 +68,7 @@ public:
     }
 
     unsigned version() const { return session_ ? session_->version() : 0; }
+    uid_t account() const { return session_->who().who.account_uid(); }
     void say(const std::string &msg) { send(msg, Kind::event); }
 
     void pause() {
@@ -114,10 +115,10 @@ private:
 
     const ClientInfo &who() const { return session_->who().who; }
     uid_t uid() const { return who().uid; }
-    uid_t account() const { return who().account_uid(); }
 
     void watch() {
-        io_ = srv_.clients_io_.watch(fd_, EPOLLIN, [this](std::uint32_t ev) { on_io(ev); });
+        io_ = srv_.clients_io_.watch(fd_, wants_input() ? std::uint32_t{EPOLLIN} : 0u,
+                                     [this](std::uint32_t ev) { on_io(ev); });
     }
 
     // Into the fd store under the session's name; again under the new one when a hello's
@@ -185,10 +186,13 @@ private:
         update_events();
     }
 
-    // Read while little is owed to the client (it reads its answers) and the server is not
-    // paused for a restart.
-    bool wants_input() const { return !closing_ && !srv_.paused_ && out_bytes_ < kStopReadingAt; }
+    // Read while little is owed to the client (it reads its answers), the server is not paused
+    // for a restart, and its account's passed descriptors are closing (kHoldAtWaitingCloses).
+    bool wants_input() const {
+        return !closing_ && !srv_.paused_ && out_bytes_ < kStopReadingAt && !srv_.held(account());
+    }
 
+public:
     // Write when something is owed; read while wants_input().
     void update_events() {
         if (closing_)
@@ -199,6 +203,7 @@ private:
         io_.set_events(ev);
     }
 
+private:
     // False: could not send now (queue it). On a fatal error the connection closes.
     bool try_send(const std::string &msg) {
         if (::send(fd_, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
@@ -298,21 +303,31 @@ private:
             close();
             return false;
         }
-        PassedFds fds = PassedFds::from(mh); // closed unless a join takes its socket
+        bool closes_later = false;
+        {
+            PassedFds fds = PassedFds::from(mh, srv_.closer_, account()); // closed unless a join takes its socket
+            closes_later = fds.closed_later() > 0;
+            dispatch(static_cast<std::size_t>(n), mh, iov.iov_len, std::move(fds));
+        }
+        if (closes_later) // handed to the closer by now
+            srv_.hold_if_closes_wait(account());
+        return !closing_;
+    }
+
+    void dispatch(std::size_t n, const msghdr &mh, std::size_t room, PassedFds fds) {
         if (n == 0) { // the client went away
             close();
-            return false;
+            return;
         }
         if (mh.msg_flags & MSG_TRUNC) {
             send(proto::encode_error(std::nullopt,
                                      proto::Failure::of(Errc::too_large, "the message is longer than the " +
-                                                                             std::to_string(iov.iov_len) +
+                                                                             std::to_string(room) +
                                                                              " bytes this daemon accepts")),
                  Kind::reply);
-            return !closing_;
+            return;
         }
-        handle(std::string_view(buf.data(), static_cast<std::size_t>(n)), std::move(fds));
-        return !closing_;
+        handle(std::string_view(srv_.receive_buffer_.data(), n), std::move(fds));
     }
 
     void handle(std::string_view message, PassedFds fds) {
@@ -350,14 +365,15 @@ private:
 // ---- the server ----
 
 SocketServer::SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
-                           std::shared_ptr<FdStore> store)
+                           std::shared_ptr<FdStore> store, runtime::FdCloser &closer)
     : loop_(loop), sessions_(sessions), listen_fd_(listen_fd), store_(std::move(store)),
-      receive_buffer_(proto::kMaxMessageBytes, '\0'), clients_io_(loop, "clients") {
+      receive_buffer_(proto::kMaxMessageBytes, '\0'), closer_(closer), clients_io_(loop, "clients") {
     if (listen_fd_ >= 0)
         accept_source_ = loop_.watch_io(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); }, "listener");
 }
 
 SocketServer::~SocketServer() {
+    loop_.timers().cancel(std::exchange(held_check_, 0));
     disconnect_all();
     stop_accepting();
 }
@@ -455,6 +471,44 @@ void SocketServer::adopt(int fd, std::unique_ptr<frontend::ClientSession> sessio
     if (paused_)
         conn->pause();
     connections_.emplace(fd, std::move(conn));
+}
+
+void SocketServer::hold_if_closes_wait(uid_t account) {
+    if (held(account))
+        return;
+    const std::size_t waiting = closer_.waiting(account);
+    if (waiting < kHoldAtWaitingCloses)
+        return;
+    held_.insert(account);
+    spdlog::warn("uid {}: {} descriptors its clients passed wait to be closed (a FUSE or NFS file whose server "
+                 "does not answer?); its connections are not read until every one is closed",
+                 account, waiting);
+    reconsider_reading(account);
+    if (!held_check_)
+        held_check_ = loop_.timers().start(kHeldCheck, [this] { check_held(); });
+}
+
+void SocketServer::check_held() {
+    held_check_ = 0;
+    for (auto it = held_.begin(); it != held_.end();) {
+        const uid_t account = *it;
+        if (closer_.waiting(account) != 0) {
+            ++it;
+            continue;
+        }
+        it = held_.erase(it);
+        spdlog::info("uid {}: the descriptors its clients passed are closed; its connections are read again",
+                     account);
+        reconsider_reading(account);
+    }
+    if (!held_.empty())
+        held_check_ = loop_.timers().start(kHeldCheck, [this] { check_held(); });
+}
+
+void SocketServer::reconsider_reading(uid_t account) {
+    for (auto &[fd, conn] : connections_)
+        if (conn->account() == account)
+            conn->update_events();
 }
 
 void SocketServer::close_connection(int fd) {

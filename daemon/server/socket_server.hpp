@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "frontend/sessions.hpp"
 #include "runtime/event_loop.hpp"
+#include "runtime/fd_closer.hpp"
 #include "runtime/io_group.hpp"
 #include "server/fd_store.hpp"
 
@@ -24,8 +26,11 @@ public:
     // for a server that only serves connections handed to adopt(). With a `store`, every
     // connection is kept in it while it is open (fd_store.hpp); the daemon shares the store
     // with the RoCE ports' membership sockets.
+    // Descriptors clients pass that are not sockets are closed by `closer` (tests give one whose
+    // closes wait).
     SocketServer(runtime::EventLoop &loop, frontend::Sessions &sessions, int listen_fd,
-                 std::shared_ptr<FdStore> store = nullptr);
+                 std::shared_ptr<FdStore> store = nullptr,
+                 runtime::FdCloser &closer = runtime::FdCloser::background());
     ~SocketServer();
     SocketServer(const SocketServer &) = delete;
     SocketServer &operator=(const SocketServer &) = delete;
@@ -61,8 +66,24 @@ public:
     // connection (EMFILE, ENFILE, ENOBUFS, ENOMEM). Waiting clients stay in the backlog.
     static constexpr Duration kAcceptRest = std::chrono::milliseconds(100);
 
+    // An account (the uid a client is charged to) with this many passed descriptors waiting
+    // to be closed has none of its connections read until every one of them is closed: a
+    // close that never ends (a FUSE or NFS file whose server does not answer) then costs the
+    // daemon at most this many descriptors plus one message's (PassedFds::kRoom) per account,
+    // and the account's own requests wait, nobody else's.
+    static constexpr std::size_t kHoldAtWaitingCloses = 16;
+    // How often a held account's closes are looked at again.
+    static constexpr Duration kHeldCheck = std::chrono::milliseconds(100);
+
 private:
     class Connection;
+
+    // After a message whose descriptors went to the closer: holds `account` if too many wait.
+    void hold_if_closes_wait(uid_t account);
+    // Lets go of the held accounts whose descriptors are all closed.
+    void check_held();
+    bool held(uid_t account) const { return !held_.empty() && held_.contains(account); }
+    void reconsider_reading(uid_t account); // each of its connections, after a hold or a release
 
     void on_accept();
     void rest_accepting(int err);
@@ -78,6 +99,9 @@ private:
     runtime::EventSource accept_source_;
     Timers::Id accept_rest_ = 0;   // while the listener rests
     std::uint64_t accept_rests_ = 0; // since accept() last worked: the log says the first
+    runtime::FdCloser &closer_;
+    std::set<uid_t> held_;     // accounts whose connections are not read (kHoldAtWaitingCloses)
+    Timers::Id held_check_ = 0; // while any is held
     runtime::IoGroup clients_io_; // before connections_: their watches go first
     std::map<int, std::unique_ptr<Connection>> connections_; // by fd
 };

@@ -3,7 +3,9 @@
 // connection that says no hello is closed at the deadline and never handed to the service
 // manager's fd store; a client that does not read its replies is not read either, and one whose
 // uid's connections are owed too much is cut; a monitor that does not read loses events, not
-// the daemon's memory, and hears how many once it caught up; root's evict --disconnect closes.
+// the daemon's memory, and hears how many once it caught up; a user whose passed descriptors do
+// not close is not read until they do; root's evict --disconnect closes.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,8 +17,10 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
-#include <vector>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <vector>
 
 #include "child_process.hpp"
 #include "front_door.hpp"
@@ -261,6 +265,95 @@ TEST_F(UidQueueShare, AUidsConnectionsTogetherMayBeOwedItsShareAndTheOneThatGoes
     EXPECT_LE(u->queued_bytes, 96u << 10);
     send(other, 5, proto::Status{});
     EXPECT_TRUE(ok(reply(other))) << "nobody else notices";
+}
+
+// ---- descriptors a client passes ----
+
+// Sends request `id` (a status) on `fd` with `count` copies of `passed` (SCM_RIGHTS).
+void send_with_descriptors(int fd, std::uint64_t id, int passed, std::size_t count) {
+    const std::string req = proto::encode_request(id, proto::Status{});
+    iovec iov{const_cast<char *>(req.data()), req.size()};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * count));
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control.data();
+    mh.msg_controllen = control.size();
+    cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    for (std::size_t i = 0; i < count; ++i)
+        std::memcpy(CMSG_DATA(c) + i * sizeof(int), &passed, sizeof passed);
+    ASSERT_EQ(::sendmsg(fd, &mh, MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+}
+
+// A user passes descriptors whose close never ends (a FUSE file whose server does not answer
+// its flush, modelled by a close function that waits): once kHoldAtWaitingCloses of them wait,
+// none of the account's connections is read, so it cannot fill the daemon's descriptor table;
+// another user is served throughout, and the held user's requests are answered once the closes
+// end.
+TEST_F(Tenancy, AnAccountWhosePassedDescriptorsDoNotCloseIsNotReadUntilTheyDo) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root, to be a peer of another uid";
+    constexpr uid_t kAlice = 1001, kBob = 1002;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stuck = true;
+    runtime::FdCloser closer([&](int fd) {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return !stuck; });
+        ::close(fd);
+    });
+    server::SocketServer srv(loop, sessions, -1, nullptr, closer);
+    auto greeted_on = [&](uid_t uid) {
+        const int fd = connect_to(srv, uid);
+        send(fd, 1, proto::Hello{{2}, "test"});
+        EXPECT_TRUE(ok(reply(fd)));
+        return fd;
+    };
+    const int alice = greeted_on(kAlice), alice2 = greeted_on(kAlice), bob = greeted_on(kBob);
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+
+    // One short of the hold: still read.
+    send_with_descriptors(alice, 2, pipe_fds[0], server::SocketServer::kHoldAtWaitingCloses - 1);
+    EXPECT_FALSE(ok(reply(alice))) << "a request carries at most one descriptor";
+    EXPECT_EQ(closer.waiting(kAlice), server::SocketServer::kHoldAtWaitingCloses - 1);
+    send_with_descriptors(alice, 3, pipe_fds[1], 1);
+    EXPECT_TRUE(ok(reply(alice))) << "a status's descriptor is closed, the status answered";
+    ASSERT_EQ(closer.waiting(kAlice), server::SocketServer::kHoldAtWaitingCloses);
+
+    send(alice, 4, proto::Status{});
+    send(alice2, 5, proto::Status{});
+    const int alice3 = connect_to(srv, kAlice); // a new connection of the account is held too
+    send(alice3, 1, proto::Hello{{2}, "test"});
+    send(bob, 6, proto::Status{});
+    EXPECT_TRUE(ok(reply(bob))) << "another user is served";
+    // Several of the server's looks at the held account (kHeldCheck) pass: still nothing read.
+    for (const auto end = std::chrono::steady_clock::now() + 3 * server::SocketServer::kHeldCheck;
+         std::chrono::steady_clock::now() < end;)
+        loop.run_once(std::chrono::milliseconds(10));
+    EXPECT_TRUE(drain(alice).empty()) << "the account is held";
+    EXPECT_TRUE(drain(alice2).empty()) << "every connection of the account is held";
+    EXPECT_TRUE(drain(alice3).empty()) << "a new connection of the account is held";
+    EXPECT_EQ(closer.waiting(kAlice), server::SocketServer::kHoldAtWaitingCloses)
+        << "and passed no more descriptors";
+
+    {
+        std::lock_guard lock(mu);
+        stuck = false;
+    }
+    cv.notify_all();
+    const proto::Reply r4 = reply(alice), r5 = reply(alice2);
+    EXPECT_TRUE(ok(r4));
+    EXPECT_EQ(r4.id.value_or(0), 4u);
+    EXPECT_TRUE(ok(r5));
+    EXPECT_EQ(r5.id.value_or(0), 5u);
+    EXPECT_TRUE(ok(reply(alice3))) << "its hello";
+    EXPECT_EQ(closer.waiting(), 0u);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
 }
 
 // ---- evict --disconnect over the socket ----
