@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "runtime/fd_closer.hpp"
 
+#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "runtime/signals.hpp"
 
@@ -34,8 +41,47 @@ bool defuse_passed(int fd) noexcept {
     return true;
 }
 
+namespace {
+
+// The child's whole life: one system call. It shares the daemon's memory and runs on the
+// closing thread's thread-local storage, so it calls nothing of the C library's that keeps
+// state (syscall() may set that thread's errno, which waits in waitpid meanwhile).
+[[gnu::no_sanitize_address]] int close_in_child(void *fd) {
+    ::syscall(SYS_close, static_cast<int>(reinterpret_cast<std::intptr_t>(fd)));
+    return 0;
+}
+
+// Closes `fd` in a child process that shares the daemon's descriptor table and memory but is
+// none of its threads, as systemd's asynchronous_close() does. The flush of a FUSE file waits
+// for its server uninterruptibly, and a process ends only once every one of its threads has:
+// a thread waiting so would keep the daemon from ending, at a stop or a restart, for as long
+// as the file's server liked. The thread here waits for the child interruptibly, so the daemon
+// ends when it must. The table stays with the child until its close ends (what the daemon
+// closed itself before it ended is closed), and the child, then the service manager's, is
+// reaped by it.
+void close_apart(int fd) {
+    constexpr std::size_t kStack = 64 * 1024;
+    thread_local std::vector<char> stack(kStack);
+    const pid_t child = ::clone(close_in_child, stack.data() + stack.size(), CLONE_VM | CLONE_FILES,
+                                reinterpret_cast<void *>(static_cast<std::intptr_t>(fd)));
+    if (child < 0) {
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+            spdlog::warn("cannot start a process to close a descriptor a client passed ({}); closing on a thread, "
+                         "which a close that never ends keeps the daemon from ending",
+                         std::strerror(errno));
+        ::close(fd);
+        return;
+    }
+    int status = 0;
+    while (::waitpid(child, &status, __WALL) < 0 && errno == EINTR) {
+    }
+}
+
+} // namespace
+
 FdCloser &FdCloser::background() {
-    static FdCloser *c = new FdCloser([](int fd) { ::close(fd); });
+    static FdCloser *c = new FdCloser(close_apart);
     return *c;
 }
 

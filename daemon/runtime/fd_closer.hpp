@@ -8,14 +8,17 @@
 // so the event loop never closes one itself:
 //   - a socket has its linger turned off as it arrives (defuse_passed): its close is then
 //     abortive and never waits, wherever it happens (the loop, or a RoCE membership's end);
-//   - anything else, which no request uses, is closed on a thread, in arrival order per owner
+//   - anything else, which no request uses, is closed off the loop, in arrival order per owner
 //     (the account whose client passed it). A close that never ends holds up only its owner's
 //     other descriptors: each owner with descriptors waiting has a thread of its own, up to
-//     kMaxThreads at once (systemd's asynchronous_close() moves such closes off its loop for
-//     the same reason).
+//     kMaxThreads at once;
+//   - the daemon's closer closes each in a child process that shares the descriptor table
+//     (close_apart in the .cpp, as systemd's asynchronous_close()): a FUSE flush waits
+//     uninterruptibly, and a process ends only when all its threads have, so a close on a
+//     thread of the daemon's could keep a stop or a restart from ending.
 // The caller bounds what one owner may leave waiting (the socket server stops reading an
 // account's connections while waiting(owner) is high), so a close that never ends costs the
-// daemon one thread and a bounded number of descriptors per owner.
+// daemon one thread, one child process and a bounded number of descriptors per owner.
 #pragma once
 
 #include <sys/types.h>
@@ -41,11 +44,11 @@ public:
     // closes give back: only this many owners whose closes never end hold up anyone else's.
     static constexpr std::size_t kMaxThreads = 16;
 
-    // The daemon's one closer. Never destroyed: its threads may be inside a close() that
-    // outlives main() (exit and exec end them).
+    // The daemon's one closer, closing in child processes. Never destroyed: its threads may be
+    // waiting for a close that outlives main() (the process's end ends them).
     static FdCloser &background();
 
-    // `close_fn` closes one descriptor (::close; tests give one that waits).
+    // `close_fn` closes one descriptor (tests give one that waits).
     explicit FdCloser(std::function<void(int)> close_fn, std::size_t max_threads = kMaxThreads);
     ~FdCloser(); // only for a closer whose threads have nothing left that waits (tests)
     FdCloser(const FdCloser &) = delete;

@@ -361,6 +361,59 @@ TEST_F(RestartSim, SigusrTwoHandsOverWithoutASetOrDelete) {
     EXPECT_FALSE(std::filesystem::exists(state_dir() / "state.json"));
 }
 
+// A user passes the daemon a file of its own FUSE file system (mcastd-stuck-fuse) and never
+// answers the daemon's flush of it. A close waits for its flush uninterruptibly, and a process
+// ends only once every one of its threads has: closed on a thread of the daemon's, the file would
+// keep both a restart and a stop from ending for as long as the FUSE server liked. The daemon
+// closes such files in a child process, so both end, the next instance takes the membership
+// back, and the close ends when the FUSE server goes.
+TEST_F(RestartSim, AFlushThatIsNeverAnsweredKeepsNeitherARestartNorAStopFromEnding) {
+    auto d = start();
+    Holder h;
+    h.hello(d->socket(), false);
+    h.join("ff15:e::71");
+    const Gid port = fabric.port_gid("H2");
+    auto stuck = [&](Daemon &to, const char *dir) {
+        auto p = std::make_unique<Process>(Process::Options{
+            .argv = {MCASTD_STUCK_FUSE, to.socket().string(), (fabric.scratch() / dir).string()},
+            .stdin_pipe = true});
+        return p;
+    };
+    std::unique_ptr<Process> first = stuck(*d, "fuse1");
+    if (!first->wait_for_line("held-flush", 20s)) {
+        if (first->wait(5s) == std::optional<int>(77))
+            GTEST_SKIP() << "no FUSE here: " << first->stderr_text();
+        FAIL() << "the daemon never flushed the file: " << first->stderr_text();
+    }
+    EXPECT_EQ(status(*d)["counters"]["sa_sets"], 1) << "the loop serves on";
+
+    d->process().signal(SIGUSR2);
+    const std::optional<int> handed = d->process().wait(20s);
+    if (!handed)
+        first->close_stdin(); // the FUSE server gives in: the daemon can end, and the test go on
+    EXPECT_EQ(handed, std::optional<int>(0)) << "the restart did not end while the flush waited";
+    d.reset();
+    d = start();
+    const json r = h.hello(d->socket(), true);
+    EXPECT_EQ(r["resumed"], true) << r.dump();
+    EXPECT_EQ(fabric.sa_join_state(G("ff15:e::71"), port), std::optional<std::uint8_t>(1));
+
+    std::unique_ptr<Process> second = stuck(*d, "fuse2");
+    ASSERT_TRUE(second->wait_for_line("held-flush", 20s)) << second->stderr_text();
+    const std::optional<int> stopped = d->stop();
+    if (!stopped)
+        second->close_stdin();
+    EXPECT_EQ(stopped, std::optional<int>(0)) << "the stop did not end while the flush waited";
+    d.reset();
+    EXPECT_FALSE(fabric.sa_join_state(G("ff15:e::71"), port)) << "the stop left the group";
+
+    // The FUSE servers go: the closes end with them.
+    for (auto *p : {first.get(), second.get()}) {
+        p->close_stdin();
+        EXPECT_EQ(p->wait(20s), std::optional<int>(0)) << p->stderr_text();
+    }
+}
+
 // As under systemd (the fd store, here the harness's): the connection outlives the restart, and
 // a request sent while no instance runs waits in its socket and is answered by the next one.
 TEST_F(RestartSim, SigusrTwoWithAnFdStoreKeepsTheConnectionAndAnswersWhatWaited) {

@@ -24,6 +24,8 @@
 
 #include "child_process.hpp"
 #include "front_door.hpp"
+#include "scm_rights.hpp"
+#include "server/passed_fds.hpp"
 #include "server/fd_store.hpp"
 
 namespace mcastd::test {
@@ -272,20 +274,9 @@ TEST_F(UidQueueShare, AUidsConnectionsTogetherMayBeOwedItsShareAndTheOneThatGoes
 // Sends request `id` (a status) on `fd` with `count` copies of `passed` (SCM_RIGHTS).
 void send_with_descriptors(int fd, std::uint64_t id, int passed, std::size_t count) {
     const std::string req = proto::encode_request(id, proto::Status{});
-    iovec iov{const_cast<char *>(req.data()), req.size()};
-    std::vector<char> control(CMSG_SPACE(sizeof(int) * count));
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = control.data();
-    mh.msg_controllen = control.size();
-    cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * count);
-    for (std::size_t i = 0; i < count; ++i)
-        std::memcpy(CMSG_DATA(c) + i * sizeof(int), &passed, sizeof passed);
-    ASSERT_EQ(::sendmsg(fd, &mh, MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    ScmRightsMessage<server::PassedFds::kRoom> m(req);
+    m.put(std::vector<int>(count, passed));
+    ASSERT_EQ(::sendmsg(fd, &m.msg, MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
 }
 
 // A user passes descriptors whose close never ends (a FUSE file whose server does not answer
