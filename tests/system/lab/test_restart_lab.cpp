@@ -23,7 +23,10 @@
 //    daemon's bus connection, and the next instance tracks it again (DbusRestartLab).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,9 +37,11 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <thread>
 
+#include "scm_rights.hpp"
 #include "sim/daemon_harness.hpp"
 #include "sim/opensm_log.hpp"
 #include "system/lab/daemon_unit.hpp"
@@ -51,6 +56,7 @@ using sim::Fabric;
 using sim::Process;
 using sim::SaRequest;
 using sim::sa_requests;
+using test::ScmRightsMessage;
 
 constexpr const char *kNode = "H2"; // the daemon's node; OpenSM runs on H1
 constexpr const char *kVia = "H4";  // where the SA is asked from
@@ -373,6 +379,28 @@ TEST_F(RestartLab, SystemctlRestartKeepsEveryMembershipAndEveryClient) {
     const long long stored = fd_store();
     std::printf("[ figures ] NFileDescriptorStore before the restart: %lld\n", stored);
     EXPECT_GT(stored, 0) << "no client connection is in the fd store";
+
+    // A descriptor a client passes that no request uses is closed in a child process of the
+    // daemon's (runtime/fd_closer.hpp): the unit's sandbox (SystemCallFilter=, RestrictNamespaces=)
+    // lets it start one. The pipe's read end sees EOF once the daemon's copy is closed.
+    {
+        int pipe_fds[2];
+        ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+        const std::string req = R"({"id":6,"op":"status"})";
+        ScmRightsMessage<1> m(req);
+        m.put(std::span<const int>(&pipe_fds[1], 1));
+        ASSERT_EQ(::sendmsg(raw->fd(), &m.msg, MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+        ::close(pipe_fds[1]);
+        const auto answer = raw->receive(10s);
+        ASSERT_TRUE(answer && answer->find("\"id\":6,\"ok\":true") != std::string::npos) << answer.value_or("");
+        pollfd p{pipe_fds[0], POLLIN, 0};
+        EXPECT_EQ(::poll(&p, 1, 10'000), 1) << "the daemon never closed the descriptor";
+        char byte;
+        EXPECT_EQ(::read(pipe_fds[0], &byte, 1), 0);
+        ::close(pipe_fds[0]);
+        EXPECT_EQ(lab->journal(kService).find("cannot start a process"), std::string::npos)
+            << lab->journal(kService);
+    }
 
     const std::size_t offset = log_size();
     SaWatch watch(*fabric, port, all_groups());
