@@ -56,9 +56,9 @@ namespace {
 // for its server uninterruptibly, and a process ends only once every one of its threads has:
 // a thread waiting so would keep the daemon from ending, at a stop or a restart, for as long
 // as the file's server liked. The thread here waits for the child interruptibly, so the daemon
-// ends when it must. The table stays with the child until its close ends (what the daemon
-// closed itself before it ended is closed), and the child, then the service manager's, is
-// reaped by it.
+// ends when it must. Should the daemon end first, the child keeps the descriptor table (less
+// what the daemon closed itself) until its close ends; it is then the service manager's child,
+// and reaped by it.
 void close_apart(int fd) {
     constexpr std::size_t kStack = 64 * 1024;
     thread_local std::vector<char> stack(kStack);

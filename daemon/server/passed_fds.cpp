@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-
 namespace mcastd::server {
 
 PassedFds PassedFds::from(const msghdr &mh, runtime::FdCloser &closer, uid_t owner) {
