@@ -80,9 +80,9 @@ fuse_attr attr_of(std::uint64_t node) {
         m.put(std::span<const int>(&fd, 1));
         if (::sendmsg(c.fd(), &m.msg, MSG_NOSIGNAL) < 0)
             throw std::system_error(errno, std::generic_category(), "sendmsg");
-        while (const auto m = c.receive())
-            if (m->find("\"id\":7") != std::string::npos) {
-                std::printf("passed %s\n", m->c_str());
+        while (const auto answer = c.receive())
+            if (answer->find("\"id\":7") != std::string::npos) {
+                std::printf("passed %s\n", answer->c_str());
                 std::fflush(stdout);
                 ::close(fd); // this flush is answered
                 ::_exit(0);

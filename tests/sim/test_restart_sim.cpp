@@ -374,10 +374,9 @@ TEST_F(RestartSim, AFlushThatIsNeverAnsweredKeepsNeitherARestartNorAStopFromEndi
     h.join("ff15:e::71");
     const Gid port = fabric.port_gid("H2");
     auto stuck = [&](Daemon &to, const char *dir) {
-        auto p = std::make_unique<Process>(Process::Options{
+        return std::make_unique<Process>(Process::Options{
             .argv = {MCASTD_STUCK_FUSE, to.socket().string(), (fabric.scratch() / dir).string()},
             .stdin_pipe = true});
-        return p;
     };
     std::unique_ptr<Process> first = stuck(*d, "fuse1");
     if (!first->wait_for_line("held-flush", 20s)) {
