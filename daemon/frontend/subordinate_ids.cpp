@@ -11,6 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "frontend/accounts.hpp"
+#include "runtime/small_file.hpp"
+
 namespace mcastd::frontend {
 
 namespace {
@@ -88,21 +91,11 @@ void SubordinateIds::refresh() {
 
 void SubordinateIds::read(int fd) {
     std::string text;
-    char buf[8192];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            spdlog::warn("reading {} (config limits.subuid_file): {}", path_, std::strerror(errno));
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxBytes) {
-            spdlog::warn("{} (config limits.subuid_file) is longer than {} bytes: only its start is read", path_,
-                         kMaxBytes);
-            break;
-        }
-    }
+    if (const int err = runtime::read_rest(fd, text, kMaxBytes); err == E2BIG)
+        spdlog::warn("{} (config limits.subuid_file) is longer than {} bytes: only its start is read", path_,
+                     kMaxBytes);
+    else if (err)
+        spdlog::warn("reading {} (config limits.subuid_file): {}", path_, std::strerror(err));
     ranges_.clear();
     std::size_t line_no = 0, skipped = 0;
     for (std::string_view rest = text; !rest.empty();) {
@@ -142,9 +135,8 @@ void SubordinateIds::read(int fd) {
             continue; // root has no share to charge (the header says why)
         ranges_.push_back({static_cast<uid_t>(*first), *count, *owner});
     }
-    spdlog::info("read {} subordinate uid range{} from {} (config limits.subuid_file){}", ranges_.size(),
-                 ranges_.size() == 1 ? "" : "s", path_,
-                 skipped ? fmt::format(", {} line{} skipped", skipped, skipped == 1 ? "" : "s") : std::string{});
+    spdlog::info("read {} from {} (config limits.subuid_file){}", counted(ranges_.size(), "subordinate uid range"),
+                 path_, skipped ? ", " + counted(skipped, "line") + " skipped" : std::string{});
 }
 
 } // namespace mcastd::frontend

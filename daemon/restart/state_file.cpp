@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/small_file.hpp"
+
 namespace mcastd::restart {
 
 namespace {
@@ -158,13 +160,8 @@ Read read_file(int dir, const char *name) {
         out.problem = "it is not a regular file";
     } else {
         std::string text;
-        char buf[65536];
-        ssize_t n;
-        while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-            if (n > 0)
-                text.append(buf, static_cast<std::size_t>(n));
-        if (n < 0)
-            out.problem = std::string("read: ") + std::strerror(errno);
+        if (const int err = runtime::read_rest(fd, text))
+            out.problem = std::string("read: ") + std::strerror(err);
         else
             out.text = std::move(text);
     }

@@ -13,22 +13,25 @@ int read_small_file(int dir, const char *name, std::string &out) {
     if (fd < 0)
         return errno;
     out.clear();
-    char buf[4096];
+    const int err = read_rest(fd, out);
+    ::close(fd);
+    return err;
+}
+
+int read_rest(int fd, std::string &out, std::size_t max_bytes) {
+    char buf[8192];
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return err;
-        }
+        if (n < 0)
+            return errno;
         if (n == 0)
-            break;
+            return 0;
         out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > max_bytes)
+            return E2BIG;
     }
-    ::close(fd);
-    return 0;
 }
 
 } // namespace mcastd::runtime
