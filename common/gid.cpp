@@ -5,12 +5,84 @@
 
 namespace mcastd {
 
-std::string format_gid(const Gid &g) {
-    char buf[INET6_ADDRSTRLEN];
-    if (!inet_ntop(AF_INET6, g.data(), buf, sizeof buf))
-        return {};
-    return buf;
+namespace {
+
+// Appends `v` in decimal.
+char *put_decimal(char *p, unsigned v) {
+    if (v >= 100)
+        *p++ = static_cast<char>('0' + v / 100);
+    if (v >= 10)
+        *p++ = static_cast<char>('0' + v / 10 % 10);
+    *p++ = static_cast<char>('0' + v % 10);
+    return p;
 }
+
+// Appends `v` in lower-case hex without leading zeros.
+char *put_hex(char *p, unsigned v) {
+    constexpr char kHex[] = "0123456789abcdef";
+    bool started = false;
+    for (int shift = 12; shift >= 0; shift -= 4) {
+        const unsigned d = v >> shift & 0xf;
+        if (d || started || shift == 0) {
+            *p++ = kHex[d];
+            started = true;
+        }
+    }
+    return p;
+}
+
+} // namespace
+
+GidText gid_text(const Gid &g) {
+    unsigned words[8];
+    for (int i = 0; i < 8; ++i)
+        words[i] = static_cast<unsigned>(g[static_cast<std::size_t>(2 * i)] << 8 | g[static_cast<std::size_t>(2 * i + 1)]);
+    // The first longest run of zero groups, if at least two long (RFC 5952 section 4.2).
+    int best = -1, best_len = 0;
+    for (int i = 0; i < 8;) {
+        if (words[i]) {
+            ++i;
+            continue;
+        }
+        int j = i;
+        while (j < 8 && !words[j])
+            ++j;
+        if (j - i > best_len)
+            best = i, best_len = j - i;
+        i = j;
+    }
+    if (best_len < 2)
+        best = -1;
+
+    GidText out;
+    char *p = out.text;
+    for (int i = 0; i < 8; ++i) {
+        if (best >= 0 && i >= best && i < best + best_len) {
+            if (i == best)
+                *p++ = ':';
+            continue;
+        }
+        if (i)
+            *p++ = ':';
+        // ::a.b.c.d and ::ffff:a.b.c.d, as inet_ntop writes them.
+        if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && words[5] == 0xffff))) {
+            for (std::size_t b = 12; b < 16; ++b) {
+                if (b > 12)
+                    *p++ = '.';
+                p = put_decimal(p, g[b]);
+            }
+            break;
+        }
+        p = put_hex(p, words[i]);
+    }
+    if (best >= 0 && best + best_len == 8)
+        *p++ = ':';
+    *p = '\0';
+    out.size = static_cast<std::uint8_t>(p - out.text);
+    return out;
+}
+
+std::string format_gid(const Gid &g) { return std::string(gid_text(g).view()); }
 
 std::optional<Gid> parse_gid(std::string_view text) {
     // inet_pton wants a terminated string; an MGID is never longer than an IPv6 address.

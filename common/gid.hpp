@@ -16,7 +16,22 @@ inline constexpr Gid kZeroGid{};
 
 inline bool is_zero(const Gid &g) { return g == kZeroGid; }
 
-// IPv6 text form, compressed as inet_ntop does: "ff12:1234::1".
+// The longest IPv6 text form, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", and its NUL.
+inline constexpr std::size_t kGidTextSize = 46;
+
+// A GID's IPv6 text form in a buffer of its own, for the hot paths (every record a join's answer
+// carries has two) where a std::string would be an allocation.
+struct GidText {
+    char text[kGidTextSize];
+    std::uint8_t size;
+    std::string_view view() const { return {text, size}; }
+};
+
+// IPv6 text form, compressed as inet_ntop does: "ff12:1234::1", byte for byte the same text (the
+// longest run of two or more zero groups, the first of equals, becomes "::"; ::a.b.c.d and
+// ::ffff:a.b.c.d keep their dotted quad). glibc's inet_ntop prints each group with sprintf,
+// which cost more than the rest of a join's answer.
+GidText gid_text(const Gid &g);
 std::string format_gid(const Gid &g);
 
 // Accepts the IPv6 text form (with "::" compression). Returns nullopt on anything else.

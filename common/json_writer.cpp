@@ -3,6 +3,7 @@
 
 #include "common/utf8.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -16,6 +17,18 @@ constexpr char kHex[] = "0123456789abcdef";
 } // namespace
 
 void append_json_string(std::string &out, std::string_view s) {
+    // Nearly every string written (each key, a GID, a device) is printable ASCII with nothing to
+    // escape: copied whole, without the per-sequence walk below.
+    if (std::all_of(s.begin(), s.end(), [](char ch) {
+            const auto c = static_cast<unsigned char>(ch);
+            return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+        })) {
+        out.reserve(out.size() + s.size() + 2);
+        out += '"';
+        out.append(s);
+        out += '"';
+        return;
+    }
     out += '"';
     // A byte that is not UTF-8 becomes U+FFFD (one per byte); RFC 8259's escapes for the rest.
     append_utf8(

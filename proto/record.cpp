@@ -3,8 +3,6 @@
 // ways: the daemon writes them, the client reads them back.
 #include "codec.hpp"
 
-#include <arpa/inet.h>
-
 #include "common/gid.hpp"
 
 namespace mcastd::proto {
@@ -59,12 +57,7 @@ namespace codec {
 
 using json_check::ObjectReader;
 
-void write_gid(JsonWriter &w, const Gid &g) {
-    // format_gid()'s text, without its std::string: records are on the hot path.
-    char buf[INET6_ADDRSTRLEN];
-    w.value(inet_ntop(AF_INET6, g.data(), buf, sizeof buf) ? std::string_view(buf)
-                                                           : std::string_view());
-}
+void write_gid(JsonWriter &w, const Gid &g) { w.value(gid_text(g).view()); }
 
 void write_join_state(JsonWriter &w, std::uint8_t bits) {
     // One bit is the common case: its name without building a string.

@@ -177,6 +177,18 @@ TEST(JsonWriter, EscapesWhatJsonRequires) {
               std::string("q\"b\\n\n\r\t\b\f\x01\x1f\x7f/", 14));
 }
 
+TEST(JsonWriter, EveryAsciiByteInPlainTextReadsBackAsItself) {
+    // Plain text is copied whole; one byte that needs an escape sends it the long way.
+    for (int c = 0; c < 0x80; ++c) {
+        const std::string in = std::string("mgid") + static_cast<char>(c) + "ff12::1";
+        std::string out;
+        append_json_string(out, in);
+        EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(), in) << c;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            EXPECT_EQ(out, "\"" + in + "\"") << c;
+    }
+}
+
 TEST(JsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
     const std::string valid = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf";
     std::string out;

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// gid_text() against the C library's inet_ntop, which it stands in for: the same text for every
+// pattern of zero groups, the dotted forms, and random GIDs; parse_gid() reads it back.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/gid.hpp"
+
+using namespace mcastd;
+
+namespace {
+
+std::string by_inet_ntop(const Gid &g) {
+    char buf[INET6_ADDRSTRLEN];
+    EXPECT_NE(inet_ntop(AF_INET6, g.data(), buf, sizeof buf), nullptr);
+    return buf;
+}
+
+Gid from_words(const std::array<unsigned, 8> &w) {
+    Gid g{};
+    for (std::size_t i = 0; i < 8; ++i) {
+        g[2 * i] = static_cast<std::uint8_t>(w[i] >> 8);
+        g[2 * i + 1] = static_cast<std::uint8_t>(w[i]);
+    }
+    return g;
+}
+
+void expect_as_inet_ntop(const Gid &g) {
+    const std::string want = by_inet_ntop(g);
+    const GidText t = gid_text(g);
+    ASSERT_EQ(t.view(), want);
+    ASSERT_EQ(t.text[t.size], '\0');
+    ASSERT_EQ(format_gid(g), want);
+    ASSERT_EQ(parse_gid(t.view()), g) << want;
+}
+
+} // namespace
+
+TEST(GidText, EveryPatternOfZeroGroupsReadsAsInetNtop) {
+    // Each of the 256 choices of which groups are zero, with the others small, large, 0xffff or
+    // random: where "::" goes (the longest run, the first of equals, none for a single zero).
+    std::mt19937 rng(29);
+    const unsigned fixed[] = {1, 0xa, 0x100, 0xffff};
+    for (unsigned mask = 0; mask < 256; ++mask)
+        for (unsigned k = 0; k < 5; ++k) {
+            std::array<unsigned, 8> w{};
+            for (unsigned i = 0; i < 8; ++i)
+                w[i] = mask & (1u << i) ? 0 : k < 4 ? fixed[k] : 1 + rng() % 0xffff;
+            expect_as_inet_ntop(from_words(w));
+        }
+}
+
+TEST(GidText, TheDottedFormsAndTheirNeighbours) {
+    expect_as_inet_ntop(kZeroGid);                                            // ::
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0, 0, 1}));                // ::1
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304})); // ::ffff:1.2.3.4
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0xffff, 0, 0}));           // ::ffff:0.0.0.0
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0, 0xc0a8, 0x0101}));      // ::192.168.1.1
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0xfffe, 0x0102, 0x0304})); // not mapped
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0, 0, 0x0100}));           // ::100, not dotted
+    expect_as_inet_ntop(from_words({1, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304})); // no leading run
+    expect_as_inet_ntop(from_words({0, 0, 0, 0, 0, 0xffff, 0xffff, 0xffff}));  // ::ffff:255.255.255.255
+    const GidText longest = gid_text(from_words({1, 1, 1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(longest.view(), "1:1:1:1:1:1:1:1");
+    expect_as_inet_ntop(from_words({0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff}));
+}
+
+TEST(GidText, RandomGidsReadAsInetNtop) {
+    std::mt19937 rng(16);
+    for (int n = 0; n < 100000; ++n) {
+        std::array<unsigned, 8> w{};
+        for (unsigned &x : w) {
+            // Zero half the time, so runs of every length come up.
+            const unsigned r = rng();
+            x = r & 1 ? 0 : r >> 16;
+        }
+        expect_as_inet_ntop(from_words(w));
+    }
+    for (int n = 0; n < 100000; ++n) {
+        Gid g;
+        for (auto &b : g)
+            b = static_cast<std::uint8_t>(rng());
+        expect_as_inet_ntop(g);
+    }
+}
