@@ -34,6 +34,8 @@
 // Beside each kind's rate it prints the host side's CPU for a join and its leave (the daemon's
 // threads and this process, the library's) and the raw tool's for a Set and its Delete: with
 // the fabric apart, the host's CPU is what the daemon's rate runs out of on a small machine.
+// To show which side a rate runs out of, it also prints how busy each side was while the joins
+// (or the raw Sets and Deletes) ran: the CPU both used over that time, as % of one CPU.
 //
 // It prints figures; it does not pass or fail on them.
 //
@@ -92,21 +94,43 @@ double ended_children_cpu_ns() {
     return ns(ru.ru_utime) + ns(ru.ru_stime);
 }
 
+// CPU time of OpenSM and ibsim, in ns.
+double fabric_cpu_ns(const Fabric &f) {
+    double ns = 0;
+    for (pid_t p : f.fabric_pids())
+        ns += cpu_ns(p);
+    return ns;
+}
+
 struct RawRun {
     double ms = 0;
     double cpu_us = 0; // the tool's CPU per Set and its Delete
+    double fabric_busy = 0, host_busy = 0; // % of one CPU over the Sets and the Deletes
 };
 
 RawRun raw_sets(Fabric &f, unsigned groups, const char *when) {
     const double cpu_before = ended_children_cpu_ns();
+    const double fabric_before = fabric_cpu_ns(f);
     const RunResult r = f.run_on("H2", {MCASTD_RAW_SA, "sets", std::to_string(groups), kRawBase,
                                         std::to_string(kWindow)},
                                  std::chrono::seconds(120));
     if (r.exit_code != 0)
         throw std::runtime_error(std::string("raw Sets ") + when + " exited " +
                                  std::to_string(r.exit_code) + ": " + r.out + r.err);
-    return {std::stod(field(r.out.substr(0, r.out.find('\n')), "ms")),
-            (ended_children_cpu_ns() - cpu_before) / 1e3 / groups};
+    const auto line = [&](std::size_t n) { // the output's line n
+        std::size_t at = 0;
+        for (; n; --n)
+            at = r.out.find('\n', at) + 1;
+        return r.out.substr(at, r.out.find('\n', at) - at);
+    };
+    RawRun run;
+    run.ms = std::stod(field(line(0), "ms"));
+    const double both_ms = run.ms + std::stod(field(line(1), "ms")); // "deletes ... ms="
+    const double tool_ns = ended_children_cpu_ns() - cpu_before;
+    run.cpu_us = tool_ns / 1e3 / groups;
+    run.fabric_busy = (fabric_cpu_ns(f) - fabric_before) / 1e4 / both_ms;
+    run.host_busy = tool_ns / 1e4 / both_ms;
+    return run;
 }
 
 struct SaCounters {
@@ -145,11 +169,13 @@ struct Subscribed {
     // CPU per join and its leave, in µs: the daemon's (every thread) and this process's (the
     // library; the bench's status calls are in both, and small).
     double daemon_cpu_us = 0, client_cpu_us = 0;
+    // While the joins ran, % of one CPU: OpenSM and ibsim; the daemon and this process.
+    double fabric_busy = 0, host_busy = 0;
 };
 
 // One client starts every join of `params` at once and collects the completions; the client
 // is closed again, and this waits until the daemon holds no group on the port.
-Subscribed subscribe(const std::string &socket, pid_t daemon, RawClient &raw,
+Subscribed subscribe(const Fabric &fabric, const std::string &socket, pid_t daemon, RawClient &raw,
                      std::vector<rdmamcast_join_params> &params) {
     const double daemon_before = cpu_ns(daemon), client_before = cpu_ns(::getpid());
     rdmamcast_client *c = nullptr;
@@ -160,6 +186,7 @@ Subscribed subscribe(const std::string &socket, pid_t daemon, RawClient &raw,
     const SaCounters before = sa_counters(raw);
     Subscribed out;
 
+    const double fabric_before = fabric_cpu_ns(fabric);
     const auto t0 = Clock::now();
     for (unsigned i = 0; i < groups; ++i)
         if (int rc = rdmamcast_join_start(c, &params[i], &completed[i], nullptr); rc < 0)
@@ -186,11 +213,15 @@ Subscribed subscribe(const std::string &socket, pid_t daemon, RawClient &raw,
         }
     }
     const auto t1 = Clock::now();
+    const double fabric_ns = fabric_cpu_ns(fabric) - fabric_before;
+    const double host_ns = cpu_ns(daemon) - daemon_before + cpu_ns(::getpid()) - client_before;
     const SaCounters after = sa_counters(raw);
     for (int n : completed)
         out.twice += n != 1;
     out.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     out.start_ms = std::chrono::duration<double, std::milli>(started - t0).count();
+    out.fabric_busy = fabric_ns / 1e4 / out.ms;
+    out.host_busy = host_ns / 1e4 / out.ms;
     out.sets = double(after.sets - before.sets) / groups;
     out.gets = double(after.gets - before.gets) / groups;
 
@@ -222,7 +253,7 @@ struct Kind {
 };
 
 void report(const Kind &k, unsigned groups, double raw_cpu_us) {
-    std::vector<double> rates, per_mad, daemon_cpu, client_cpu;
+    std::vector<double> rates, per_mad, daemon_cpu, client_cpu, fabric_busy, host_busy;
     unsigned failed = 0, twice = 0;
     std::string first_error;
     double sets = 0, gets = 0;
@@ -232,6 +263,8 @@ void report(const Kind &k, unsigned groups, double raw_cpu_us) {
         per_mad.push_back(k.ratios[r] * (s.sets + s.gets));
         daemon_cpu.push_back(s.daemon_cpu_us);
         client_cpu.push_back(s.client_cpu_us);
+        fabric_busy.push_back(s.fabric_busy);
+        host_busy.push_back(s.host_busy);
         failed += s.failed;
         twice += s.twice;
         if (first_error.empty())
@@ -258,6 +291,9 @@ void report(const Kind &k, unsigned groups, double raw_cpu_us) {
     std::printf("[ bench ]   host CPU per join and its leave (medians): daemon %.1f us + client %.1f us = %.1f us; "
                 "the raw tool: %.1f us per Set and its Delete\n",
                 median(daemon_cpu), median(client_cpu), median(daemon_cpu) + median(client_cpu), raw_cpu_us);
+    std::printf("[ bench ]   busy while the joins ran (medians, %% of one CPU): fabric (OpenSM, ibsim) %.0f %%, "
+                "host (daemon, client) %.0f %%\n",
+                median(fabric_busy), median(host_busy));
     const double m = median(k.ratios);
     std::printf("[ bench ]   rate / raw rate, each round: %s %%; median %.0f %% (target >= 80 %%): %s\n",
                 each.c_str(), m, m >= 80 ? "met" : "NOT met");
@@ -309,7 +345,7 @@ Arrangement measure(Fabric &fabric, unsigned groups, unsigned rounds) {
     a.kinds = {std::move(by_mgid), std::move(named), std::move(created)};
     for (unsigned r = 0; r < rounds; ++r) {
         for (Kind &k : a.kinds)
-            k.runs.push_back(subscribe(daemon.socket(), daemon.process().pid(), raw, k.params));
+            k.runs.push_back(subscribe(fabric, daemon.socket(), daemon.process().pid(), raw, k.params));
         // The daemon holds no group now (subscribe waited for that): the MLIDs are back.
         a.raw.push_back(raw_sets(fabric, groups, "between rounds"));
         const double raw_rate = groups / ((a.raw[r].ms + a.raw[r + 1].ms) / 2) * 1000;
@@ -324,8 +360,10 @@ void report(const char *arrangement, const Arrangement &a, unsigned groups) {
     std::printf("[ bench ] %s\n", arrangement);
     std::string each;
     char ms[32];
-    std::vector<double> raw_ms, raw_cpu;
+    std::vector<double> raw_ms, raw_cpu, fabric_busy, host_busy;
     for (const RawRun &r : a.raw) {
+        fabric_busy.push_back(r.fabric_busy);
+        host_busy.push_back(r.host_busy);
         std::snprintf(ms, sizeof ms, "%s%.1f", each.empty() ? "" : ", ", r.ms);
         each += ms;
         raw_ms.push_back(r.ms);
@@ -335,6 +373,9 @@ void report(const char *arrangement, const Arrangement &a, unsigned groups) {
     std::printf("[ bench ] raw %u pipelined SA Sets (window %u), before each round and after the last: %s ms; "
                 "median %.1f ms = %.0f Sets/s\n",
                 groups, kWindow, each.c_str(), raw, groups / raw * 1000);
+    std::printf("[ bench ]   busy while the raw Sets and Deletes ran (medians, %% of one CPU): fabric (OpenSM, "
+                "ibsim) %.0f %%, host (the raw tool) %.0f %%\n",
+                median(fabric_busy), median(host_busy));
     for (const Kind &k : a.kinds)
         report(k, groups, median(raw_cpu));
 }
