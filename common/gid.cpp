@@ -86,11 +86,14 @@ std::string format_gid(const Gid &g) { return std::string(gid_text(g).view()); }
 
 std::optional<Gid> parse_gid(std::string_view text) {
     // inet_pton wants a terminated string; an MGID is never longer than an IPv6 address.
-    if (text.empty() || text.size() >= INET6_ADDRSTRLEN)
+    // A NUL inside (JSON's "\u0000") would end inet_pton's text early and pass what came before.
+    if (text.empty() || text.size() >= INET6_ADDRSTRLEN || text.find('\0') != text.npos)
         return std::nullopt;
-    std::string s(text);
+    char terminated[INET6_ADDRSTRLEN];
+    text.copy(terminated, text.size());
+    terminated[text.size()] = '\0';
     Gid g{};
-    if (inet_pton(AF_INET6, s.c_str(), g.data()) != 1)
+    if (inet_pton(AF_INET6, terminated, g.data()) != 1)
         return std::nullopt;
     return g;
 }

@@ -47,7 +47,7 @@ TEST(GidText, EveryPatternOfZeroGroupsReadsAsInetNtop) {
         for (unsigned k = 0; k < 5; ++k) {
             std::array<unsigned, 8> w{};
             for (unsigned i = 0; i < 8; ++i)
-                w[i] = mask & (1u << i) ? 0 : k < 4 ? fixed[k] : 1 + rng() % 0xffff;
+                w[i] = mask & (1u << i) ? 0 : k < 4 ? fixed[k] : 1 + static_cast<unsigned>(rng() % 0xffff);
             expect_as_inet_ntop(from_words(w));
         }
 }
@@ -73,7 +73,7 @@ TEST(GidText, RandomGidsReadAsInetNtop) {
         std::array<unsigned, 8> w{};
         for (unsigned &x : w) {
             // Zero half the time, so runs of every length come up.
-            const unsigned r = rng();
+            const auto r = static_cast<unsigned>(rng());
             x = r & 1 ? 0 : r >> 16;
         }
         expect_as_inet_ntop(from_words(w));
@@ -84,4 +84,19 @@ TEST(GidText, RandomGidsReadAsInetNtop) {
             b = static_cast<std::uint8_t>(rng());
         expect_as_inet_ntop(g);
     }
+}
+
+TEST(ParseGid, TakesTheTextFormAndNothingAround) {
+    EXPECT_EQ(parse_gid("ff12:401b::1"), from_words({0xff12, 0x401b, 0, 0, 0, 0, 0, 1}));
+    EXPECT_EQ(parse_gid("::ffff:1.2.3.4"), from_words({0, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304}));
+    EXPECT_FALSE(parse_gid(""));
+    EXPECT_FALSE(parse_gid("ff12::1 "));
+    EXPECT_FALSE(parse_gid("ff12::g"));
+    EXPECT_FALSE(parse_gid("ff12:0:0:0:0:0:0:0:1"));
+    // A NUL would end the C library's text early: what came before it must not pass.
+    EXPECT_FALSE(parse_gid(std::string_view("ff12::1\0junk", 12)));
+    EXPECT_FALSE(parse_gid(std::string_view("ff12::1\0", 8)));
+    // 45 characters is the longest text; past it, no GID.
+    EXPECT_TRUE(parse_gid("0000:0000:0000:0000:0000:ffff:255.255.255.255"));
+    EXPECT_FALSE(parse_gid("0000:0000:0000:0000:0000:ffff:255.255.255.2555"));
 }

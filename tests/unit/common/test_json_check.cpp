@@ -184,8 +184,9 @@ TEST(JsonWriter, EveryAsciiByteInPlainTextReadsBackAsItself) {
         std::string out;
         append_json_string(out, in);
         EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(), in) << c;
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c != '"' && c != '\\') {
             EXPECT_EQ(out, "\"" + in + "\"") << c;
+        }
     }
 }
 
