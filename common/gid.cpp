@@ -7,7 +7,7 @@ namespace mcastd {
 
 namespace {
 
-// Appends `v` in decimal.
+// Writes `v` in decimal at `p`; returns the end.
 char *put_decimal(char *p, unsigned v) {
     if (v >= 100)
         *p++ = static_cast<char>('0' + v / 100);
@@ -17,7 +17,7 @@ char *put_decimal(char *p, unsigned v) {
     return p;
 }
 
-// Appends `v` in lower-case hex without leading zeros.
+// Writes `v` in lower-case hex without leading zeros at `p`; returns the end.
 char *put_hex(char *p, unsigned v) {
     constexpr char kHex[] = "0123456789abcdef";
     bool started = false;

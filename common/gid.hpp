@@ -29,8 +29,8 @@ struct GidText {
 
 // IPv6 text form, compressed as inet_ntop does: "ff12:1234::1", byte for byte the same text (the
 // longest run of two or more zero groups, the first of equals, becomes "::"; ::a.b.c.d and
-// ::ffff:a.b.c.d keep their dotted quad). glibc's inet_ntop prints each group with sprintf,
-// which cost more than the rest of a join's answer.
+// ::ffff:a.b.c.d keep their dotted quad). glibc's inet_ntop prints each group with sprintf: a
+// third of the daemon's cost to write a join's answer went there.
 GidText gid_text(const Gid &g);
 std::string format_gid(const Gid &g);
 
