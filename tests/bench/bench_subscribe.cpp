@@ -187,6 +187,7 @@ Subscribed subscribe(const Fabric &fabric, const std::string &socket, pid_t daem
     Subscribed out;
 
     const double fabric_before = fabric_cpu_ns(fabric);
+    const double host_before = cpu_ns(daemon) + cpu_ns(::getpid());
     const auto t0 = Clock::now();
     for (unsigned i = 0; i < groups; ++i)
         if (int rc = rdmamcast_join_start(c, &params[i], &completed[i], nullptr); rc < 0)
@@ -214,7 +215,7 @@ Subscribed subscribe(const Fabric &fabric, const std::string &socket, pid_t daem
     }
     const auto t1 = Clock::now();
     const double fabric_ns = fabric_cpu_ns(fabric) - fabric_before;
-    const double host_ns = cpu_ns(daemon) - daemon_before + cpu_ns(::getpid()) - client_before;
+    const double host_ns = cpu_ns(daemon) + cpu_ns(::getpid()) - host_before;
     const SaCounters after = sa_counters(raw);
     for (int n : completed)
         out.twice += n != 1;
