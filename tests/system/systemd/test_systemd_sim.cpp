@@ -186,12 +186,12 @@ TEST_F(Notify, ReadyStatusWatchdogAndStopping) {
     // with the answers to the join's Get and Set.
     const std::regex joined("(^|\n)STATUS=1/1 ports active, 1 group, 1 client, SA window ([0-9.]+)(\n|$)");
     std::smatch m;
-    std::string seen;
+    std::string seen, status; // `m` points into `status`, which outlives the loop
     for (auto end = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < end;) {
-        const auto msg = d.notify().next(100ms);
-        if (msg && std::regex_search(*msg, m, joined))
+        status = d.notify().next(100ms).value_or("");
+        if (std::regex_search(status, m, joined))
             break;
-        seen += msg.value_or("");
+        seen += status;
     }
     ASSERT_FALSE(m.empty()) << "no STATUS= with the group, the client and the SA window:\n" << seen;
     EXPECT_GT(std::stod(m[2].str()), 1.0) << m[0];

@@ -324,7 +324,8 @@ TEST_F(RoceSources, ARestartWhileTheSourceIsGoneKeepsTheMembersForItsReturn) {
     ASSERT_EQ(next->heard.count(MembershipEvent::Kind::restored), 2u);
     EXPECT_EQ(next->heard.events[0].ev.record.sgid_index, 4);
     EXPECT_EQ(users("239.1.2.3"), 1u) << "made again, once for both, on the socket the store kept";
-    for (const MemberView &m : next->engine.groups().at(0).members)
+    const auto held = next->engine.groups(); // a range-for over a temporary's member would dangle
+    for (const MemberView &m : held.at(0).members)
         EXPECT_EQ(m.state, MemberView::State::active);
     next->engine.remove_client(next->engine.groups().at(0).members.at(0).client);
     next->engine.remove_client(next->engine.groups().at(0).members.at(0).client);
