@@ -14,6 +14,9 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+// A byte RFC 8259 allows in a string only escaped: a control character, '"' or '\'.
+bool must_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
 } // namespace
 
 void append_json_string(std::string &out, std::string_view s) {
@@ -21,7 +24,7 @@ void append_json_string(std::string &out, std::string_view s) {
     // escape: copied whole, without the per-sequence walk below.
     if (std::all_of(s.begin(), s.end(), [](char ch) {
             const auto c = static_cast<unsigned char>(ch);
-            return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+            return c < 0x80 && !must_escape(c);
         })) {
         out.reserve(out.size() + s.size() + 2);
         out += '"';
@@ -33,10 +36,7 @@ void append_json_string(std::string &out, std::string_view s) {
     // A byte that is not UTF-8 becomes U+FFFD (one per byte); RFC 8259's escapes for the rest.
     append_utf8(
         out, s,
-        [](std::string_view seq) {
-            const auto c = static_cast<unsigned char>(seq[0]);
-            return seq.size() == 1 && (c < 0x20 || c == '"' || c == '\\');
-        },
+        [](std::string_view seq) { return seq.size() == 1 && must_escape(static_cast<unsigned char>(seq[0])); },
         [](std::string &o, std::string_view seq) {
             const auto c = static_cast<unsigned char>(seq[0]);
             switch (c) {
