@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <optional>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace mcastd::json_check {
 
@@ -67,13 +68,13 @@ struct Place {
 
 std::uint64_t uint_at(const json &v, const Place &at, std::uint64_t lo, std::uint64_t hi) {
     if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
+        const auto u = v.unsigned_integer();
         if (u < lo || u > hi)
             throw FieldError(at.text(), to_decimal(u) + " out of range " + range_text(lo, hi));
         return u;
     }
     if (v.is_number_integer()) { // signed storage: the parser uses it for negatives only
-        const auto i = v.get<std::int64_t>();
+        const auto i = v.integer();
         if (i < 0 || static_cast<std::uint64_t>(i) < lo || static_cast<std::uint64_t>(i) > hi)
             throw FieldError(at.text(), to_decimal(i) + " out of range " + range_text(lo, hi));
         return static_cast<std::uint64_t>(i);
@@ -83,13 +84,13 @@ std::uint64_t uint_at(const json &v, const Place &at, std::uint64_t lo, std::uin
 
 std::int64_t sint_at(const json &v, const Place &at, std::int64_t lo, std::int64_t hi) {
     if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
+        const auto u = v.unsigned_integer();
         if (hi < 0 || u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo)))
             throw FieldError(at.text(), to_decimal(u) + " out of range " + range_text(lo, hi));
         return static_cast<std::int64_t>(u);
     }
     if (v.is_number_integer()) {
-        const auto i = v.get<std::int64_t>();
+        const auto i = v.integer();
         if (i < lo || i > hi)
             throw FieldError(at.text(), to_decimal(i) + " out of range " + range_text(lo, hi));
         return i;
@@ -100,7 +101,7 @@ std::int64_t sint_at(const json &v, const Place &at, std::int64_t lo, std::int64
 std::string_view string_at(const json &v, const Place &at) {
     if (!v.is_string())
         throw_type(v, at, "a string");
-    return v.get_ref<const json::string_t &>();
+    return v.string();
 }
 
 } // namespace
@@ -122,24 +123,31 @@ std::string pointer_to(std::string_view parent, std::size_t index) {
 }
 
 std::string describe_value(const json &v) {
+    // nlohmann-json writes the scalars: the same text as everywhere else we write JSON.
+    using Type = json::Type;
     switch (v.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::binary: return "binary data";
-    case json::value_t::string: {
-        constexpr std::size_t kMax = 40;
-        const auto &s = v.get_ref<const json::string_t &>();
-        if (s.size() <= kMax)
-            return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-        // Cut at a UTF-8 character boundary, not inside a sequence.
-        std::size_t cut = kMax;
-        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
-            --cut;
-        return json(s.substr(0, cut)).dump(-1, ' ', false, json::error_handler_t::replace) +
-               "...";
+    case Type::object: return "an object";
+    case Type::array: return "an array";
+    case Type::string: return describe_string(v.string());
+    case Type::null: return "null";
+    case Type::boolean: return v.boolean() ? "true" : "false";
+    case Type::integer: return to_decimal(v.integer());
+    case Type::unsigned_integer: return to_decimal(v.unsigned_integer());
+    case Type::floating: return nlohmann::json(v.number()).dump();
     }
-    default: return v.dump(-1, ' ', false, json::error_handler_t::replace);
-    }
+    return "a value";
+}
+
+std::string describe_string(std::string_view s) {
+    constexpr auto replace = nlohmann::json::error_handler_t::replace;
+    constexpr std::size_t kMax = 40;
+    if (s.size() <= kMax)
+        return nlohmann::json(s).dump(-1, ' ', false, replace);
+    // Cut at a UTF-8 character boundary, not inside a sequence.
+    std::size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+        --cut;
+    return nlohmann::json(s.substr(0, cut)).dump(-1, ' ', false, replace) + "...";
 }
 
 // ---- single values ----
@@ -173,15 +181,13 @@ ObjectReader::ObjectReader(const json &value, std::string pointer)
 }
 
 const json *ObjectReader::find(std::string_view key) const {
-    // std::less<> is the object comparator: a string_view key finds without allocating.
-    auto it = obj_->find(key);
-    return it == obj_->end() ? nullptr : &*it;
+    return obj_->find(key);
 }
 
 void ObjectReader::require_only(std::initializer_list<std::string_view> allowed,
                                 std::span<const std::string_view> also_allowed) const {
-    for (const auto &[k, v] : obj_->items()) {
-        const std::string_view key = k;
+    for (const json &member : *obj_) {
+        const std::string_view key = member.key();
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end() &&
             std::find(also_allowed.begin(), also_allowed.end(), key) == also_allowed.end())
             fail(key, "unknown key");
@@ -219,11 +225,7 @@ std::optional<double> ObjectReader::number(std::string_view key) const {
         return std::nullopt;
     if (!v->is_number())
         throw_type(*v, Place{pointer_, key}, "a number");
-    // "1e400" parses as infinity, which no encoder can write back (JSON has none).
-    const auto d = v->get<double>();
-    if (!std::isfinite(d))
-        throw FieldError(pointer(key), "a number beyond the range of a double");
-    return d;
+    return v->number(); // finite: the parser refuses "1e400" (number overflow)
 }
 
 std::optional<std::string_view> ObjectReader::string(std::string_view key) const {
@@ -243,7 +245,7 @@ std::optional<bool> ObjectReader::boolean(std::string_view key) const {
         return std::nullopt;
     if (!v->is_boolean())
         throw_type(*v, Place{pointer_, key}, "true or false");
-    return v->get<bool>();
+    return v->boolean();
 }
 
 bool ObjectReader::required_boolean(std::string_view key) const {

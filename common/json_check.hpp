@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Strict reading of untrusted JSON with nlohmann-json, shared by the protocol codec and the
-// daemon's config parser.
+// Strict reading of untrusted JSON, shared by the protocol codec, the daemon's config parser
+// and its restart state.
 //
-// nlohmann-json 3.11 converts silently where we must not: 3.7 -> 3, 300 -> uint8 44, true -> 1,
-// -1 -> 4294967295, and the last of two duplicate keys wins. So nothing here calls get<T>() on a
-// value it has not type- and range-checked first, duplicates are caught while parsing, and
-// every complaint names its place as a JSON pointer ("/sa/timeout_ms").
+// Nothing converts silently here: 3.7 is not 3, 300 not a uint8 44, true not 1, -1 not
+// 4294967295. Every getter checks a value's type and range before it converts, duplicates are
+// caught while parsing (the last value wins, as in nlohmann-json, but the first duplicate is
+// reported), and every complaint names its place as a JSON pointer ("/sa/timeout_ms").
 //
 // Errors inside a decoder are thrown as FieldError and caught at the decoder's public entry
 // point, which turns them into the caller's error type: decoders nest (a record inside an
@@ -22,11 +22,12 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "common/json_dom.hpp"
 
 namespace mcastd::json_check {
 
-using json = nlohmann::json;
+// The values a parse gives (json_dom.hpp); the name is what every reader already calls them.
+using json = Value;
 
 // A problem at one place of a document. `pointer` is a JSON pointer ("" = the whole document)
 // and `reason` a phrase without the pointer ("0 out of range [1, 60000]").
@@ -48,6 +49,8 @@ std::string pointer_to(std::string_view parent, std::size_t index);
 // A short rendering of a value for a message: scalars as JSON (long strings cut), containers
 // by type ("an object").
 std::string describe_value(const json &v);
+// A string as describe_value() renders one: quoted as JSON, cut after 40 bytes.
+std::string describe_string(std::string_view s);
 
 // ---- parsing ----
 
@@ -57,8 +60,9 @@ struct ParseOptions {
 };
 
 struct Parsed {
-    json value;
-    // Set when the text is not JSON at all (or nests too deep); `value` is then meaningless.
+    Document document;
+    const json &value() const { return document.root(); }
+    // Set when the text is not JSON at all (or nests too deep); `value()` is then null.
     // The reason carries the position: "line 1, column 8: syntax error while parsing ...".
     std::optional<std::string> syntax_error;
     // The first key that occurs twice in one object. The document is otherwise complete (the
@@ -66,7 +70,7 @@ struct Parsed {
     std::optional<FieldError> duplicate;
 };
 
-// Parses without throwing (a SAX parser building the DOM, so no exception even on bad input).
+// Parses without throwing (except std::bad_alloc), even on bad input.
 Parsed parse(std::string_view text, const ParseOptions &options = {});
 
 // ---- reading one object ----

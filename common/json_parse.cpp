@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// json_check::parse: strict JSON text (RFC 8259) into nlohmann-json's DOM, in one pass.
+// json_check::parse: strict JSON text (RFC 8259) into a Document (json_dom.hpp), in one pass.
 //
 // Why not the library's parser: its lexer reads a byte at a time through an input adapter and
 // keeps each token's text for its messages, about 10 ns a byte. A 280-byte join reply took
 // 3 us to parse, the largest single cost of a held join's round trip (mcastd-bench-json
-// prints both). This parser scans ASCII runs in bulk and fills each value in place.
+// prints both). This parser scans ASCII runs in bulk, leaves strings where they are in the
+// document's copy of the text, and appends each value to one array.
 //
-// It accepts exactly what json::parse(text) accepts (tests/unit/common/test_json_parse.cpp
-// compares the two on a corpus and on mutations of it), builds the same DOM, and adds what the
-// library cannot: the first duplicate key with its pointer, a depth bound, and errors as text
-// with a line and column, never as exceptions (except std::bad_alloc).
+// It accepts exactly what json::parse(text) accepts and reads the same values
+// (tests/unit/common/test_json_parse.cpp compares the two on a corpus and on mutations of it),
+// and adds what the library cannot: the first duplicate key with its pointer, a depth bound,
+// and errors as text with a line and column, never as exceptions (except std::bad_alloc).
 #include "common/json_check.hpp"
 
 #include "common/utf8.hpp"
@@ -18,9 +19,51 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace mcastd::json_check {
+
+// Fills a Document: the friend of Document and Value that may build them.
+class DocumentBuilder {
+public:
+    static char *adopt(Document &doc, std::string_view text) {
+        doc.text_.assign(text.begin(), text.end());
+        doc.nodes_.clear();
+        // A first guess (a small value takes a few bytes of text); the vector grows past it.
+        doc.nodes_.reserve(text.size() / 8 + 4);
+        return doc.text_.data();
+    }
+    static std::vector<Value> &nodes(Document &doc) { return doc.nodes_; }
+    static void reset(Document &doc) { doc = Document(); }
+
+    static void set_key(Value &v, const char *key, std::size_t size) {
+        v.key_ = key;
+        v.key_size_ = static_cast<std::uint32_t>(size);
+    }
+    static void set_type(Value &v, Value::Type t) { v.type_ = t; }
+    static void set_bool(Value &v, bool b) { v.type_ = Value::Type::boolean; v.scalar_.b = b; }
+    static void set_int(Value &v, std::int64_t i) { v.type_ = Value::Type::integer; v.scalar_.i = i; }
+    static void set_uint(Value &v, std::uint64_t u) {
+        v.type_ = Value::Type::unsigned_integer;
+        v.scalar_.u = u;
+    }
+    static void set_double(Value &v, double d) { v.type_ = Value::Type::floating; v.scalar_.d = d; }
+    static void set_string(Value &v, const char *s, std::size_t size) {
+        v.type_ = Value::Type::string;
+        v.text_ = s;
+        v.size_ = static_cast<std::uint32_t>(size);
+    }
+    static void close(Value &container, std::size_t span, std::size_t live) {
+        container.span_ = static_cast<std::uint32_t>(span);
+        container.size_ = static_cast<std::uint32_t>(live);
+    }
+    static void shadow(Value &member) { member.shadowed_ = true; }
+    static bool shadowed(const Value &member) { return member.shadowed_; }
+    static std::size_t span(const Value &v) { return v.span_; }
+};
+
 namespace {
 
 struct Syntax {
@@ -41,32 +84,37 @@ int hex_value(char c) {
     return -1;
 }
 
-void append_code_point(std::string &out, std::uint32_t cp) {
+// Writes cp as UTF-8 at out; returns the end.
+char *put_code_point(char *out, std::uint32_t cp) {
     if (cp < 0x80) {
-        out += static_cast<char>(cp);
+        *out++ = static_cast<char>(cp);
     } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
+        *out++ = static_cast<char>(0xC0 | (cp >> 6));
+        *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
+        *out++ = static_cast<char>(0xE0 | (cp >> 12));
+        *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
+        *out++ = static_cast<char>(0xF0 | (cp >> 18));
+        *out++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     }
+    return out;
 }
+
+using B = DocumentBuilder;
 
 class Parser {
 public:
-    Parser(std::string_view text, const ParseOptions &options)
-        : text_(text), options_(options) {}
+    // `buf` is the document's own copy of `text`: strings are unescaped in it, in place.
+    Parser(std::string_view text, char *buf, std::vector<Value> &nodes, const ParseOptions &options)
+        : text_(text), buf_(buf), nodes_(nodes), options_(options) {}
 
-    void document(json &out) {
+    void document() {
         space();
-        value(out, "value");
+        value("value", {});
         space();
         if (pos_ != text_.size())
             fail("value", "unexpected " + here() + "; expected end of input");
@@ -75,11 +123,22 @@ public:
     std::optional<FieldError> duplicate;
 
 private:
+    // A container being filled: its node, how many values it has taken, and for an object the
+    // key of the member being read (for pointers in messages).
+    struct Frame {
+        std::size_t node = 0;
+        std::size_t count = 0;
+        std::size_t live = 0; // members not shadowed by a later duplicate
+        std::string_view key;
+        // An object's keys once it has many: a walk of the siblings would be quadratic.
+        std::unique_ptr<std::unordered_map<std::string_view, std::size_t>> index;
+    };
+    static constexpr std::size_t kIndexFrom = 32;
+
     [[noreturn]] void fail(std::string_view parsing, std::string what) const {
         throw Syntax{pos_, "syntax error while parsing " + std::string(parsing) + " - " +
                                std::move(what)};
     }
-
     // The byte (or UTF-8 character) at pos_, quoted for a message.
     std::string here() const {
         if (pos_ >= text_.size())
@@ -93,10 +152,10 @@ private:
         return out + "'";
     }
 
-    bool at(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+    bool at_char(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
 
     void expect(char c, std::string_view parsing) {
-        if (!at(c))
+        if (!at_char(c))
             fail(parsing, "unexpected " + here() + "; expected '" + std::string(1, c) + "'");
         ++pos_;
     }
@@ -115,10 +174,10 @@ private:
 
     void comment() {
         ++pos_;
-        if (at('/')) {
+        if (at_char('/')) {
             const std::size_t eol = text_.find_first_of("\n\r", pos_);
             pos_ = eol == text_.npos ? text_.size() : eol;
-        } else if (at('*')) {
+        } else if (at_char('*')) {
             const std::size_t close = text_.find("*/", pos_ + 1);
             if (close == text_.npos) {
                 pos_ = text_.size();
@@ -130,24 +189,28 @@ private:
         }
     }
 
-    void value(json &slot, std::string_view parsing) {
+    // Pushes the value at pos_ (an object member's when `key` is set).
+    void value(std::string_view parsing, std::optional<std::string_view> key) {
         if (pos_ >= text_.size())
             fail(parsing, "unexpected end of input; expected '[', '{', or a literal");
+        const std::size_t at = nodes_.size();
+        nodes_.emplace_back();
+        if (key)
+            B::set_key(nodes_[at], key->data(), key->size());
         switch (text_[pos_]) {
-        case '{': object(slot); return;
-        case '[': array(slot); return;
+        case '{': object(at); return;
+        case '[': array(at); return;
         case '"': {
-            std::string s;
-            string(s);
-            slot = std::move(s);
+            const std::string_view s = string();
+            B::set_string(nodes_[at], s.data(), s.size());
             return;
         }
-        case 't': literal("true", parsing); slot = true; return;
-        case 'f': literal("false", parsing); slot = false; return;
-        case 'n': literal("null", parsing); slot = nullptr; return;
+        case 't': literal("true", parsing); B::set_bool(nodes_[at], true); return;
+        case 'f': literal("false", parsing); B::set_bool(nodes_[at], false); return;
+        case 'n': literal("null", parsing); return;
         default:
             if (text_[pos_] == '-' || is_digit(text_[pos_])) {
-                number(slot);
+                number(nodes_[at]);
                 return;
             }
             fail(parsing, "unexpected " + here() + "; expected '[', '{', or a literal");
@@ -160,80 +223,123 @@ private:
         pos_ += word.size();
     }
 
-    // Opens a container in `slot`, or fails when that would nest deeper than allowed.
-    void open(json &slot, json::value_t type) {
+    // Opens the container at node `at`, or fails when that would nest deeper than allowed.
+    void open(std::size_t at, Value::Type type) {
         if (open_.size() >= options_.max_depth) {
-            const std::string at = pointer_of(slot);
-            throw Syntax{pos_, (at.empty() ? std::string("document") : at) +
+            const std::string where = pointer_here();
+            throw Syntax{pos_, (where.empty() ? std::string("document") : where) +
                                    ": nested deeper than " + std::to_string(options_.max_depth) +
                                    " levels",
                          false};
         }
-        slot = json(type);
-        open_.push_back(&slot);
+        B::set_type(nodes_[at], type);
+        open_.emplace_back();
+        open_.back().node = at;
         ++pos_;
         space();
     }
 
-    void object(json &slot) {
-        open(slot, json::value_t::object);
-        if (at('}')) {
+    void close() {
+        Frame &f = open_.back();
+        B::close(nodes_[f.node], nodes_.size() - f.node, f.live);
+        open_.pop_back();
+    }
+
+    void object(std::size_t at) {
+        open(at, Value::Type::object);
+        if (at_char('}')) {
             ++pos_;
-            open_.pop_back();
+            close();
             return;
         }
         for (;;) {
-            if (!at('"'))
+            if (!at_char('"'))
                 fail("object key", "unexpected " + here() + "; expected string literal");
-            std::string key;
-            string(key);
+            const std::string_view key = string();
             space();
             expect(':', "object separator");
             space();
-            // Filled in place; a duplicate key's value replaces the first, as json::parse does.
-            const std::size_t before = slot.size();
-            json &member = slot[std::move(key)];
-            if (slot.size() == before && !duplicate)
-                duplicate.emplace(pointer_of(member), "duplicate key");
-            value(member, "object value");
+            member(key);
+            value("object value", key);
             space();
-            if (at(',')) {
+            if (at_char(',')) {
                 ++pos_;
                 space();
                 continue;
             }
             expect('}', "object");
-            open_.pop_back();
+            close();
             return;
         }
     }
 
-    void array(json &slot) {
-        open(slot, json::value_t::array);
-        if (at(']')) {
+    // Counts the member about to be pushed (at nodes_.size()); a duplicate key shadows the
+    // member before it, so that the last value wins, as json::parse has it.
+    void member(std::string_view key) {
+        Frame &f = open_.back();
+        f.key = key;
+        ++f.count;
+        const std::size_t next = nodes_.size();
+        std::optional<std::size_t> earlier;
+        if (f.index) {
+            auto [it, inserted] = f.index->try_emplace(key, next);
+            if (!inserted) {
+                earlier = it->second;
+                it->second = next;
+            }
+        } else {
+            for (std::size_t i = f.node + 1; i < next; i += B::span(nodes_[i]))
+                if (!B::shadowed(nodes_[i]) && nodes_[i].key() == key) {
+                    earlier = i;
+                    break;
+                }
+            if (f.live + 1 >= kIndexFrom) {
+                f.index = std::make_unique<std::unordered_map<std::string_view, std::size_t>>();
+                for (std::size_t i = f.node + 1; i < next; i += B::span(nodes_[i]))
+                    if (!B::shadowed(nodes_[i]))
+                        (*f.index)[nodes_[i].key()] = i;
+                (*f.index)[key] = next;
+            }
+        }
+        if (earlier) {
+            B::shadow(nodes_[*earlier]);
+            if (!duplicate)
+                duplicate.emplace(pointer_here(), "duplicate key");
+        } else {
+            ++f.live;
+        }
+    }
+
+    void array(std::size_t at) {
+        open(at, Value::Type::array);
+        if (at_char(']')) {
             ++pos_;
-            open_.pop_back();
+            close();
             return;
         }
         for (;;) {
-            slot.push_back(nullptr);
-            value(slot.back(), "array element");
+            ++open_.back().count;
+            ++open_.back().live;
+            value("array element", {});
             space();
-            if (at(',')) {
+            if (at_char(',')) {
                 ++pos_;
                 space();
                 continue;
             }
             expect(']', "array");
-            open_.pop_back();
+            close();
             return;
         }
     }
 
-    // At the opening quote. Plain runs are copied in bulk; escapes are decoded and other bytes
-    // must be well-formed UTF-8 (RFC 8259 section 8.1).
-    void string(std::string &out) {
+    // At the opening quote. Plain runs stay where they are; from the first escape on, the
+    // string is rewritten unescaped at `out`, which never passes the byte being read. Other
+    // bytes must be well-formed UTF-8 (RFC 8259 section 8.1).
+    std::string_view string() {
         ++pos_;
+        char *const first = buf_ + pos_;
+        char *out = first;
         for (;;) {
             std::size_t run = pos_;
             while (run < text_.size()) {
@@ -242,43 +348,50 @@ private:
                     break;
                 ++run;
             }
-            out.append(text_.data() + pos_, run - pos_);
+            out = copy(out, pos_, run - pos_);
             pos_ = run;
             if (pos_ >= text_.size())
                 fail("string", "missing closing quote");
             const auto c = static_cast<unsigned char>(text_[pos_]);
             if (c == '"') {
                 ++pos_;
-                return;
+                return {first, static_cast<std::size_t>(out - first)};
             }
             if (c == '\\') {
-                escape(out);
+                out = escape(out);
             } else if (c < 0x20) {
                 fail("string", "control character " + here() + " must be escaped");
             } else {
                 const std::size_t n = utf8_sequence(text_, pos_);
                 if (n == 0)
                     fail("string", "invalid UTF-8 byte " + here());
-                out.append(text_.data() + pos_, n);
+                out = copy(out, pos_, n);
                 pos_ += n;
             }
         }
     }
 
-    void escape(std::string &out) {
+    // Moves n bytes of the text at `from` to `out` (the same place until the first escape).
+    char *copy(char *out, std::size_t from, std::size_t n) {
+        if (out != buf_ + from)
+            std::memmove(out, buf_ + from, n);
+        return out + n;
+    }
+
+    char *escape(char *out) {
         ++pos_;
         if (pos_ >= text_.size())
             fail("string", "missing closing quote");
         const char c = text_[pos_++];
         switch (c) {
-        case '"': out += '"'; return;
-        case '\\': out += '\\'; return;
-        case '/': out += '/'; return;
-        case 'b': out += '\b'; return;
-        case 'f': out += '\f'; return;
-        case 'n': out += '\n'; return;
-        case 'r': out += '\r'; return;
-        case 't': out += '\t'; return;
+        case '"': *out = '"'; return out + 1;
+        case '\\': *out = '\\'; return out + 1;
+        case '/': *out = '/'; return out + 1;
+        case 'b': *out = '\b'; return out + 1;
+        case 'f': *out = '\f'; return out + 1;
+        case 'n': *out = '\n'; return out + 1;
+        case 'r': *out = '\r'; return out + 1;
+        case 't': *out = '\t'; return out + 1;
         case 'u': break;
         default:
             --pos_;
@@ -296,9 +409,8 @@ private:
                 fail("string", "a high surrogate \\u escape without a low one after it");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        append_code_point(out, cp);
+        return put_code_point(out, cp);
     }
-
     std::uint32_t hex4() {
         std::uint32_t v = 0;
         for (int i = 0; i < 4; ++i, ++pos_) {
@@ -312,7 +424,7 @@ private:
 
     // RFC 8259 section 6. Integers become unsigned (or signed when negative) while they fit in
     // 64 bits and doubles beyond that, as in the library; a double that overflows is an error.
-    void number(json &slot) {
+    void number(Value &slot) {
         const std::size_t start = pos_;
         const auto digits = [&] {
             const std::size_t from = pos_;
@@ -320,24 +432,24 @@ private:
                 ++pos_;
             return pos_ > from;
         };
-        const bool negative = at('-');
+        const bool negative = at_char('-');
         if (negative)
             ++pos_;
-        if (at('0'))
+        if (at_char('0'))
             ++pos_;
         else if (!digits())
             fail("number", "unexpected " + here() + "; expected a digit");
         bool integral = true;
-        if (at('.')) {
+        if (at_char('.')) {
             ++pos_;
             integral = false;
             if (!digits())
                 fail("number", "unexpected " + here() + "; expected a digit after '.'");
         }
-        if (at('e') || at('E')) {
+        if (at_char('e') || at_char('E')) {
             ++pos_;
             integral = false;
-            if (at('+') || at('-'))
+            if (at_char('+') || at_char('-'))
                 ++pos_;
             if (!digits())
                 fail("number", "unexpected " + here() + "; expected a digit in the exponent");
@@ -348,13 +460,13 @@ private:
             if (negative) {
                 std::int64_t v = 0;
                 if (std::from_chars(first, last, v).ec == std::errc()) {
-                    slot = v;
+                    B::set_int(slot, v);
                     return;
                 }
             } else {
                 std::uint64_t v = 0;
                 if (std::from_chars(first, last, v).ec == std::errc()) {
-                    slot = v;
+                    B::set_uint(slot, v);
                     return;
                 }
             }
@@ -369,32 +481,27 @@ private:
         if (!std::isfinite(d)) {
             throw Syntax{start, "number overflow parsing '" + std::string(first, last) + "'"};
         }
-        slot = d;
+        B::set_double(slot, d);
     }
 
-    // The JSON pointer of `target`: a value inside the containers open now (or the root).
-    std::string pointer_of(const json &target) const {
+    // The JSON pointer of the value being read now: the path through the open containers.
+    std::string pointer_here() const {
         std::string out;
-        for (std::size_t i = 0; i < open_.size(); ++i) {
-            const json &parent = *open_[i];
-            const json *child = i + 1 < open_.size() ? open_[i + 1] : &target;
-            if (parent.is_array()) {
-                out = pointer_to(out, static_cast<std::size_t>(child - &parent.front()));
-            } else {
-                for (const auto &[key, value] : parent.items())
-                    if (&value == child) {
-                        out = pointer_to(out, key);
-                        break;
-                    }
-            }
+        for (const Frame &f : open_) {
+            if (nodes_[f.node].is_array())
+                out = pointer_to(out, f.count - 1);
+            else
+                out = pointer_to(out, f.key);
         }
         return out;
     }
 
     std::string_view text_;
+    char *buf_;
+    std::vector<Value> &nodes_;
     const ParseOptions &options_;
     std::size_t pos_ = 0;
-    std::vector<json *> open_; // the containers being filled, root first
+    std::vector<Frame> open_; // the containers being filled, root first
 };
 
 // "line L, column C" of a byte offset: C counts bytes from 1, and the end of input is one
@@ -411,6 +518,22 @@ std::string position(std::string_view text, std::size_t offset) {
 
 } // namespace
 
+Document::Document() : nodes_(1) {}
+
+Document::Document(const Document &other) : text_(other.text_), nodes_(other.nodes_) {
+    // The copies' keys and strings point into the other's text: move them to this one's.
+    const char *from = other.text_.data();
+    char *to = text_.data();
+    const auto rebase = [&](const char *&p) {
+        if (p)
+            p = to + (p - from);
+    };
+    for (Value &v : nodes_) {
+        rebase(v.key_);
+        rebase(v.text_);
+    }
+}
+
 Parsed parse(std::string_view text, const ParseOptions &options) {
     Parsed out;
     if (const void *nul = std::memchr(text.data(), '\0', text.size())) {
@@ -418,12 +541,13 @@ Parsed parse(std::string_view text, const ParseOptions &options) {
                            std::to_string(static_cast<const char *>(nul) - text.data());
         return out;
     }
-    Parser parser(text, options);
+    char *buf = DocumentBuilder::adopt(out.document, text);
+    Parser parser(text, buf, DocumentBuilder::nodes(out.document), options);
     try {
-        parser.document(out.value);
+        parser.document();
     } catch (const Syntax &e) {
         out.syntax_error = e.positioned ? position(text, e.offset) + ": " + e.message : e.message;
-        out.value = json(); // whatever was built is partial
+        DocumentBuilder::reset(out.document); // whatever was built is partial
         return out;
     }
     out.duplicate = std::move(parser.duplicate);

@@ -39,7 +39,7 @@ Request decode_body(const ObjectReader &in, std::string_view op) {
         return codec::decode_monitor_request(in);
     if (op == "evict")
         return codec::decode_evict_request(in);
-    in.fail("op", json_check::describe_value(json(op)) +
+    in.fail("op", json_check::describe_string(op) +
                       " is not an op (hello, join, leave, list, status, monitor or evict)");
 }
 
@@ -56,11 +56,11 @@ std::variant<RequestEnvelope, BadRequest> decode_request(std::string_view messag
         auto parsed = json_check::parse(message);
         if (parsed.syntax_error)
             return bad(std::nullopt, {}, "not valid JSON: " + *parsed.syntax_error);
-        if (!parsed.value.is_object())
+        if (!parsed.value().is_object())
             return bad(std::nullopt, {},
                        "a request is a JSON object, not " +
-                           json_check::describe_value(parsed.value));
-        const ObjectReader in(parsed.value, "");
+                           json_check::describe_value(parsed.value()));
+        const ObjectReader in(parsed.value(), "");
         // A duplicated id is ambiguous; any other duplicate still lets us answer the right id.
         if (parsed.duplicate && parsed.duplicate->pointer == "/id")
             throw *parsed.duplicate;
@@ -143,9 +143,9 @@ std::string encode_too_large(std::size_t size, std::size_t limit) {
 
 namespace {
 
-// Reads the envelope of `doc`; a reply's result is moved out of it, not copied.
-Incoming read_incoming(json &doc) {
-    const ObjectReader in(doc, "");
+// Reads the envelope of `doc`; a reply keeps the document for its result.
+Incoming read_incoming(json_check::Document &doc) {
+    const ObjectReader in(doc.root(), "");
     if (auto name = in.string("event")) {
         if (auto event = codec::read_event(in, *name))
             return std::move(*event);
@@ -156,9 +156,10 @@ Incoming read_incoming(json &doc) {
     if (!id.is_null())
         r.id = json_check::check_uint(id, in.pointer("id"), 0, kMaxId);
     if (in.required_boolean("ok")) {
-        if (!in.object("result"))
+        const json *result = in.object("result");
+        if (!result)
             in.fail("result", "required key is missing");
-        r.body = std::move(doc["result"]);
+        r.body = json_check::OwnedValue(std::move(doc), *result);
     } else {
         r.body = codec::read_failure(ObjectReader(in.required("error"), in.pointer("error")));
     }
@@ -174,7 +175,7 @@ std::variant<Incoming, Error> decode_incoming(std::string_view message) {
             throw FieldError({}, "not valid JSON: " + *parsed.syntax_error);
         if (parsed.duplicate)
             throw *parsed.duplicate;
-        return read_incoming(parsed.value);
+        return read_incoming(parsed.document);
     });
 }
 

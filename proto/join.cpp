@@ -23,7 +23,7 @@ using json_check::ObjectReader;
 
 namespace {
 
-std::string quoted(std::string_view s) { return describe_value(json(s)); }
+std::string quoted(std::string_view s) { return json_check::describe_string(s); }
 
 // `<kind>` and `<kind>_selector`: the value comes through `value`, the selector only with it.
 std::optional<Selected> selected(const ObjectReader &in, std::string_view key,

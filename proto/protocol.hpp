@@ -19,7 +19,7 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "common/json_dom.hpp"
 
 #include "common/error.hpp"
 #include "common/record.hpp"
@@ -358,7 +358,7 @@ std::string encode_event(const Event &event);
 // parsed twice: a reply decodes in one pass of the text.
 struct Reply {
     std::optional<std::uint64_t> id;
-    std::variant<Failure, nlohmann::json> body; // Failure, or the "result" object
+    std::variant<Failure, json_check::OwnedValue> body; // Failure, or the "result" object
 };
 // An event this version does not know, from a newer daemon (PROTOCOL.md, "Versioning": a later
 // version may add events): a client skips it.
@@ -371,11 +371,11 @@ using Incoming = std::variant<Reply, Event, UnknownEvent>;
 // decode_*_result() of its request. Tolerant of keys they do not know (a newer daemon may add some),
 // strict about the types and ranges of those they do.
 std::variant<Incoming, Error> decode_incoming(std::string_view message);
-std::variant<HelloResult, Error> decode_hello_result(const nlohmann::json &result);
-std::variant<JoinResult, Error> decode_join_result(const nlohmann::json &result);
-std::variant<ListResult, Error> decode_list_result(const nlohmann::json &result);
-std::variant<StatusResult, Error> decode_status_result(const nlohmann::json &result);
-std::variant<EvictResult, Error> decode_evict_result(const nlohmann::json &result);
+std::variant<HelloResult, Error> decode_hello_result(const json_check::Value &result);
+std::variant<JoinResult, Error> decode_join_result(const json_check::Value &result);
+std::variant<ListResult, Error> decode_list_result(const json_check::Value &result);
+std::variant<StatusResult, Error> decode_status_result(const json_check::Value &result);
+std::variant<EvictResult, Error> decode_evict_result(const json_check::Value &result);
 
 // ---- shared vocabulary ----
 

@@ -111,7 +111,7 @@ RoceSource read_roce_source(const ObjectReader &in) {
     auto t = parse_roce_gid_type(type);
     if (!t)
         in.fail("gid_type",
-                json_check::describe_value(json_check::json(type)) + " is not a RoCE GID type (roce_v1 or roce_v2)");
+                json_check::describe_string(type) + " is not a RoCE GID type (roce_v1 or roce_v2)");
     s.gid_type = *t;
     s.sgid_index = static_cast<std::uint8_t>(in.required_uint("sgid_index", 0, 255));
     s.netdev = in.required_string("netdev");
@@ -132,7 +132,7 @@ LinkLayer read_link_layer(const ObjectReader &in) {
         return LinkLayer::infiniband; // an older daemon, which serves InfiniBand ports only
     auto layer = parse_link_layer(*name);
     if (!layer)
-        in.fail("link_layer", json_check::describe_value(json_check::json(*name)) +
+        in.fail("link_layer", json_check::describe_string(*name) +
                                   " is not a link layer (InfiniBand or Ethernet)");
     return *layer;
 }
@@ -141,7 +141,7 @@ Gid read_gid(const ObjectReader &in, std::string_view key) {
     const auto text = in.required_string(key);
     auto g = parse_gid(text);
     if (!g)
-        in.fail(key, json_check::describe_value(json_check::json(text)) + " is not a GID");
+        in.fail(key, json_check::describe_string(text) + " is not a GID");
     return *g;
 }
 
@@ -149,7 +149,7 @@ std::uint8_t read_join_state(const ObjectReader &in, std::string_view key) {
     const auto name = in.required_string(key);
     auto bits = join_state_bits_from_name(name);
     if (!bits)
-        in.fail(key, json_check::describe_value(json_check::json(name)) +
+        in.fail(key, json_check::describe_string(name) +
                          " is not a join state");
     return *bits;
 }
@@ -186,9 +186,9 @@ McRecord read_record(const ObjectReader &in) {
         // Derived from the MGID: checked for their form, not kept (rdmamcast_record derives
         // them again, so that they always agree with the MGID it carries).
         if (auto ip = in.string("ip"); ip && !parse_ip(*ip))
-            in.fail("ip", json_check::describe_value(json_check::json(*ip)) + " is not an IP address");
+            in.fail("ip", json_check::describe_string(*ip) + " is not an IP address");
         if (auto mac = in.string("dmac"); mac && !parse_mac(*mac))
-            in.fail("dmac", json_check::describe_value(json_check::json(*mac)) + " is not a MAC address");
+            in.fail("dmac", json_check::describe_string(*mac) + " is not a MAC address");
     }
     return r;
 }

@@ -4,6 +4,7 @@
 // daemon's encoder, the client's decoder).
 #include "codec.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace mcastd::proto {
@@ -296,8 +297,12 @@ StatusResult read_status(const ObjectReader &in) {
         });
     if (const json *refused = in.object("refused")) { // absent from an older daemon
         const ObjectReader counts(*refused, in.pointer("refused"));
-        for (const auto &item : refused->items())
-            r.refused.push_back(RefusalCount{item.key(), counts.required_uint(item.key(), 0, UINT64_MAX)});
+        for (const json &item : *refused)
+            r.refused.push_back(RefusalCount{std::string(item.key()),
+                                             counts.required_uint(item.key(), 0, UINT64_MAX)});
+        // In key order, whatever order the daemon wrote them in.
+        std::sort(r.refused.begin(), r.refused.end(),
+                  [](const RefusalCount &x, const RefusalCount &y) { return x.reason < y.reason; });
     }
     return r;
 }

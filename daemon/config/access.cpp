@@ -58,7 +58,7 @@ std::vector<Id> read_ids(const ObjectReader &in, std::string_view key, bool grou
     each_element(in, key, [&](const json &v, const std::string &ptr) {
         Id id = 0;
         if (v.is_string()) {
-            const std::string name(v.get_ref<const json::string_t &>());
+            const std::string name(v.string());
             if (groups) {
                 const auto g = group_id(name);
                 if (!g)
@@ -97,14 +97,14 @@ void check_unit(std::string_view s, const std::string &ptr) {
     const auto dot = s.rfind('.');
     const std::string_view suffix = dot == s.npos ? std::string_view() : s.substr(dot);
     if (dot == 0 || s.find('/') != s.npos || (suffix != ".service" && suffix != ".scope" && suffix != ".slice"))
-        throw FieldError(ptr, json_check::describe_value(json(s)) +
+        throw FieldError(ptr, json_check::describe_string(s) +
                                   " is not a unit name ending in .service, .scope or .slice");
 }
 
 // A cgroup v2 path as /proc/PID/cgroup shows it: absolute, no trailing '/' (but "/" itself).
 void check_cgroup(std::string_view s, const std::string &ptr) {
     if (s.empty() || s.front() != '/' || (s.size() > 1 && s.back() == '/') || s.find("//") != s.npos)
-        throw FieldError(ptr, json_check::describe_value(json(s)) +
+        throw FieldError(ptr, json_check::describe_string(s) +
                                   " is not a cgroup path such as \"/system.slice/tenant-a.slice\"");
 }
 
@@ -130,10 +130,10 @@ policy::Create read_create(const ObjectReader &in) {
     if (!v)
         return policy::Create::none;
     if (v->is_boolean())
-        return v->get<bool>() ? policy::Create::any : policy::Create::none;
-    if (v->is_string() && *v == "mgid")
+        return v->boolean() ? policy::Create::any : policy::Create::none;
+    if (v->is_string() && v->string() == "mgid")
         return policy::Create::mgid;
-    if (v->is_string() && *v == "sa-assigned")
+    if (v->is_string() && v->string() == "sa-assigned")
         return policy::Create::sa_assigned;
     in.fail("create", json_check::describe_value(*v) + " is not true, false, \"mgid\" or \"sa-assigned\"");
 }

@@ -39,7 +39,7 @@ std::string hex(std::uint64_t v) {
 std::uint64_t int_or_hex_value(const json &v, const std::string &pointer, std::uint64_t max) {
     if (!v.is_string())
         return json_check::check_uint(v, pointer, 0, max);
-    const std::string_view text = v.get_ref<const json::string_t &>();
+    const std::string_view text = v.string();
     std::uint64_t value = 0;
     const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
     const char *first = text.data() + 2, *last = text.data() + text.size();
@@ -116,7 +116,7 @@ std::string read_log_level(const ObjectReader &root) {
     if (!level)
         return "info";
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), *level) == std::end(kLogLevels))
-        root.fail("log_level", json_check::describe_value(json(*level)) +
+        root.fail("log_level", json_check::describe_string(*level) +
                                    " is not a log level (trace, debug, info, warning, error, "
                                    "critical or off)");
     return std::string(*level);
@@ -242,9 +242,9 @@ void read_names(const ObjectReader &groups, NamedGroups &names) {
         std::string why;
         const auto p = parse_name_prefix(*text, &why);
         if (!p)
-            in->fail("prefix", json_check::describe_value(json(*text)) + " " + why);
+            in->fail("prefix", json_check::describe_string(*text) + " " + why);
         if (auto no = reserved_prefix_problem(*p))
-            in->fail("prefix", json_check::describe_value(json(*text)) + " " + *no);
+            in->fail("prefix", json_check::describe_string(*text) + " " + *no);
         names.prefix = *p;
     }
     if (const json *v = in->find("pkey"))
@@ -496,7 +496,7 @@ ConfigResult parse_config(std::string_view text, std::string_view origin) {
     try {
         if (parsed.duplicate)
             throw *parsed.duplicate;
-        DaemonConfig c = read_config(ObjectReader(parsed.value, ""));
+        DaemonConfig c = read_config(ObjectReader(parsed.value(), ""));
         c.origin = origin;
         return c;
     } catch (const FieldError &e) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "dbus/evict_args.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "common/json_check.hpp"
 #include "dbus/call_bound.hpp"
 
@@ -9,7 +11,7 @@ namespace mcastd::dbus {
 std::variant<proto::Evict, Error> decode_evict_args(const Options &options) {
     auto invalid = [](std::string message) { return Error{Errc::invalid_argument, std::move(message), std::nullopt}; };
     // The request as the socket protocol would carry it; its decoder does the rest.
-    json_check::json req = json_check::json::object();
+    nlohmann::json req = nlohmann::json::object();
     for (const auto &[key, value] : options) {
         // The envelope's keys are the socket's, not options; no key is that long, and the
         // decoder, which quotes a key whole, never sees one.

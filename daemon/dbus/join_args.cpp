@@ -9,6 +9,8 @@
 #include <array>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "dbus/call_bound.hpp"
 #include "proto/join_decoder.hpp"
 #include "runtime/fd_closer.hpp"
@@ -17,7 +19,7 @@ namespace mcastd::dbus {
 
 namespace {
 
-using json_check::json;
+using nlohmann::json;
 
 Error invalid(std::string message) { return Error{Errc::invalid_argument, std::move(message), std::nullopt}; }
 
@@ -56,7 +58,9 @@ std::variant<JoinRequest, Error> decode_join_args(const JoinArgs &a) {
     }
     JoinRequest out;
     try {
-        out = proto::decode_join_with_ip(json_check::ObjectReader(req, "")).request;
+        // Through text: the decoder reads only what a parse gives.
+        const json_check::Parsed parsed = json_check::parse(req.dump());
+        out = proto::decode_join_with_ip(json_check::ObjectReader(parsed.value(), "")).request;
     } catch (const json_check::FieldError &e) {
         return invalid(e.describe());
     }

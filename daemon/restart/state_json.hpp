@@ -55,7 +55,7 @@ template <class F> std::string read_object(std::string_view text, F read) {
     if (parsed.duplicate)
         return parsed.duplicate->describe();
     try {
-        read(ObjectReader(parsed.value, ""));
+        read(ObjectReader(parsed.value(), ""));
     } catch (const json_check::FieldError &e) {
         return e.describe();
     }

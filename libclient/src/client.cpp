@@ -133,7 +133,7 @@ int rdmamcast_client::hello(const std::optional<proto::SessionTicket> &resume,
     return 0;
 }
 
-std::variant<nlohmann::json, int> rdmamcast_client::call(const proto::Request &request) {
+std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::call(const proto::Request &request) {
     error.clear();
     for (bool first = true;; first = false) {
         if (dead)
@@ -161,7 +161,7 @@ std::variant<nlohmann::json, int> rdmamcast_client::call(const proto::Request &r
     }
 }
 
-std::variant<nlohmann::json, int> rdmamcast_client::exchange(const proto::Request &request,
+std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::exchange(const proto::Request &request,
                                                           bool &sent) {
     sent = false;
     if (dead)
@@ -190,7 +190,7 @@ std::variant<nlohmann::json, int> rdmamcast_client::exchange(const proto::Reques
         }
         if (auto *failure = std::get_if<proto::Failure>(&reply.body))
             return error.set_failure(*failure);
-        return std::move(std::get<nlohmann::json>(reply.body));
+        return std::move(std::get<mcastd::json_check::OwnedValue>(reply.body));
     }
 }
 
@@ -554,7 +554,7 @@ bool rdmamcast_client::route_reply(proto::Reply &reply) {
         done.error = std::make_shared<ErrorState>();
         done.error->set_failure(*failure);
     } else {
-        auto decoded = proto::decode_join_result(std::get<nlohmann::json>(reply.body));
+        auto decoded = proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(reply.body).get());
         if (auto *e = std::get_if<mcastd::Error>(&decoded)) {
             done.error = std::make_shared<ErrorState>();
             done.error->set(RDMAMCAST_E_PROTOCOL, -EPROTO, e->message);

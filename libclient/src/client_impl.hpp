@@ -32,7 +32,7 @@ struct rdmamcast_client {
     // Sends one request and waits for its reply, queueing events that come first. A broken
     // connection is made again first when it may be (see rdmamcast_set_reconnect()).
     // Returns the result object (for a decode_*_result()), or a negative code with `error` set.
-    std::variant<nlohmann::json, int> call(const mcastd::proto::Request &request);
+    std::variant<mcastd::json_check::OwnedValue, int> call(const mcastd::proto::Request &request);
 
     // 0 with `ev` filled, -EAGAIN, or an error.
     int next_event(rdmamcast_event &ev);
@@ -73,7 +73,7 @@ struct rdmamcast_client {
     // Decodes a result with one of proto's decode_*_result functions. A result that does not
     // decode is a protocol error; the connection stays usable (replies are matched by id).
     template <class T, class Decode>
-    int decode_result(const std::variant<nlohmann::json, int> &reply, Decode decode, T &out);
+    int decode_result(const std::variant<mcastd::json_check::OwnedValue, int> &reply, Decode decode, T &out);
 
     Fd sock;
     Fd wake;  // eventfd: readable while `queue` is not empty (or a reconnect is due)
@@ -130,7 +130,7 @@ private:
 
     // Sends `request` and waits for its reply on the current connection, with no reconnect.
     // `sent` tells whether the request left (a broken connection fails the send otherwise).
-    std::variant<nlohmann::json, int> exchange(const mcastd::proto::Request &request, bool &sent);
+    std::variant<mcastd::json_check::OwnedValue, int> exchange(const mcastd::proto::Request &request, bool &sent);
     int setup_event_fd();
     // Hello, resuming `resume` if set; takes the negotiated version and the session.
     int hello(const std::optional<mcastd::proto::SessionTicket> &resume,
@@ -174,11 +174,11 @@ private:
 };
 
 template <class T, class Decode>
-int rdmamcast_client::decode_result(const std::variant<nlohmann::json, int> &reply, Decode decode,
+int rdmamcast_client::decode_result(const std::variant<mcastd::json_check::OwnedValue, int> &reply, Decode decode,
                                     T &out) {
     if (const int *rc = std::get_if<int>(&reply))
         return *rc;
-    auto decoded = decode(std::get<nlohmann::json>(reply));
+    auto decoded = decode(std::get<mcastd::json_check::OwnedValue>(reply).get());
     if (auto *e = std::get_if<mcastd::Error>(&decoded))
         return error.set(RDMAMCAST_E_PROTOCOL, -EPROTO, e->message); // names the daemon
     out = std::move(std::get<T>(decoded));

@@ -16,7 +16,7 @@ using namespace mcastd::proto;
 
 namespace {
 
-template <class T, class Decode> void check_result(const nlohmann::json &value, Decode decode) {
+template <class T, class Decode> void check_result(const json_check::Value &value, Decode decode) {
     auto first = decode(value);
     if (!std::holds_alternative<T>(first))
         return;
@@ -24,14 +24,14 @@ template <class T, class Decode> void check_result(const nlohmann::json &value, 
     auto reply = decode_incoming(once);
     FUZZ_CHECK(std::holds_alternative<Incoming>(reply));
     const auto &r = std::get<Reply>(std::get<Incoming>(reply));
-    const auto *result = std::get_if<nlohmann::json>(&r.body);
+    const auto *result = std::get_if<json_check::OwnedValue>(&r.body);
     FUZZ_CHECK(result != nullptr);
-    auto second = decode(*result);
+    auto second = decode(result->get());
     FUZZ_CHECK(std::holds_alternative<T>(second));
     FUZZ_CHECK(encode_reply(1, Result{std::get<T>(second)}) == once);
 }
 
-void check_results(const nlohmann::json &value) {
+void check_results(const json_check::Value &value) {
     check_result<HelloResult>(value, decode_hello_result);
     check_result<JoinResult>(value, decode_join_result);
     check_result<ListResult>(value, decode_list_result);
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const std::string_view text(reinterpret_cast<const char *>(data), size);
     // The input itself as a reply's result object, when it is JSON.
     if (const auto parsed = json_check::parse(text); !parsed.syntax_error)
-        check_results(parsed.value);
+        check_results(parsed.value());
 
     auto in = decode_incoming(text);
     if (auto *err = std::get_if<Error>(&in)) {
@@ -63,8 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         return 0;
     }
     const Reply &reply = std::get<Reply>(incoming);
-    if (const auto *result = std::get_if<nlohmann::json>(&reply.body)) {
-        check_results(*result);
+    if (const auto *result = std::get_if<json_check::OwnedValue>(&reply.body)) {
+        check_results(result->get());
     } else {
         const Failure &f = std::get<Failure>(reply.body);
         const std::string once = encode_error(reply.id, f);

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "common/json_check.hpp"
 #include "config/config.hpp"
 #include "app/reload.hpp"
@@ -18,7 +20,7 @@ namespace mcastd {
 namespace {
 
 using config::DaemonConfig;
-using json_check::json;
+using nlohmann::json; // edited here as documents, then read as text
 using Strings = std::vector<std::string>;
 
 DaemonConfig parse(const std::string &text) {
@@ -29,10 +31,7 @@ DaemonConfig parse(const std::string &text) {
 }
 
 json parse_json(const std::string &text) {
-    auto p = json_check::parse(text, json_check::ParseOptions{.comments = true});
-    if (p.syntax_error)
-        throw std::runtime_error(*p.syntax_error + " in " + text);
-    return std::move(p.value);
+    return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
 }
 
 std::string read_source(const std::string &relative) {

@@ -23,6 +23,7 @@
 #include "logging/message_ids.hpp"
 #include "fakes/fake_port.hpp"
 #include "fakes/fake_sa.hpp"
+#include "json_dom_nlohmann.hpp"
 #include "proto/protocol.hpp"
 
 namespace mcastd::test {
@@ -128,7 +129,7 @@ protected:
         return reply.value_or(proto::Reply{});
     }
     static proto::Join join(const char *mgid) { return proto::Join{join_request(mgid)}; }
-    static bool ok(const proto::Reply &r) { return std::holds_alternative<nlohmann::json>(r.body); }
+    static bool ok(const proto::Reply &r) { return std::holds_alternative<mcastd::json_check::OwnedValue>(r.body); }
     static Errc code(const proto::Reply &r) {
         auto *f = std::get_if<proto::Failure>(&r.body);
         return f ? f->error.code : Errc::internal;
@@ -162,10 +163,10 @@ TEST_F(DaemonLifecycle, NamedGroupsMapByTheConfiguredPrefix) {
     r.name = "job-42";
     const proto::Reply joined = ask(proto::Join{r});
     ASSERT_TRUE(ok(joined));
-    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<nlohmann::json>(joined.body)));
+    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(joined.body).get()));
     EXPECT_EQ(format_gid(res.record.mgid), kMgid);
     const proto::Reply listed = ask(proto::List{});
-    const auto l = std::get<proto::ListResult>(proto::decode_list_result(std::get<nlohmann::json>(listed.body)));
+    const auto l = std::get<proto::ListResult>(proto::decode_list_result(std::get<mcastd::json_check::OwnedValue>(listed.body).get()));
     ASSERT_EQ(l.ports.at(0).groups.size(), 1u);
     ASSERT_EQ(l.ports.at(0).groups[0].members.size(), 2u);
     for (const auto &m : l.ports.at(0).groups[0].members)
@@ -197,9 +198,9 @@ TEST_F(DaemonLifecycle, RoceIpv6DecidesWhetherAnIpv6GroupOnRoceV2IsServed) {
     connect(2);
     const proto::Reply served = ask(ipv6_join());
     ASSERT_TRUE(ok(served)) << std::get<proto::Failure>(served.body).error.message;
-    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<nlohmann::json>(served.body)));
+    const auto res = std::get<proto::JoinResult>(proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(served.body).get()));
     EXPECT_EQ(format_gid(res.record.mgid), "ff0e::1:2");
-    EXPECT_EQ(res.record.gid_type, GidType::roce_v2) << std::get<nlohmann::json>(served.body).dump();
+    EXPECT_EQ(res.record.gid_type, GidType::roce_v2) << mcastd::testing_json::to_nlohmann(std::get<mcastd::json_check::OwnedValue>(served.body).get()).dump();
 }
 
 TEST_F(DaemonLifecycle, StartsEveryPartAndAGracefulStopLeavesEverything) {

@@ -148,7 +148,7 @@ protected:
         return out.value_or(frontend::JoinAnswer{});
     }
 
-    static bool ok(const proto::Reply &r) { return std::holds_alternative<nlohmann::json>(r.body); }
+    static bool ok(const proto::Reply &r) { return std::holds_alternative<mcastd::json_check::OwnedValue>(r.body); }
     static const proto::Failure &failure(const proto::Reply &r) {
         static const proto::Failure none{Error{Errc::internal, "not a failure", {}}, {}, {}};
         auto *f = std::get_if<proto::Failure>(&r.body);

@@ -44,7 +44,7 @@ TEST_F(Sessions, HelloComesFirst) {
     send(c, 8, proto::Hello{{1}, "test"});
     const proto::Reply hello = reply(c);
     ASSERT_TRUE(ok(hello));
-    auto result = proto::decode_hello_result(std::get<nlohmann::json>(hello.body));
+    auto result = proto::decode_hello_result(std::get<mcastd::json_check::OwnedValue>(hello.body).get());
     ASSERT_TRUE(std::holds_alternative<proto::HelloResult>(result));
     EXPECT_EQ(std::get<proto::HelloResult>(result).daemon, "rdma-mcastd test");
 
@@ -122,7 +122,7 @@ protected:
     MembershipLimit() : FrontDoor(limits([](Limits &l) { l.max_memberships_per_client = 2; })) {}
 
     std::uint64_t membership(const proto::Reply &r) {
-        auto j = proto::decode_join_result(std::get<nlohmann::json>(r.body));
+        auto j = proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(r.body).get());
         return std::get<proto::JoinResult>(j).membership;
     }
 };
@@ -264,7 +264,7 @@ TEST_F(SlowReader, AClientThatDoesNotReadIsCutOffAndReleasesItsMemberships) {
     send(other, 1000, proto::Status{});
     const proto::Reply st = reply(other);
     ASSERT_TRUE(ok(st));
-    auto status = proto::decode_status_result(std::get<nlohmann::json>(st.body));
+    auto status = proto::decode_status_result(std::get<mcastd::json_check::OwnedValue>(st.body).get());
     EXPECT_EQ(std::get<proto::StatusResult>(status).clients, 1u);
 }
 

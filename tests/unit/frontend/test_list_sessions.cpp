@@ -57,7 +57,7 @@ protected:
                 ADD_FAILURE() << "page " << n << ": " << failure(p.reply).error.message;
                 return all;
             }
-            auto decoded = proto::decode_list_result(std::get<nlohmann::json>(p.reply.body));
+            auto decoded = proto::decode_list_result(std::get<mcastd::json_check::OwnedValue>(p.reply.body).get());
             proto::append_list_page(all, std::get<proto::ListResult>(std::move(decoded)));
             if (pages)
                 *pages = n;
@@ -86,7 +86,7 @@ TEST_F(ListSessions, OneClientsThousandsOfMembershipsLockNobodyOutOfTheList) {
     send(viewer, 2, join_of("ff15::2"));
     const proto::Reply joined = reply(viewer);
     ASSERT_TRUE(ok(joined));
-    const auto mine = std::get<proto::JoinResult>(proto::decode_join_result(std::get<nlohmann::json>(joined.body)));
+    const auto mine = std::get<proto::JoinResult>(proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(joined.body).get()));
 
     std::size_t pages = 0;
     const proto::ListResult all = all_pages(viewer, false, &pages);
@@ -120,7 +120,7 @@ TEST_F(ListSessions, AnOldClientGetsTheFirstPageAndACursorTheDaemonDidNotWriteIs
     send_raw(old, R"({"id":7,"op":"list"})");
     const proto::Reply first = reply(old);
     ASSERT_TRUE(ok(first)) << failure(first).error.message;
-    EXPECT_TRUE(std::get<nlohmann::json>(first.body).contains("next"));
+    EXPECT_TRUE(std::get<mcastd::json_check::OwnedValue>(first.body).get().find("next"));
 
     for (const char *bad : {"", "0,ff15::1,0", "1,2,3,4", "0,ff15::1,0,-1"}) {
         const Page p = page(old, proto::List{false, std::string(bad)});

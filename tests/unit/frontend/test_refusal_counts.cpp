@@ -169,7 +169,7 @@ TEST_F(Counted, AConnectionThatSaysNoHelloInTimeAndStatusListsEveryReason) {
     const proto::Reply r = reply(fd);
     ASSERT_TRUE(ok(r));
     const auto st = std::get<proto::StatusResult>(
-        proto::decode_status_result(std::get<nlohmann::json>(r.body)));
+        proto::decode_status_result(std::get<mcastd::json_check::OwnedValue>(r.body).get()));
     ASSERT_EQ(st.refused.size(), refusal::kReasons.size());
     for (const auto &c : st.refused) {
         EXPECT_NE(std::find(refusal::kReasons.begin(), refusal::kReasons.end(), c.reason), refusal::kReasons.end())

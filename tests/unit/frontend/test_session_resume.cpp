@@ -15,7 +15,7 @@ protected:
         send(fd, 1, proto::Hello{std::move(versions), "test", std::move(resume)});
         const proto::Reply r = reply(fd);
         EXPECT_TRUE(ok(r));
-        auto out = proto::decode_hello_result(std::get<nlohmann::json>(r.body));
+        auto out = proto::decode_hello_result(std::get<mcastd::json_check::OwnedValue>(r.body).get());
         return std::get<proto::HelloResult>(out);
     }
 
@@ -77,7 +77,7 @@ TEST_F(Resume, ADetachedSessionComesBackWithItsMembershipsAndNoMad) {
     send(fd, 2, proto::List{true, std::nullopt});
     const proto::Reply listed = reply(fd);
     ASSERT_TRUE(ok(listed));
-    const auto own = std::get<proto::ListResult>(proto::decode_list_result(std::get<nlohmann::json>(listed.body)));
+    const auto own = std::get<proto::ListResult>(proto::decode_list_result(std::get<mcastd::json_check::OwnedValue>(listed.body).get()));
     ASSERT_EQ(own.ports.at(0).groups.size(), 1u);
     ASSERT_EQ(own.ports[0].groups[0].members.size(), 1u);
     EXPECT_EQ(own.ports[0].groups[0].members[0].membership, 500u);

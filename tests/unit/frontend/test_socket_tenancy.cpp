@@ -207,7 +207,7 @@ TEST_F(MonitorBacklog, AMonitorThatDoesNotReadLosesEventsAndHearsHowManyOnceItCa
         send(worker, static_cast<std::uint64_t>(10 + 2 * i), join_of("ff15::1"));
         const proto::Reply r = reply(worker);
         ASSERT_TRUE(ok(r));
-        auto joined = proto::decode_join_result(std::get<nlohmann::json>(r.body));
+        auto joined = proto::decode_join_result(std::get<mcastd::json_check::OwnedValue>(r.body).get());
         send(worker, static_cast<std::uint64_t>(11 + 2 * i),
              proto::Leave{std::get<proto::JoinResult>(joined).membership, {}});
         ASSERT_TRUE(ok(reply(worker)));
@@ -360,7 +360,7 @@ TEST_F(Tenancy, EvictDisconnectClosesTheConnectionsOfTheUid) {
     send(root, 3, e);
     const proto::Reply r = reply(root);
     ASSERT_TRUE(ok(r)) << failure(r).error.message;
-    auto result = proto::decode_evict_result(std::get<nlohmann::json>(r.body));
+    auto result = proto::decode_evict_result(std::get<mcastd::json_check::OwnedValue>(r.body).get());
     EXPECT_EQ(std::get<proto::EvictResult>(result).disconnected, 1u);
     while (next(c)) // its `lost` event, then the close
         ;

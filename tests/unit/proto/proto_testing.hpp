@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/gid.hpp"
+#include "json_dom_nlohmann.hpp"
 #include "protocol.hpp"
 
 namespace mcastd::proto::testing_support {
@@ -98,5 +99,22 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
 }
 
 #undef PROTO_SAME
+
+// The client's result decoders on a document built with nlohmann-json: written out and parsed,
+// as a reply's result reaches them. `using namespace testing_support::from_nlohmann;` makes them
+// overloads of proto's own.
+namespace from_nlohmann {
+inline auto decode_hello_result(const nlohmann::json &j) { return proto::decode_hello_result(testing_json::Parsed::from(j)); }
+inline auto decode_join_result(const nlohmann::json &j) { return proto::decode_join_result(testing_json::Parsed::from(j)); }
+inline auto decode_list_result(const nlohmann::json &j) { return proto::decode_list_result(testing_json::Parsed::from(j)); }
+inline auto decode_status_result(const nlohmann::json &j) { return proto::decode_status_result(testing_json::Parsed::from(j)); }
+inline auto decode_evict_result(const nlohmann::json &j) { return proto::decode_evict_result(testing_json::Parsed::from(j)); }
+} // namespace from_nlohmann
+
+// A reply's result as nlohmann's DOM (null when the reply is an error).
+inline nlohmann::json result_json(const Reply &r) {
+    const auto *s = std::get_if<json_check::OwnedValue>(&r.body);
+    return s ? testing_json::to_nlohmann(s->get()) : nlohmann::json();
+}
 
 } // namespace mcastd::proto::testing_support

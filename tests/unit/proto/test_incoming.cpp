@@ -11,6 +11,7 @@ namespace mcastd::proto {
 namespace {
 
 using nlohmann::json;
+using namespace testing_support::from_nlohmann;
 using testing_support::sample_record;
 
 std::string error_of(const std::variant<Incoming, Error> &v) {
@@ -30,7 +31,7 @@ TEST(ProtoIncoming, IgnoresKeysItDoesNotKnow) {
     auto in = decode_incoming(reply.dump());
     ASSERT_TRUE(std::holds_alternative<Incoming>(in)) << error_of(in);
     const auto &r = std::get<Reply>(std::get<Incoming>(in));
-    auto result = decode_join_result(std::get<json>(r.body));
+    auto result = decode_join_result(std::get<json_check::OwnedValue>(r.body).get());
     ASSERT_TRUE(std::holds_alternative<JoinResult>(result));
     EXPECT_EQ(std::get<JoinResult>(result).record, sample_record());
 
@@ -66,7 +67,7 @@ TEST(ProtoIncoming, AReplyCarriesItsResultObjectAsParsed) {
     auto in = decode_incoming(R"({"id":4,"ok":true,"result":{"x":[1,2]}})");
     const auto &r = std::get<Reply>(std::get<Incoming>(in));
     EXPECT_EQ(r.id, 4u);
-    EXPECT_EQ(std::get<json>(r.body), json::parse(R"({"x":[1,2]})"));
+    EXPECT_EQ(testing_support::result_json(r), json::parse(R"({"x":[1,2]})"));
 }
 
 struct Malformed {

@@ -118,7 +118,7 @@ TEST(ProtoRequest, TheJoinRequestDecoderRefusesTheRoceKeys) {
     for (const char *text : {R"({"device":"d","port":1,"ip":"239.1.2.3"})",
                              R"({"device":"d","port":1,"mgid":"ff15::1","gid_type":"roce_v2"})",
                              R"({"device":"d","port":1,"mgid":"ff15::1","ifname":"eth0"})"}) {
-        const json_check::json j = json_check::json::parse(text);
+        const auto j = testing_json::Parsed::from_text(text);
         try {
             (void)decode_join(json_check::ObjectReader(j, ""));
             ADD_FAILURE() << text << " was accepted";
@@ -128,7 +128,7 @@ TEST(ProtoRequest, TheJoinRequestDecoderRefusesTheRoceKeys) {
         EXPECT_NO_THROW((void)decode_join_with_ip(json_check::ObjectReader(j, ""))) << text;
     }
     // And RoCE v2's MGID of an IPv4 group is no InfiniBand MGID.
-    const json_check::json v2 = json_check::json::parse(R"({"device":"d","port":1,"mgid":"::ffff:239.1.2.3"})");
+    const auto v2 = testing_json::Parsed::from_text(R"({"device":"d","port":1,"mgid":"::ffff:239.1.2.3"})");
     EXPECT_THROW((void)decode_join(json_check::ObjectReader(v2, "")), json_check::FieldError);
     EXPECT_EQ(decode_join_with_ip(json_check::ObjectReader(v2, "")).request.mgid, gid("::ffff:239.1.2.3"));
 }

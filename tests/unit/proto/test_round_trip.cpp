@@ -11,6 +11,7 @@ namespace mcastd::proto {
 namespace {
 
 using nlohmann::json;
+using namespace testing_support::from_nlohmann;
 using testing_support::gid;
 using testing_support::same_failure;
 using testing_support::same_request;
@@ -191,12 +192,12 @@ template <class T> T value_of(const std::variant<T, Error> &v) {
     return std::get<T>(v);
 }
 
-const nlohmann::json &result_of(const Reply &r) {
-    static const nlohmann::json none;
-    auto *s = std::get_if<nlohmann::json>(&r.body);
+const json_check::Value &result_of(const Reply &r) {
+    static const json_check::Document none;
+    auto *s = std::get_if<json_check::OwnedValue>(&r.body);
     if (!s)
         ADD_FAILURE() << "reply is an error: " << std::get<Failure>(r.body).error.message;
-    return s ? *s : none;
+    return s ? s->get() : none.root();
 }
 
 TEST(ProtoRoundTrip, JoinResult) {
@@ -325,7 +326,7 @@ TEST(ProtoRoundTrip, HelloAndEmptyResults) {
     EXPECT_EQ(back.memberships, (std::vector<std::uint64_t>{4, 5}));
     const auto empty = decode_reply(encode_reply(3, Empty{}));
     EXPECT_EQ(empty.id, 3u);
-    EXPECT_EQ(result_of(empty).dump(), "{}");
+    EXPECT_EQ(testing_support::result_json(empty).dump(), "{}");
 }
 
 ListResult sample_list() {

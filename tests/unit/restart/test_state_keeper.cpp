@@ -106,7 +106,7 @@ TEST_F(Keeper, WhatACrashFindsIsWhatTheDaemonHolds) {
         send(fd, ++id, join_of(mgid));
         const proto::Reply r = reply(fd);
         EXPECT_TRUE(ok(r)) << mgid;
-        return std::get<nlohmann::json>(r.body).at("membership").get<std::uint64_t>();
+        return std::get<mcastd::json_check::OwnedValue>(r.body).get().find("membership")->unsigned_integer();
     };
     auto same = [&] {
         const auto now = on_disk();
@@ -194,7 +194,7 @@ TEST_F(Keeper, TheLogIsCompactedOnceItOutgrowsTheStateFile) {
         const proto::Reply r = reply(fd);
         ASSERT_TRUE(ok(r));
         ASSERT_TRUE(logged());
-        send(fd, id + 1, proto::Leave{std::get<nlohmann::json>(r.body).at("membership").get<std::uint64_t>(), {}});
+        send(fd, id + 1, proto::Leave{std::get<mcastd::json_check::OwnedValue>(r.body).get().find("membership")->unsigned_integer(), {}});
         ASSERT_TRUE(ok(reply(fd)));
         ASSERT_TRUE(logged());
     }
