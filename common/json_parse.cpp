@@ -161,6 +161,13 @@ private:
     }
 
     void space() {
+        // Most calls find a token at once: our messages carry no whitespace.
+        if (pos_ < text_.size() && static_cast<unsigned char>(text_[pos_]) > ' ' && text_[pos_] != '/')
+            return;
+        skip_space();
+    }
+
+    void skip_space() {
         while (pos_ < text_.size()) {
             const char c = text_[pos_];
             if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
@@ -501,7 +508,14 @@ private:
     std::vector<Value> &nodes_;
     const ParseOptions &options_;
     std::size_t pos_ = 0;
-    std::vector<Frame> open_; // the containers being filled, root first
+    // The containers being filled, root first. Kept per thread between parses: a message's
+    // parse would otherwise begin with an allocation for it.
+    static std::vector<Frame> &frames() {
+        thread_local std::vector<Frame> kept;
+        kept.clear();
+        return kept;
+    }
+    std::vector<Frame> &open_ = frames();
 };
 
 // "line L, column C" of a byte offset: C counts bytes from 1, and the end of input is one
@@ -517,8 +531,6 @@ std::string position(std::string_view text, std::size_t offset) {
 }
 
 } // namespace
-
-Document::Document() : nodes_(1) {}
 
 Document::Document(const Document &other) : text_(other.text_), nodes_(other.nodes_) {
     // The copies' keys and strings point into the other's text: move them to this one's.
