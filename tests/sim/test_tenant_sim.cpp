@@ -32,6 +32,7 @@
 
 #include "sim/daemon_harness.hpp"
 #include "sim/opensm_log.hpp"
+#include "sanitized.hpp"
 #include "sim/test_users.hpp"
 
 namespace mcastd::sim {
@@ -50,6 +51,9 @@ constexpr double kVictimP99 = 250;
 // The daemon's resident memory: it starts near 10 MiB; the attacks may not take it past this,
 // which the unit's MemoryHigh= leaves far behind (config/README.md "limits").
 constexpr long kRssBound = 96 << 10; // KiB
+// The bound is for the daemon as shipped: a sanitized build's shadow memory and quarantine
+// alone take it past 300 MiB, so there it is printed, not checked.
+constexpr bool kRssChecked = !testing_build::kSanitized;
 
 // The daemon's config: every share scaled to what the simulator allows (umad2sim's fd numbers
 // start at 1024, so the daemon stays well under 1,000 descriptors).
@@ -281,7 +285,8 @@ protected:
                   << row.refusals << " logged " << row.logged << std::endl;
         EXPECT_TRUE(row.root_ok) << name;
         EXPECT_LT(row.p99, kVictimP99) << name;
-        EXPECT_LT(row.rss_kib, kRssBound) << name;
+        if (kRssChecked)
+            EXPECT_LT(row.rss_kib, kRssBound) << name;
         EXPECT_LE(row.attacker_mads, row.mad_share) << name;
         EXPECT_GE(row.logged, row.refusals) << name << ": every refusal is in the log";
         return row;
