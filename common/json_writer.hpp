@@ -49,7 +49,25 @@ public:
     }
 
 private:
-    void separate(); // a comma before every element but the first of its container
+    // What goes before the next element: ',' before every element but the first of its
+    // container (and none after a key), 0 for nothing. Callers put it in the same append as
+    // the element: one append per token is most of what writing costs.
+    char separator() {
+        if (after_key_) {
+            after_key_ = false;
+            return 0;
+        }
+        if (depth_ == 0)
+            return 0;
+        const std::uint64_t bit = std::uint64_t{1} << (depth_ - 1);
+        if (first_ & bit) {
+            first_ &= ~bit;
+            return 0;
+        }
+        return ',';
+    }
+    // `before` (0 for none) and `text`, in one append.
+    void put(char before, std::string_view text);
     void open(char c);
     void close(char c);
 
