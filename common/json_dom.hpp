@@ -26,7 +26,16 @@ namespace mcastd::json_check {
 
 class Value {
 public:
-    enum class Type : std::uint8_t { null, boolean, integer, unsigned_integer, floating, string, array, object };
+    enum class Type : std::uint8_t {
+        null,
+        boolean,
+        integer,
+        unsigned_integer,
+        floating,
+        string,
+        array,
+        object,
+    };
 
     Type type() const { return type_; }
     bool is_null() const { return type_ == Type::null; }
@@ -96,7 +105,9 @@ public:
     };
     // Children in document order; an object's member shadowed by a later one of the same key
     // is skipped (the last value wins, as in nlohmann-json).
-    Iterator begin() const { return Iterator(is_array() || is_object() ? this + 1 : this + span_, this + span_); }
+    Iterator begin() const {
+        return Iterator(is_array() || is_object() ? this + 1 : this + span_, this + span_);
+    }
     Iterator end() const { return Iterator(this + span_, this + span_); }
 
     // An object's member with this key, or nullptr (also for anything not an object).

@@ -130,7 +130,8 @@ private:
 
     // Sends `request` and waits for its reply on the current connection, with no reconnect.
     // `sent` tells whether the request left (a broken connection fails the send otherwise).
-    std::variant<mcastd::json_check::OwnedValue, int> exchange(const mcastd::proto::Request &request, bool &sent);
+    std::variant<mcastd::json_check::OwnedValue, int> exchange(const mcastd::proto::Request &request,
+                                                               bool &sent);
     int setup_event_fd();
     // Hello, resuming `resume` if set; takes the negotiated version and the session.
     int hello(const std::optional<mcastd::proto::SessionTicket> &resume,
@@ -174,7 +175,8 @@ private:
 };
 
 template <class T, class Decode>
-int rdmamcast_client::decode_result(const std::variant<mcastd::json_check::OwnedValue, int> &reply, Decode decode,
+int rdmamcast_client::decode_result(const std::variant<mcastd::json_check::OwnedValue, int> &reply,
+                                    Decode decode,
                                     T &out) {
     if (const int *rc = std::get_if<int>(&reply))
         return *rc;
