@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "system/lab/daemon_unit.hpp"
 
+#include "sanitized.hpp"
+
 namespace mcastd::lab {
 
 std::string unit_quoted(const std::string &assignment) {
@@ -47,8 +49,12 @@ void install(Lab &lab, const std::string &environment, const DaemonUnit &unit) {
 
 void install_daemon_unit(Lab &lab, const sim::Fabric &fabric, const DaemonUnit &unit) {
     std::string environment;
-    for (const auto &[k, v] : fabric.node_env(unit.node))
-        environment += "Environment=" + unit_quoted(k + "=" + v) + "\n";
+    for (const auto &[k, v] : fabric.node_env(unit.node)) {
+        std::string value = v;
+        if (testing_build::kSanitized && k == "ASAN_OPTIONS") // the unit's SystemCallFilter=
+            value += std::string(":") + testing_build::kAsanOptionsUnderSyscallFilter;
+        environment += "Environment=" + unit_quoted(k + "=" + value) + "\n";
+    }
     install(lab, environment, unit);
 }
 
