@@ -4,6 +4,11 @@
 #include <charconv>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 #include "common/utf8.hpp"
 
 namespace mcastd {
@@ -56,15 +61,76 @@ void compress(std::uint32_t (&h)[8], const std::uint8_t *block) {
     h[7] += k;
 }
 
-} // namespace
+#if defined(__x86_64__)
+// The compression function with the SHA extensions (SHA-NI): two rounds per instruction, a
+// named join's hash in about a tenth of the instructions of compress() above. The state is
+// kept as the instructions want it, ABEF and CDGH.
+__attribute__((target("sha,sse4.1"))) void compress_sha_extensions(std::uint32_t (&h)[8],
+                                                                     const std::uint8_t *block) {
+    const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&h[0]));
+    __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&h[4]));
+    const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+    const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+    const __m128i abef_in = abef, cdgh_in = cdgh;
 
-Sha256Digest sha256(std::string_view data) {
+    __m128i w[4]; // the last four groups of four message words
+    for (unsigned g = 0; g < 16; ++g) {
+        __m128i &m = w[g % 4];
+        if (g < 4) {
+            m = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(block + 16 * g)), byte_swap);
+        } else {
+            // W[t] = sigma1(W[t-2]) + W[t-7] + sigma0(W[t-15]) + W[t-16], four at a time.
+            m = _mm_sha256msg1_epu32(m, w[(g + 1) % 4]);
+            m = _mm_add_epi32(m, _mm_alignr_epi8(w[(g + 3) % 4], w[(g + 2) % 4], 4));
+            m = _mm_sha256msg2_epu32(m, w[(g + 3) % 4]);
+        }
+        __m128i wk = _mm_add_epi32(m, _mm_loadu_si128(reinterpret_cast<const __m128i *>(&kK[4 * g])));
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+        wk = _mm_shuffle_epi32(wk, 0x0E);
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, wk);
+    }
+
+    abef = _mm_add_epi32(abef, abef_in);
+    cdgh = _mm_add_epi32(cdgh, cdgh_in);
+    const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+    hgfe = _mm_alignr_epi8(dchg, feba, 8);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(&h[0]), dcba);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(&h[4]), hgfe);
+}
+
+bool cpu_has_sha_extensions() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3))
+        return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+}
+#else
+bool cpu_has_sha_extensions() { return false; }
+#endif
+
+using Compress = void (*)(std::uint32_t (&)[8], const std::uint8_t *);
+
+Compress chosen_compress() {
+#if defined(__x86_64__)
+    static const Compress chosen = cpu_has_sha_extensions() ? compress_sha_extensions : compress;
+    return chosen;
+#else
+    return compress;
+#endif
+}
+
+Sha256Digest sha256_with(std::string_view data, Compress compress_block) {
     std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                           0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const auto *p = reinterpret_cast<const std::uint8_t *>(data.data());
     std::size_t left = data.size();
     for (; left >= 64; left -= 64, p += 64)
-        compress(h, p);
+        compress_block(h, p);
     // The tail, 0x80, zeros, and the length in bits (big-endian): one or two blocks.
     std::uint8_t tail[128] = {};
     std::memcpy(tail, p, left);
@@ -74,13 +140,22 @@ Sha256Digest sha256(std::string_view data) {
     for (unsigned i = 0; i < 8; ++i)
         tail[blocks * 64 - 1 - i] = static_cast<std::uint8_t>(bits >> (8 * i));
     for (std::size_t b = 0; b < blocks; ++b)
-        compress(h, tail + 64 * b);
+        compress_block(h, tail + 64 * b);
     Sha256Digest out{};
     for (unsigned i = 0; i < 8; ++i)
         for (unsigned j = 0; j < 4; ++j)
             out[4 * i + j] = static_cast<std::uint8_t>(h[i] >> (24 - 8 * j));
     return out;
 }
+
+} // namespace
+
+Sha256Digest sha256(std::string_view data) { return sha256_with(data, chosen_compress()); }
+
+namespace detail {
+Sha256Digest sha256_portable(std::string_view data) { return sha256_with(data, compress); }
+bool sha256_uses_sha_extensions() { return chosen_compress() != compress; }
+} // namespace detail
 
 std::optional<std::string> group_name_problem(std::string_view name) {
     if (name.empty())

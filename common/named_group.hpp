@@ -31,7 +31,15 @@ inline constexpr unsigned kMinNamePrefixBits = 32;
 inline constexpr unsigned kMaxNamePrefixBits = 64;
 
 using Sha256Digest = std::array<std::uint8_t, 32>;
+// With the CPU's SHA extensions where it has them (x86-64), every named join hashes its name.
 Sha256Digest sha256(std::string_view data);
+
+namespace detail {
+// The same digest without the SHA extensions, and whether sha256() uses them: for the test
+// that holds the two to each other.
+Sha256Digest sha256_portable(std::string_view data);
+bool sha256_uses_sha_extensions();
+} // namespace detail
 
 // Why `name` is not a group name ("is empty", "byte 3 is a control character", ...), or nullopt.
 std::optional<std::string> group_name_problem(std::string_view name);
