@@ -133,7 +133,8 @@ int rdmamcast_client::hello(const std::optional<proto::SessionTicket> &resume,
     return 0;
 }
 
-std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::call(const proto::Request &request) {
+std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::call(
+    const proto::Request &request) {
     error.clear();
     for (bool first = true;; first = false) {
         if (dead)
@@ -161,8 +162,8 @@ std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::call(const p
     }
 }
 
-std::variant<mcastd::json_check::OwnedValue, int> rdmamcast_client::exchange(const proto::Request &request,
-                                                          bool &sent) {
+std::variant<mcastd::json_check::OwnedValue, int>
+rdmamcast_client::exchange(const proto::Request &request, bool &sent) {
     sent = false;
     if (dead)
         return fail_dead();

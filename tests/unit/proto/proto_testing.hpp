@@ -104,11 +104,21 @@ inline ::testing::AssertionResult same_request(const Request &a, const Request &
 // as a reply's result reaches them. `using namespace testing_support::from_nlohmann;` makes them
 // overloads of proto's own.
 namespace from_nlohmann {
-inline auto decode_hello_result(const nlohmann::json &j) { return proto::decode_hello_result(testing_json::Parsed::from(j)); }
-inline auto decode_join_result(const nlohmann::json &j) { return proto::decode_join_result(testing_json::Parsed::from(j)); }
-inline auto decode_list_result(const nlohmann::json &j) { return proto::decode_list_result(testing_json::Parsed::from(j)); }
-inline auto decode_status_result(const nlohmann::json &j) { return proto::decode_status_result(testing_json::Parsed::from(j)); }
-inline auto decode_evict_result(const nlohmann::json &j) { return proto::decode_evict_result(testing_json::Parsed::from(j)); }
+inline auto decode_hello_result(const nlohmann::json &j) {
+    return proto::decode_hello_result(testing_json::Parsed::from(j));
+}
+inline auto decode_join_result(const nlohmann::json &j) {
+    return proto::decode_join_result(testing_json::Parsed::from(j));
+}
+inline auto decode_list_result(const nlohmann::json &j) {
+    return proto::decode_list_result(testing_json::Parsed::from(j));
+}
+inline auto decode_status_result(const nlohmann::json &j) {
+    return proto::decode_status_result(testing_json::Parsed::from(j));
+}
+inline auto decode_evict_result(const nlohmann::json &j) {
+    return proto::decode_evict_result(testing_json::Parsed::from(j));
+}
 } // namespace from_nlohmann
 
 // A reply's result as nlohmann's DOM (null when the reply is an error).
