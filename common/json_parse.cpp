@@ -123,12 +123,11 @@ public:
     std::optional<FieldError> duplicate;
 
 private:
-    // A container being filled: its node, how many values it has taken, and for an object the
-    // key of the member being read (for pointers in messages).
+    // A container being filled: its node, how many values it holds, and for an object the key
+    // of the member being read (for pointers in messages).
     struct Frame {
         std::size_t node = 0;
-        std::size_t count = 0;
-        std::size_t live = 0; // members not shadowed by a later duplicate
+        std::size_t live = 0; // values, an object's members not shadowed by a later duplicate
         std::string_view key;
         // An object's keys once it has many: a walk of the siblings would be quadratic.
         std::unique_ptr<std::unordered_map<std::string_view, std::size_t>> index;
@@ -285,8 +284,13 @@ private:
     void member(std::string_view key) {
         Frame &f = open_.back();
         f.key = key;
-        ++f.count;
         const std::size_t next = nodes_.size();
+        if (!f.index && f.live + 1 >= kIndexFrom) {
+            f.index = std::make_unique<std::unordered_map<std::string_view, std::size_t>>();
+            for (std::size_t i = f.node + 1; i < next; i += B::span(nodes_[i]))
+                if (!B::shadowed(nodes_[i]))
+                    (*f.index)[nodes_[i].key()] = i;
+        }
         std::optional<std::size_t> earlier;
         if (f.index) {
             auto [it, inserted] = f.index->try_emplace(key, next);
@@ -300,13 +304,6 @@ private:
                     earlier = i;
                     break;
                 }
-            if (f.live + 1 >= kIndexFrom) {
-                f.index = std::make_unique<std::unordered_map<std::string_view, std::size_t>>();
-                for (std::size_t i = f.node + 1; i < next; i += B::span(nodes_[i]))
-                    if (!B::shadowed(nodes_[i]))
-                        (*f.index)[nodes_[i].key()] = i;
-                (*f.index)[key] = next;
-            }
         }
         if (earlier) {
             B::shadow(nodes_[*earlier]);
@@ -325,7 +322,6 @@ private:
             return;
         }
         for (;;) {
-            ++open_.back().count;
             ++open_.back().live;
             value("array element", {});
             space();
@@ -496,7 +492,7 @@ private:
         std::string out;
         for (const Frame &f : open_) {
             if (nodes_[f.node].is_array())
-                out = pointer_to(out, f.count - 1);
+                out = pointer_to(out, f.live - 1);
             else
                 out = pointer_to(out, f.key);
         }
