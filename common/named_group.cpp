@@ -109,8 +109,6 @@ bool cpu_has_sha_extensions() {
         return false;
     return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
 }
-#else
-bool cpu_has_sha_extensions() { return false; }
 #endif
 
 using Compress = void (*)(std::uint32_t (&)[8], const std::uint8_t *);
