@@ -4,9 +4,12 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace mcastd {
 
@@ -15,6 +18,32 @@ using Gid = std::array<std::uint8_t, 16>;
 inline constexpr Gid kZeroGid{};
 
 inline bool is_zero(const Gid &g) { return g == kZeroGid; }
+
+// The order of std::less<Gid> (bytes, most significant first) as two 64-bit compares. The
+// daemon's maps keyed by MGID are searched on every join; std::less<Gid> calls memcmp for
+// every step down the tree, which was the daemon's largest single user-space cost then.
+struct GidLess {
+    static std::uint64_t half(const Gid &g, std::size_t at) noexcept {
+        std::uint64_t v;
+        std::memcpy(&v, g.data() + at, sizeof v);
+        return __builtin_bswap64(v);
+    }
+    bool operator()(const Gid &a, const Gid &b) const noexcept {
+        const std::uint64_t ah = half(a, 0), bh = half(b, 0);
+        return ah != bh ? ah < bh : half(a, 8) < half(b, 8);
+    }
+};
+
+template <class T>
+using GidMap = std::map<Gid, T, GidLess>;
+
+// (port, MGID) keys in the order of std::less on the pair.
+struct PortGidLess {
+    template <class Port>
+    bool operator()(const std::pair<Port, Gid> &a, const std::pair<Port, Gid> &b) const noexcept {
+        return a.first != b.first ? a.first < b.first : GidLess{}(a.second, b.second);
+    }
+};
 
 // The longest IPv6 text form, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", and its NUL.
 inline constexpr std::size_t kGidTextSize = 46;

@@ -37,7 +37,7 @@ private:
     Duration memory_;
     std::size_t capacity_;
     std::list<Seen> order_; // oldest first
-    std::map<Gid, std::list<Seen>::iterator> by_mgid_;
+    GidMap<std::list<Seen>::iterator> by_mgid_;
 };
 
 } // namespace mcastd

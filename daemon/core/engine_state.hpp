@@ -121,7 +121,7 @@ struct Port {
     // nullptr: the SA (InfiniBand).
     MembershipBackend *backend = nullptr;
     SlotMap<Group> groups;          // owns them; a group never moves while it lives
-    std::map<Gid, GroupId> by_mgid; // MGID order, for lookups, the audit and listings
+    GidMap<GroupId> by_mgid; // MGID order, for lookups, the audit and listings
     std::set<GroupId> unassigned;   // groups waiting for the SA to assign their MGID (MGID 0)
     RejoinProgress rejoin;
     Timers::Id rejoin_timer = 0; // the jitter before a re-join starts

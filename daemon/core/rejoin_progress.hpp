@@ -57,7 +57,7 @@ private:
 // `cursor` that `eligible` accepts, wrapping around to the start (the cursor's own group comes
 // last). `groups` maps MGID to the caller's group handle.
 template <class Handle, class Pred>
-std::optional<Handle> next_to_audit(const std::map<Gid, Handle> &groups, const Gid &cursor, Pred eligible) {
+std::optional<Handle> next_to_audit(const GidMap<Handle> &groups, const Gid &cursor, Pred eligible) {
     for (auto it = groups.upper_bound(cursor); it != groups.end(); ++it)
         if (eligible(it->second))
             return it->second;

@@ -46,7 +46,7 @@ struct Usage {
                                   // ones about to create it
     // The groups its memberships are in, per port, with how many of its memberships each has.
     // MGID 0 counts the SA-assigned creates still waiting for their MGID, each one a group.
-    std::map<PortIndex, std::map<Gid, std::size_t>> groups;
+    std::map<PortIndex, GidMap<std::size_t>> groups;
     std::optional<TokenBucket> sa; // its SA budget, once it spent any
 
     std::size_t groups_on(PortIndex port) const;

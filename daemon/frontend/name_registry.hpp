@@ -40,7 +40,7 @@ private:
     NamedGroups names_;
     // MGID -> the names joined to it and how many memberships (held and pending) each has. More
     // than one name only where a restart took back what a collision once let through.
-    std::map<Gid, std::map<std::string, std::size_t>> held_;
+    GidMap<std::map<std::string, std::size_t>> held_;
 };
 
 } // namespace mcastd::frontend

@@ -159,14 +159,14 @@ void replay(SavedState &state, std::span<const Change> changes) {
         return;
     // Keyed copies to apply the changes to (a log can hold a million lines), then back.
     std::map<PortKey, std::size_t> port_of;
-    std::vector<std::map<Gid, SavedGroup>> groups;
+    std::vector<GidMap<SavedGroup>> groups;
     for (SavedPort &p : state.ports) {
         port_of.emplace(PortKey{p.device, p.port, p.port_gid}, groups.size());
         auto &g = groups.emplace_back();
         for (SavedGroup &sg : p.groups)
             g.emplace(sg.mgid, std::move(sg));
     }
-    auto groups_of = [&](const PortKey &k) -> std::map<Gid, SavedGroup> & {
+    auto groups_of = [&](const PortKey &k) -> GidMap<SavedGroup> & {
         auto [it, added] = port_of.emplace(k, groups.size());
         if (added) {
             state.ports.push_back(SavedPort{k.device, k.port, k.port_gid, {}});

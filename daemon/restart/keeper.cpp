@@ -448,7 +448,7 @@ StateKeeper::Restored StateKeeper::restore(const SavedState &state, std::vector<
         frontend::LostMembership lost;
     };
     std::vector<NotTakenBack> not_taken_back;
-    std::set<std::pair<PortIndex, Gid>> remaking;
+    std::set<std::pair<PortIndex, Gid>, PortGidLess> remaking;
     sessions_.set_next_id(state.next_session);
     // Lines appended before this instance's first compaction follow the file it read.
     generation_ = state.generation;

@@ -162,7 +162,7 @@ private:
     StateMirror mirror_;                // what the disk says, once a compaction made it known
     bool mirror_valid_ = false;
     std::vector<PortKey> port_keys_;    // the ports as the last compaction saw them, by index
-    std::set<std::pair<PortIndex, Gid>> dirty_groups_;
+    std::set<std::pair<PortIndex, Gid>, PortGidLess> dirty_groups_;
     // The memberships that joined or left since the last write, by id: what the last note said.
     struct MemberChange {
         bool joined = false;

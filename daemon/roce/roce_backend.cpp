@@ -290,7 +290,7 @@ KeptRoce RoceBackend::kept(const NameOf &name_of) const {
 Adoption RoceBackend::adopt(const KeptRoce &saved, std::map<std::uint64_t, int> stored, const PortOf &port_of,
                             const std::map<MembershipId, TakenBack> &adopted) {
     Adoption out;
-    std::set<std::pair<PortIndex, Gid>> taken_back; // the groups they are in
+    std::set<std::pair<PortIndex, Gid>, PortGidLess> taken_back; // the groups they are in
     std::set<std::uint64_t> aside;                  // those whose kernel membership was set aside
     for (const auto &[id, where] : adopted) {
         taken_back.emplace(where.port, where.mgid);

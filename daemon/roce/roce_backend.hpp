@@ -126,7 +126,7 @@ private:
     const RocePorts &ports_;
     KernelMemberships kernel_;
     RoceOptions options_;
-    std::map<std::pair<PortIndex, Gid>, Made> groups_; // made, not yet dropped
+    std::map<std::pair<PortIndex, Gid>, Made, PortGidLess> groups_; // made, not yet dropped
     std::map<MembershipId, Held> members_;             // those holding a kernel membership
     Id next_ = 1;
 };

@@ -100,3 +100,38 @@ TEST(ParseGid, TakesTheTextFormAndNothingAround) {
     EXPECT_TRUE(parse_gid("0000:0000:0000:0000:0000:ffff:255.255.255.255"));
     EXPECT_FALSE(parse_gid("0000:0000:0000:0000:0000:ffff:255.255.255.2555"));
 }
+
+// GidLess orders the daemon's maps (and so its listings and audits) as std::less<Gid> did:
+// pairs that differ in any one byte, in both halves, and random pairs.
+TEST(GidLess, OrdersAsTheBytesDo) {
+    std::mt19937 rng(29);
+    auto random_gid = [&] {
+        Gid g;
+        for (auto &b : g)
+            b = static_cast<std::uint8_t>(rng());
+        return g;
+    };
+    auto expect_same = [](const Gid &a, const Gid &b) {
+        ASSERT_EQ(GidLess{}(a, b), std::less<Gid>{}(a, b)) << format_gid(a) << " < " << format_gid(b);
+        ASSERT_EQ(GidLess{}(b, a), std::less<Gid>{}(b, a)) << format_gid(b) << " < " << format_gid(a);
+    };
+    for (int n = 0; n < 20000; ++n) {
+        const Gid a = random_gid();
+        expect_same(a, a);
+        expect_same(a, random_gid());
+        Gid b = a; // one byte apart, the other bytes equal
+        const auto at = static_cast<std::size_t>(rng() % 16);
+        b[at] = static_cast<std::uint8_t>(b[at] + 1 + rng() % 255);
+        expect_same(a, b);
+    }
+    // A high bit in a later byte must not outweigh a lower first byte (signed compares would).
+    expect_same(from_words({0x0100, 0, 0, 0, 0, 0, 0, 0}), from_words({0x00ff, 0xffff, 0, 0, 0, 0, 0, 0xffff}));
+    expect_same(from_words({0, 0, 0, 0, 0x7fff, 0, 0, 0}), from_words({0, 0, 0, 0, 0x8000, 0, 0, 0}));
+
+    using PortGid = std::pair<std::uint32_t, Gid>;
+    const PortGid p1{1, from_words({0xff12, 0, 0, 0, 0, 0, 0, 2})}, p2{2, from_words({0xff12, 0, 0, 0, 0, 0, 0, 1})};
+    EXPECT_TRUE(PortGidLess{}(p1, p2));
+    EXPECT_FALSE(PortGidLess{}(p2, p1));
+    EXPECT_TRUE(PortGidLess{}(PortGid{2, p2.second}, PortGid{2, p1.second}));
+    EXPECT_FALSE(PortGidLess{}(p1, p1));
+}

@@ -72,7 +72,7 @@ TEST(RejoinProgress, AStartDuringARejoinContinuesIt) {
 }
 
 TEST(NextToAudit, GoesRoundInMgidOrderSkippingWhatIsNotEligible) {
-    std::map<Gid, int> groups;
+    GidMap<int> groups;
     for (int i = 1; i <= 5; ++i)
         groups[*parse_gid(("ff15::" + std::to_string(i)).c_str())] = i;
     auto any = [](int) { return true; };
@@ -84,7 +84,7 @@ TEST(NextToAudit, GoesRoundInMgidOrderSkippingWhatIsNotEligible) {
     EXPECT_EQ(next_to_audit(groups, *parse_gid("ff15::5"), [](int h) { return h == 5; }), 5)
         << "the cursor's own group comes last";
     EXPECT_FALSE(next_to_audit(groups, kZeroGid, [](int) { return false; }));
-    EXPECT_FALSE(next_to_audit(std::map<Gid, int>{}, kZeroGid, any));
+    EXPECT_FALSE(next_to_audit(GidMap<int>{}, kZeroGid, any));
 }
 
 } // namespace
