@@ -9,6 +9,7 @@
 #include <endian.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -55,6 +56,53 @@ struct UmadTransport::Delivery {
     Receiver receiver; // loop thread only
 };
 
+// A port's MADs on their way from its receive thread to the loop. The thread appends and posts
+// one closure when the inbox was empty; the closure delivers everything queued by then. So the
+// loop takes MADs in batches when they come faster than it runs, and a MAD costs no allocation
+// (both vectors keep their capacity), where a closure per MAD cost two.
+struct UmadTransport::Inbox {
+    struct Mad {
+        std::array<std::uint8_t, kMadSize> bytes;
+        int status;
+    };
+    // false once the port is closed; read and written on the loop thread only. A closed (or
+    // closed and reopened) port delivers nothing stale.
+    bool open = true;
+    std::mutex mu;
+    std::vector<Mad> queued; // guarded by mu
+    std::vector<Mad> taking; // loop thread only: the batch being delivered
+
+    // Receive thread. True if the inbox was empty, so the caller posts a delivery.
+    bool put(const std::uint8_t *mad, std::size_t n, int status) {
+        std::lock_guard lock(mu);
+        Mad &m = queued.emplace_back();
+        // Every MAD is 256 bytes on the wire, and that is what the layers above get. The
+        // simulator delivers answers cut after their last record (a GetResp of one
+        // MCMemberRecord is 112 bytes): the rest is zero, as it would be on a real fabric.
+        std::copy_n(mad, n, m.bytes.begin());
+        std::fill(m.bytes.begin() + static_cast<std::ptrdiff_t>(n), m.bytes.end(), std::uint8_t{0});
+        m.status = status;
+        return queued.size() == 1;
+    }
+
+    // Loop thread.
+    void deliver(PortIndex index, const Delivery &to) {
+        {
+            std::lock_guard lock(mu);
+            queued.swap(taking);
+        }
+        struct Clear {
+            std::vector<Mad> &v;
+            ~Clear() { v.clear(); } // also when the receiver throws: the batch is not replayed
+        } clear{taking};
+        for (const Mad &m : taking) {
+            if (!open || !to.receiver)
+                return;
+            to.receiver(index, m.bytes, m.status);
+        }
+    }
+};
+
 struct UmadTransport::Port {
     PortIndex index = 0;
     std::string name; // "ibsim0:1 (index 0)", for messages
@@ -64,9 +112,7 @@ struct UmadTransport::Port {
     int smi_agent = -1;
     std::vector<std::uint8_t> send_buf; // umad header + one MAD; loop thread only
 
-    // false once the port is closed; read and written on the loop thread only. Posted
-    // closures check it, so a closed (or closed and reopened) port delivers nothing stale.
-    std::shared_ptr<bool> open = std::make_shared<bool>(true);
+    std::shared_ptr<Inbox> inbox = std::make_shared<Inbox>();
 
     std::atomic<bool> stop{false};
     std::atomic<std::int64_t> stop_since{0}; // Clock ticks when `stop` was set
@@ -182,15 +228,8 @@ private:
         p_.received.fetch_add(1, std::memory_order_relaxed);
         if (status != 0)
             p_.bounced.fetch_add(1, std::memory_order_relaxed);
-        // Every MAD is 256 bytes on the wire, and that is what the layers above get. The
-        // simulator delivers answers cut after their last record (a GetResp of one
-        // MCMemberRecord is 112 bytes): the rest is zero, as it would be on a real fabric.
-        std::vector<std::uint8_t> bytes(kMadSize, 0);
-        std::copy_n(mad, std::min(n, kMadSize), bytes.begin());
-        loop_.post([delivery = delivery_, open = p_.open, index = p_.index, bytes = std::move(bytes), status] {
-            if (*open && delivery->receiver)
-                delivery->receiver(index, bytes, status);
-        });
+        if (p_.inbox->put(mad, std::min(n, kMadSize), status))
+            loop_.post([delivery = delivery_, inbox = p_.inbox, index = p_.index] { inbox->deliver(index, *delivery); });
     }
 
     Port &p_;
@@ -294,7 +333,7 @@ void UmadTransport::close_all() {
 void UmadTransport::stop_threads(const std::vector<Port *> &ports) {
     // Flag and wake all first, then join: the threads end together.
     for (Port *p : ports) {
-        *p->open = false;
+        p->inbox->open = false;
         p->stop_since.store(clock_ticks());
         p->stop.store(true);
         if (p->thread.joinable())

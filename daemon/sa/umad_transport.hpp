@@ -3,9 +3,9 @@
 //
 // Per port: one umad fd with two agents on it, SubnAdm (class 0x03, version 2) for SA MADs and
 // directed-route SMI (class 0x81, version 1) for the Get(PortInfo)-to-self probe, and one
-// receive thread that blocks in umad_recv() with a short timeout and hands every MAD to the
-// event loop with EventLoop::post(). The Receiver therefore runs on the loop thread. Sends go
-// out directly from the loop thread.
+// receive thread that blocks in umad_recv() with a short timeout and hands the MADs to the
+// event loop (a port inbox, one EventLoop::post() per batch). The Receiver therefore runs on the
+// loop thread. Sends go out directly from the loop thread.
 //
 // Why a thread and not an io watch: under libumad2sim the umad fd is fake (>= 1024): epoll
 // rejects it and poll() ignores every other fd beside it (doc/testbed.md §5, quirk 3). A
@@ -108,6 +108,7 @@ public:
 private:
     struct Port;
     struct Delivery; // the loop-side target of posted MADs
+    struct Inbox;    // a port's MADs between its receive thread and the loop
     class RecvThread;
 
     void stop_threads(const std::vector<Port *> &ports);
