@@ -55,15 +55,16 @@ void LoopTimers::cancel(Id id) {
     if (d == deadline_of_.end())
         return; // 0, fired, cancelled or never issued
     const auto it = queue_.find(Key{d->second, id});
-    const bool was_head = it == queue_.begin();
     // Take the callback out before erasing: whatever it captured is destroyed at the end of
     // this function, when the map is consistent again, so a destructor that starts or
     // cancels timers is safe.
     std::function<void()> dropped = std::move(it->second);
     deadline_of_.erase(d);
     queue_.erase(it);
-    if (was_head)
-        rearm();
+    // The source stays armed, also when this was the earliest timer: it then wakes the loop
+    // early, dispatch() finds nothing due and arms it for the new head. Every SA answer
+    // cancels its transaction's timeout, usually the earliest, and re-arming there cost an
+    // sd-event update and a timerfd_settime(2) per MAD.
 }
 
 int LoopTimers::on_time(sd_event_source *, std::uint64_t, void *userdata) {

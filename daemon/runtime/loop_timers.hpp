@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // mcastd::Timers on an sd-event loop (CLOCK_MONOTONIC).
 //
-// All timers share ONE sd-event time source armed for the earliest deadline; the timers
+// All timers share ONE sd-event time source armed for the earliest deadline (or for an earlier
+// one since cancelled: a cancel does not re-arm, the early wakeup does); the timers
 // themselves live in an ordered map keyed by (deadline, id). Why not one sd-event source per
 // timer: sd-event dispatches sources that became pending in the same loop iteration in heap
 // order, not deadline order (its pending queue compares priority and iteration only), so two

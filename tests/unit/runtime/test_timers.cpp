@@ -140,13 +140,18 @@ TEST(EventLoopTimers, CancelAndStartAfterTheLoopFinished) {
     EXPECT_FALSE(ran);
 }
 
-TEST(EventLoopTimers, CancelHeadRearmsForTheNextOne) {
+// A cancel leaves the source armed for the cancelled head; the early wakeup must neither run
+// anything nor fire the next timer before its deadline.
+TEST(EventLoopTimers, CancelHeadStillFiresTheNextOneOnTime) {
     EventLoop loop;
     auto &timers = loop.timers();
     std::vector<int> fired;
+    const auto started = Clock::now();
+    TimePoint second_at{};
     const auto head = timers.start(1ms, [&] { fired.push_back(1); });
-    timers.start(5ms, [&] {
+    timers.start(20ms, [&] {
         fired.push_back(2);
+        second_at = Clock::now();
         loop.exit(0);
     });
     timers.cancel(head);
@@ -154,6 +159,7 @@ TEST(EventLoopTimers, CancelHeadRearmsForTheNextOne) {
 
     EXPECT_EQ(loop.run(), 0);
     EXPECT_EQ(fired, std::vector<int>{2});
+    EXPECT_GE(second_at - started, 20ms);
 }
 
 TEST(EventLoopTimers, CancelFromAnotherTimersCallback) {
