@@ -2,6 +2,7 @@
 #include "common/gid.hpp"
 
 #include <arpa/inet.h>
+#include <endian.h>
 
 namespace mcastd {
 
@@ -99,11 +100,10 @@ std::optional<Gid> parse_gid(std::string_view text) {
 }
 
 Gid make_gid(std::uint64_t prefix, std::uint64_t guid) {
-    Gid g{};
-    for (int i = 0; i < 8; ++i) {
-        g[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(prefix >> (56 - 8 * i));
-        g[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(guid >> (56 - 8 * i));
-    }
+    // A port's GID is built every time the engine asks for it (several times per join).
+    const std::uint64_t halves[2] = {htobe64(prefix), htobe64(guid)};
+    Gid g;
+    std::memcpy(g.data(), halves, sizeof halves);
     return g;
 }
 

@@ -184,14 +184,14 @@ const json *ObjectReader::find(std::string_view key) const {
     return obj_->find(key);
 }
 
-void ObjectReader::require_only(std::initializer_list<std::string_view> allowed,
+void ObjectReader::require_only(std::span<const std::string_view> allowed,
                                 std::span<const std::string_view> also_allowed) const {
-    for (const json &member : *obj_) {
-        const std::string_view key = member.key();
-        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end() &&
-            std::find(also_allowed.begin(), also_allowed.end(), key) == also_allowed.end())
-            fail(key, "unknown key");
-    }
+    auto listed = [](const json &member, std::span<const std::string_view> keys) {
+        return std::any_of(keys.begin(), keys.end(), [&](std::string_view k) { return member.has_key(k); });
+    };
+    for (const json &member : *obj_)
+        if (!listed(member, allowed) && !listed(member, also_allowed))
+            fail(member.key(), "unknown key");
 }
 
 void ObjectReader::fail(std::string_view key, std::string reason) const {

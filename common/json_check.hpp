@@ -91,8 +91,12 @@ public:
     const json *find(std::string_view key) const;
 
     // Every key must be in one of the lists ("<ptr>/<key>: unknown key").
-    void require_only(std::initializer_list<std::string_view> allowed,
+    void require_only(std::span<const std::string_view> allowed,
                       std::span<const std::string_view> also_allowed = {}) const;
+    void require_only(std::initializer_list<std::string_view> allowed,
+                      std::span<const std::string_view> also_allowed = {}) const {
+        require_only(std::span<const std::string_view>(allowed.begin(), allowed.size()), also_allowed);
+    }
 
     // Integers: is_number_integer() (no floats, no booleans), then [lo, hi] compared in the
     // 64-bit domain of the value's own signedness, then the cast.

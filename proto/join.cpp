@@ -50,14 +50,11 @@ namespace {
 // The join keys; with `roce`, RoCE's "ip", "gid_type" and "ifname" too (else they are unknown
 // keys).
 Join read_join(const ObjectReader &in, std::span<const std::string_view> also_allowed, bool roce) {
-    constexpr std::string_view kRoceKeys[] = {"ip", "gid_type", "ifname"};
-    std::vector<std::string_view> allowed(also_allowed.begin(), also_allowed.end());
-    if (roce)
-        allowed.insert(allowed.end(), std::begin(kRoceKeys), std::end(kRoceKeys));
-    in.require_only({"device", "port", "mgid", "create", "name", "scope", "join_state", "qkey", "pkey",
-                     "sl", "traffic_class", "flow_label", "hop_limit", "mtu", "mtu_selector",
-                     "rate", "rate_selector"},
-                    allowed);
+    // The last three are RoCE's.
+    static constexpr std::string_view kKeys[] = {
+        "device", "port", "mgid", "create", "name", "scope", "join_state", "qkey", "pkey", "sl", "traffic_class",
+        "flow_label", "hop_limit", "mtu", "mtu_selector", "rate", "rate_selector", "ip", "gid_type", "ifname"};
+    in.require_only(std::span<const std::string_view>(kKeys, std::size(kKeys) - (roce ? 0 : 3)), also_allowed);
     Join join;
     JoinRequest &r = join.request;
 

@@ -135,3 +135,9 @@ TEST(GidLess, OrdersAsTheBytesDo) {
     EXPECT_TRUE(PortGidLess{}(PortGid{2, p2.second}, PortGid{2, p1.second}));
     EXPECT_FALSE(PortGidLess{}(p1, p1));
 }
+
+TEST(MakeGid, PrefixThenGuidMostSignificantByteFirst) {
+    EXPECT_EQ(make_gid(0xfe80000000000000ULL, 0x0002c90300a1b2c3ULL), parse_gid("fe80::2:c903:a1:b2c3"));
+    EXPECT_EQ(make_gid(0x0123456789abcdefULL, 0xfedcba9876543210ULL),
+              from_words({0x0123, 0x4567, 0x89ab, 0xcdef, 0xfedc, 0xba98, 0x7654, 0x3210}));
+}
