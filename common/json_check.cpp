@@ -181,7 +181,7 @@ ObjectReader::ObjectReader(const json &value, std::string pointer)
 }
 
 const json *ObjectReader::find(std::string_view key) const {
-    return obj_->find(key);
+    return obj_->find_from(key, next_);
 }
 
 void ObjectReader::require_only(std::span<const std::string_view> allowed,

@@ -128,6 +128,7 @@ public:
 
 private:
     const json *obj_;
+    mutable const json *next_ = nullptr; // where find() starts: after the member found last
     std::string pointer_;
 };
 

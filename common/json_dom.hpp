@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <string_view>
 #include <utility>
@@ -65,11 +64,15 @@ public:
 
     // An object's member: its key. Empty for anything else.
     std::string_view key() const { return {key_, key_size_}; }
-    // key() == k, sizes and first bytes first: most keys a reader asks about differ there, and a
-    // memcmp call per member compared was most of what finding a key cost.
+    // key() == k, the sizes first, then byte by byte: keys are short, and a memcmp call per
+    // member compared was most of what finding a key cost.
     bool has_key(std::string_view k) const noexcept {
-        return key_size_ == k.size() &&
-               (k.empty() || (key_[0] == k[0] && std::memcmp(key_, k.data(), k.size()) == 0));
+        if (key_size_ != k.size())
+            return false;
+        for (std::size_t i = 0; i < k.size(); ++i)
+            if (key_[i] != k[i])
+                return false;
+        return true;
     }
 
     // ---- containers ----
@@ -125,6 +128,25 @@ public:
             if (m.has_key(key))
                 return &m;
         return nullptr;
+    }
+    // find(key), starting at `from` (a member of this object, its end, or nullptr for its first)
+    // and wrapping around; `from` becomes the member after the one found. A reader that asks for
+    // keys in the order they were written finds each at once.
+    const Value *find_from(std::string_view key, const Value *&from) const {
+        if (!is_object())
+            return nullptr;
+        const Value *start = from ? from : this + 1;
+        auto search = [&](const Value *first, const Value *last) -> const Value * {
+            for (Iterator it(first, last), end(last, last); it != end; ++it)
+                if (it->has_key(key)) {
+                    from = &*it + it->span_;
+                    return &*it;
+                }
+            return nullptr;
+        };
+        if (const Value *v = search(start, this + span_))
+            return v;
+        return search(this + 1, start);
     }
     // An array's element i (i < size()), by walking: for the first few of a short array.
     const Value &at(std::size_t i) const {

@@ -3,6 +3,9 @@
 // depth bounds, syntax errors with positions, and getters that never convert silently.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "common/json_check.hpp"
 #include "common/json_writer.hpp"
 #include "json_dom_nlohmann.hpp"
@@ -41,6 +44,32 @@ TEST(JsonCheck, FindsDuplicateKeysAtAnyDepthWithTheirPointer) {
     EXPECT_EQ(dup_many.value().find("k7")->string(), "last");
     EXPECT_TRUE(dup_many.value().find("k70")->is_array());
     EXPECT_EQ(dup_many.value().find("k99")->unsigned_integer(), 99u);
+}
+
+// A reader starts each look-up after the member it found last and wraps around: in any order,
+// every key is found, a missing one is not, and a shadowed duplicate never is.
+TEST(JsonCheck, ReaderFindsKeysInAnyOrder) {
+    auto p = parse(R"({"a":1,"b":{"x":[1,{"y":2}]},"c":"s","d":[],"b":{"z":3},"e":null})");
+    ASSERT_TRUE(p.duplicate);
+    const Value &obj = p.value();
+    const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+    std::vector<std::vector<std::string>> orders{keys, {"e", "d", "c", "b", "a"}, {"c", "a", "e", "b", "d"}};
+    for (auto &order : orders) {
+        ObjectReader in(obj, "");
+        for (int twice = 0; twice < 2; ++twice)
+            for (const std::string &k : order) {
+                SCOPED_TRACE(k);
+                const Value *v = in.find(k);
+                ASSERT_TRUE(v);
+                EXPECT_EQ(v, obj.find(k));
+                EXPECT_EQ(v->key(), k);
+                EXPECT_FALSE(in.find("zz"));
+                EXPECT_FALSE(in.find(""));
+            }
+        ASSERT_TRUE(in.find("b")->is_object());
+        EXPECT_TRUE(in.find("b")->find("z")); // the last "b" wins
+    }
+    EXPECT_FALSE(ObjectReader(parse("{}").value(), "").find("a"));
 }
 
 TEST(JsonCheck, BuildsTheSameDomAsTheLibrary) {
