@@ -162,6 +162,52 @@ TEST(EventLoopTimers, CancelHeadStillFiresTheNextOneOnTime) {
     EXPECT_GE(second_at - started, 20ms);
 }
 
+// A timer's slot is reused by a later timer; the old Id (fired or cancelled) must not reach it.
+TEST(EventLoopTimers, AnOldIdNeverCancelsTheTimerInItsSlotNow) {
+    EventLoop loop;
+    auto &timers = loop.timers();
+    std::vector<int> fired;
+    const auto cancelled = timers.start(1h, [&] { fired.push_back(0); });
+    timers.cancel(cancelled);
+    const auto b = timers.start(1ms, [&] { fired.push_back(1); });
+    timers.cancel(cancelled);
+    EXPECT_EQ(timers.pending(), 1u);
+    timers.start(5ms, [&] {
+        // b has fired; its slot goes to the next timer started.
+        timers.start(1ms, [&] {
+            fired.push_back(2);
+            loop.exit(0);
+        });
+        timers.cancel(b);
+        timers.cancel(cancelled);
+    });
+    arm_guard(loop);
+
+    EXPECT_EQ(loop.run(), 0);
+    EXPECT_EQ(fired, (std::vector<int>{1, 2}));
+}
+
+// Cancelled timers leave their heap entries behind; they are dropped once they outnumber the
+// live ones, and the live ones still fire in order.
+TEST(EventLoopTimers, CancelledTimersDoNotPileUp) {
+    EventLoop loop;
+    auto &timers = loop.timers();
+    std::vector<int> fired;
+    for (int i = 0; i < 3; ++i)
+        timers.start(std::chrono::milliseconds(10 + i), [&fired, i] { fired.push_back(i); });
+    for (int i = 0; i < 100000; ++i)
+        timers.cancel(timers.start(1h, [] {}));
+    EXPECT_EQ(timers.pending(), 3u);
+    EXPECT_LE(timers.heap_entries(), 2 * 3 + 64 + 1u);
+    timers.start(20ms, [&] { loop.exit(0); });
+    const auto guard = arm_guard(loop);
+
+    EXPECT_EQ(loop.run(), 0);
+    EXPECT_EQ(fired, (std::vector<int>{0, 1, 2}));
+    timers.cancel(guard);
+    EXPECT_EQ(timers.pending(), 0u);
+}
+
 TEST(EventLoopTimers, CancelFromAnotherTimersCallback) {
     EventLoop loop;
     auto &timers = loop.timers();
