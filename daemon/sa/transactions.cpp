@@ -419,8 +419,7 @@ void MadTransactions::send_try(Id id, Txn &t) {
         ++p.stats.retransmits;
 
     const std::uint32_t tid = allocate_tid();
-    t.tids.push_back(tid);
-    t.sent_at.push_back(timers_.now());
+    t.sent.push_back({tid, timers_.now()});
     tids_[tid] = id;
     set_mad_tid(t.mad, tid);
     t.failure = TryFailure::none;
@@ -488,8 +487,8 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     txns_.erase(it);
 
     timers_.cancel(t.timer);
-    for (std::uint32_t tid : t.tids)
-        tids_.erase(tid);
+    for (const Txn::Sent &s : t.sent)
+        tids_.erase(s.tid);
 
     Port &p = port_state(t.port);
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
@@ -555,7 +554,7 @@ void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> b
             return;
         }
         ++p.stats.bounces;
-        if (t->stage == Stage::in_flight && t->tids.back() == low) {
+        if (t->stage == Stage::in_flight && t->sent.back().tid == low) {
             t->failure = TryFailure::bounced;
             t->failure_detail = "the MAD came back undelivered (status " + std::to_string(status) + ")";
         }
@@ -591,7 +590,7 @@ void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> b
     }
     if (why) {
         ++p.stats.rejected;
-        if (t->stage == Stage::in_flight && t->tids.back() == low) {
+        if (t->stage == Stage::in_flight && t->sent.back().tid == low) {
             t->failure = TryFailure::rejected;
             t->failure_detail = "the answer was refused: " + *why;
         }
@@ -602,8 +601,9 @@ void MadTransactions::on_receive(PortIndex port, std::span<const std::uint8_t> b
     ++p.stats.responses;
     if (p.cc && steers_window(*t)) {
         // The answer names its try by TID: the round trip of exactly that try.
-        const auto i = std::find(t->tids.begin(), t->tids.end(), low) - t->tids.begin();
-        p.cc->on_answer(t->sent_at[static_cast<std::size_t>(i)], timers_.now());
+        const auto try_of = std::find_if(t->sent.begin(), t->sent.end(),
+                                         [low](const Txn::Sent &s) { return s.tid == low; });
+        p.cc->on_answer(try_of->at, timers_.now());
     }
     TxnOutcome out;
     out.kind = TxnOutcome::Kind::response;

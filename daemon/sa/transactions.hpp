@@ -227,9 +227,12 @@ private:
         Validator validate;
         Stage stage = Stage::waiting_window;
         unsigned tries = 0;
-        std::vector<std::uint32_t> tids; // every try's low 32 TID bits
-        std::vector<TimePoint> sent_at;  // and when each went out: a round-trip sample each
-        Duration timeout{};              // the current try's
+        struct Sent {
+            std::uint32_t tid; // the try's low 32 TID bits
+            TimePoint at;      // when it went out: a round-trip sample each
+        };
+        std::vector<Sent> sent; // every try, in order (one allocation per transaction)
+        Duration timeout{};     // the current try's
         Timers::Id timer = 0;            // the current try's deadline
         // The current try's failure, if any; after the last try, the timeout's cause.
         TryFailure failure = TryFailure::none;

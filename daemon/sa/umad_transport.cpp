@@ -18,7 +18,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 
 #include "runtime/signals.hpp"
@@ -121,18 +120,31 @@ struct UmadTransport::Port {
     // which it no longer will (the send's timeout). A stopping thread reads until none is left,
     // for under umad2sim an answer that arrives once the port is closed crashes the process
     // (doc/testbed.md §5, quirk 10).
+    // A few dozen in normal operation (the SA window): a vector searched linearly, where a hash
+    // node per send cost an allocation per MAD.
     std::mutex awaited_mu;
-    std::unordered_map<std::uint32_t, std::int64_t> awaited;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> awaited;
 
     void await(std::uint32_t tid, std::int64_t until) {
         std::lock_guard lock(awaited_mu);
         if (awaited.size() >= 4096) // lost requests: forget those past their timeout
             std::erase_if(awaited, [now = clock_ticks()](const auto &a) { return a.second < now; });
-        awaited[tid] = until;
+        const auto it = find(tid);
+        if (it != awaited.end())
+            it->second = until;
+        else
+            awaited.emplace_back(tid, until);
     }
     void answered(std::uint32_t tid) {
         std::lock_guard lock(awaited_mu);
-        awaited.erase(tid);
+        if (const auto it = find(tid); it != awaited.end()) {
+            *it = awaited.back();
+            awaited.pop_back();
+        }
+    }
+    // awaited_mu held.
+    std::vector<std::pair<std::uint32_t, std::int64_t>>::iterator find(std::uint32_t tid) {
+        return std::find_if(awaited.begin(), awaited.end(), [tid](const auto &a) { return a.first == tid; });
     }
     bool awaiting() {
         std::lock_guard lock(awaited_mu);
