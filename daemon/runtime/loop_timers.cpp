@@ -41,69 +41,19 @@ TimePoint LoopTimers::now() const { return Clock::now(); }
 
 Timers::Id LoopTimers::start(Duration delay, std::function<void()> fn) {
     const TimePoint deadline = Clock::now() + std::max(delay, Duration::zero());
-    std::uint32_t slot;
-    if (free_slots_.empty()) {
-        slot = static_cast<std::uint32_t>(slots_.size());
-        slots_.emplace_back();
-    } else {
-        slot = free_slots_.back();
-        free_slots_.pop_back();
-    }
-    Slot &sl = slots_[slot];
-    sl.fn = std::move(fn);
-    sl.seq = next_seq_++;
-    ++sl.generation;
-    if (sl.generation == 0) // after 2^32 reuses: Id 0 stays invalid
-        sl.generation = 1;
-    ++live_;
-    const Entry e{deadline, sl.seq, slot};
-    const bool new_head = heap_.empty() || Later{}(heap_.front(), e);
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
-    if (new_head)
+    const auto head = heap_.earliest();
+    const Id id = heap_.add(deadline, std::move(fn));
+    if (!head || deadline < head->deadline) // an equal deadline fires after the head
         rearm();
-    return static_cast<Id>(sl.generation) << 32 | slot;
-}
-
-std::function<void()> LoopTimers::release(std::uint32_t slot) {
-    Slot &sl = slots_[slot];
-    std::function<void()> fn = std::move(sl.fn);
-    sl.fn = nullptr;
-    sl.seq = 0;
-    free_slots_.push_back(slot);
-    --live_;
-    return fn;
+    return id;
 }
 
 void LoopTimers::cancel(Id id) {
-    const auto slot = static_cast<std::uint32_t>(id);
-    const auto generation = static_cast<std::uint32_t>(id >> 32);
-    if (generation == 0 || slot >= slots_.size() || slots_[slot].seq == 0 ||
-        slots_[slot].generation != generation)
-        return; // 0, fired, cancelled or never issued
-    // Take the callback out first: whatever it captured is destroyed at the end of this
-    // function, with our state consistent again, so a destructor that starts or cancels
-    // timers is safe.
-    std::function<void()> dropped = release(slot);
-    // The heap entry stays (stale) and the source stays armed, also when this was the earliest
-    // timer: it then wakes the loop early, dispatch() finds nothing due and arms it for the new
-    // head. Every SA answer cancels its try's timeout, usually the earliest, and re-arming there
-    // cost an sd-event update and a timerfd_settime(2) per MAD. Once stale entries outnumber
-    // the live ones, the heap is rebuilt without them (amortised: it takes as many cancels).
-    if (heap_.size() > 64 && heap_.size() > 2 * live_ + 64) {
-        std::erase_if(heap_, [this](const Entry &e) { return stale(e); });
-        std::make_heap(heap_.begin(), heap_.end(), Later{});
-    }
-}
-
-void LoopTimers::pop_top() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    heap_.pop_back();
-}
-
-void LoopTimers::drop_stale_top() {
-    while (!heap_.empty() && stale(heap_.front()))
-        pop_top();
+    // The source stays armed, also when this was the earliest timer: it then wakes the loop
+    // early, dispatch() finds nothing due and arms it for the new head. Every SA answer
+    // cancels its try's timeout, usually the earliest, and re-arming there cost an sd-event
+    // update and a timerfd_settime(2) per MAD.
+    heap_.cancel(id);
 }
 
 int LoopTimers::on_time(sd_event_source *, std::uint64_t, void *userdata) {
@@ -120,19 +70,15 @@ void LoopTimers::dispatch() {
     // Fire what is due now and was started before this batch began; timers started by these
     // callbacks wait for the next iteration (see the header).
     const TimePoint now = Clock::now();
-    const std::uint64_t batch_end = next_seq_;
+    const std::uint64_t batch_end = heap_.next_seq();
     std::exception_ptr failure;
     while (!loop_.exit_requested()) {
-        drop_stale_top();
-        if (heap_.empty())
-            break;
-        const Entry top = heap_.front();
-        if (top.deadline > now || top.seq >= batch_end)
+        const auto due = heap_.earliest();
+        if (!due || due->deadline > now || due->seq >= batch_end)
             break;
         // Forget the timer before running it, so cancel(id) from its own callback is a no-op
         // and a throwing callback cannot run twice.
-        pop_top();
-        std::function<void()> fn = release(top.slot);
+        std::function<void()> fn = heap_.take_earliest();
         try {
             fn();
         } catch (...) {
@@ -151,12 +97,12 @@ void LoopTimers::rearm() {
     // re-arm; teardown still cancels timers, which must not throw.
     if (sd_event_get_state(sd_event_source_get_event(s)) == SD_EVENT_FINISHED)
         return;
-    drop_stale_top();
-    if (heap_.empty()) {
+    const auto head = heap_.earliest();
+    if (!head) {
         sd_check(sd_event_source_set_enabled(s, SD_EVENT_OFF), "sd_event_source_set_enabled(timers, off)");
         return;
     }
-    sd_check(sd_event_source_set_time(s, to_usec_ceil(heap_.front().deadline)),
+    sd_check(sd_event_source_set_time(s, to_usec_ceil(head->deadline)),
              "sd_event_source_set_time(timers)");
     sd_check(sd_event_source_set_enabled(s, SD_EVENT_ONESHOT),
              "sd_event_source_set_enabled(timers, oneshot)");

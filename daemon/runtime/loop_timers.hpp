@@ -8,11 +8,8 @@
 // so two timers that are both due when the loop wakes could fire out of order. Here they fire
 // strictly by deadline, and timers with equal deadlines in the order they were started.
 //
-// The timers are a binary heap of (deadline, start order) over slots that hold the callbacks;
-// a cancelled timer's heap entry stays until it reaches the top (or the heap is rebuilt
-// without the stale entries once they outnumber the live ones). Every SA try starts a timer
-// and its answer cancels it: that costs no allocation once the vectors have grown, where an
-// ordered map and an index cost two nodes per try and a tree rebalance each way.
+// The timers are a core::TimerHeap: starting and cancelling one allocates nothing once its
+// vectors have grown (every SA try starts one and its answer cancels it).
 //
 // Guarantees:
 //   - fn runs exactly once, on the loop thread, no earlier than `delay` after start(), and
@@ -27,9 +24,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <utility>
-#include <vector>
 
+#include "core/timer_heap.hpp"
 #include "core/timers.hpp"
 #include "runtime/event_source.hpp"
 
@@ -51,45 +47,17 @@ public:
     void cancel(Id id) override;
 
     // Timers started and neither fired nor cancelled.
-    std::size_t pending() const noexcept { return live_; }
+    std::size_t pending() const noexcept { return heap_.size(); }
     // Heap entries, those of cancelled timers included (for tests: they must not pile up).
-    std::size_t heap_entries() const noexcept { return heap_.size(); }
+    std::size_t heap_entries() const noexcept { return heap_.entries(); }
 
 private:
-    // An Id is a slot's index (low 32 bits) and the slot's generation (high 32 bits, from 1),
-    // so a fired or cancelled timer's Id never matches the slot's next timer.
-    struct Slot {
-        std::function<void()> fn;
-        std::uint64_t seq = 0; // start order of the slot's timer; 0 when the slot is free
-        std::uint32_t generation = 0;
-    };
-    struct Entry {
-        TimePoint deadline;
-        std::uint64_t seq; // start order: ties fire in it; an entry whose slot moved on is stale
-        std::uint32_t slot;
-    };
-    // std::push_heap keeps the largest on top: "later" here makes the earliest the top.
-    struct Later {
-        bool operator()(const Entry &a, const Entry &b) const {
-            return a.deadline != b.deadline ? a.deadline > b.deadline : a.seq > b.seq;
-        }
-    };
-
     static int on_time(sd_event_source *s, std::uint64_t usec, void *userdata);
     void dispatch();
     void rearm();
-    bool stale(const Entry &e) const { return slots_[e.slot].seq != e.seq; }
-    void pop_top();
-    void drop_stale_top();
-    // Frees the slot of a timer that fired or was cancelled; returns its callback.
-    std::function<void()> release(std::uint32_t slot);
 
     EventLoop &loop_;
-    std::vector<Entry> heap_;
-    std::vector<Slot> slots_;
-    std::vector<std::uint32_t> free_slots_;
-    std::size_t live_ = 0;
-    std::uint64_t next_seq_ = 1;
+    core::TimerHeap heap_;
     EventSource source_;
 };
 
