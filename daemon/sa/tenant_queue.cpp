@@ -9,8 +9,8 @@ void TenantQueue::pop_front() {
     const std::uint32_t tenant = turn_.front();
     turn_.pop_front();
     auto &q = by_tenant_.at(tenant);
-    tenant_of_.erase(q.front());
     q.pop_front();
+    --size_;
     if (q.empty())
         by_tenant_.erase(tenant);
     else
@@ -22,7 +22,7 @@ void TenantQueue::push_back(std::uint32_t tenant, Id id) {
     if (q.empty())
         turn_.push_back(tenant);
     q.push_back(id);
-    tenant_of_[id] = tenant;
+    ++size_;
 }
 
 void TenantQueue::push_front(std::uint32_t tenant, Id id) {
@@ -31,17 +31,19 @@ void TenantQueue::push_front(std::uint32_t tenant, Id id) {
         turn_.erase(std::find(turn_.begin(), turn_.end(), tenant));
     turn_.push_front(tenant);
     q.push_front(id);
-    tenant_of_[id] = tenant;
+    ++size_;
 }
 
-bool TenantQueue::erase(Id id) {
-    const auto it = tenant_of_.find(id);
-    if (it == tenant_of_.end())
+bool TenantQueue::erase(std::uint32_t tenant, Id id) {
+    const auto t = by_tenant_.find(tenant);
+    if (t == by_tenant_.end())
         return false;
-    const std::uint32_t tenant = it->second;
-    tenant_of_.erase(it);
-    auto &q = by_tenant_.at(tenant);
-    q.erase(std::find(q.begin(), q.end(), id));
+    auto &q = t->second;
+    const auto it = std::find(q.begin(), q.end(), id);
+    if (it == q.end())
+        return false;
+    q.erase(it);
+    --size_;
     if (q.empty()) {
         by_tenant_.erase(tenant);
         turn_.erase(std::find(turn_.begin(), turn_.end(), tenant));
@@ -52,7 +54,7 @@ bool TenantQueue::erase(Id id) {
 void TenantQueue::clear() {
     by_tenant_.clear();
     turn_.clear();
-    tenant_of_.clear();
+    size_ = 0;
 }
 
 } // namespace mcastd::sa

@@ -18,7 +18,7 @@ public:
     using Id = std::uint64_t;
 
     bool empty() const { return turn_.empty(); }
-    std::size_t size() const { return tenant_of_.size(); }
+    std::size_t size() const { return size_; }
     // The next transaction in turn; only when !empty().
     Id front() const { return by_tenant_.at(turn_.front()).front(); }
     // Takes front(): its tenant's turn passes to the next tenant.
@@ -28,8 +28,10 @@ public:
     // Ahead of everything: its tenant's turn comes next, and it is first among its own (a
     // transaction that had to give its place back).
     void push_front(std::uint32_t tenant, Id id);
-    // Wherever it waits; false when it does not.
-    bool erase(Id id);
+    // Wherever it waits among its tenant's; false when it does not. The caller knows the
+    // tenant (the transaction carries it), so no index from Id to tenant is kept: that was a
+    // hash node per transaction queued.
+    bool erase(std::uint32_t tenant, Id id);
     // Every waiting transaction, tenant by tenant in turn order, each tenant's first to last.
     template <class F> void for_each(F f) const {
         for (const std::uint32_t tenant : turn_)
@@ -41,7 +43,7 @@ public:
 private:
     std::unordered_map<std::uint32_t, std::deque<Id>> by_tenant_;
     std::deque<std::uint32_t> turn_; // tenants with something waiting, the next first
-    std::unordered_map<Id, std::uint32_t> tenant_of_;
+    std::size_t size_ = 0;
 };
 
 } // namespace mcastd::sa

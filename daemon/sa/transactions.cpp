@@ -268,7 +268,7 @@ bool MadTransactions::yield_background_slot(Port &p) {
     if (!last)
         return false;
     Txn &b = txns_.at(*last);
-    p.ready[rank(SaLane::background)].erase(*last);
+    p.ready[rank(SaLane::background)].erase(b.tenant, *last);
     b.stage = Stage::waiting_window;
     p.waiting[rank(SaLane::background)].push_front(b.tenant, *last);
     --p.active;
@@ -283,7 +283,7 @@ void MadTransactions::hasten(Id id) {
     t.lane = SaLane::window;
     Port &p = port_state(t.port);
     auto requeue = [id, &t](std::array<TenantQueue, 2> &queues) {
-        queues[rank(SaLane::background)].erase(id);
+        queues[rank(SaLane::background)].erase(t.tenant, id);
         queues[rank(SaLane::window)].push_back(t.tenant, id);
     };
     switch (t.stage) {
@@ -494,12 +494,12 @@ void MadTransactions::finish(Id id, const TxnOutcome *outcome) {
     auto unqueue = [id](std::deque<Id> &q) { q.erase(std::remove(q.begin(), q.end(), id), q.end()); };
     if (t.stage == Stage::waiting_window) {
         if (uses_window(t.lane))
-            p.waiting[rank(t.lane)].erase(id);
+            p.waiting[rank(t.lane)].erase(t.tenant, id);
         else
             unqueue(p.lane_waiting[lane_slot(t.lane)]);
     } else {
         if (t.stage == Stage::waiting_token)
-            p.ready[rank(t.lane)].erase(id);
+            p.ready[rank(t.lane)].erase(t.tenant, id);
         if (!uses_window(t.lane)) {
             const std::size_t l = lane_slot(t.lane);
             p.lane_busy[l] = false;

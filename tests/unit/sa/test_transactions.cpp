@@ -499,8 +499,11 @@ TEST(TenantQueue, RoundRobinByTenantFifoWithinOnePushFrontAndErase) {
     EXPECT_EQ(q.size(), 5u);
     std::vector<TenantQueue::Id> out;
     q.push_front(3, 31); // gave its place back: first of all
-    EXPECT_TRUE(q.erase(11));
-    EXPECT_FALSE(q.erase(99));
+    EXPECT_TRUE(q.erase(1, 11));
+    EXPECT_FALSE(q.erase(1, 99));
+    EXPECT_FALSE(q.erase(2, 10)); // tenant 1's, not 2's
+    EXPECT_FALSE(q.erase(4, 10)); // no such tenant
+    EXPECT_EQ(q.size(), 5u);
     while (!q.empty()) {
         out.push_back(q.front());
         q.pop_front();
