@@ -129,6 +129,8 @@ public:
 private:
     const json *obj_;
     mutable const json *next_ = nullptr; // where find() starts: after the member found last
+    mutable std::uint64_t keys_ = 0;      // key_bit() of every member's key, once keys_known_
+    mutable bool keys_known_ = false;
     std::string pointer_;
 };
 
