@@ -84,18 +84,20 @@ struct UmadTransport::Inbox {
         return queued.size() == 1;
     }
 
-    // Loop thread.
-    void deliver(PortIndex index, const Delivery &to) {
+    // Loop thread. What is left of the batch when the port closes, the loop is asked to exit
+    // or the receiver throws (which fails the loop) is dropped, as posted work is that never
+    // runs.
+    void deliver(PortIndex index, const Delivery &to, const runtime::EventLoop &loop) {
         {
             std::lock_guard lock(mu);
             queued.swap(taking);
         }
         struct Clear {
             std::vector<Mad> &v;
-            ~Clear() { v.clear(); } // also when the receiver throws: the batch is not replayed
+            ~Clear() { v.clear(); }
         } clear{taking};
         for (const Mad &m : taking) {
-            if (!open || !to.receiver)
+            if (!open || !to.receiver || loop.exit_requested())
                 return;
             to.receiver(index, m.bytes, m.status);
         }
@@ -241,7 +243,9 @@ private:
         if (status != 0)
             p_.bounced.fetch_add(1, std::memory_order_relaxed);
         if (p_.inbox->put(mad, std::min(n, kMadSize), status))
-            loop_.post([delivery = delivery_, inbox = p_.inbox, index = p_.index] { inbox->deliver(index, *delivery); });
+            loop_.post([delivery = delivery_, inbox = p_.inbox, index = p_.index, loop = &loop_] {
+                inbox->deliver(index, *delivery, *loop);
+            });
     }
 
     Port &p_;
