@@ -82,7 +82,9 @@ void PostQueue::drain() {
     if (::read(efd_, &count, sizeof count) < 0 && errno != EAGAIN && errno != EINTR)
         throw std::system_error(errno, std::generic_category(), "read(post queue eventfd)");
 
-    std::deque<std::function<void()>> batch;
+    // batch_ is empty here; swapping hands its storage to queue_, so neither allocates in
+    // steady state (a std::deque allocates as it is constructed).
+    std::deque<std::function<void()>> &batch = batch_;
     {
         std::lock_guard lock(mu_);
         batch.swap(queue_);
@@ -107,6 +109,7 @@ void PostQueue::drain() {
             queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin()),
                           std::make_move_iterator(batch.end()));
         }
+        batch.clear();
         wake();
     }
     if (failure)

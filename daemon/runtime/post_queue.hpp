@@ -43,6 +43,7 @@ private:
     EventSource source_;
     std::mutex mu_;
     std::deque<std::function<void()>> queue_; // guarded by mu_
+    std::deque<std::function<void()>> batch_; // loop thread only: the batch being run
 };
 
 } // namespace mcastd::runtime
