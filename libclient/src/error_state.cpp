@@ -74,6 +74,9 @@ bool is_disconnect(int err) {
 }
 
 void ErrorState::clear() {
+    // Every call of the API clears its handle's error first; most find it clear already.
+    if (clean_)
+        return;
     code_name_.clear();
     message_.clear();
     field_.clear();
@@ -83,9 +86,11 @@ void ErrorState::clear() {
     quota_.clear();
     pub_ = rdmamcast_error{};
     publish();
+    clean_ = true;
 }
 
 void ErrorState::publish() {
+    clean_ = false;
     pub_.code_name = code_name_.c_str();
     pub_.message = message_.c_str();
     pub_.field = field_.c_str();

@@ -46,6 +46,7 @@ private:
     rdmamcast_error pub_{};
     std::string code_name_, message_, field_, sa_status_name_, rule_, quota_;
     std::vector<unsigned> versions_;
+    bool clean_ = false; // clear() has run and nothing was published since
 };
 
 bool is_disconnect(int err);
