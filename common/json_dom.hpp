@@ -122,12 +122,8 @@ public:
 
     // An object's member with this key, or nullptr (also for anything not an object).
     const Value *find(std::string_view key) const {
-        if (!is_object())
-            return nullptr;
-        for (const Value &m : *this)
-            if (m.has_key(key))
-                return &m;
-        return nullptr;
+        const Value *from = nullptr;
+        return find_from(key, from);
     }
     // find(key), starting at `from` (a member of this object, its end, or nullptr for its first)
     // and wrapping around; `from` becomes the member after the one found. A reader that asks for
