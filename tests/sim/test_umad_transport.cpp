@@ -4,7 +4,11 @@
 // what it sends and receives, one line each.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -155,6 +159,27 @@ TEST_F(UmadTransportSim, ReceiveThreadKeepsItsHeartbeat) {
         EXPECT_GE(age, 0);
         EXPECT_LT(age, 2000);
     }
+}
+
+TEST_F(UmadTransportSim, ReceiveThreadRunsUnderSchedBatchAndTheRestDoesNot) {
+    // doc/architecture.md §4: the receive thread must not preempt the loop to hand over one MAD.
+    const pid_t pid = probe_->pid();
+    std::vector<pid_t> receivers;
+    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name == "umad-recv")
+            receivers.push_back(static_cast<pid_t>(std::stol(task.path().filename().string())));
+    }
+    ASSERT_EQ(receivers.size(), 1u) << thread_states(pid);
+    EXPECT_EQ(::sched_getscheduler(receivers[0]), SCHED_BATCH) << thread_states(pid);
+    EXPECT_EQ(::sched_getscheduler(pid), SCHED_OTHER) << "the loop's thread keeps the normal policy";
+    // And it still delivers.
+    const Fields r = exchange("sa-get", 0x105a);
+    ASSERT_FALSE(r.empty());
+    EXPECT_EQ(num(r, "method"), 0x81u);
+    EXPECT_EQ(num(r, "status"), 0u);
 }
 
 TEST_F(UmadTransportSim, SaMadBouncesWithStatus110OnceOpenSmIsGone) {
