@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "restart/state_mirror.hpp"
 
-#include <set>
+#include <algorithm>
+#include <vector>
 
 namespace mcastd::restart {
 
@@ -34,9 +35,14 @@ void StateMirror::group(const PortKey &port, const Gid &mgid, const std::optiona
 }
 
 void StateMirror::sessions(std::vector<SavedSession> heads, std::vector<Change> &out) {
-    std::set<std::uint64_t> now_ids;
+    // Sorted ids, not a std::set: this runs for every session at each flush after any session
+    // changed, and a set cost an allocation per session.
+    std::vector<std::uint64_t> now_ids;
+    now_ids.reserve(heads.size());
+    for (const SavedSession &s : heads)
+        now_ids.push_back(s.id);
+    std::sort(now_ids.begin(), now_ids.end());
     for (SavedSession &s : heads) {
-        now_ids.insert(s.id);
         const auto it = sessions_.find(s.id);
         if (it != sessions_.end() && it->second == s)
             continue;
@@ -44,7 +50,7 @@ void StateMirror::sessions(std::vector<SavedSession> heads, std::vector<Change> 
         sessions_.insert_or_assign(s.id, std::move(s));
     }
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-        if (now_ids.count(it->first)) {
+        if (std::binary_search(now_ids.begin(), now_ids.end(), it->first)) {
             ++it;
             continue;
         }

@@ -205,6 +205,21 @@ TEST(StateMirror, SessionsComeChangeAndGo) {
     EXPECT_EQ(out, (std::vector<Change>{NextSession{6}}));
 }
 
+TEST(StateMirror, SessionsInAnyOrderOnlyTheAbsentOnesGo) {
+    // The registry hands its sessions over in no order.
+    StateMirror m;
+    m.reset(base());
+    std::vector<Change> out;
+    m.sessions({session(9), session(2), session(7), session(5), session(11)}, out);
+    out.clear();
+    m.sessions({session(11), session(5), session(9)}, out);
+    EXPECT_EQ(out, (std::vector<Change>{SessionGone{2}, SessionGone{7}}));
+    for (std::uint64_t id : {5, 9, 11})
+        EXPECT_TRUE(m.has_session(id)) << id;
+    EXPECT_FALSE(m.has_session(2));
+    EXPECT_FALSE(m.has_session(7));
+}
+
 // What the mirror says is what a replay of its lines over the file gives.
 TEST(StateMirror, ItsLinesReplayedOverTheFileGiveWhatItWasTold) {
     StateMirror m;
