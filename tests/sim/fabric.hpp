@@ -109,6 +109,10 @@ std::optional<std::filesystem::path> find_tool(const std::string &name);
 // it is stuck is what the next run cannot reproduce.
 std::string thread_states(pid_t pid);
 
+// The ids of process `pid`'s threads named `name` (/proc/<pid>/task/*/comm); empty when there is
+// no such process.
+std::vector<pid_t> threads_named(pid_t pid, const std::string &name);
+
 // "<prefix>-<pid>-<n>-<random hex>": a name no other test, in this process or another, has. For
 // what is global to the machine: abstract sockets, network namespaces.
 std::string unique_name(const std::string &prefix);

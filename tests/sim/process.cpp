@@ -640,6 +640,18 @@ std::string thread_states(pid_t pid) {
     return out.empty() ? "  (no such process)\n" : out;
 }
 
+std::vector<pid_t> threads_named(pid_t pid, const std::string &name) {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream comm(task.path() / "comm");
+        std::string line;
+        if (std::getline(comm, line) && line == name)
+            out.push_back(static_cast<pid_t>(std::stol(task.path().filename().string())));
+    }
+    return out;
+}
+
 std::string unique_name(const std::string &prefix) {
     static std::atomic<unsigned> counter{0};
     std::random_device rd;

@@ -7,8 +7,6 @@
 #include <sched.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -164,14 +162,7 @@ TEST_F(UmadTransportSim, ReceiveThreadKeepsItsHeartbeat) {
 TEST_F(UmadTransportSim, ReceiveThreadRunsUnderSchedBatchAndTheRestDoesNot) {
     // doc/architecture.md §4: the receive thread must not preempt the loop to hand over one MAD.
     const pid_t pid = probe_->pid();
-    std::vector<pid_t> receivers;
-    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-        std::ifstream comm(task.path() / "comm");
-        std::string name;
-        std::getline(comm, name);
-        if (name == "umad-recv")
-            receivers.push_back(static_cast<pid_t>(std::stol(task.path().filename().string())));
-    }
+    const std::vector<pid_t> receivers = threads_named(pid, "umad-recv");
     ASSERT_EQ(receivers.size(), 1u) << thread_states(pid);
     EXPECT_EQ(::sched_getscheduler(receivers[0]), SCHED_BATCH) << thread_states(pid);
     EXPECT_EQ(::sched_getscheduler(pid), SCHED_OTHER) << "the loop's thread keeps the normal policy";

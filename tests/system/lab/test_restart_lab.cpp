@@ -34,7 +34,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -74,15 +73,6 @@ std::string read_text(const std::filesystem::path &p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// The scheduling policy of each of process `pid`'s threads named `name` (sched_getscheduler).
-std::vector<int> thread_policies(pid_t pid, const std::string &name) {
-    std::vector<int> out;
-    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
-        if (read_text(task.path() / "comm") == name + "\n")
-            out.push_back(::sched_getscheduler(static_cast<pid_t>(std::stol(task.path().filename().string()))));
-    return out;
 }
 
 // ---- The SA's view, polled on a thread of its own ----
@@ -442,7 +432,10 @@ TEST_F(RestartLab, SystemctlRestartKeepsEveryMembershipAndEveryClient) {
     // (doc/architecture.md §4).
     const auto new_host = lab->host_pid(lab->main_pid(kService).value_or(0));
     ASSERT_TRUE(new_host);
-    EXPECT_EQ(thread_policies(*new_host, "umad-recv"), std::vector<int>{SCHED_BATCH});
+    std::vector<int> policies;
+    for (pid_t tid : sim::threads_named(*new_host, "umad-recv"))
+        policies.push_back(::sched_getscheduler(tid));
+    EXPECT_EQ(policies, std::vector<int>{SCHED_BATCH});
     EXPECT_EQ(lab->journal(kService).find("cannot set SCHED_BATCH"), std::string::npos);
     if (HasFailure())
         std::printf("%s\n", lab->journal(kService).c_str());
