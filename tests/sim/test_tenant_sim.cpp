@@ -285,8 +285,9 @@ protected:
                   << row.refusals << " logged " << row.logged << std::endl;
         EXPECT_TRUE(row.root_ok) << name;
         EXPECT_LT(row.p99, kVictimP99) << name;
-        if (kRssChecked)
+        if (kRssChecked) {
             EXPECT_LT(row.rss_kib, kRssBound) << name;
+        }
         EXPECT_LE(row.attacker_mads, row.mad_share) << name;
         EXPECT_GE(row.logged, row.refusals) << name << ": every refusal is in the log";
         return row;
