@@ -608,14 +608,20 @@ std::optional<std::filesystem::path> find_tool(const std::string &name) {
     return std::nullopt;
 }
 
+namespace {
+
+// The first line of a small file (a /proc entry), without its newline; empty if unreadable.
+std::string first_line(const std::filesystem::path &p) {
+    std::ifstream in(p);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+} // namespace
+
 std::string thread_states(pid_t pid) {
     namespace fs = std::filesystem;
-    const auto first_line = [](const fs::path &p) {
-        std::ifstream in(p);
-        std::string line;
-        std::getline(in, line);
-        return line;
-    };
     std::string out;
     std::error_code ec;
     for (const auto &task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
@@ -643,12 +649,9 @@ std::string thread_states(pid_t pid) {
 std::vector<pid_t> threads_named(pid_t pid, const std::string &name) {
     std::vector<pid_t> out;
     std::error_code ec;
-    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-        std::ifstream comm(task.path() / "comm");
-        std::string line;
-        if (std::getline(comm, line) && line == name)
+    for (const auto &task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+        if (first_line(task.path() / "comm") == name)
             out.push_back(static_cast<pid_t>(std::stol(task.path().filename().string())));
-    }
     return out;
 }
 
