@@ -336,23 +336,12 @@ void Process::Impl::spawn(const Options &opts) {
         throw_errno("eventfd", e);
     }
 
-    // Above every number the child places them at, so that placing one overwrites none. No
-    // higher: past the end of this (threaded) process's fd table, the kernel waits out an RCU
-    // grace period to grow it (expand_fdtable), milliseconds in a restart benchmark's gap.
-    std::vector<int> passed;
+    // The child first copies the passed fds above every number it places them at, so that
+    // placing one overwrites none. The child does it, not this process: this one is threaded,
+    // and growing a shared fd table makes the kernel wait out an RCU grace period
+    // (expand_fdtable), milliseconds in a restart benchmark's gap. The child's table is its own.
     const int high = 3 + static_cast<int>(opts.pass_fds.size());
-    for (int fd : opts.pass_fds) {
-        const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, high);
-        if (copy < 0) {
-            int e = errno;
-            for (int c : passed)
-                ::close(c);
-            close_all();
-            throw_errno("F_DUPFD_CLOEXEC of a passed fd", e);
-        }
-        passed.push_back(copy);
-    }
-
+    std::vector<int> passed(opts.pass_fds.size(), -1); // filled in by the child
     pid_t parent = ::getpid();
     pid_t child = ::fork();
     if (child < 0) {
@@ -371,6 +360,9 @@ void Process::Impl::spawn(const Options &opts) {
             fail(Stage::prctl);
         if (::getppid() != parent)
             ::_exit(127);
+        for (std::size_t i = 0; i < passed.size(); ++i)
+            if ((passed[i] = ::fcntl(opts.pass_fds[i], F_DUPFD_CLOEXEC, high)) < 0)
+                fail(Stage::dup2);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -417,8 +409,6 @@ void Process::Impl::spawn(const Options &opts) {
     }
 
     pid = child;
-    for (int c : passed)
-        ::close(c);
     close_fd(in_pipe[0]);
     close_fd(out_pipe[1]);
     close_fd(err_pipe[1]);
