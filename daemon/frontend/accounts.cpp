@@ -35,6 +35,14 @@ std::size_t Usage::groups_on(PortIndex port) const {
     return it->second.size() - 1 + unnamed->second;
 }
 
+std::size_t Usage::memberships_in(PortIndex port, const Gid &mgid) const {
+    const auto on_port = groups.find(port);
+    if (on_port == groups.end())
+        return 0;
+    const auto it = on_port->second.find(mgid);
+    return it == on_port->second.end() ? 0 : it->second;
+}
+
 // ---- clients ----
 
 std::optional<proto::Failure> Accounts::may_connect(uid_t uid) const {

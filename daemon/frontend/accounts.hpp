@@ -50,6 +50,8 @@ struct Usage {
     std::optional<TokenBucket> sa; // its SA budget, once it spent any
 
     std::size_t groups_on(PortIndex port) const;
+    // How many of its memberships are in group `mgid` on `port`.
+    std::size_t memberships_in(PortIndex port, const Gid &mgid) const;
 };
 
 // "1 membership", "2 memberships": the counts refusals name.

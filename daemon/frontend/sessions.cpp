@@ -246,6 +246,11 @@ std::size_t Sessions::review() {
 bool Sessions::pass_create(uid_t uid, PortIndex port, const Gid &mgid) {
     if (is_zero(mgid)) // an SA-assigned create that never got its MGID: no group to carry on
         return false;
+    // Only another membership of the uid in the group can carry it, and the one giving it back
+    // is still counted: without a second, no session need be searched (a session with many
+    // creates that closes would otherwise search every grant of the uid for each of them).
+    if (const Usage *u = accounts_.usage(uid); !u || u->memberships_in(port, mgid) < 2)
+        return false;
     for (ClientSession *s : all_)
         if (s->door() != Door::daemon && s->who().who.account_uid() == uid && s->carry_create(port, mgid)) {
             changed(); // the restart state keeps which membership carries the create
