@@ -108,8 +108,8 @@ bool write_all_no_sigpipe(int fd, std::string_view data) {
 }
 
 // What a child reports through the exec-error pipe when it fails before exec.
-enum class Stage : int { open_stdin, dup2, chdir, execve, prctl };
-constexpr const char *kStageNames[] = {"open stdin", "dup2", "chdir", "execve", "prctl"};
+enum class Stage : int { open_stdin, dup2, chdir, execve, prctl, pass_fd };
+constexpr const char *kStageNames[] = {"open stdin", "dup2", "chdir", "execve", "prctl", "F_DUPFD_CLOEXEC of a passed fd"};
 struct ChildFailure {
     Stage stage;
     int err;
@@ -362,7 +362,7 @@ void Process::Impl::spawn(const Options &opts) {
             ::_exit(127);
         for (std::size_t i = 0; i < passed.size(); ++i)
             if ((passed[i] = ::fcntl(opts.pass_fds[i], F_DUPFD_CLOEXEC, high)) < 0)
-                fail(Stage::dup2);
+                fail(Stage::pass_fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);

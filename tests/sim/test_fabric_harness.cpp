@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -121,6 +122,31 @@ TEST(FabricProcess, PassedFdsArriveAtThreeUpAndNothingElseLeaks) {
     EXPECT_EQ(fds, "0 1 2 3 4 5 ") << "ls's own directory fd is 5; the rest were passed";
     ::close(a[0]);
     ::close(b[0]);
+}
+
+// Passed in an order that crosses the numbers they are placed at (the last one passed is among the
+// lowest open here, so placing the first at 3 without a copy would overwrite a later one): each
+// still arrives at its own place. The child makes the copies (process.cpp says why).
+TEST(FabricProcess, PassedFdsWhoseNumbersCrossTheirPlacesArriveInOrder) {
+    constexpr int kPassed = 40;
+    std::vector<std::array<int, 2>> pipes(kPassed);
+    for (auto &p : pipes)
+        ASSERT_EQ(::pipe2(p.data(), O_CLOEXEC), 0);
+    std::vector<int> pass;
+    for (auto it = pipes.rbegin(); it != pipes.rend(); ++it)
+        pass.push_back((*it)[1]);
+    ASSERT_LT(pass.back(), 3 + kPassed) << "the crossing this test is about";
+    Process p({.argv = {"bash", "-c", "for ((i = 0; i < " + std::to_string(kPassed) + "; i++)); do echo $i >&$((3 + i)); done"},
+               .pass_fds = pass});
+    for (auto &pp : pipes)
+        ::close(pp[1]);
+    EXPECT_EQ(p.wait(std::chrono::seconds(10)), 0) << p.stderr_text();
+    for (int i = 0; i < kPassed; ++i) {
+        char buf[16] = {};
+        ASSERT_GT(::read(pipes[kPassed - 1 - i][0], buf, sizeof buf - 1), 0) << i;
+        EXPECT_EQ(std::string(buf), std::to_string(i) + "\n") << "fd " << 3 + i;
+        ::close(pipes[kPassed - 1 - i][0]);
+    }
 }
 
 // With LISTEN_FDS, LISTEN_PID is the child's own pid, as a service manager sets it.
