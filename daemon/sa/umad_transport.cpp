@@ -162,6 +162,28 @@ struct UmadTransport::Port {
     std::thread thread;
 };
 
+namespace {
+
+// The receive thread only hands MADs to the loop, which does the work. Woken by an arriving MAD
+// (the kernel's, or umad2sim's reader thread), a normal thread preempts whatever runs on that
+// CPU, often the loop itself or the reader, to hand over that one MAD: two context switches per
+// MAD on a busy CPU. SCHED_BATCH never preempts on wakeup; the thread runs at the next switch and
+// takes every MAD queued by then in one inbox delivery. An idle CPU still runs it at once.
+// (Measured: a tenth less host CPU per SA MAD on one busy CPU.) Failing that (a seccomp filter
+// without sched_setscheduler), the thread works as before. Done by the thread that starts it, so
+// that both are in place when open_port returns.
+void name_and_yield(std::thread &thread, const std::string &port) {
+    ::pthread_setname_np(thread.native_handle(), "umad-recv");
+    const sched_param none{};
+    if (const int err = ::pthread_setschedparam(thread.native_handle(), SCHED_BATCH, &none); err != 0)
+        std::fprintf(stderr,
+                     "rdma-mcastd: umad receive thread for %s: cannot set SCHED_BATCH: %s; "
+                     "it may preempt the loop on a busy CPU\n",
+                     port.c_str(), std::strerror(err));
+}
+
+} // namespace
+
 // One receive thread per port. Blocks in umad_recv (never poll/epoll: the umad fd is fake
 // under umad2sim) and posts every MAD to the loop.
 class UmadTransport::RecvThread {
@@ -170,7 +192,6 @@ public:
         : p_(p), loop_(loop), delivery_(std::move(d)), timeout_ms_(timeout_ms) {}
 
     void operator()() noexcept {
-        name_and_yield();
         try {
             run();
         } catch (const std::exception &e) {
@@ -181,23 +202,6 @@ public:
     }
 
 private:
-    // The thread only hands MADs to the loop, which does the work. Woken by an arriving MAD
-    // (the kernel's, or umad2sim's reader thread), a normal thread preempts whatever runs on
-    // that CPU, often the loop itself or the reader, to hand over that one MAD: two context
-    // switches per MAD on a busy CPU. SCHED_BATCH never preempts on wakeup; the thread runs at
-    // the next switch and takes every MAD queued by then in one inbox delivery. An idle CPU
-    // still runs it at once. (Measured: a tenth less host CPU per SA MAD on one busy CPU.)
-    // Failing that (a seccomp filter without sched_setscheduler), the thread works as before.
-    void name_and_yield() {
-        ::pthread_setname_np(::pthread_self(), "umad-recv");
-        const sched_param none{};
-        if (const int err = ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &none); err != 0)
-            std::fprintf(stderr,
-                         "rdma-mcastd: umad receive thread for %s: cannot set SCHED_BATCH: %s; "
-                         "it may preempt the loop on a busy CPU\n",
-                         p_.name.c_str(), std::strerror(err));
-    }
-
     void run() {
         const std::size_t hdr = umad_size();
         std::vector<std::uint8_t> buf(hdr + kMadSize);
@@ -344,6 +348,7 @@ void UmadTransport::open_port(PortIndex index, const std::string &device, int po
         release(*p);
         throw_port_error(e.code().value(), name, "starting the receive thread");
     }
+    name_and_yield(p->thread, p->name);
     ports_.emplace(index, std::move(p));
 }
 
