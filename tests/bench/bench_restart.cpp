@@ -170,7 +170,9 @@ int main(int argc, char **argv) {
                 "read %.1f ms, take-back %.1f ms, the rest of its start %.1f ms: READY %.1f ms after SIGUSR2; "
                 "the join that waited %.1f ms\n",
                 ready - exited - started, ports, read, took, started - ports - read - took, ready, answered - ready);
-    saved(dir, kClients * kGroupsEach + 1); // and the join sent in the gap: a second one of ff15:b::1:1
+    // And the join sent in the gap: a second one of ff15:b::1:1, held from here on.
+    const int held = kClients * kGroupsEach + 1;
+    saved(dir, held);
 
     // ---- crash ----
     d->process().signal(SIGKILL);
@@ -187,7 +189,7 @@ int main(int argc, char **argv) {
     st = status(*d);
     std::printf("[ bench ] crash (kill -9), %d memberships: new instance READY %.0f ms after start, %d/%d clients "
                 "resumed by %.0f ms; SA Sets %llu, Deletes %llu\n",
-                kClients * kGroupsEach + 1, up, resumed, kClients, all_back,
+                held, up, resumed, kClients, all_back,
                 st["counters"]["sa_sets"].get<unsigned long long>(),
                 st["counters"]["sa_deletes"].get<unsigned long long>());
 
